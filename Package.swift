@@ -1,0 +1,49 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "navd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "NavCore", targets: ["NavCore"]),
+        .executable(name: "navd", targets: ["navd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // The pure navigation engine: no I/O, no clock, no randomness, no C.
+        .target(name: "NavCore"),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .executableTarget(
+            name: "navd",
+            dependencies: [
+                "NavCore",
+                "CMicroHTTPD",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .testTarget(
+            name: "NavCoreTests",
+            dependencies: [
+                "NavCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "navdTests",
+            dependencies: ["navd", "NavCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

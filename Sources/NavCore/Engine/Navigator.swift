@@ -1,0 +1,91 @@
+/// Applies intents to session states on one graph: `(state, intent) → (state, events)` or a refusal.
+///
+/// Pure: no I/O, no clock, no randomness. Every check runs before anything changes, so a
+/// refused intent leaves the state exactly as it was.
+public struct Navigator: Sendable {
+    public let graph: Graph
+    public let limits: Limits
+
+    public init(graph: Graph, limits: Limits = Limits()) {
+        self.graph = graph
+        self.limits = limits
+    }
+
+    /// A new session at `start` (default: the graph's start path), with its opening transition.
+    public func start(at start: String? = nil, context: [String: JSONValue] = [:]) throws(NavError) -> Outcome {
+        let empty = SessionState(context: context)
+        let outcome = try apply(.navigate(start ?? graph.start), to: empty)
+        guard outcome.changed else { throw NavError(.stackUnderflow, "the start path is empty") }
+        return outcome
+    }
+
+    /// Applies one intent.
+    /// - Returns: the new state and its events; for a no-op, the same state and no events.
+    /// - Throws: `NavError` with a stable code; the state is then unchanged.
+    public func apply(_ intent: Intent, to state: SessionState) throws(NavError) -> Outcome {
+        switch intent {
+        case .navigate(let text):
+            return try navigate(text, from: state)
+        case .link(let name, let params):
+            return try navigate(try linkPath(name, params: params, state: state), from: state)
+        case .exit:
+            guard let top = state.top else { throw NavError(.stackUnderflow, "the stage is empty") }
+            guard state.screens.count > 1 else { throw NavError(.stackUnderflow, "the root screen cannot be exited") }
+            guard scene(top.scene)?.removable ?? true else {
+                throw NavError(.notRemovable, "'\(top.scene)' is not removable")
+            }
+            return try navigate(to: .up(1), from: state)
+        case .back(let count):
+            guard count >= 1 else { throw NavError(.invalidRequest, "count must be at least 1") }
+            guard count < state.screens.count else {
+                throw NavError(.stackUnderflow, "cannot go back \(count) from a stage of \(state.screens.count)")
+            }
+            return try navigate(to: .up(count), from: state)
+        case .setParams(let screen, let params):
+            return try setParams(screen: screen, params: params, state: state)
+        case .patchState(let screen, let patch):
+            return try patchState(screen: screen, patch: patch, state: state)
+        }
+    }
+
+    func scene(_ name: String) -> Scene? {
+        graph.scenes[name]
+    }
+
+    private func navigate(_ text: String, from state: SessionState) throws(NavError) -> Outcome {
+        guard text.utf8.count <= limits.maxPathLength else {
+            throw NavError(.invalidPath, "path longer than \(limits.maxPathLength) bytes", offset: limits.maxPathLength)
+        }
+        let expression: PathExpression
+        do {
+            expression = try PathExpression.parse(text)
+        } catch {
+            throw NavError(error)
+        }
+        return try navigate(to: expression, from: state)
+    }
+
+    /// The path a link leads to, its placeholders filled and percent-encoded.
+    private func linkPath(_ name: String, params: [String: JSONValue], state: SessionState) throws(NavError) -> String {
+        let topLinks = state.top.flatMap { scene($0.scene)?.links } ?? [:]
+        guard let link = topLinks[name] ?? graph.links[name] else {
+            throw NavError(.unknownTransition, "no link '\(name)' on '\(state.top?.scene ?? "")' or in the graph")
+        }
+        for key in params.keys.sorted() where !link.placeholders.contains(key) {
+            throw NavError(.invalidParams, "link '\(name)' has no parameter '\(key)'", param: key)
+        }
+        var values: [String: String] = [:]
+        for placeholder in link.placeholders {
+            guard let value = params[placeholder] else {
+                throw NavError(.invalidParams, "link '\(name)' needs '\(placeholder)'", param: placeholder)
+            }
+            guard let text = ParamValue.text(of: value) else {
+                throw NavError(.invalidParams, "'\(placeholder)' must be a string, number or boolean", param: placeholder)
+            }
+            var encoded = ""
+            appendPercentEncodedValue(text, to: &encoded)
+            values[placeholder] = encoded
+        }
+        return link.filled { values[$0] ?? "" }
+    }
+}

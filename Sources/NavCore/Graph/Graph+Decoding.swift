@@ -1,0 +1,267 @@
+extension Graph {
+    /// The reserved name that no scene may take (`up(n=K)` is a path of its own).
+    public static let reservedSceneNames: Set<String> = ["up"]
+
+    /// Reads and validates a graph document.
+    ///
+    /// - Returns: the graph and any warnings (an unreachable scene does not stop a graph from loading).
+    /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
+    public static func decode(_ document: JSONValue) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+        var decoder = GraphDecoder()
+        let graph = decoder.decode(document)
+        if let graph {
+            decoder.issues += GraphValidator(graph: graph).issues()
+        }
+        let errors = decoder.issues.filter { $0.severity == .error }
+        let warnings = decoder.issues.filter { $0.severity == .warning }
+        guard let graph, errors.isEmpty else { throw GraphError(issues: errors + warnings) }
+        return (graph, warnings)
+    }
+
+    /// Reads a JSON graph document from its bytes.
+    public static func decode(json bytes: some Collection<UInt8>) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+        let document: JSONValue
+        do {
+            document = try JSONValue(parsing: bytes)
+        } catch {
+            throw GraphError(issues: [GraphIssue(.invalidJSON, at: "", error.description)])
+        }
+        return try decode(document)
+    }
+}
+
+/// Turns a document into a `Graph`, collecting structural problems instead of stopping at the first.
+struct GraphDecoder {
+    var issues: [GraphIssue] = []
+
+    private static let graphFields: Set<String> = ["name", "start", "scenes", "links", "version", "description"]
+    private static let sceneFields: Set<String> = [
+        "params", "removable", "container", "tabs", "links", "inject", "requires", "state", "description",
+    ]
+    private static let paramFields: Set<String> = ["type", "required", "default", "description"]
+
+    mutating func decode(_ document: JSONValue) -> Graph? {
+        guard let root = document.objectValue else {
+            issues.append(GraphIssue(.invalidType, at: "", "a graph is a JSON object, not \(document.typeName)"))
+            return nil
+        }
+        checkFields(root, allowed: Self.graphFields, at: "")
+        let name = requiredString(root, "name", at: "")
+        if let name, !name.isValidPathName {
+            issues.append(GraphIssue(.invalidName, at: "/name", "'\(name)' may use only A-Z a-z 0-9 _ . -"))
+        }
+        let start = requiredString(root, "start", at: "")
+        var scenes: [String: Scene] = [:]
+        if let sceneMembers = root["scenes"] {
+            if let sceneObject = sceneMembers.objectValue {
+                if sceneObject.isEmpty {
+                    issues.append(GraphIssue(.missingField, at: "/scenes", "a graph needs at least one scene"))
+                }
+                for sceneName in sceneObject.keys.sorted() {
+                    if let body = sceneObject[sceneName], let scene = decodeScene(sceneName, body) {
+                        scenes[sceneName] = scene
+                    }
+                }
+            } else {
+                issues.append(GraphIssue(.invalidType, at: "/scenes", "scenes is an object of scene name → scene"))
+            }
+        } else {
+            issues.append(GraphIssue(.missingField, at: "/scenes", "a graph needs scenes"))
+        }
+        let links = decodeLinks(root["links"], at: "/links")
+        guard let name, let start else { return nil }
+        return Graph(name: name, start: start, scenes: scenes, links: links)
+    }
+
+    private mutating func decodeScene(_ name: String, _ body: JSONValue) -> Scene? {
+        let at = pointer("/scenes", name)
+        if !name.isValidPathName {
+            issues.append(GraphIssue(.invalidName, at: at, "scene name '\(name)' may use only A-Z a-z 0-9 _ . -"))
+        } else if Graph.reservedSceneNames.contains(name) {
+            issues.append(GraphIssue(.reservedName, at: at, "'\(name)' is reserved for up(n=K)"))
+        }
+        guard let members = body.objectValue else {
+            issues.append(GraphIssue(.invalidType, at: at, "a scene is an object, not \(body.typeName)"))
+            return nil
+        }
+        checkFields(members, allowed: Self.sceneFields, at: at)
+        var scene = Scene(name: name)
+        if let params = members["params"] {
+            scene.params = decodeParams(params, at: pointer(at, "params"))
+        }
+        if let removable = members["removable"] {
+            if let flag = removable.boolValue {
+                scene.removable = flag
+            } else {
+                issues.append(GraphIssue(.invalidType, at: pointer(at, "removable"), "removable is a boolean"))
+            }
+        }
+        let container = members["container"]
+        let tabs = members["tabs"]
+        switch container {
+        case nil, .string("screen"):
+            if tabs != nil {
+                issues.append(GraphIssue(.invalidTabs, at: pointer(at, "tabs"), "tabs need \"container\": \"tabs\""))
+            }
+        case .string("tabs"):
+            scene.kind = .tabs(decodeTabs(tabs, at: pointer(at, "tabs")))
+        default:
+            issues.append(GraphIssue(.invalidType, at: pointer(at, "container"), "container is \"screen\" or \"tabs\""))
+        }
+        scene.links = decodeLinks(members["links"], at: pointer(at, "links"))
+        scene.inject = decodeNames(members["inject"], at: pointer(at, "inject"))
+        scene.requires = decodeNames(members["requires"], at: pointer(at, "requires"))
+        if let state = members["state"] {
+            if state.objectValue != nil {
+                scene.state = state
+            } else {
+                issues.append(GraphIssue(.invalidType, at: pointer(at, "state"), "state is a JSON object"))
+            }
+        }
+        return scene
+    }
+
+    private mutating func decodeTabs(_ value: JSONValue?, at: String) -> [String] {
+        guard let value else {
+            issues.append(GraphIssue(.invalidTabs, at: at, "a tabs scene lists its tab scenes"))
+            return []
+        }
+        guard let elements = value.arrayValue, !elements.isEmpty else {
+            issues.append(GraphIssue(.invalidTabs, at: at, "tabs is a non-empty array of scene names"))
+            return []
+        }
+        var names: [String] = []
+        for (position, element) in elements.enumerated() {
+            guard let name = element.stringValue else {
+                issues.append(GraphIssue(.invalidType, at: pointer(at, String(position)), "a tab is a scene name"))
+                continue
+            }
+            if names.contains(name) {
+                issues.append(GraphIssue(.invalidTabs, at: pointer(at, String(position)), "tab '\(name)' is listed twice"))
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    private mutating func decodeParams(_ value: JSONValue, at: String) -> [String: ParamSpec] {
+        guard let members = value.objectValue else {
+            issues.append(GraphIssue(.invalidParamSchema, at: at, "params is an object of name → {type, required, default}"))
+            return [:]
+        }
+        var specs: [String: ParamSpec] = [:]
+        for key in members.keys.sorted() {
+            let here = pointer(at, key)
+            guard key.isValidPathName else {
+                issues.append(GraphIssue(.invalidName, at: here, "parameter name '\(key)' may use only A-Z a-z 0-9 _ . -"))
+                continue
+            }
+            guard let body = members[key]?.objectValue else {
+                issues.append(GraphIssue(.invalidParamSchema, at: here, "a parameter is an object {type, required, default}"))
+                continue
+            }
+            checkFields(body, allowed: Self.paramFields, at: here)
+            var spec = ParamSpec(type: .string)
+            if let typeValue = body["type"] {
+                guard let typeName = typeValue.stringValue, let type = ParamType(rawValue: typeName) else {
+                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "type"), "type is one of string, int, number, bool"))
+                    continue
+                }
+                spec.type = type
+            }
+            if let required = body["required"] {
+                if let flag = required.boolValue {
+                    spec.required = flag
+                } else {
+                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "required"), "required is a boolean"))
+                }
+            }
+            if let defaultJSON = body["default"] {
+                if spec.required {
+                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "a required parameter cannot have a default"))
+                }
+                if let text = ParamValue.text(of: defaultJSON), let typed = ParamValue(text: text, as: spec.type),
+                    defaultJSON.matches(spec.type)
+                {
+                    spec.defaultValue = typed
+                } else {
+                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "default is not a valid \(spec.type.rawValue)"))
+                }
+            }
+            specs[key] = spec
+        }
+        return specs
+    }
+
+    private mutating func decodeLinks(_ value: JSONValue?, at: String) -> [String: Link] {
+        guard let value else { return [:] }
+        guard let members = value.objectValue else {
+            issues.append(GraphIssue(.invalidType, at: at, "links is an object of name → {path}"))
+            return [:]
+        }
+        var links: [String: Link] = [:]
+        for name in members.keys.sorted() {
+            let here = pointer(at, name)
+            guard name.isValidPathName else {
+                issues.append(GraphIssue(.invalidName, at: here, "link name '\(name)' may use only A-Z a-z 0-9 _ . -"))
+                continue
+            }
+            guard let body = members[name]?.objectValue, let template = body["path"]?.stringValue else {
+                issues.append(GraphIssue(.invalidType, at: here, "a link is an object with a string \"path\""))
+                continue
+            }
+            checkFields(body, allowed: ["path", "description"], at: here)
+            guard Link.placeholders(in: template) != nil else {
+                issues.append(GraphIssue(.invalidTemplate, at: pointer(here, "path"), "unbalanced '{' or invalid placeholder name in '\(template)'"))
+                continue
+            }
+            links[name] = Link(template: template)
+        }
+        return links
+    }
+
+    private mutating func decodeNames(_ value: JSONValue?, at: String) -> [String] {
+        guard let value else { return [] }
+        guard let elements = value.arrayValue else {
+            issues.append(GraphIssue(.invalidType, at: at, "an array of context keys"))
+            return []
+        }
+        var names: [String] = []
+        for (position, element) in elements.enumerated() {
+            if let name = element.stringValue {
+                names.append(name)
+            } else {
+                issues.append(GraphIssue(.invalidType, at: pointer(at, String(position)), "a context key is a string"))
+            }
+        }
+        return names
+    }
+
+    private mutating func requiredString(_ object: [String: JSONValue], _ key: String, at: String) -> String? {
+        guard let value = object[key] else {
+            issues.append(GraphIssue(.missingField, at: pointer(at, key), "'\(key)' is required"))
+            return nil
+        }
+        guard let text = value.stringValue else {
+            issues.append(GraphIssue(.invalidType, at: pointer(at, key), "'\(key)' is a string, not \(value.typeName)"))
+            return nil
+        }
+        return text
+    }
+
+    private mutating func checkFields(_ object: [String: JSONValue], allowed: Set<String>, at: String) {
+        for key in object.keys.sorted() where !allowed.contains(key) {
+            issues.append(GraphIssue(.unknownField, at: pointer(at, key), "unknown field '\(key)'"))
+        }
+    }
+}
+
+extension JSONValue {
+    /// Whether this JSON value has the JSON type a parameter type is written with.
+    func matches(_ type: ParamType) -> Bool {
+        switch (type, self) {
+        case (.string, .string), (.int, .int), (.number, .int), (.number, .double), (.bool, .bool): true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,222 @@
+/// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2).
+struct PathParser {
+    private let text: String
+    private let bytes: [UInt8]
+    private var index = 0
+
+    init(_ text: String) {
+        self.text = text
+        self.bytes = Array(text.utf8)
+    }
+
+    // MARK: Entry points
+
+    mutating func parsePathOnly() throws(PathError) -> Path {
+        if peek(UInt8(ascii: "^")) { throw error("'^' is only allowed at the start of a path a client sends") }
+        if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
+        return try parseComponents(first: true)
+    }
+
+    mutating func parseExpression() throws(PathError) -> PathExpression {
+        if peek(UInt8(ascii: "^")) {
+            index += 1
+            return .absolute(try parseComponents(first: true))
+        }
+        if startsWithDots() {
+            var ups = 1
+            index += 2
+            var components: [PathComponent] = []
+            while index < bytes.count {
+                let segueStart = index
+                let (segue, container) = try parseSegue(isFirst: false)
+                if startsWithDots() {
+                    guard container == .none || segue == .push else {
+                        throw PathError(offset: scalarOffset(segueStart), reason: "a container mark cannot precede '..'")
+                    }
+                    ups += 1
+                    index += 2
+                    continue
+                }
+                components.append(try parseComponent(segue: segue, container: container))
+                components.append(contentsOf: try parseComponents(first: false).components)
+                break
+            }
+            return .relative(ups: ups, path: Path(components))
+        }
+        let path = try parseComponents(first: true)
+        if let up = try upCount(path) { return .up(up) }
+        return .relative(ups: 0, path: path)
+    }
+
+    // MARK: Grammar
+
+    /// `component*`: the first may omit its segue (a bare name is a push).
+    private mutating func parseComponents(first: Bool) throws(PathError) -> Path {
+        var components: [PathComponent] = []
+        if first, index < bytes.count {
+            if isNameByte(bytes[index]) {
+                components.append(try parseComponent(segue: .push, container: .none))
+            } else {
+                let (segue, container) = try parseSegue(isFirst: true)
+                components.append(try parseComponent(segue: segue, container: container))
+            }
+        }
+        while index < bytes.count {
+            let (segue, container) = try parseSegue(isFirst: false)
+            components.append(try parseComponent(segue: segue, container: container))
+        }
+        return Path(components)
+    }
+
+    /// `/`, `!`, `!/`, `#` or `#/`. A leading `/` puts the root in a navigation container.
+    private mutating func parseSegue(isFirst: Bool) throws(PathError) -> (Segue, Container) {
+        guard index < bytes.count else { throw error("expected '/', '!' or '#'") }
+        let byte = bytes[index]
+        switch byte {
+        case UInt8(ascii: "/"):
+            index += 1
+            return (.push, isFirst ? .navigation : .none)
+        case UInt8(ascii: "!"), UInt8(ascii: "#"):
+            index += 1
+            let segue: Segue = byte == UInt8(ascii: "!") ? .modal : .tab
+            if peek(UInt8(ascii: "/")) {
+                index += 1
+                return (segue, .navigation)
+            }
+            return (segue, .none)
+        case UInt8(ascii: ")"):
+            throw error("text after ')'")
+        default:
+            if isNameByte(byte), index > 0, bytes[index - 1] == UInt8(ascii: ")") {
+                throw error("text after ')'")
+            }
+            throw error("expected '/', '!' or '#'")
+        }
+    }
+
+    /// `name` or `name(key=value,…)`.
+    private mutating func parseComponent(segue: Segue, container: Container) throws(PathError) -> PathComponent {
+        if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
+        let name = try parseName(what: "name")
+        if name == "." { throw PathError(offset: scalarOffset(index - 1), reason: "'.' is not a name") }
+        var params: [String: String] = [:]
+        if peek(UInt8(ascii: "(")) {
+            let open = index
+            index += 1
+            while true {
+                let keyStart = index
+                let key = try parseName(what: "key")
+                guard peek(UInt8(ascii: "=")) else {
+                    if index >= bytes.count { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
+                    throw error("expected '=' after key")
+                }
+                index += 1
+                let value = try parseValue(open: open)
+                guard params.updateValue(value, forKey: key) == nil else {
+                    throw PathError(offset: scalarOffset(keyStart), reason: "duplicate key '\(key)'")
+                }
+                guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                index += 1  // ')'
+                break
+            }
+            if index < bytes.count, isNameByte(bytes[index]) || bytes[index] == UInt8(ascii: "(") {
+                throw error("text after ')'")
+            }
+        }
+        return PathComponent(name: name, segue: segue, container: container, params: params)
+    }
+
+    private mutating func parseName(what: String) throws(PathError) -> String {
+        let start = index
+        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        guard index > start else {
+            if index >= bytes.count || isBoundary(bytes[index]) { throw error("empty \(what)") }
+            throw error("character not allowed in a \(what)")
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    private func isBoundary(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "/"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: ","), UInt8(ascii: "="):
+            true
+        default: false
+        }
+    }
+
+    /// A value runs to the next unescaped `,` or `)`; `%XX` decodes to a byte.
+    private mutating func parseValue(open: Int) throws(PathError) -> String {
+        let start = index
+        var decoded: [UInt8] = []
+        var escaped = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ")") { break }
+            if byte == UInt8(ascii: "(") { throw error("'(' inside a value must be written %28") }
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count, let high = hexDigitValue(bytes[index + 1]),
+                    let low = hexDigitValue(bytes[index + 2])
+                else { throw error("'%' must be followed by two hex digits") }
+                if !escaped {
+                    decoded = Array(bytes[start..<index])
+                    escaped = true
+                }
+                decoded.append(high << 4 | low)
+                index += 3
+                continue
+            }
+            if byte < 0x20 || byte == 0x7F { throw error("control character in a value") }
+            if escaped { decoded.append(byte) }
+            index += 1
+        }
+        guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
+        guard escaped else { return String(decoding: bytes[start..<index], as: UTF8.self) }
+        guard let value = String(validating: decoded, as: UTF8.self) else {
+            throw PathError(offset: scalarOffset(start), reason: "percent-encoded value is not UTF-8")
+        }
+        return value
+    }
+
+    /// `up`, `up(n=K)` as a whole path.
+    private func upCount(_ path: Path) throws(PathError) -> Int? {
+        guard path.components.count == 1, let only = path.components.first, only.name == "up",
+            only.segue == .push, only.container == .none
+        else { return nil }
+        if only.params.isEmpty { return 1 }
+        guard only.params.count == 1, let text = only.params["n"] else {
+            throw PathError(offset: 3, reason: "up takes one parameter, n")
+        }
+        guard let count = Int(text), count >= 1, String(count) == text else {
+            throw PathError(offset: 5, reason: "n must be a whole number of at least 1")
+        }
+        return count
+    }
+
+    // MARK: Helpers
+
+    private func peek(_ byte: UInt8) -> Bool {
+        index < bytes.count && bytes[index] == byte
+    }
+
+    private func startsWithDots() -> Bool {
+        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "."), bytes[index + 1] == UInt8(ascii: ".") else {
+            return false
+        }
+        return index + 2 == bytes.count || !isNameByte(bytes[index + 2])
+    }
+
+    private func error(_ reason: String) -> PathError {
+        PathError(offset: scalarOffset(index), reason: reason)
+    }
+
+    /// Converts a byte offset to an offset in Unicode scalars, which clients can index by.
+    private func scalarOffset(_ byteOffset: Int) -> Int {
+        let clamped = min(max(0, byteOffset), bytes.count)
+        return String(decoding: bytes[0..<clamped], as: UTF8.self).unicodeScalars.count
+    }
+}

@@ -1,0 +1,47 @@
+/// One instance of a scene on the stage.
+public struct Screen: Sendable, Hashable {
+    /// Stable and unique within the session: `e1`, `e2`, … from the session's counter.
+    public var id: String
+    public var scene: String
+    public var segue: Segue
+    public var container: Container
+    public var params: [String: ParamValue]
+    /// Session-context values injected at creation (StoryCode), before `awake`.
+    public var deps: [String: JSONValue]
+    /// Per-screen state (UseCaseKit), a JSON object.
+    public var state: JSONValue
+    /// Set on a tabs screen: which tab is selected and the saved stacks of the others.
+    public var tabs: TabsState?
+
+    public init(
+        id: String, scene: String, segue: Segue, container: Container, params: [String: ParamValue] = [:],
+        deps: [String: JSONValue] = [:], state: JSONValue = .object([:]), tabs: TabsState? = nil
+    ) {
+        self.id = id
+        self.scene = scene
+        self.segue = segue
+        self.container = container
+        self.params = params
+        self.deps = deps
+        self.state = state
+        self.tabs = tabs
+    }
+
+    /// The screen as one path component, parameters in their canonical text.
+    public var component: PathComponent {
+        PathComponent(name: scene, segue: segue, container: container, params: params.mapValues(\.text))
+    }
+}
+
+/// The tab bar of a tabs screen.
+public struct TabsState: Sendable, Hashable {
+    /// The scene name of the tab on screen.
+    public var selected: String
+    /// Stacks of the tabs the user left, by tab scene name, tab root first.
+    public var saved: [String: [Screen]]
+
+    public init(selected: String, saved: [String: [Screen]] = [:]) {
+        self.selected = selected
+        self.saved = saved
+    }
+}

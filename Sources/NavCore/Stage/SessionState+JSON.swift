@@ -1,0 +1,133 @@
+extension Screen {
+    /// The wire shape of a screen (DESIGN §4): `{id, scene, segue, container, params, deps, state}`
+    /// plus `tabs: {selected, saved}` on a tabs screen.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "id": .string(id),
+            "scene": .string(scene),
+            "segue": .string(segue.rawValue),
+            "container": .string(container.rawValue),
+            "params": .object(params.mapValues(\.json)),
+            "deps": .object(deps),
+            "state": state,
+        ]
+        if let tabs {
+            members["tabs"] = [
+                "selected": .string(tabs.selected),
+                "saved": .object(tabs.saved.mapValues { .array($0.map(\.json)) }),
+            ]
+        }
+        return .object(members)
+    }
+}
+
+extension LifecycleEvent {
+    /// The wire shape of an event: `{seq, type, screen, scene, transition, from?, to?}`.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "seq": .int(seq),
+            "type": .string(type.rawValue),
+            "screen": screen.map(JSONValue.string) ?? .null,
+            "scene": scene.map(JSONValue.string) ?? .null,
+            "transition": .int(transition),
+        ]
+        if let from { members["from"] = .string(from) }
+        if let to { members["to"] = .string(to) }
+        return .object(members)
+    }
+
+    /// Reads an event back from its wire shape (the event log in a store).
+    public init?(json: JSONValue) {
+        guard let seq = json["seq"]?.intValue, let typeName = json["type"]?.stringValue,
+            let type = Kind(rawValue: typeName), let transition = json["transition"]?.intValue
+        else { return nil }
+        self.init(
+            seq: seq, type: type, screen: json["screen"]?.stringValue, scene: json["scene"]?.stringValue,
+            transition: transition, from: json["from"]?.stringValue, to: json["to"]?.stringValue
+        )
+    }
+}
+
+/// A stored session that cannot be restored on its graph.
+public struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+extension SessionState {
+    /// The snapshot format written by this version of NavCore.
+    public static let snapshotSchema = 1
+
+    /// The whole state as JSON, with its schema version, for a store.
+    public var snapshot: JSONValue {
+        [
+            "schema": .int(Self.snapshotSchema),
+            "version": .int(version),
+            "screenCounter": .int(screenCounter),
+            "eventCounter": .int(eventCounter),
+            "context": .object(context),
+            "screens": .array(screens.map(\.json)),
+        ]
+    }
+
+    /// Restores a snapshot, checking it against `graph`: a screen whose scene is gone, a broken
+    /// tab bar or a duplicate id is an error, never a crash.
+    public init(snapshot: JSONValue, graph: Graph) throws(SnapshotError) {
+        guard snapshot["schema"]?.intValue == Self.snapshotSchema else {
+            throw SnapshotError(message: "snapshot schema \(snapshot["schema"]?.jsonString ?? "missing") is not \(Self.snapshotSchema)")
+        }
+        guard let version = snapshot["version"]?.intValue, let screenCounter = snapshot["screenCounter"]?.intValue,
+            let eventCounter = snapshot["eventCounter"]?.intValue, let context = snapshot["context"]?.objectValue,
+            let screens = snapshot["screens"]?.arrayValue
+        else { throw SnapshotError(message: "snapshot is missing version, counters, context or screens") }
+        var seen = Set<String>()
+        self.init(
+            version: version, screens: try Self.screens(screens, graph: graph, seen: &seen), context: context,
+            screenCounter: screenCounter, eventCounter: eventCounter
+        )
+        guard !self.screens.isEmpty else { throw SnapshotError(message: "snapshot has an empty stage") }
+    }
+
+    private static func screens(_ elements: [JSONValue], graph: Graph, seen: inout Set<String>) throws(SnapshotError) -> [Screen] {
+        var result: [Screen] = []
+        for element in elements {
+            guard let id = element["id"]?.stringValue, let sceneName = element["scene"]?.stringValue,
+                let segue = element["segue"]?.stringValue.flatMap(Segue.init(rawValue:)),
+                let container = element["container"]?.stringValue.flatMap(Container.init(rawValue:)),
+                let params = element["params"]?.objectValue, let deps = element["deps"]?.objectValue,
+                let state = element["state"], state.objectValue != nil
+            else { throw SnapshotError(message: "snapshot has a malformed screen") }
+            guard let scene = graph.scenes[sceneName] else {
+                throw SnapshotError(message: "screen \(id): scene '\(sceneName)' is not in graph '\(graph.name)'")
+            }
+            guard seen.insert(id).inserted else { throw SnapshotError(message: "screen id \(id) appears twice") }
+            var typed: [String: ParamValue] = [:]
+            for (key, value) in params {
+                guard let text = ParamValue.text(of: value) else {
+                    throw SnapshotError(message: "screen \(id): parameter '\(key)' is not a scalar")
+                }
+                let type = scene.params?[key]?.type ?? .string
+                guard scene.params == nil || scene.params?[key] != nil, let parsed = ParamValue(text: text, as: type) else {
+                    throw SnapshotError(message: "screen \(id): parameter '\(key)' no longer fits scene '\(sceneName)'")
+                }
+                typed[key] = parsed
+            }
+            var screen = Screen(id: id, scene: sceneName, segue: segue, container: container, params: typed, deps: deps, state: state)
+            if let tabs = element["tabs"] {
+                guard scene.tabs != nil, let selected = tabs["selected"]?.stringValue, let saved = tabs["saved"]?.objectValue else {
+                    throw SnapshotError(message: "screen \(id): tab bar does not fit scene '\(sceneName)'")
+                }
+                var stacks: [String: [Screen]] = [:]
+                for (name, stack) in saved {
+                    guard let stack = stack.arrayValue else { throw SnapshotError(message: "screen \(id): malformed saved tab") }
+                    stacks[name] = try screens(stack, graph: graph, seen: &seen)
+                }
+                screen.tabs = TabsState(selected: selected, saved: stacks)
+            } else if scene.tabs != nil {
+                throw SnapshotError(message: "screen \(id): tabs scene '\(sceneName)' has no tab bar")
+            }
+            result.append(screen)
+        }
+        return result
+    }
+}

@@ -1,0 +1,55 @@
+# navd — build, run, test. `make run` and `make test` are the two commands the README promises.
+SWIFT ?= swift
+LISTEN ?= 127.0.0.1:8080
+STORE ?= sqlite:./.navd/navd.db
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config
+PG_PACKAGES := postgresql
+
+.PHONY: all build release run test deps test-deps openapi-check bench clean
+
+all: build
+
+## Install the C libraries navd links, with apt-get, when pkg-config cannot find them.
+deps:
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null; then \
+		echo "installing $(APT_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	fi
+
+## What the tests need beyond the build: PostgreSQL server binaries and the OpenAPI validator.
+test-deps: deps
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "installing $(PG_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
+	fi
+	@python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product navd
+
+## Build release and serve Examples/news.json on $(LISTEN) with the embedded SQLite store.
+run: release
+	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
+
+## Unit, integration and contract tests.
+test: test-deps openapi-check
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## openapi.yaml must be valid OpenAPI 3.1 and identical to the copy compiled into navd.
+openapi-check:
+	python3 -c "from openapi_spec_validator import validate; import yaml; validate(yaml.safe_load(open('openapi.yaml')))"
+	@python3 scripts/embed-openapi.py --check
+
+## Regenerate the Swift copy of openapi.yaml that navd serves at /openapi.yaml.
+openapi:
+	python3 scripts/embed-openapi.py
+
+bench: release
+	bench/run.sh
+
+clean:
+	rm -rf .build .navd

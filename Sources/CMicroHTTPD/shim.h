@@ -1,0 +1,149 @@
+#ifndef NAVD_CMICROHTTPD_SHIM_H
+#define NAVD_CMICROHTTPD_SHIM_H
+
+// Swift cannot call C variadic functions or use function-like macros, so the
+// few libmicrohttpd entry points navd needs that are variadic get
+// `static inline` wrappers here. Everything else is imported as declared in
+// <microhttpd.h>.
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+/// `MHD_SIZE_UNKNOWN` is a macro cast Swift does not import.
+static const uint64_t navd_mhd_size_unknown = MHD_SIZE_UNKNOWN;
+
+/// `MHD_INVALID_SOCKET` as a constant Swift can compare against.
+static const MHD_socket navd_mhd_invalid_socket = MHD_INVALID_SOCKET;
+
+/// Starts a daemon (`MHD_start_daemon`) with the options in `options`
+/// (an `MHD_OPTION_END`-terminated array) plus a request-completed callback.
+///
+/// The access handler is registered for every request (no accept policy).
+/// Returns NULL when MHD_start_daemon fails (port in use, bad options, ...).
+static inline struct MHD_Daemon *
+navd_mhd_start(unsigned int flags, uint16_t port,
+               MHD_AccessHandlerCallback cb, void *cls,
+               MHD_RequestCompletedCallback done, void *done_cls,
+               const struct MHD_OptionItem *options)
+{
+    return MHD_start_daemon(flags, port,
+                            NULL, NULL,
+                            cb, cls,
+                            MHD_OPTION_ARRAY, options,
+                            MHD_OPTION_NOTIFY_COMPLETED, done, done_cls,
+                            MHD_OPTION_END);
+}
+
+/// The port the daemon's listening socket is bound to, or 0 when unknown.
+///
+/// Asks `MHD_get_daemon_info(MHD_DAEMON_INFO_BIND_PORT)` and falls back to
+/// `getsockname` on `MHD_DAEMON_INFO_LISTEN_FD`.
+static inline uint16_t
+navd_mhd_bind_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    if (info != NULL && info->port != 0) {
+        return info->port;
+    }
+    info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    if (info == NULL || info->listen_fd == MHD_INVALID_SOCKET) {
+        return 0;
+    }
+    struct sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    if (getsockname(info->listen_fd, (struct sockaddr *)&address, &length) != 0) {
+        return 0;
+    }
+    if (address.ss_family == AF_INET) {
+        return ntohs(((struct sockaddr_in *)&address)->sin_port);
+    }
+    if (address.ss_family == AF_INET6) {
+        return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    }
+    return 0;
+}
+
+/// The number of connections the daemon currently holds
+/// (`MHD_get_daemon_info(MHD_DAEMON_INFO_CURRENT_CONNECTIONS)`).
+static inline unsigned int
+navd_mhd_current_connections(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+
+/// Frees a response body handed over by `navd_mhd_response_copy`.
+static inline void
+navd_mhd_free_body(void *body)
+{
+    free(body);
+}
+
+/// Creates a response whose body is a malloc'ed copy of `size` bytes at
+/// `data` (`MHD_create_response_from_buffer_with_free_callback`); MHD frees
+/// the copy when it destroys the response. Returns NULL when out of memory.
+static inline struct MHD_Response *
+navd_mhd_response_copy(size_t size, const void *data)
+{
+    if (size == 0 || data == NULL) {
+        return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    void *copy = malloc(size);
+    if (copy == NULL) {
+        return NULL;
+    }
+    memcpy(copy, data, size);
+    struct MHD_Response *response =
+        MHD_create_response_from_buffer_with_free_callback(size, copy,
+                                                           navd_mhd_free_body);
+    if (response == NULL) {
+        free(copy);
+    }
+    return response;
+}
+
+/// An `MHD_OPTION_EXTERNAL_LOGGER` entry for an `MHD_OPTION_ARRAY`: MHD's
+/// error messages go to `logger(cls, format, args)` instead of stderr.
+static inline struct MHD_OptionItem
+navd_mhd_option_logger(MHD_LogCallback logger, void *cls)
+{
+    struct MHD_OptionItem item = {
+        MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)logger, cls
+    };
+    return item;
+}
+
+/// An unescape callback that leaves `%XX` sequences as they were sent; it
+/// only reports the length. MHD has already turned `+` into a space in query
+/// arguments before calling it.
+static inline size_t
+navd_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *s)
+{
+    (void)cls;
+    (void)connection;
+    return strlen(s);
+}
+
+/// An `MHD_OPTION_UNESCAPE_CALLBACK` entry for an `MHD_OPTION_ARRAY` that
+/// keeps percent-encoding in the URL path and the query arguments, so that
+/// the path reaches the application as sent (an encoded `/` stays `%2F`) and
+/// query bytes (even `%00`) can be decoded without C-string truncation.
+static inline struct MHD_OptionItem
+navd_mhd_option_keep_escapes(void)
+{
+    struct MHD_OptionItem item = {
+        MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)&navd_mhd_keep_escapes, NULL
+    };
+    return item;
+}
+
+#endif

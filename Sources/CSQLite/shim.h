@@ -1,0 +1,16 @@
+#ifndef NAVD_CSQLITE_SHIM_H
+#define NAVD_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// `SQLITE_TRANSIENT` is a macro casting -1 to a function pointer, which Swift cannot import:
+/// binding with it makes SQLite copy the bytes before the call returns.
+static inline int navd_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int length) {
+    return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
+}
+
+static inline int navd_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
+}
+
+#endif

@@ -1,0 +1,149 @@
+import NavCore
+
+/// Every refusal the daemon answers, with its stable `code` (DESIGN §4).
+///
+/// Errors become responses in exactly one place (``APIError/response(requestID:)``);
+/// anything unexpected is a bare `internal` with no internals in the body.
+struct APIError: Error, Sendable {
+    enum Code: String, Sendable, CaseIterable {
+        case malformedJSON = "malformed_json"
+        case invalidRequest = "invalid_request"
+        case invalidPath = "invalid_path"
+        case unauthorized
+        case forbidden
+        case transitionRefused = "transition_refused"
+        case sessionNotFound = "session_not_found"
+        case notFound = "not_found"
+        case methodNotAllowed = "method_not_allowed"
+        case notRemovable = "not_removable"
+        case stackUnderflow = "stack_underflow"
+        case versionConflict = "version_conflict"
+        case payloadTooLarge = "payload_too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case unknownScene = "unknown_scene"
+        case unknownTransition = "unknown_transition"
+        case unknownGraph = "unknown_graph"
+        case invalidParams = "invalid_params"
+        case invalidGraph = "invalid_graph"
+        case stackTooDeep = "stack_too_deep"
+        case idempotencyKeyReused = "idempotency_key_reused"
+        case tooManySessions = "too_many_sessions"
+        case `internal`
+
+        var status: Int {
+            switch self {
+            case .malformedJSON, .invalidRequest, .invalidPath: 400
+            case .unauthorized: 401
+            case .forbidden, .transitionRefused: 403
+            case .sessionNotFound, .notFound: 404
+            case .methodNotAllowed: 405
+            case .notRemovable, .stackUnderflow: 409
+            case .versionConflict: 412
+            case .payloadTooLarge: 413
+            case .unsupportedMediaType: 415
+            case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
+                .idempotencyKeyReused:
+                422
+            case .tooManySessions: 503
+            case .internal: 500
+            }
+        }
+
+        var title: String {
+            switch self {
+            case .malformedJSON: "Malformed JSON"
+            case .invalidRequest: "Invalid request"
+            case .invalidPath: "Invalid path"
+            case .unauthorized: "Unauthorized"
+            case .forbidden: "Forbidden"
+            case .transitionRefused: "Transition refused"
+            case .sessionNotFound: "Session not found"
+            case .notFound: "Not found"
+            case .methodNotAllowed: "Method not allowed"
+            case .notRemovable: "Screen not removable"
+            case .stackUnderflow: "Stack underflow"
+            case .versionConflict: "Version conflict"
+            case .payloadTooLarge: "Payload too large"
+            case .unsupportedMediaType: "Unsupported media type"
+            case .unknownScene: "Unknown scene"
+            case .unknownTransition: "Unknown transition"
+            case .unknownGraph: "Unknown graph"
+            case .invalidParams: "Invalid parameters"
+            case .invalidGraph: "Invalid graph"
+            case .stackTooDeep: "Stack too deep"
+            case .idempotencyKeyReused: "Idempotency key reused"
+            case .tooManySessions: "Too many sessions"
+            case .internal: "Internal error"
+            }
+        }
+    }
+
+    var code: Code
+    var detail: String
+    var offset: Int?
+    var param: String?
+    var issues: [GraphIssue]?
+    var headers: [(String, String)] = []
+    /// What went wrong inside, for the log only; never sent to the client.
+    var logMessage: String?
+
+    init(_ code: Code, _ detail: String, offset: Int? = nil, param: String? = nil, issues: [GraphIssue]? = nil) {
+        self.code = code
+        self.detail = detail
+        self.offset = offset
+        self.param = param
+        self.issues = issues
+    }
+
+    /// The one mapping from NavCore's refusals to the wire.
+    init(_ error: NavError) {
+        let code: Code =
+            switch error.code {
+            case .invalidPath: .invalidPath
+            case .invalidRequest: .invalidRequest
+            case .unknownScene: .unknownScene
+            case .unknownTransition: .unknownTransition
+            case .invalidParams: .invalidParams
+            case .transitionRefused: .transitionRefused
+            case .notRemovable: .notRemovable
+            case .stackUnderflow: .stackUnderflow
+            case .stackTooDeep: .stackTooDeep
+            case .screenNotFound: .notFound
+            }
+        self.init(code, error.message, offset: error.offset, param: error.param)
+    }
+
+    /// An RFC 9457 problem document.
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "type": .string("urn:navd:problem:\(code.rawValue)"),
+            "title": .string(code.title),
+            "status": .int(code.status),
+            "detail": .string(detail),
+            "code": .string(code.rawValue),
+        ]
+        if let offset { members["offset"] = .int(offset) }
+        if let param { members["param"] = .string(param) }
+        if let issues { members["issues"] = .array(issues.map(\.json)) }
+        return .object(members)
+    }
+
+    var response: HTTPResponse {
+        HTTPResponse(
+            status: code.status,
+            headers: [("Content-Type", "application/problem+json")] + headers,
+            body: json.jsonBytes
+        )
+    }
+}
+
+extension GraphIssue {
+    var json: JSONValue {
+        [
+            "pointer": .string(pointer),
+            "code": .string(code.rawValue),
+            "message": .string(message),
+            "severity": .string(severity.rawValue),
+        ]
+    }
+}

@@ -1,0 +1,50 @@
+import NavCore
+
+/// `/v1/graphs…`: list and read (open), upload (admin).
+struct GraphRoutes: Sendable {
+    let graphs: GraphRegistry
+    let adminToken: String?
+    /// Called with every accepted upload, so a durable store can keep it.
+    let persist: @Sendable (GraphVersion) throws(APIError) -> Void
+
+    func register(in router: inout Router) {
+        router.on("GET", "/v1/graphs") { _ throws(APIError) in
+            .json(["graphs": .array(graphs.all().map { Wire.graphSummary($0.latest) })])
+        }
+        router.on("GET", "/v1/graphs/{name}") { context throws(APIError) in
+            let name = context.parameter("name")
+            guard let graph = graphs.latest(name) else { throw APIError(.unknownGraph, "no graph '\(name)'") }
+            return .json([
+                "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
+                "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
+            ], headers: [("ETag", "\"\(graph.version)\"")])
+        }
+        router.on("PUT", "/v1/graphs/{name}") { context throws(APIError) in
+            try Admin.require(context, adminToken: adminToken)
+            let mediaType = context.request.headers["content-type"].map(RequestContext.mediaType) ?? ""
+            let document: JSONValue
+            switch mediaType {
+            case "application/json":
+                do {
+                    document = try JSONValue(parsing: context.request.body)
+                } catch {
+                    throw APIError(.malformedJSON, "the graph is not valid JSON: \(error)")
+                }
+            case "application/yaml", "application/x-yaml", "text/yaml":
+                do throws(GraphDocument.ReadError) {
+                    document = try GraphDocument.yaml(String(decoding: context.request.body, as: UTF8.self))
+                } catch {
+                    throw APIError(.invalidGraph, "the graph is not valid YAML: \(error.message)")
+                }
+            default:
+                throw APIError(.unsupportedMediaType, "send the graph as application/json or application/yaml")
+            }
+            let (version, created) = try graphs.add(document, expectedName: context.parameter("name"))
+            try persist(version)
+            return .json(
+                ["name": .string(version.graph.name), "version": .int(version.version), "warnings": .array(version.warnings.map(\.json))],
+                status: created ? 201 : 200, headers: [("ETag", "\"\(version.version)\"")]
+            )
+        }
+    }
+}

@@ -1,0 +1,5 @@
+enum OpenAPIDocument {
+    static let yaml = #"""
+openapi: 3.1.0
+"""#
+}

@@ -1,0 +1,27 @@
+import NavCore
+import Synchronization
+
+/// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+struct OperationsRoutes: Sendable {
+    let metrics: Metrics
+    let sessions: SessionService
+    /// False once shutdown has begun: load balancers stop sending new traffic.
+    let ready: Readiness
+
+    func register(in router: inout Router) {
+        router.on("GET", "/healthz") { _ throws(APIError) in .json(["status": "ok"]) }
+        router.on("GET", "/readyz") { _ throws(APIError) in
+            ready.isReady ? .json(["status": "ready"]) : .json(["status": "draining"], status: 503)
+        }
+        router.on("GET", "/metrics") { _ throws(APIError) in
+            let count = try? sessions.store.count()
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                body: Array(metrics.exposition(sessions: count).utf8)
+            )
+        }
+        router.on("GET", "/openapi.yaml") { _ throws(APIError) in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8))
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import NavCore
+
+/// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, events, delete.
+struct SessionRoutes: Sendable {
+    let sessions: SessionService
+    let adminToken: String?
+
+    func register(in router: inout Router) {
+        router.on("POST", "/v1/sessions") { context throws(APIError) in try create(context) }
+        router.on("GET", "/v1/sessions") { context throws(APIError) in try list(context) }
+        router.on("GET", "/v1/sessions/{id}") { context throws(APIError) in try read(context) }
+        router.on("DELETE", "/v1/sessions/{id}") { context throws(APIError) in try delete(context) }
+        router.on("POST", "/v1/sessions/{id}/navigate") { context throws(APIError) in
+            let fields = Fields(object: try context.jsonObject())
+            try fields.only(["path"])
+            let path = try fields.string("path", required: true) ?? ""
+            return try mutate(context) { _ in .navigate(path) }
+        }
+        router.on("POST", "/v1/sessions/{id}/transitions") { context throws(APIError) in
+            let fields = Fields(object: try context.jsonObject())
+            try fields.only(["name", "params"])
+            let name = try fields.string("name", required: true) ?? ""
+            let params = try fields.object("params") ?? [:]
+            return try mutate(context) { _ in .link(name: name, params: params) }
+        }
+        router.on("POST", "/v1/sessions/{id}/exit") { context throws(APIError) in
+            try Fields(object: try context.jsonObject(optional: true)).only([])
+            return try mutate(context) { _ in .exit }
+        }
+        router.on("POST", "/v1/sessions/{id}/back") { context throws(APIError) in
+            let fields = Fields(object: try context.jsonObject(optional: true))
+            try fields.only(["count"])
+            let count = try fields.int("count") ?? 1
+            return try mutate(context) { _ in .back(count) }
+        }
+        router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context throws(APIError) in
+            let params = try context.jsonObject()
+            let screen = context.parameter("screen")
+            return try mutate(context) { _ in .setParams(screen: screen, params: params) }
+        }
+        router.on("PATCH", "/v1/sessions/{id}/screens/{screen}/state") { context throws(APIError) in
+            let patch = try context.jsonObject(mediaTypes: ["application/merge-patch+json", "application/json"])
+            let screen = context.parameter("screen")
+            return try mutate(context) { _ in .patchState(screen: screen, patch: .object(patch)) }
+        }
+        router.on("GET", "/v1/sessions/{id}/events") { context throws(APIError) in try events(context) }
+    }
+
+    // MARK: Handlers
+
+    private func create(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        let fields = Fields(object: try context.jsonObject(optional: true))
+        try fields.only(["graph", "start", "context"])
+        let graph = try fields.string("graph")
+        let start = try fields.string("start")
+        let sessionContext = try fields.object("context") ?? [:]
+        return try idempotent(context, scope: "create") { () throws(APIError) in
+            let created = try sessions.create(graph: graph, start: start, context: sessionContext)
+            guard case .object(var body) = Wire.mutationResult(created.session, events: created.events) else {
+                throw APIError(.internal, "session view is not an object")
+            }
+            body["token"] = .string(created.token)
+            return .session(
+                .object(body), version: created.session.state.version, status: 201,
+                headers: [("Location", "/v1/sessions/\(created.session.id)")]
+            )
+        }
+    }
+
+    private func list(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        try Admin.require(context, adminToken: adminToken)
+        let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
+        let listed = try sessions.storeCall { () throws(StoreError) in try sessions.store.list(limit: limit) }
+        return .json(["sessions": .array(listed.map(Wire.summary))])
+    }
+
+    private func read(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        let session = try sessions.authorised(context.parameter("id"), headers: context.request.headers, adminToken: adminToken)
+        return .session(.object(Wire.sessionView(session)), version: session.state.version)
+    }
+
+    private func delete(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        let id = context.parameter("id")
+        return try sessions.serialised(id) { () throws(APIError) in
+            _ = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            try sessions.delete(id)
+            return HTTPResponse(status: 204)
+        }
+    }
+
+    private func events(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        let id = context.parameter("id")
+        let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+        let after = try Query.int(context, "after", default: 0, range: 0...Int.max)
+        let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
+        let events = try sessions.events(id, after: after, limit: limit)
+        return .session(
+            ["events": .array(events.map(\.json)), "next": .int(events.last?.seq ?? after)],
+            version: session.state.version
+        )
+    }
+
+    /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.
+    private func mutate(_ context: RequestContext, _ intent: @escaping (StoredSession) -> Intent) throws(APIError) -> HTTPResponse {
+        let id = context.parameter("id")
+        let ifMatch = try Self.ifMatch(context.request.headers)
+        return try sessions.serialised(id) { () throws(APIError) in
+            let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
+                let mutation = try sessions.mutate(id, intent: intent(session), ifMatch: ifMatch, loaded: session)
+                return .session(Wire.mutationResult(mutation.session, events: mutation.events), version: mutation.session.state.version)
+            }
+        }
+    }
+
+    /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
+    private func idempotent(
+        _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws(APIError) -> HTTPResponse
+    ) throws(APIError) -> HTTPResponse {
+        guard context.request.method == "POST", let key = context.request.headers["idempotency-key"] else { return try body() }
+        guard !key.isEmpty, key.utf8.count <= 200 else {
+            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 characters")
+        }
+        let cacheKey = scope + "\u{0}" + key
+        let fingerprint = SHA256.hash(Array((context.request.method + " " + context.request.path + "\n").utf8) + context.request.body)
+        func run() throws(APIError) -> HTTPResponse {
+            if let record = sessions.idempotency.lookup(cacheKey) {
+                guard record.fingerprint == fingerprint else {
+                    throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
+                }
+                var replay = record.response
+                replay.headers.append(("Idempotent-Replayed", "true"))
+                return replay
+            }
+            let response = try body()
+            if (200..<300).contains(response.status) {
+                sessions.idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response))
+            }
+            return response
+        }
+        return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws(APIError) in try run() }
+    }
+
+    /// `If-Match: "3"` → 3; `*` or no header → nil. A tag that is not a version can never match.
+    static func ifMatch(_ headers: [String: String]) throws(APIError) -> Int? {
+        guard let value = headers["if-match"]?.trimmingCharacters(in: " \t"), value != "*" else { return nil }
+        var tag = value
+        if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }
+        tag = tag.trimmingCharacters(in: "\"")
+        guard let version = Int(tag) else {
+            throw APIError(.versionConflict, "If-Match '\(value)' is not a version of this session")
+        }
+        return version
+    }
+}
+
+/// Query parameters with bounds.
+enum Query {
+    static func int(_ context: RequestContext, _ name: String, default value: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard let text = context.request.query[name] else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw APIError(.invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound == Int.max ? "" : String(range.upperBound))")
+        }
+        return number
+    }
+}
+
+/// The admin token check: 403 when none is configured or the token is wrong, 401 when none is sent.
+enum Admin {
+    static func require(_ context: RequestContext, adminToken: String?) throws(APIError) {
+        guard let adminToken else {
+            throw APIError(.forbidden, "no admin token is configured (--admin-token or NAVD_ADMIN_TOKEN)")
+        }
+        guard let token = Token.bearer(in: context.request.headers) else {
+            throw APIError(.unauthorized, "send the admin token as 'Authorization: Bearer <token>'")
+        }
+        guard Token.matches(token, digest: Token.digest(adminToken)) else {
+            throw APIError(.forbidden, "the admin token is not valid")
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import NavCore
+
+/// The JSON shapes of DESIGN §4, built in one place.
+enum Wire {
+    /// `{id, graph: {name, version}, version, path, screens, context}`.
+    static func sessionView(_ session: StoredSession) -> [String: JSONValue] {
+        [
+            "id": .string(session.id),
+            "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
+            "version": .int(session.state.version),
+            "path": .string(session.state.path.description),
+            "screens": .array(session.state.screens.map(\.json)),
+            "context": .object(session.state.context),
+        ]
+    }
+
+    /// The session view plus the events of the change that produced it.
+    static func mutationResult(_ session: StoredSession, events: [LifecycleEvent]) -> JSONValue {
+        var view = sessionView(session)
+        view["events"] = .array(events.map(\.json))
+        return .object(view)
+    }
+
+    static func summary(_ session: StoredSession) -> JSONValue {
+        [
+            "id": .string(session.id),
+            "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
+            "version": .int(session.state.version),
+            "path": .string(session.state.path.description),
+        ]
+    }
+
+    static func graphSummary(_ graph: GraphVersion) -> JSONValue {
+        ["name": .string(graph.graph.name), "version": .int(graph.version), "start": .string(graph.graph.start)]
+    }
+}
+
+extension HTTPResponse {
+    /// A JSON answer.
+    static func json(_ value: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: value.jsonBytes)
+    }
+
+    /// A session answer, with its version as the entity tag.
+    static func session(_ value: JSONValue, version: Int, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
+        json(value, status: status, headers: [("ETag", "\"\(version)\"")] + headers)
+    }
+}
+
+extension RequestContext {
+    /// The body as a JSON object; an empty body is `{}` when `optional`.
+    /// - Throws: 415 for a body that is not JSON, 400 `malformed_json` for one that does not parse.
+    func jsonObject(optional: Bool = false, mediaTypes: [String] = ["application/json"]) throws(APIError) -> [String: JSONValue] {
+        if request.body.isEmpty, optional { return [:] }
+        let contentType = request.headers["content-type"].map(Self.mediaType) ?? ""
+        guard mediaTypes.contains(contentType) || (contentType.hasPrefix("application/") && contentType.hasSuffix("+json") && mediaTypes.contains("application/json")) else {
+            throw APIError(.unsupportedMediaType, "send the body as \(mediaTypes.joined(separator: " or ")), not '\(contentType)'")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: request.body)
+        } catch {
+            throw APIError(.malformedJSON, "the body is not valid JSON: \(error)")
+        }
+        guard let object = value.objectValue else {
+            throw APIError(.invalidRequest, "the body must be a JSON object, not \(value.typeName)")
+        }
+        return object
+    }
+
+    /// `application/json; charset=utf-8` → `application/json`.
+    static func mediaType(_ header: String) -> String {
+        String(header.split(separator: ";", maxSplits: 1).first ?? "").trimmingCharacters(in: " \t").lowercased()
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = self[...]
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}
+
+/// Reads typed fields out of a request object, with clear errors.
+struct Fields {
+    let object: [String: JSONValue]
+
+    func string(_ key: String, required: Bool = false) throws(APIError) -> String? {
+        guard let value = object[key], value != .null else {
+            if required { throw APIError(.invalidRequest, "'\(key)' is required") }
+            return nil
+        }
+        guard let text = value.stringValue else { throw APIError(.invalidRequest, "'\(key)' must be a string, not \(value.typeName)") }
+        return text
+    }
+
+    func int(_ key: String) throws(APIError) -> Int? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .int(let number) = value else { throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName)") }
+        return number
+    }
+
+    func object(_ key: String) throws(APIError) -> [String: JSONValue]? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let members = value.objectValue else { throw APIError(.invalidRequest, "'\(key)' must be an object, not \(value.typeName)") }
+        return members
+    }
+
+    /// Refuses members the operation does not know, so a typo is not silently ignored.
+    func only(_ keys: Set<String>) throws(APIError) {
+        for key in object.keys.sorted() where !keys.contains(key) {
+            throw APIError(.invalidRequest, "unknown field '\(key)'")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Logging
+import NavCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon put together: graphs, sessions, routes. Handles every HTTP request.
+///
+/// Built by ``Application/init(configuration:store:logger:)`` so tests can call it
+/// without a socket, exactly as the server does.
+final class Application: HTTPHandler {
+    struct Configuration: Sendable {
+        var adminToken: String?
+        var sessions = SessionService.Configuration()
+        var limits = Limits()
+    }
+
+    let graphs: GraphRegistry
+    let sessions: SessionService
+    let metrics = Metrics()
+    let ready = Readiness()
+    private let responder: Responder
+    private let logger: Logger
+    private let requestCounter = Atomic<UInt64>(0)
+    private let requestPrefix: String
+
+    init(
+        graphs: GraphRegistry? = nil, configuration: Configuration, store: any SessionStore, logger: Logger,
+        now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
+        persistGraph: @escaping @Sendable (GraphVersion) throws(APIError) -> Void = { _ throws(APIError) in }
+    ) {
+        self.logger = logger
+        let graphs = graphs ?? GraphRegistry(limits: configuration.limits)
+        self.graphs = graphs
+        let sessions = SessionService(store: store, graphs: graphs, configuration: configuration.sessions, now: now)
+        self.sessions = sessions
+        var random = SystemRandomNumberGenerator()
+        self.requestPrefix = String(random.next() as UInt32, radix: 36)
+        var router = Router()
+        SessionRoutes(sessions: sessions, adminToken: configuration.adminToken).register(in: &router)
+        GraphRoutes(graphs: graphs, adminToken: configuration.adminToken, persist: persistGraph).register(in: &router)
+        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &router)
+        self.responder = router.freeze()
+    }
+
+    var routeTemplates: [(method: String, template: String)] { responder.templates }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = Clock.seconds()
+        let requestID = request.headers["x-request-id"].flatMap { $0.utf8.count <= 128 && !$0.isEmpty ? $0 : nil }
+            ?? "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+        var route = "unmatched"
+        var response: HTTPResponse
+        switch responder.match(method: request.method, path: request.path) {
+        case .found(let template, let handler, let parameters):
+            route = template
+            do {
+                response = try handler(RequestContext(request: request, parameters: parameters, requestID: requestID))
+            } catch {
+                response = failure(error, request: request, route: template, requestID: requestID)
+            }
+        case .methodNotAllowed(let template, let allowed):
+            route = template
+            var error = APIError(.methodNotAllowed, "\(request.method) is not allowed on \(template); use \(allowed.joined(separator: ", "))")
+            error.headers = [("Allow", allowed.joined(separator: ", "))]
+            response = error.response
+        case .notFound:
+            response = APIError(.notFound, "no route \(request.method) \(request.path.prefix(200))").response
+        }
+        response.headers.append(("X-Request-Id", requestID))
+        let seconds = Clock.seconds() - started
+        metrics.recordRequest(method: request.method, route: route, status: response.status, seconds: seconds)
+        if route.contains("/v1/sessions/{id}/") || route == "/v1/sessions/{id}" {
+            if request.method != "GET" { metrics.recordTransition(Self.outcome(response)) }
+        }
+        logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method)", "route": "\(route)", "status": "\(response.status)",
+                "ms": "\(Int((seconds * 1_000_000).rounded()) / 1000).\(Int((seconds * 1_000_000).rounded()) % 1000 / 100)",
+                "request_id": "\(requestID)",
+            ]
+        )
+        return response
+    }
+
+    func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response
+        response.headers.append(("Connection", "close"))
+        metrics.recordRequest(method: request.method, route: "unmatched", status: 413, seconds: 0)
+        return response
+    }
+
+    private func failure(_ error: APIError, request: HTTPRequest, route: String, requestID: String) -> HTTPResponse {
+        if error.code == .internal {
+            logger.error("internal error", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+            return APIError(.internal, "an internal error occurred; request id \(requestID)").response
+        }
+        return error.response
+    }
+
+    private static func outcome(_ response: HTTPResponse) -> String {
+        guard response.status < 300 else {
+            return "refused"
+        }
+        return "answered"
+    }
+}
+
+/// Wall and monotonic time for the daemon (NavCore never reads a clock).
+enum Clock {
+    static func milliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+
+    static func seconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

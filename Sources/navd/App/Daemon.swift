@@ -1,0 +1,103 @@
+import Dispatch
+import Logging
+import NavCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `navd serve` at run time: opens the store, loads graphs, serves until SIGTERM/SIGINT,
+/// then drains: stop accepting, finish in-flight requests, close the store.
+struct Daemon {
+    let settings: ServeSettings
+    let logger: Logger
+
+    func runUntilSignalled() throws {
+        // Block the signals before any thread starts, so every thread inherits the mask
+        // and only `sigwait` below ever sees them.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let graphs = GraphRegistry()
+        let store = try StoreFactory.open(settings.store, graphs: graphs, logger: logger)
+        let application = Application(
+            graphs: graphs,
+            configuration: .init(
+                adminToken: settings.adminToken,
+                sessions: .init(maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds)
+            ),
+            store: store, logger: logger,
+            persistGraph: { version throws(APIError) in try StoreFactory.persist(version, in: store) }
+        )
+        try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)
+        for file in settings.graphFiles {
+            let document = try GraphFile.read(file)
+            let (version, _) = try Self.load(document, into: application.graphs, file: file)
+            try StoreFactory.persistIfNew(version, in: store)
+            for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
+            logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
+        }
+        if application.graphs.defaultName == nil {
+            logger.warning("no graph loaded: pass --graph FILE or upload one with PUT /v1/graphs/{name}")
+        }
+
+        let server = HTTPServer(
+            configuration: .init(
+                host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
+                connectionLimit: settings.maxConnections, connectionTimeout: settings.connectionTimeout
+            ),
+            handler: application, logger: logger
+        )
+        try server.start()
+        logger.notice("navd listening", metadata: [
+            "address": "\(settings.host):\(server.boundPort)", "store": "\(store.name)", "threads": "\(settings.threads)",
+        ])
+
+        let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
+        let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
+        sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
+        sweeper.setEventHandler { [logger] in
+            do throws(APIError) {
+                let removed = try application.sessions.sweep()
+                if removed > 0 { logger.info("expired sessions removed", metadata: ["count": "\(removed)"]) }
+            } catch {
+                logger.error("session sweep failed", metadata: ["cause": "\(error.logMessage ?? error.detail)"])
+            }
+        }
+        sweeper.resume()
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        logger.notice("shutting down", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
+        application.ready.drain()
+        sweeper.cancel()
+        server.stop()
+        store.close()
+        logger.notice("navd stopped")
+    }
+
+    static func load(_ document: JSONValue, into graphs: GraphRegistry, file: String) throws -> (GraphVersion, Bool) {
+        if let name = document["name"]?.stringValue, let existing = graphs.latest(name), existing.document == document {
+            return (existing, false)
+        }
+        do {
+            return try graphs.add(document)
+        } catch {
+            throw GraphLoadError(file: file, issues: error.issues ?? [], detail: error.detail)
+        }
+    }
+}
+
+struct GraphLoadError: Error, CustomStringConvertible {
+    var file: String
+    var issues: [GraphIssue]
+    var detail: String
+
+    var description: String {
+        ([("\(file): \(detail)")] + issues.map { "\(file): \($0)" }).joined(separator: "\n")
+    }
+}

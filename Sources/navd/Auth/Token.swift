@@ -1,0 +1,53 @@
+/// Bearer tokens: 256 random bits shown once, kept only as SHA-256 digests, compared in constant time.
+enum Token {
+    /// A new token: 32 random bytes from the system's CSPRNG, as 64 lowercase hex digits.
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for _ in 0..<4 {
+            let word = generator.next()
+            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        return hex(bytes)
+    }
+
+    static func digest(_ token: String) -> [UInt8] {
+        SHA256.hash(Array(token.utf8))
+    }
+
+    /// Compares two digests without branching on their contents.
+    static func matches(_ token: String, digest expected: [UInt8]) -> Bool {
+        let actual = digest(token)
+        guard actual.count == expected.count else { return false }
+        var difference: UInt8 = 0
+        for (left, right) in zip(actual, expected) { difference |= left ^ right }
+        return difference == 0
+    }
+
+    /// The token of an `Authorization: Bearer …` header, if there is one.
+    static func bearer(in headers: [String: String]) -> String? {
+        guard let value = headers["authorization"] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingSpaces()
+        return token.isEmpty ? nil : token
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

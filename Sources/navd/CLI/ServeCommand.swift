@@ -1,0 +1,83 @@
+import ArgumentParser
+import Dispatch
+import Logging
+import NavCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `navd serve`: the daemon.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the navigation API over HTTP.",
+        discussion: "Every option can also be set by its NAVD_ environment variable (e.g. NAVD_LISTEN); the option wins."
+    )
+
+    @Option(name: .customLong("graph"), help: "A graph file to load (.json, .yaml); repeat for several. The first is the default graph. (NAVD_GRAPH, comma-separated)")
+    var graphs: [String] = []
+
+    @Option(help: "HOST:PORT to listen on. (NAVD_LISTEN)")
+    var listen: String?
+
+    @Option(help: "memory, sqlite:PATH or postgres://user@host:port/db. (NAVD_STORE; default sqlite:./.navd/navd.db)")
+    var store: String?
+
+    @Option(help: "Token for admin routes (graph upload, session listing). (NAVD_ADMIN_TOKEN)")
+    var adminToken: String?
+
+    @Option(help: "HTTP worker threads. (NAVD_THREADS; default: number of cores)")
+    var threads: Int?
+
+    @Option(help: "Largest request body in bytes. (NAVD_MAX_BODY; default 65536)")
+    var maxBody: Int?
+
+    @Option(help: "Most sessions held at once. (NAVD_MAX_SESSIONS; default 100000)")
+    var maxSessions: Int?
+
+    @Option(help: "Idle time after which a session expires: 90s, 30m, 24h, 7d. (NAVD_SESSION_TTL; default 24h)")
+    var sessionTTL: String?
+
+    @Option(help: "Most concurrent connections. (NAVD_MAX_CONNECTIONS; default 1024)")
+    var maxConnections: Int?
+
+    @Option(help: "Seconds before an idle or slow connection is dropped. (NAVD_CONNECTION_TIMEOUT; default 30)")
+    var connectionTimeout: Int?
+
+    @Option(help: "trace, debug, info, notice, warning, error, critical. (NAVD_LOG_LEVEL; default info)")
+    var logLevel: String?
+
+    func run() throws {
+        let settings = try ServeSettings(self, environment: Environment.current)
+        Log.bootstrap(level: settings.logLevel)
+        let logger = Logger(label: "navd")
+        try Daemon(settings: settings, logger: logger).runUntilSignalled()
+    }
+}
+
+/// The environment, read once.
+enum Environment {
+    static var current: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
+
+enum Log {
+    static func bootstrap(level: Logger.Level) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `navd serve`'s options with environment fallbacks and defaults applied, checked.
+struct ServeSettings: Sendable {
+    var graphFiles: [String]
+    var host: String
+    var port: UInt16
+    var store: String
+    var adminToken: String?
+    var threads: Int
+    var maxBody: Int
+    var maxSessions: Int
+    var sessionTTLMilliseconds: Int64
+    var maxConnections: Int
+    var connectionTimeout: Int
+    var logLevel: Logger.Level
+
+    static let defaultStore = "sqlite:./.navd/navd.db"
+
+    init(_ command: ServeCommand, environment: [String: String]) throws {
+        func value(_ option: String?, _ name: String) -> String? { option ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        func number(_ option: Int?, _ name: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
+            let text = option.map(String.init) ?? environment[name]
+            guard let text, !text.isEmpty else { return fallback }
+            guard let number = Int(text), range.contains(number) else {
+                throw ValidationError("\(name.replacingPrefix()) must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        }
+        graphFiles = command.graphs.isEmpty ? (environment["NAVD_GRAPH"]?.split(separator: ",").map(String.init) ?? []) : command.graphs
+        let listen = value(command.listen, "NAVD_LISTEN") ?? "127.0.0.1:8080"
+        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+            throw ValidationError("--listen must be HOST:PORT, not '\(listen)'")
+        }
+        host = String(listen[..<colon])
+        self.port = port
+        store = value(command.store, "NAVD_STORE") ?? Self.defaultStore
+        adminToken = value(command.adminToken, "NAVD_ADMIN_TOKEN")
+        if let adminToken, adminToken.utf8.count < 16 {
+            throw ValidationError("the admin token must be at least 16 characters")
+        }
+        threads = try number(command.threads, "NAVD_THREADS", System.coreCount, 1...256)
+        maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
+        maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
+        maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 1024, 1...1_000_000)
+        connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
+        let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
+        guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
+            throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")
+        }
+        sessionTTLMilliseconds = milliseconds
+        let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
+        guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
+        logLevel = parsed
+    }
+}
+
+extension String {
+    /// `NAVD_MAX_BODY` → `--max-body`, for error messages.
+    fileprivate func replacingPrefix() -> String {
+        "--" + dropFirst(5).lowercased().replacingUnderscores()
+    }
+
+    fileprivate func replacingUnderscores() -> String {
+        String(map { $0 == "_" ? "-" : $0 })
+    }
+}
+
+extension Duration {
+    /// `90s`, `30m`, `24h`, `7d`, or plain seconds → milliseconds.
+    static func milliseconds(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+        if let last = text.last, let unit = units[last], let amount = Int64(text.dropLast()), amount >= 0 {
+            return amount.multipliedReportingOverflow(by: unit).overflow ? nil : amount * unit
+        }
+        return Int64(text).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+    }
+}
+
+enum System {
+    static var coreCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

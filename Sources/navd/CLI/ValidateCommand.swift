@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import NavCore
+
+/// `navd validate FILE…`: every problem of every graph, exit 1 if any is an error.
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check graph documents (JSON or YAML) and print every problem with its JSON pointer."
+    )
+
+    @Argument(help: "Graph files (.json, .yaml, .yml).")
+    var files: [String]
+
+    func run() throws {
+        var failed = false
+        for file in files {
+            do {
+                let document = try GraphFile.read(file)
+                let (graph, warnings) = try Graph.decode(document)
+                for warning in warnings { print("\(file): \(warning)") }
+                print("\(file): ok: graph '\(graph.name)', \(graph.scenes.count) scenes, \(warnings.count) warning(s)")
+            } catch let error as GraphError {
+                failed = true
+                for issue in error.issues { print("\(file): \(issue)") }
+            } catch {
+                failed = true
+                print("\(file): error: \(error)")
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
+
+/// Reads a graph file from disk into a document.
+enum GraphFile {
+    static func read(_ file: String) throws -> JSONValue {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw GraphDocument.ReadError(message: "cannot read \(file)")
+        }
+        return try GraphDocument.read(text: String(decoding: data, as: UTF8.self), fileName: file)
+    }
+}

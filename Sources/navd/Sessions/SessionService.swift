@@ -1,0 +1,184 @@
+import Logging
+import NavCore
+import Synchronization
+
+/// Sessions: creation, authorisation, serialised mutations with compare-and-set, expiry.
+///
+/// The navigation itself is NavCore's pure `Navigator`; this type only loads, checks,
+/// applies and stores.
+final class SessionService: Sendable {
+    struct Configuration: Sendable {
+        var maxSessions = 100_000
+        /// Idle sessions expire after this many milliseconds.
+        var sessionTTL: Int64 = 24 * 3600 * 1000
+        var maxEventsPerPage = 1000
+    }
+
+    let store: any SessionStore
+    let graphs: GraphRegistry
+    let configuration: Configuration
+    let idempotency = IdempotencyCache()
+    private let now: @Sendable () -> Int64
+    /// Mutations of one session run one at a time: a session always maps to the same stripe.
+    private let stripes: [Locked<Void>]
+
+    init(store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, now: @escaping @Sendable () -> Int64) {
+        self.store = store
+        self.graphs = graphs
+        self.configuration = configuration
+        self.now = now
+        self.stripes = (0..<256).map { _ in Locked(()) }
+    }
+
+    private func stripe(_ id: String) -> Locked<Void> {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
+    }
+
+    /// Runs `body` while holding the lock of `key`'s stripe.
+    func serialised<T>(_ key: String, _ body: () throws(APIError) -> T) throws(APIError) -> T {
+        try stripe(key).withLock { _ throws(APIError) -> T in try body() }
+    }
+
+    // MARK: Create
+
+    struct Created {
+        var session: StoredSession
+        var token: String
+        var events: [LifecycleEvent]
+        var graph: GraphVersion
+    }
+
+    func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(APIError) -> Created {
+        guard let graphName = name ?? graphs.defaultName, let graph = graphs.latest(graphName) else {
+            throw APIError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
+        }
+        if try storeCall({ () throws(StoreError) in try store.count() }) >= configuration.maxSessions {
+            throw APIError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
+        }
+        let outcome: Outcome
+        do {
+            outcome = try graph.navigator.start(at: start, context: context)
+        } catch {
+            throw APIError(error)
+        }
+        let token = Token.generate()
+        let time = now()
+        let session = StoredSession(
+            id: Self.newID(), graphName: graph.graph.name, graphVersion: graph.version, tokenDigest: Token.digest(token),
+            state: outcome.state, createdAt: time, touchedAt: time
+        )
+        try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
+        return Created(session: session, token: token, events: outcome.events, graph: graph)
+    }
+
+    /// 128 random bits as hex: session ids cannot be guessed or enumerated.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let words = [generator.next() as UInt64, generator.next() as UInt64]
+        return Token.hex(words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64($0 * 8)) } })
+    }
+
+    // MARK: Read
+
+    /// The session, if the request may see it: 401 without a token, 404 for a session that
+    /// does not exist, has expired, or is not the caller's (existence is never revealed).
+    func authorised(_ id: String, headers: [String: String], adminToken: String?) throws(APIError) -> StoredSession {
+        guard let token = Token.bearer(in: headers) else {
+            throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
+        }
+        guard let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
+            throw APIError(.sessionNotFound, "no session '\(id)'")
+        }
+        let isAdmin = adminToken.map { Token.matches(token, digest: Token.digest($0)) } ?? false
+        guard isAdmin || Token.matches(token, digest: session.tokenDigest) else {
+            throw APIError(.sessionNotFound, "no session '\(id)'")
+        }
+        return session
+    }
+
+    func graph(of session: StoredSession) throws(APIError) -> GraphVersion {
+        guard let graph = graphs.version(session.graphName, session.graphVersion) else {
+            throw APIError(.unknownGraph, "graph '\(session.graphName)' version \(session.graphVersion) is not loaded")
+        }
+        return graph
+    }
+
+    private func isExpired(_ session: StoredSession) -> Bool {
+        session.touchedAt < now() - configuration.sessionTTL
+    }
+
+    // MARK: Mutate
+
+    struct Mutation {
+        var session: StoredSession
+        var events: [LifecycleEvent]
+        var graph: GraphVersion
+    }
+
+    /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
+    /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`).
+    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded: StoredSession) throws(APIError) -> Mutation {
+        var session = loaded
+        for _ in 0..<16 {
+            if let ifMatch, ifMatch != session.state.version {
+                var error = APIError(.versionConflict, "the session is at version \(session.state.version), not \(ifMatch)")
+                error.headers = [("ETag", "\"\(session.state.version)\"")]
+                throw error
+            }
+            let graph = try graph(of: session)
+            let outcome: Outcome
+            do {
+                outcome = try graph.navigator.apply(intent, to: session.state)
+            } catch {
+                throw APIError(error)
+            }
+            guard outcome.changed else { return Mutation(session: session, events: [], graph: graph) }
+            var next = session
+            next.state = outcome.state
+            next.touchedAt = now()
+            let expected = session.state.version
+            let written = try storeCall { () throws(StoreError) in try store.update(next, expectedVersion: expected, events: outcome.events) }
+            if written { return Mutation(session: next, events: outcome.events, graph: graph) }
+            guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
+                throw APIError(.sessionNotFound, "no session '\(id)'")
+            }
+            session = fresh
+        }
+        throw APIError(.versionConflict, "the session changed too often to apply this intent; retry")
+    }
+
+    func delete(_ id: String) throws(APIError) {
+        _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+    }
+
+    func events(_ id: String, after: Int, limit: Int) throws(APIError) -> [LifecycleEvent] {
+        try storeCall { () throws(StoreError) in try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage)) }
+    }
+
+    /// Deletes idle sessions. - Returns: how many.
+    func sweep() throws(APIError) -> Int {
+        let cutoff = now() - configuration.sessionTTL
+        return try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+    }
+
+    /// Store failures are the daemon's problem, never the client's: a bare 500.
+    func storeCall<T>(_ body: () throws(StoreError) -> T) throws(APIError) -> T {
+        do {
+            return try body()
+        } catch where error.kind == .incompatible {
+            throw APIError(.unknownGraph, error.message)
+        } catch {
+            throw APIError(.internal, "the session store failed", storeMessage: error.message)
+        }
+    }
+}
+
+extension APIError {
+    /// An internal error whose cause goes to the log, never into the response.
+    init(_ code: Code, _ detail: String, storeMessage: String) {
+        self.init(code, detail)
+        self.logMessage = storeMessage
+    }
+}

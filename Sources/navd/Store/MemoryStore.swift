@@ -1,0 +1,92 @@
+import NavCore
+import Synchronization
+
+/// Sessions in this process's memory (`--store memory`): for tests and throwaway runs.
+///
+/// Sessions are spread over shards, each behind its own mutex, so that requests for
+/// different sessions rarely wait for each other.
+final class MemoryStore: SessionStore {
+    let name = "memory"
+    private let shards: [Locked<[String: Entry]>]
+    private let retainedEvents: Int
+
+    private struct Entry: Sendable {
+        var session: StoredSession
+        var events: [LifecycleEvent]
+    }
+
+    init(retainedEvents: Int = 1000, shardCount: Int = 64) {
+        self.retainedEvents = retainedEvents
+        self.shards = (0..<max(1, shardCount)).map { _ in Locked([:]) }
+    }
+
+    private func shard(_ id: String) -> Locked<[String: Entry]> {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    }
+
+    func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        let retained = retainedEvents
+        let inserted = shard(session.id).withLock { entries in
+            guard entries[session.id] == nil else { return false }
+            entries[session.id] = Entry(session: session, events: Array(events.suffix(retained)))
+            return true
+        }
+        guard inserted else { throw StoreError(message: "session \(session.id) exists") }
+    }
+
+    func load(_ id: String) throws(StoreError) -> StoredSession? {
+        shard(id).withLock { $0[id]?.session }
+    }
+
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+        let retained = retainedEvents
+        return shard(session.id).withLock { entries in
+            guard var entry = entries[session.id], entry.session.state.version == expectedVersion else { return false }
+            entry.session = session
+            entry.events.append(contentsOf: events)
+            if entry.events.count > retained { entry.events.removeFirst(entry.events.count - retained) }
+            entries[session.id] = entry
+            return true
+        }
+    }
+
+    func delete(_ id: String) throws(StoreError) -> Bool {
+        shard(id).withLock { $0.removeValue(forKey: id) != nil }
+    }
+
+    func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
+        shard(id).withLock { entries in
+            guard let events = entries[id]?.events else { return [] }
+            return Array(events.lazy.filter { $0.seq > after }.prefix(limit))
+        }
+    }
+
+    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
+        var removed = 0
+        for shard in shards {
+            removed += shard.withLock { entries in
+                let expired = entries.filter { $0.value.session.touchedAt < cutoff }.map { $0.key }
+                for id in expired { entries.removeValue(forKey: id) }
+                return expired.count
+            }
+        }
+        return removed
+    }
+
+    func list(limit: Int) throws(StoreError) -> [StoredSession] {
+        var result: [StoredSession] = []
+        for shard in shards where result.count < limit {
+            let remaining = limit - result.count
+            result += shard.withLock { entries in entries.values.prefix(remaining).map { $0.session } }
+        }
+        return result.sorted { $0.createdAt < $1.createdAt }
+    }
+
+    func count() throws(StoreError) -> Int {
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
+    }
+
+    func close() {}
+}

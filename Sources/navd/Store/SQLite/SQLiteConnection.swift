@@ -1,0 +1,155 @@
+import CSQLite
+
+/// One SQLite connection (`sqlite3 *`), owned by this object and closed in `close()`/`deinit`.
+///
+/// Not thread-safe by itself: ``SQLiteStore`` uses it only while holding its lock.
+final class SQLiteConnection {
+    private var handle: OpaquePointer?
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database file (`sqlite3_open_v2`).
+    init(path: String) throws(StoreError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw StoreError(message: "sqlite3_open_v2(\(path)): \(message)")
+        }
+        self.handle = handle
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        for statement in statements.values { statement.finalize() }
+        statements = [:]
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Runs SQL that returns no rows (`sqlite3_exec`).
+    func execute(_ sql: String) throws(StoreError) {
+        guard let handle else { throw StoreError(message: "the SQLite store is closed") }
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(message)
+            throw StoreError(message: "sqlite3_exec: \(text)")
+        }
+    }
+
+    /// A prepared statement for `sql`, cached for the life of the connection (`sqlite3_prepare_v3`).
+    func statement(_ sql: String) throws(StoreError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        guard let handle else { throw StoreError(message: "the SQLite store is closed") }
+        var pointer: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil) == SQLITE_OK, let pointer else {
+            throw StoreError(message: "sqlite3_prepare_v3: \(lastError)")
+        }
+        let statement = Statement(pointer, connection: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    var lastError: String {
+        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+    }
+
+    var changes: Int {
+        handle.map { Int(sqlite3_changes($0)) } ?? 0
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// A prepared statement (`sqlite3_stmt *`); parameters are 1-based, columns 0-based.
+    final class Statement {
+        private var pointer: OpaquePointer?
+        private unowned let connection: SQLiteConnection
+
+        fileprivate init(_ pointer: OpaquePointer, connection: SQLiteConnection) {
+            self.pointer = pointer
+            self.connection = connection
+        }
+
+        fileprivate func finalize() {
+            sqlite3_finalize(pointer)
+            pointer = nil
+        }
+
+        fileprivate func reset() {
+            sqlite3_reset(pointer)
+            sqlite3_clear_bindings(pointer)
+        }
+
+        @discardableResult
+        func bind(_ index: Int32, _ text: String) throws(StoreError) -> Statement {
+            let result = text.withCString { navd_sqlite3_bind_text_transient(pointer, index, $0, -1) }
+            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
+            return self
+        }
+
+        @discardableResult
+        func bind(_ index: Int32, _ number: Int64) throws(StoreError) -> Statement {
+            guard sqlite3_bind_int64(pointer, index, number) == SQLITE_OK else {
+                throw StoreError(message: "sqlite3_bind_int64: \(connection.lastError)")
+            }
+            return self
+        }
+
+        @discardableResult
+        func bind(_ index: Int32, _ bytes: [UInt8]) throws(StoreError) -> Statement {
+            let result = bytes.withUnsafeBytes { navd_sqlite3_bind_blob_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
+            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_blob: \(connection.lastError)") }
+            return self
+        }
+
+        /// Advances to the next row (`sqlite3_step`). - Returns: false when there are no more rows.
+        func step() throws(StoreError) -> Bool {
+            switch sqlite3_step(pointer) {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            default: throw StoreError(message: "sqlite3_step: \(connection.lastError)")
+            }
+        }
+
+        /// Runs a statement that returns no rows.
+        func run() throws(StoreError) {
+            _ = try step()
+        }
+
+        func int(_ column: Int32) -> Int64 {
+            sqlite3_column_int64(pointer, column)
+        }
+
+        func text(_ column: Int32) -> String {
+            guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
+            return String(cString: bytes)
+        }
+
+        /// The column's bytes, for JSON text parsed without an intermediate `String`.
+        func bytes(_ column: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(pointer, column))
+            guard count > 0, let base = sqlite3_column_blob(pointer, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: base, count: count))
+        }
+    }
+}

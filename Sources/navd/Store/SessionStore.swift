@@ -1,0 +1,63 @@
+import NavCore
+
+/// One session as a store keeps it.
+struct StoredSession: Sendable {
+    var id: String
+    var graphName: String
+    var graphVersion: Int
+    /// SHA-256 of the session's bearer token; the token itself is never stored.
+    var tokenDigest: [UInt8]
+    var state: SessionState
+    /// Milliseconds since the Unix epoch.
+    var createdAt: Int64
+    var touchedAt: Int64
+}
+
+/// A store failure: I/O, a constraint, a snapshot that no longer fits its graph.
+struct StoreError: Error, Sendable, CustomStringConvertible {
+    enum Kind: Sendable {
+        /// I/O or database failure: the daemon's problem, a 500.
+        case failure
+        /// One session's stored stage no longer fits its graph: that session cannot be served.
+        case incompatible
+    }
+
+    var message: String
+    var kind: Kind = .failure
+    var description: String { message }
+}
+
+/// Where sessions live. Every write is a compare-and-set on `version`, so that several
+/// navd processes can share one store without ever losing an update.
+protocol SessionStore: Sendable {
+    /// A short name for logs: `memory`, `sqlite:PATH`, `postgres://…`.
+    var name: String { get }
+
+    /// Adds a new session with the events of its opening transition.
+    func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError)
+
+    /// The session with this id, or `nil`.
+    func load(_ id: String) throws(StoreError) -> StoredSession?
+
+    /// Replaces the session if the stored version is still `expectedVersion`, appending `events`.
+    /// - Returns: `false` when another writer got there first (nothing was written).
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool
+
+    /// Removes a session and its events. - Returns: whether it existed.
+    func delete(_ id: String) throws(StoreError) -> Bool
+
+    /// Retained events with `seq > after`, oldest first, at most `limit`.
+    func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent]
+
+    /// Deletes sessions not touched since `cutoff` (ms since the epoch). - Returns: how many.
+    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int
+
+    /// Up to `limit` sessions, for the admin listing.
+    func list(limit: Int) throws(StoreError) -> [StoredSession]
+
+    /// How many sessions the store holds.
+    func count() throws(StoreError) -> Int
+
+    /// Flushes and closes; later calls fail.
+    func close()
+}

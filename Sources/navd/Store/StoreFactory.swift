@@ -1,0 +1,73 @@
+import Logging
+import NavCore
+
+/// Opens the store named by `--store` and keeps uploaded graphs in it where it can.
+enum StoreFactory {
+    struct SpecError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func open(_ spec: String, graphs: GraphRegistry, logger: Logger) throws -> any SessionStore {
+        if spec == "memory" { return MemoryStore() }
+        if spec.hasPrefix("sqlite:") {
+            var path = String(spec.dropFirst("sqlite:".count))
+            var synchronousFull = false
+            if let question = path.firstIndex(of: "?") {
+                let options = path[path.index(after: question)...]
+                guard options == "sync=full" || options == "sync=normal" else {
+                    throw SpecError(description: "unknown SQLite option '\(options)': use ?sync=full or ?sync=normal")
+                }
+                synchronousFull = options == "sync=full"
+                path = String(path[..<question])
+            }
+            guard !path.isEmpty else { throw SpecError(description: "--store sqlite:PATH needs a path") }
+            return try SQLiteStore(path: path, synchronousFull: synchronousFull, decode: snapshotDecoder(graphs))
+        }
+        throw SpecError(description: "unknown --store '\(spec)': use memory, sqlite:PATH or postgres://user@host:port/db")
+    }
+
+    /// Restores snapshots against the graph version each session was created with.
+    static func snapshotDecoder(_ graphs: GraphRegistry) -> SnapshotDecoder {
+        { snapshot, name, version throws(StoreError) in
+            guard let graph = graphs.version(name, version) else {
+                throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)
+            }
+            do {
+                return try SessionState(snapshot: snapshot, graph: graph.graph)
+            } catch {
+                throw StoreError(message: "the stored session no longer fits graph '\(name)' version \(version): \(error)", kind: .incompatible)
+            }
+        }
+    }
+
+    static func restoreGraphs(from store: any SessionStore, into graphs: GraphRegistry, logger: Logger) throws {
+        guard let durable = store as? any GraphStore else { return }
+        for (document, version) in try durable.loadGraphs() {
+            do {
+                try graphs.restore(document, version: version)
+            } catch {
+                logger.error("stored graph no longer loads", metadata: ["version": "\(version)", "cause": "\(error.detail)"])
+            }
+        }
+    }
+
+    static func persist(_ version: GraphVersion, in store: any SessionStore) throws(APIError) {
+        guard let durable = store as? any GraphStore else { return }
+        do {
+            try durable.saveGraph(version.document, name: version.graph.name, version: version.version)
+        } catch {
+            throw APIError(.internal, "could not store the graph", storeMessage: error.message)
+        }
+    }
+
+    static func persistIfNew(_ version: GraphVersion, in store: any SessionStore) throws {
+        try persist(version, in: store)
+    }
+}
+
+/// A store that also keeps graph documents, so sessions find their graph version after a restart.
+protocol GraphStore: Sendable {
+    func saveGraph(_ document: JSONValue, name: String, version: Int) throws(StoreError)
+    /// Every stored graph version, oldest first.
+    func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)]
+}

@@ -1,0 +1,436 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import navd
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Live tests of `HTTPServer` over loopback with a raw-socket HTTP/1.1 client,
+/// so that keep-alive, chunked uploads and early answers are visible exactly
+/// as a client sees them.
+@Suite(.serialized)
+struct HTTPServerTests {
+    @Test func keepAliveAnswersTwoRequestsOnOneConnection() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /first HTTP/1.1\r\nHost: test\r\n\r\n")
+        let first = try client.readResponse()
+        try client.send("GET /second HTTP/1.1\r\nHost: test\r\n\r\n")
+        let second = try client.readResponse()
+
+        #expect(first.status == 200)
+        #expect(first.header("x-path") == "/first")
+        #expect(first.header("connection")?.lowercased() != "close")
+        #expect(second.status == 200)
+        #expect(second.header("x-path") == "/second")
+        #expect(second.header("connection")?.lowercased() != "close")
+        #expect(server.boundPort != 0)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /a HTTP/1.1\r\nHost: test\r\n\r\nGET /b HTTP/1.1\r\nHost: test\r\n\r\n")
+
+        #expect(try client.readResponse().header("x-path") == "/a")
+        #expect(try client.readResponse().header("x-path") == "/b")
+    }
+
+    @Test func postBodyOf40KBIsAccumulated() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+        let body = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+
+        try client.send(Array("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        let echoed = try client.readResponse()
+        try client.send("GET /after HTTP/1.1\r\nHost: test\r\n\r\n")
+        let after = try client.readResponse()
+
+        #expect(echoed.status == 200)
+        #expect(echoed.body == body)
+        #expect(echoed.header("x-method") == "POST")
+        #expect(after.status == 200)
+    }
+
+    @Test func chunkedBodyUnderTheLimitIsAccumulated() throws {
+        let server = try startServer(maxBody: 1024)
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send(
+            "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\n\r\n"
+        )
+        let response = try client.readResponse()
+
+        #expect(response.status == 200)
+        #expect(response.text == "hello world")
+    }
+
+    @Test func bodyOverTheLimitByContentLengthIs413() throws {
+        let server = try startServer(maxBody: 1024)
+        let client = try RawClient(port: server.boundPort)
+        let body = [UInt8](repeating: 0x61, count: 4096)
+
+        try client.send(Array("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 4096\r\n\r\n".utf8) + body)
+        let response = try client.readResponse()
+
+        #expect(response.status == 413)
+        #expect(response.text == "too large: 1024")
+        #expect(response.header("connection")?.lowercased() == "close")
+    }
+
+    @Test func hugeContentLengthIsAnsweredWithoutReadingTheBody() throws {
+        let server = try startServer(maxBody: 1024)
+        let client = try RawClient(port: server.boundPort)
+
+        // Announces 1 GB and sends only a little of it: the answer must not wait
+        // for the rest.
+        try client.send(
+            Array("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 1000000000\r\n\r\n".utf8)
+                + [UInt8](repeating: 0x61, count: 2000)
+        )
+        let response = try client.readResponse()
+
+        #expect(response.status == 413)
+    }
+
+    @Test func chunkedBodyOverTheLimitIs413() throws {
+        let server = try startServer(maxBody: 1024)
+        let client = try RawClient(port: server.boundPort)
+        let chunk = "200\r\n" + String(repeating: "b", count: 512) + "\r\n"
+
+        try client.send(
+            "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + String(repeating: chunk, count: 4) + "0\r\n\r\n"
+        )
+        let response = try client.readResponse()
+        try client.send("GET /after HTTP/1.1\r\nHost: test\r\n\r\n")
+        let after = try client.readResponse()
+
+        // MHD takes no response before a body ends, so this one was read to
+        // its end (and thrown away): the connection stays usable.
+        #expect(response.status == 413)
+        #expect(response.text == "too large: 1024")
+        #expect(after.status == 200)
+    }
+
+    @Test func chunkedBodyFarOverTheLimitDropsTheConnection() throws {
+        let server = try startServer(maxBody: 1024)
+        let client = try RawClient(port: server.boundPort)
+        let chunk = "10000\r\n" + String(repeating: "c", count: 65536) + "\r\n"
+
+        try client.send("POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        // 2 MiB without an end: more than the server reads to be able to answer.
+        for _ in 0..<32 {
+            guard (try? client.send(chunk)) != nil else { break }
+        }
+
+        #expect(throws: RawClient.Failure.self) { _ = try client.readResponse() }
+    }
+
+    @Test func queryIsDecodedAndPathKeepsItsEncoding() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send(
+            "GET /a%2Fb/c%20d?name=a%20b&plus=x+y&empty=&flag&enc=%2B%26%3D&utf=%C3%A9&bad=%zz HTTP/1.1\r\nHost: test\r\n\r\n"
+        )
+        let response = try client.readResponse()
+
+        #expect(response.header("x-path") == "/a%2Fb/c%20d")
+        #expect(response.lines["query.name"] == "a b")
+        #expect(response.lines["query.plus"] == "x y")
+        #expect(response.lines["query.empty"] == "")
+        #expect(response.lines["query.flag"] == "")
+        #expect(response.lines["query.enc"] == "+&=")
+        #expect(response.lines["query.utf"] == "é")
+        #expect(response.lines["query.bad"] == "%zz")
+    }
+
+    @Test func headerNamesAreLowercasedAndRepeatsJoined() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /h HTTP/1.1\r\nHost: test\r\nX-Custom-Header: Some Value\r\nX-Dup: a\r\nx-dup: b\r\n\r\n")
+        let response = try client.readResponse()
+
+        #expect(response.lines["header.x-custom-header"] == "Some Value")
+        #expect(response.lines["header.x-dup"] == "a, b")
+        #expect(response.lines["header.host"] == "test")
+        #expect(response.lines.keys.allSatisfy { $0 == $0.lowercased() })
+    }
+
+    @Test func responseHeadersAndStatusAreSent() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /status/404 HTTP/1.1\r\nHost: test\r\n\r\n")
+        let response = try client.readResponse()
+
+        #expect(response.status == 404)
+        #expect(response.header("content-type") == "text/plain; charset=utf-8")
+        #expect(response.header("x-multi") == "1")
+    }
+
+    @Test func stopIsIdempotentAndClosesTheListener() throws {
+        let server = try startServer()
+        let port = server.boundPort
+        let client = try RawClient(port: port)
+        try client.send("GET /x HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+
+        server.stop()
+        server.stop()
+
+        #expect(server.boundPort == port)
+        #expect(throws: RawClient.Failure.self) { _ = try RawClient(port: port) }
+    }
+
+    @Test func theSamePortCanBeBoundAgainAfterStop() throws {
+        let first = try startServer()
+        let port = first.boundPort
+        first.stop()
+
+        let second = HTTPServer(
+            configuration: .init(port: port, threads: 1),
+            handler: EchoHandler(),
+            logger: Self.logger
+        )
+        try second.start()
+        let client = try RawClient(port: port)
+        try client.send("GET /again HTTP/1.1\r\nHost: test\r\n\r\n")
+
+        #expect(try client.readResponse().header("x-path") == "/again")
+        #expect(second.boundPort == port)
+    }
+
+    @Test func stopLetsARequestInProgressFinish() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+        try client.send("GET /slow HTTP/1.1\r\nHost: test\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.1)  // the handler is now sleeping
+
+        let stopped = Thread { server.stop() }
+        stopped.start()
+        let response = try client.readResponse()
+
+        #expect(response.status == 200)
+        #expect(response.header("x-path") == "/slow")
+        #expect(response.header("connection")?.lowercased() == "close")
+    }
+
+    @Test func serverDeinitStopsTheDaemon() throws {
+        var server: HTTPServer? = try startServer()
+        let port = try #require(server?.boundPort)
+        server = nil
+
+        #expect(throws: RawClient.Failure.self) { _ = try RawClient(port: port) }
+    }
+
+    @Test func startFailsWhenThePortIsTaken() throws {
+        let first = try startServer()
+        let second = HTTPServer(
+            configuration: .init(port: first.boundPort, threads: 1),
+            handler: EchoHandler(),
+            logger: Self.logger
+        )
+
+        #expect {
+            try second.start()
+        } throws: { error in
+            guard case .startFailed(let function, _, let reason) = error as? HTTPServerError else { return false }
+            return function == "MHD_start_daemon" && reason.contains("in use")
+        }
+    }
+
+    @Test func startTwiceIsRefused() throws {
+        let server = try startServer()
+        #expect(throws: HTTPServerError.alreadyRunning) { try server.start() }
+    }
+
+    @Test(arguments: ["::1", "example.com", "256.0.0.1", ""])
+    func nonIPv4HostsAreRefused(host: String) {
+        let server = HTTPServer(
+            configuration: .init(host: host, port: 0, threads: 1),
+            handler: EchoHandler(),
+            logger: Self.logger
+        )
+        #expect(throws: HTTPServerError.invalidHost(host)) { try server.start() }
+    }
+
+    @Test func localhostMeansLoopback() throws {
+        let server = try startServer(host: "localhost")
+        let client = try RawClient(port: server.boundPort)
+        try client.send("GET /l HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+    }
+
+    /// Quiet unless something goes wrong; `.trace` shows what MHD reports.
+    private static let logger: Logger = {
+        var logger = Logger(label: "navd.test.http")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    private func startServer(host: String = "127.0.0.1", maxBody: Int = 65536) throws -> HTTPServer {
+        let server = HTTPServer(
+            configuration: .init(host: host, port: 0, threads: 2, maxBody: maxBody, connectionTimeout: 5),
+            handler: EchoHandler(),
+            logger: Self.logger
+        )
+        try server.start()
+        return server
+    }
+}
+
+/// Echoes what it was sent: `/echo` returns the body, `/status/N` answers N,
+/// `/slow` sleeps first, anything else lists the query and headers as lines.
+private struct EchoHandler: HTTPHandler {
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var headers = [("X-Method", request.method), ("X-Path", request.path)]
+        if request.path == "/echo" {
+            return HTTPResponse(status: 200, headers: headers, body: request.body)
+        }
+        if request.path.hasPrefix("/status/"), let status = Int(request.path.dropFirst("/status/".count)) {
+            headers += [("Content-Type", "text/plain; charset=utf-8"), ("X-Multi", "1")]
+            return HTTPResponse(status: status, headers: headers)
+        }
+        if request.path == "/slow" {
+            Thread.sleep(forTimeInterval: 0.4)
+        }
+        let lines = request.query.map { "query.\($0.key): \($0.value)" }
+            + request.headers.map { "header.\($0.key): \($0.value)" }
+        return HTTPResponse(status: 200, headers: headers, body: Array(lines.sorted().joined(separator: "\n").utf8))
+    }
+
+    func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        HTTPResponse(status: 413, body: Array("too large: \(limit)".utf8))
+    }
+}
+
+/// A blocking HTTP/1.1 client on one TCP connection to 127.0.0.1.
+private final class RawClient {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    struct Response {
+        var status: Int
+        var headers: [(String, String)]
+        var body: [UInt8]
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name }?.1
+        }
+
+        /// The body's `key: value` lines, as `EchoHandler` writes them.
+        var lines: [String: String] {
+            var result: [String: String] = [:]
+            for line in text.split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let value = line[line.index(after: colon)...].dropFirst()
+                result[String(line[..<colon])] = String(value)
+            }
+            return result
+        }
+    }
+
+    private let socket: Int32
+    private var buffered: [UInt8] = []
+
+    init(port: UInt16) throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect to port \(port): errno \(errno)")
+        }
+        socket = fd
+    }
+
+    deinit {
+        close(socket)
+    }
+
+    func send(_ text: String) throws {
+        try send(Array(text.utf8))
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { throw Failure(description: "send: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    /// Reads one response: status line, headers, and a body of
+    /// `Content-Length` bytes (or up to the end of the stream without one).
+    func readResponse() throws -> Response {
+        let separator = Array("\r\n\r\n".utf8)
+        var headerEnd = buffered.firstRange(of: separator)
+        while headerEnd == nil {
+            guard try fill() else { throw Failure(description: "connection closed before a response") }
+            headerEnd = buffered.firstRange(of: separator)
+        }
+        guard let headerEnd else { throw Failure(description: "no header end") }
+        let head = String(decoding: buffered[..<headerEnd.lowerBound], as: UTF8.self)
+        buffered.removeSubrange(..<headerEnd.upperBound)
+
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw Failure(description: "bad status line in \(head)")
+        }
+        let headers = lines.compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let response = Response(status: status, headers: headers, body: [])
+        if let length = response.header("content-length").flatMap({ Int($0) }) {
+            while buffered.count < length {
+                guard try fill() else { throw Failure(description: "connection closed inside a body") }
+            }
+            let body = Array(buffered[..<length])
+            buffered.removeSubrange(..<length)
+            return Response(status: status, headers: headers, body: body)
+        }
+        while try fill() {}
+        defer { buffered = [] }
+        return Response(status: status, headers: headers, body: buffered)
+    }
+
+    /// Reads more bytes into the buffer; false at the end of the stream.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            throw Failure(description: "recv: errno \(errno)")
+        }
+        buffered += chunk[..<count]
+        return count > 0
+    }
+}

@@ -27,12 +27,18 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .executableTarget(
             name: "navd",
             dependencies: [
                 "NavCore",
                 "CMicroHTTPD",
                 "CSQLite",
+                "CLibPQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -48,7 +54,7 @@ let package = Package(
         ),
         .testTarget(
             name: "navdTests",
-            dependencies: ["navd", "NavCore"]
+            dependencies: ["navd", "NavCore", .product(name: "Yams", package: "Yams")]
         ),
     ],
     swiftLanguageModes: [.v6]

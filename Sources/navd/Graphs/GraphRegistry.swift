@@ -22,6 +22,14 @@ final class GraphRegistry: Sendable {
         var defaultName: String?
     }
 
+    /// Reads every stored graph version, for versions another process added.
+    typealias Reloader = @Sendable () throws(StoreError) -> [(document: JSONValue, version: Int)]
+    private let reloader = Mutex<Reloader?>(nil)
+
+    func setReloader(_ reload: @escaping Reloader) {
+        reloader.withLock { $0 = reload }
+    }
+
     init(limits: Limits = Limits()) {
         self.limits = limits
         self.state = Mutex(State())
@@ -81,8 +89,14 @@ final class GraphRegistry: Sendable {
         state.withLock { $0.versions[name]?.last }
     }
 
-    func version(_ name: String, _ version: Int) -> GraphVersion? {
-        state.withLock { $0.versions[name]?.first { $0.version == version } }
+    /// A given version; with `reloading`, a miss re-reads the store's graphs once.
+    func version(_ name: String, _ version: Int, reloading: Bool = false) -> GraphVersion? {
+        if let found = state.withLock({ $0.versions[name]?.first { $0.version == version } }) { return found }
+        guard reloading, let reload = reloader.withLock({ $0 }), let stored = try? reload() else { return nil }
+        for (document, number) in stored where document["name"]?.stringValue == name && number == version {
+            try? restore(document, version: number)
+        }
+        return state.withLock { $0.versions[name]?.first { $0.version == version } }
     }
 
     /// The latest version of every graph, by name.

@@ -7,7 +7,7 @@ enum StoreFactory {
         var description: String
     }
 
-    static func open(_ spec: String, graphs: GraphRegistry, logger: Logger) throws -> any SessionStore {
+    static func open(_ spec: String, graphs: GraphRegistry, connections: Int, logger: Logger) throws -> any SessionStore {
         if spec == "memory" { return MemoryStore() }
         if spec.hasPrefix("sqlite:") {
             var path = String(spec.dropFirst("sqlite:".count))
@@ -23,13 +23,16 @@ enum StoreFactory {
             guard !path.isEmpty else { throw SpecError(description: "--store sqlite:PATH needs a path") }
             return try SQLiteStore(path: path, synchronousFull: synchronousFull, decode: snapshotDecoder(graphs))
         }
+        if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
+            return try PostgresStore(url: spec, connections: connections, decode: snapshotDecoder(graphs))
+        }
         throw SpecError(description: "unknown --store '\(spec)': use memory, sqlite:PATH or postgres://user@host:port/db")
     }
 
     /// Restores snapshots against the graph version each session was created with.
     static func snapshotDecoder(_ graphs: GraphRegistry) -> SnapshotDecoder {
         { snapshot, name, version throws(StoreError) in
-            guard let graph = graphs.version(name, version) else {
+            guard let graph = graphs.version(name, version, reloading: true) else {
                 throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)
             }
             do {

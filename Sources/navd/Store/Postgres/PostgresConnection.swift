@@ -1,0 +1,148 @@
+import CLibPQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libpq connection (`PGconn *`), owned by this object and finished in `close()`/`deinit`.
+///
+/// `@unchecked Sendable` so the pool can pass it between threads: ``PostgresPool`` hands it to
+/// one thread at a time and takes it back before anyone else may use it.
+final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var prepared: [String: String] = [:]
+    private let conninfo: String
+
+    /// Connects (`PQconnectdb`); `conninfo` may be a `postgres://` URI.
+    init(conninfo: String) throws(StoreError) {
+        self.conninfo = conninfo
+        try connect()
+    }
+
+    deinit {
+        close()
+    }
+
+    private func connect() throws(StoreError) {
+        let handle = PQconnectdb(conninfo)
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            let message = handle.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(handle)
+            throw StoreError(message: "PQconnectdb: \(message.trimmingNewlines())")
+        }
+        self.handle = handle
+        prepared = [:]
+        _ = try? execute("SET client_min_messages = warning")
+    }
+
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the connection is still usable; a broken one is reconnected on next use.
+    var isHealthy: Bool {
+        handle.map { PQstatus($0) == CONNECTION_OK } ?? false
+    }
+
+    /// Runs `sql` with text parameters (`PQexecParams`, or `PQexecPrepared` once it has been
+    /// prepared on this connection) and returns its rows as text.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?] = [], prepare: Bool = false) throws(StoreError) -> PostgresResult {
+        if !isHealthy {
+            close()
+            try connect()
+        }
+        guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        var name: String?
+        if prepare {
+            if let existing = prepared[sql] {
+                name = existing
+            } else {
+                let fresh = "navd_\(prepared.count)"
+                let result = PQprepare(handle, fresh, sql, Int32(parameters.count), nil)
+                defer { PQclear(result) }
+                guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+                    throw StoreError(message: "PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
+                }
+                prepared[sql] = fresh
+                name = fresh
+            }
+        }
+        let result = Self.withCStrings(parameters) { pointers in
+            if let name {
+                return PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
+            }
+            return PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        guard let result else { throw StoreError(message: "PQexec: \(String(cString: PQerrorMessage(handle)).trimmingNewlines())") }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let message = String(cString: PQresultErrorMessage(result)).trimmingNewlines()
+            PQclear(result)
+            throw StoreError(message: "PostgreSQL: \(message)")
+        }
+        return PostgresResult(result)
+    }
+
+    /// Runs several statements without parameters (`PQexec`), for migrations.
+    func executeScript(_ sql: String) throws(StoreError) {
+        guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw StoreError(message: "PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
+        }
+    }
+
+    private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        var owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in owned { free(pointer) } }
+        return body(owned.map { $0.map { UnsafePointer($0) } })
+    }
+}
+
+/// The rows of a query (`PGresult *`), cleared when this object goes away.
+final class PostgresResult {
+    private let result: OpaquePointer
+
+    fileprivate init(_ result: OpaquePointer) {
+        self.result = result
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    var rowCount: Int { Int(PQntuples(result)) }
+
+    /// Rows touched by an INSERT/UPDATE/DELETE (`PQcmdTuples`).
+    var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
+
+    func text(_ row: Int, _ column: Int) -> String {
+        String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+    }
+
+    func bytes(_ row: Int, _ column: Int) -> [UInt8] {
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return [] }
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        return value.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+    }
+
+    func int(_ row: Int, _ column: Int) -> Int64 {
+        Int64(text(row, column)) ?? 0
+    }
+}
+
+extension String {
+    fileprivate func trimmingNewlines() -> String {
+        var text = self
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}

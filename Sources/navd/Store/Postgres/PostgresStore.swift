@@ -1,0 +1,289 @@
+import Dispatch
+import NavCore
+import Synchronization
+
+/// Sessions in PostgreSQL (`--store postgres://user@host:port/db`), shared by several navd processes.
+///
+/// Every write is one statement that compare-and-sets on `version` (`UPDATE … WHERE version = $expected`)
+/// and appends the events in the same statement, so a change is either wholly there or not at all,
+/// and a process that lost a race learns it and re-reads instead of overwriting.
+final class PostgresStore: SessionStore, GraphStore {
+    let name: String
+    private let pool: PostgresPool
+    private let retainedEvents: Int
+    private let decode: SnapshotDecoder
+
+    static let migrations: [String] = [
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            graph TEXT NOT NULL,
+            graph_version INTEGER NOT NULL,
+            version BIGINT NOT NULL,
+            token_hash BYTEA NOT NULL,
+            snapshot_schema INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            touched_at BIGINT NOT NULL
+        );
+        CREATE INDEX sessions_touched_at ON sessions (touched_at);
+        CREATE TABLE events (
+            session_id TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        );
+        CREATE TABLE graphs (
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            document TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        );
+        """
+    ]
+
+    init(url: String, connections: Int, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
+        self.name = Self.redacted(url)
+        self.retainedEvents = retainedEvents
+        self.decode = decode
+        self.pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        try migrate()
+    }
+
+    /// The URL without its password, for logs.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
+            let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
+    /// Applies pending migrations under an advisory lock, so processes starting together do it once.
+    private func migrate() throws(StoreError) {
+        try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT pg_advisory_lock(7301)")
+            defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7301)") }
+            try connection.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            let applied = Int(try connection.execute("SELECT COALESCE(MAX(version), 0) FROM migrations").int(0, 0))
+            guard applied <= Self.migrations.count else {
+                throw StoreError(message: "the database is at schema \(applied); this navd knows up to \(Self.migrations.count)")
+            }
+            for (index, sql) in Self.migrations.enumerated().dropFirst(applied) {
+                try connection.execute("BEGIN")
+                do throws(StoreError) {
+                    try connection.executeScript(sql)
+                    try connection.execute(
+                        "INSERT INTO migrations (version, applied_at) VALUES ($1, extract(epoch from now())::bigint)", [String(index + 1)])
+                    try connection.execute("COMMIT")
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    private static func eventsJSON(_ events: [LifecycleEvent]) -> String {
+        JSONValue.array(events.map(\.json)).jsonString
+    }
+
+    func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH s AS (
+                    INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at)
+                    VALUES ($1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9) RETURNING id)
+                INSERT INTO events (session_id, seq, body)
+                SELECT s.id, (e->>'seq')::bigint, e::text FROM s, jsonb_array_elements($10::jsonb) e
+                """,
+                [
+                    session.id, session.graphName, String(session.graphVersion), String(session.state.version),
+                    Token.hex(session.tokenDigest), String(SessionState.snapshotSchema), session.state.snapshot.jsonString,
+                    String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
+                ],
+                prepare: true
+            )
+        }
+    }
+
+    func load(_ id: String) throws(StoreError) -> StoredSession? {
+        let row = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions WHERE id = $1",
+                [id], prepare: true)
+        }
+        guard row.rowCount == 1 else { return nil }
+        return try session(id: id, row, 0, offset: 0)
+    }
+
+    private func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
+        let graph = result.text(row, offset)
+        let graphVersion = Int(result.int(row, offset + 1))
+        let snapshot: JSONValue
+        do {
+            snapshot = try JSONValue(parsing: result.bytes(row, offset + 3))
+        } catch {
+            throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
+        }
+        return StoredSession(
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: Self.unhex(result.text(row, offset + 2)),
+            state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
+        )
+    }
+
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH u AS (
+                    UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
+                    WHERE id = $1 AND version = $5 RETURNING id),
+                ins AS (
+                    INSERT INTO events (session_id, seq, body)
+                    SELECT u.id, (e->>'seq')::bigint, e::text FROM u, jsonb_array_elements($6::jsonb) e RETURNING 1),
+                trimmed AS (
+                    DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1)
+                SELECT count(*) FROM u
+                """,
+                [
+                    session.id, String(session.state.version), session.state.snapshot.jsonString, String(session.touchedAt),
+                    String(expectedVersion), Self.eventsJSON(events), String((events.last?.seq ?? 0) - retainedEvents),
+                ],
+                prepare: true
+            )
+        }
+        return result.int(0, 0) == 1
+    }
+
+    func delete(_ id: String) throws(StoreError) -> Bool {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1) SELECT count(*) FROM d",
+                [id], prepare: true)
+        }
+        return result.int(0, 0) > 0
+    }
+
+    func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                [id, String(after), String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).compactMap { row in
+            (try? JSONValue(parsing: result.bytes(row, 0))).flatMap(LifecycleEvent.init(json:))
+        }
+    }
+
+    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
+                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d))
+                SELECT count(*) FROM d
+                """,
+                [String(cutoff)], prepare: true)
+        }
+        return Int(result.int(0, 0))
+    }
+
+    func list(limit: Int) throws(StoreError) -> [StoredSession] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT id, graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT $1",
+                [String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).compactMap { row in try? session(id: result.text(row, 0), result, row, offset: 1) }
+    }
+
+    func count() throws(StoreError) -> Int {
+        let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true) }
+        return Int(result.int(0, 0))
+    }
+
+    func saveGraph(_ document: JSONValue, name: String, version: Int) throws(StoreError) {
+        try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "INSERT INTO graphs (name, version, document) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                [name, String(version), document.jsonString])
+        }
+    }
+
+    func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT document, version FROM graphs ORDER BY name, version")
+        }
+        var graphs: [(document: JSONValue, version: Int)] = []
+        for row in 0..<result.rowCount {
+            do {
+                graphs.append((try JSONValue(parsing: result.bytes(row, 0)), Int(result.int(row, 1))))
+            } catch {
+                throw StoreError(message: "a stored graph is not JSON: \(error)")
+            }
+        }
+        return graphs
+    }
+
+    func close() {
+        pool.close()
+    }
+
+    private static func unhex(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+            default: continue
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
+    }
+}
+
+/// A fixed set of connections, each used by one thread at a time.
+///
+/// `@unchecked Sendable`: a connection is only reachable by the thread that took it out of
+/// `idle` (under the mutex) until it puts it back.
+final class PostgresPool: @unchecked Sendable {
+    private let idle: Mutex<[PostgresConnection]>
+    private let available: DispatchSemaphore
+    private let closed = Atomic<Bool>(false)
+
+    init(conninfo: String, size: Int) throws(StoreError) {
+        var connections: [PostgresConnection] = []
+        for _ in 0..<size { connections.append(try PostgresConnection(conninfo: conninfo)) }
+        idle = Mutex(connections)
+        available = DispatchSemaphore(value: size)
+    }
+
+    func with<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard !closed.load(ordering: .relaxed) else { throw StoreError(message: "the PostgreSQL store is closed") }
+        guard available.wait(timeout: .now() + .seconds(10)) == .success else {
+            throw StoreError(message: "no PostgreSQL connection free within 10 s")
+        }
+        defer { available.signal() }
+        guard let connection = idle.withLock({ $0.popLast() }) else {
+            throw StoreError(message: "the PostgreSQL pool is empty")
+        }
+        defer { idle.withLock { $0.append(connection) } }
+        return try body(connection)
+    }
+
+    func close() {
+        closed.store(true, ordering: .relaxed)
+        idle.withLock { connections in
+            for connection in connections { connection.close() }
+        }
+    }
+}

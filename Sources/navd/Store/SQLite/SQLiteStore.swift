@@ -7,13 +7,17 @@ import Synchronization
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
 /// A change is acknowledged only after its transaction has committed.
 ///
-/// `@unchecked Sendable`: the connection is only ever used inside `lock`.
+/// The file is opened in exclusive locking mode: one navd process owns it, so the store keeps
+/// a write-through cache of decoded sessions and reads never touch the disk twice.
+///
+/// `@unchecked Sendable`: the connection and the cache are only ever used inside `lock`.
 final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let name: String
     private let lock = Mutex(())
     private let connection: SQLiteConnection
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
+    private var cache: [String: StoredSession] = [:]
 
     /// Migrations in order; each runs once, recorded in `migrations`.
     static let migrations: [String] = [
@@ -54,6 +58,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.decode = decode
         try FileSystem.createParentDirectory(of: path)
         connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA locking_mode=EXCLUSIVE")
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys=ON")
@@ -93,17 +98,21 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 .bind(8, session.createdAt).bind(9, session.touchedAt).run()
                 try appendEvents(events, to: session.id)
             }
+            cache[session.id] = session
         }
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
         try locked { () throws(StoreError) -> StoredSession? in
+            if let cached = cache[id] { return cached }
             let statement = try connection.statement(
                 "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
             )
             try statement.bind(1, id)
             guard try statement.step() else { return nil }
-            return try row(id: id, statement, offset: 0)
+            let session = try row(id: id, statement, offset: 0)
+            cache[id] = session
+            return session
         }
     }
 
@@ -124,7 +133,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
         try locked { () throws(StoreError) -> Bool in
-            try connection.transaction { () throws(StoreError) -> Bool in
+            let written = try connection.transaction { () throws(StoreError) -> Bool in
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ? AND version = ?")
                     .bind(1, Int64(session.state.version)).bind(2, session.state.snapshot.jsonString)
                     .bind(3, session.touchedAt).bind(4, session.id).bind(5, Int64(expectedVersion)).run()
@@ -136,6 +145,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 }
                 return true
             }
+            if written { cache[session.id] = session } else { cache[session.id] = nil }
+            return written
         }
     }
 
@@ -151,6 +162,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             try connection.transaction { () throws(StoreError) -> Bool in
                 try connection.statement("DELETE FROM events WHERE session_id = ?").bind(1, id).run()
                 try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                cache[id] = nil
                 return connection.changes > 0
             }
         }
@@ -176,7 +188,9 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 try connection.statement("DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
                     .bind(1, cutoff).run()
                 try connection.statement("DELETE FROM sessions WHERE touched_at < ?").bind(1, cutoff).run()
-                return connection.changes
+                let removed = connection.changes
+                if removed > 0 { cache = cache.filter { $0.value.touchedAt >= cutoff } }
+                return removed
             }
         }
     }

@@ -13,7 +13,7 @@ struct GraphRoutes: Sendable {
         }
         router.on("GET", "/v1/graphs/{name}") { context throws(APIError) in
             let name = context.parameter("name")
-            guard let graph = graphs.latest(name) else { throw APIError(.unknownGraph, "no graph '\(name)'") }
+            guard let graph = graphs.latest(name) else { throw APIError(.notFound, "no graph '\(name)'") }
             return .json([
                 "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
                 "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),

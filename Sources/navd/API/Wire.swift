@@ -99,7 +99,7 @@ struct Fields {
 
     func int(_ key: String) throws(APIError) -> Int? {
         guard let value = object[key], value != .null else { return nil }
-        guard case .int(let number) = value else { throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName)") }
+        guard let number = value.intValue else { throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName)") }
         return number
     }
 

@@ -5,7 +5,7 @@ STORE ?= sqlite:./.navd/navd.db
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config
 PG_PACKAGES := postgresql
 
-.PHONY: all build release run test deps test-deps openapi-check bench clean
+.PHONY: all build release run test deps test-deps openapi-check openapi docker-check bench clean
 
 all: build
 
@@ -34,10 +34,15 @@ release: deps
 run: release
 	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
 
-## Unit, integration and contract tests.
+## Unit, integration and contract tests, then the container check.
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	scripts/check-docker-libs.sh
+
+## The Dockerfile's runtime stage installs every library the static release binary links.
+docker-check: deps
+	scripts/check-docker-libs.sh
 
 ## openapi.yaml must be valid OpenAPI 3.1 and identical to the copy compiled into navd.
 openapi-check:

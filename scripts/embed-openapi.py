@@ -9,13 +9,17 @@ import sys
 root = pathlib.Path(__file__).resolve().parent.parent
 spec = (root / "openapi.yaml").read_text(encoding="utf-8")
 target = root / "Sources" / "navd" / "API" / "OpenAPIDocument.swift"
+if not spec.endswith("\n"):
+    sys.exit("openapi.yaml must end with a newline")
 if '"""#' in spec:
     sys.exit("openapi.yaml contains the raw-string terminator \"\"\"#")
 swift = (
     "// Generated from openapi.yaml by scripts/embed-openapi.py (`make openapi`); do not edit.\n"
     "/// The API contract, served at `/openapi.yaml`.\n"
     "enum OpenAPIDocument {\n"
-    '    static let yaml = #"""\n' + spec + ('' if spec.endswith("\n") else "\n") + '"""#\n'
+    # A multi-line literal drops the line break before its closing delimiter: add one so the
+    # served bytes end exactly as the file does.
+    '    static let yaml = #"""\n' + spec + "\n" + '"""#\n'
     "}\n"
 )
 if "--check" in sys.argv:

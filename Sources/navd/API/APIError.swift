@@ -129,11 +129,13 @@ struct APIError: Error, Sendable {
     }
 
     var response: HTTPResponse {
-        HTTPResponse(
-            status: code.status,
-            headers: [("Content-Type", "application/problem+json")] + headers,
-            body: json.jsonBytes
-        )
+        var fields = [("Content-Type", "application/problem+json")] + headers
+        switch code {
+        case .unauthorized: fields.append(("WWW-Authenticate", "Bearer"))
+        case .tooManySessions: fields.append(("Retry-After", "60"))
+        default: break
+        }
+        return HTTPResponse(status: code.status, headers: fields, body: json.jsonBytes)
     }
 }
 

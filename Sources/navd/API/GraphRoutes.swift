@@ -34,7 +34,12 @@ struct GraphRoutes: Sendable {
                 do throws(GraphDocument.ReadError) {
                     document = try GraphDocument.yaml(String(decoding: context.request.body, as: UTF8.self))
                 } catch {
-                    throw APIError(.invalidGraph, "the graph is not valid YAML: \(error.message)")
+                    // `invalid_graph` always lists its issues (openapi.yaml, Problem): the
+                    // unreadable document is one issue at the root, as for unreadable JSON files.
+                    throw APIError(
+                        .invalidGraph, "the graph is not valid YAML: \(error.message)",
+                        issues: [GraphIssue(.invalidJSON, at: "", "not valid YAML: \(error.message)")]
+                    )
                 }
             default:
                 throw APIError(.unsupportedMediaType, "send the graph as application/json or application/yaml")
@@ -43,7 +48,8 @@ struct GraphRoutes: Sendable {
             try persist(version)
             return .json(
                 ["name": .string(version.graph.name), "version": .int(version.version), "warnings": .array(version.warnings.map(\.json))],
-                status: created ? 201 : 200, headers: [("ETag", "\"\(version.version)\"")]
+                status: created ? 201 : 200,
+                headers: [("ETag", "\"\(version.version)\"")] + (created ? [("Location", "/v1/graphs/\(version.graph.name)")] : [])
             )
         }
     }

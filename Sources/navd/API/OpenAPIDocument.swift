@@ -20,7 +20,10 @@ info:
     - Requests and answers are `application/json`. Every error is `application/problem+json`
       (RFC 9457, schema `Problem`) with a stable `code`; its `type` is `urn:navd:problem:<code>`.
       An `internal` error never carries internals.
-    - Every answer carries `X-Request-Id`.
+    - Every answer carries `X-Request-Id`. (Requests the HTTP layer rejects before they reach
+      navd — a request line or header that is not HTTP/1.1, a URL or header block too long to
+      buffer — are answered by libmicrohttpd itself with a bare 400, 414 or 431 and no problem
+      document.)
     - An unknown route answers 404 `not_found`; a known route with another method answers 405
       `method_not_allowed` with an `Allow` header; a body over the limit answers 413
       `payload_too_large`; a body of another media type answers 415 `unsupported_media_type`;
@@ -228,6 +231,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+        '422':
+          $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
     delete:
@@ -250,6 +255,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+        '422':
+          $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
 
@@ -802,6 +809,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+        '422':
+          $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
 
@@ -847,6 +856,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
+            ETag:
+              $ref: '#/components/headers/GraphETag'
           content:
             application/json:
               schema:
@@ -941,6 +952,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
+            ETag:
+              $ref: '#/components/headers/GraphETag'
           content:
             application/json:
               schema:
@@ -961,6 +974,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
+            ETag:
+              $ref: '#/components/headers/GraphETag'
             Location:
               description: The graph's URL, `/v1/graphs/{name}`.
               schema:
@@ -1168,6 +1183,12 @@ components:
         maxLength: 200
 
   headers:
+    GraphETag:
+      description: 'The graph version as an entity tag: `"<version>"`.'
+      required: true
+      schema:
+        type: string
+        pattern: '^"[0-9]+"$'
     X-Request-Id:
       description: Identifies this request in the daemon's logs. Present on every answer.
       required: true
@@ -1397,6 +1418,24 @@ components:
             status: 415
             detail: expected application/json, got text/plain
             code: unsupported_media_type
+    SessionUnusable:
+      description: |
+        422 `unknown_graph`: the session's stored stage no longer fits the graph version it was
+        created with (for example an operator removed a scene from a stored graph), or that version
+        is not loaded. Only this session is affected; the daemon serves the others.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/X-Request-Id'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+          example:
+            type: urn:navd:problem:unknown_graph
+            title: Unknown graph
+            status: 422
+            detail: "the stored session no longer fits graph 'news' version 1: screen e2: scene 'onboarding' is not in graph 'news'"
+            code: unknown_graph
     UnprocessableContent:
       description: |
         422: `unknown_scene`, `unknown_transition`, `unknown_graph` (`createSession` on a graph
@@ -2066,5 +2105,6 @@ components:
           description: A path template with `{placeholder}`s, e.g. `show_news(id={id})`.
         description:
           type: string
+
 """#
 }

@@ -49,8 +49,7 @@ final class Application: HTTPHandler {
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = Clock.seconds()
-        let requestID = request.headers["x-request-id"].flatMap { $0.utf8.count <= 128 && !$0.isEmpty ? $0 : nil }
-            ?? "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+        let requestID = requestID(for: request)
         var route = "unmatched"
         var response: HTTPResponse
         switch responder.match(method: request.method, path: request.path) {
@@ -89,8 +88,19 @@ final class Application: HTTPHandler {
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response
         response.headers.append(("Connection", "close"))
+        response.headers.append(("X-Request-Id", requestID(for: request)))
         metrics.recordRequest(method: request.method, route: "unmatched", status: 413, seconds: 0)
         return response
+    }
+
+    /// The client's `X-Request-Id` when it sent a sensible one, else a new id.
+    private func requestID(for request: HTTPRequest) -> String {
+        if let sent = request.headers["x-request-id"], !sent.isEmpty, sent.utf8.count <= 128,
+            sent.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        {
+            return sent
+        }
+        return "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
     }
 
     private func failure(_ error: APIError, request: HTTPRequest, route: String, requestID: String) -> HTTPResponse {

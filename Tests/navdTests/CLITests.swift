@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+
+/// `navd`'s commands other than `serve`, run as the real binary.
+@Suite struct CLITests {
+    struct Run {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    /// Runs `navd` with `arguments` from the package root and waits (at most 30 s).
+    static func navd(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = DaemonHarness.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = DaemonHarness.packageRoot
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes before waiting, so a chatty child cannot block on a full pipe.
+        let errorData = Locked<Data>(Data())
+        let reader = Thread { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
+        reader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        while !errorData.isSet, Date() < deadline { usleep(1_000) }
+        return Run(
+            status: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData.value, as: UTF8.self)
+        )
+    }
+
+    /// A tiny lock-protected box for the stderr reader thread.
+    final class Locked<Value>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Value
+        private var done = false
+
+        init(_ value: Value) { stored = value }
+
+        func set(_ value: Value) {
+            lock.lock()
+            stored = value
+            done = true
+            lock.unlock()
+        }
+
+        var value: Value {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+
+        var isSet: Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return done
+        }
+    }
+
+    @Test func validateAcceptsTheExampleGraphs() throws {
+        let run = try Self.navd(["validate", "Examples/news.json", "Examples/kabukit.json"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("Examples/news.json: ok: graph 'news', 12 scenes"))
+        #expect(run.output.contains("Examples/kabukit.json: ok: graph 'kabukit'"))
+        // Warnings are printed with their pointers but do not fail validation.
+        #expect(run.output.contains("warning: /scenes/help: unreachable_scene"))
+    }
+
+    @Test func validatePrintsEveryProblemOfABrokenGraphWithItsPointer() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("navd-broken-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let broken = """
+            {"name": "bad name", "start": "/nosuch", "extra": 1,
+             "scenes": {"up": {}, "home": {"links": {"go": {"path": "show(id={id"}}},
+                        "bar": {"container": "tabs", "tabs": ["zzz"]},
+                        "typed": {"params": {"p": {"type": "float"}}}},
+             "links": {"back": {"path": "^/missing"}}}
+            """
+        try broken.write(to: file, atomically: true, encoding: .utf8)
+        let run = try Self.navd(["validate", file.path])
+        #expect(run.status == 1)
+        let expected: [(pointer: String, code: String)] = [
+            ("/extra", "unknown_field"), ("/name", "invalid_name"), ("/start", "invalid_start"),
+            ("/scenes/up", "reserved_name"), ("/scenes/home/links/go/path", "invalid_template"),
+            ("/scenes/bar/tabs/0", "unknown_scene"), ("/scenes/typed/params/p/type", "invalid_param_schema"),
+            ("/links/back/path", "unknown_scene"),
+        ]
+        let lines = run.output.split(separator: "\n").map(String.init)
+        for (pointer, code) in expected {
+            #expect(lines.contains { $0.hasPrefix("\(file.path): error: \(pointer): \(code):") }, "no \(code) at \(pointer) in:\n\(run.output)")
+        }
+        #expect(lines.filter { $0.contains(": error: ") }.count == expected.count, "\(run.output)")
+        #expect(!run.output.contains(": ok: "))
+    }
+
+    @Test func validateFailsOnUnreadableFilesButChecksTheRest() throws {
+        let missing = "/nonexistent/\(UUID().uuidString).json"
+        let run = try Self.navd(["validate", missing, "Examples/news.json"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("\(missing): error:"))
+        #expect(run.output.contains("Examples/news.json: ok:"))
+    }
+
+    @Test(arguments: [
+        ("/top/list_news(category=3)", "/top/list_news(category=3)"),
+        ("/top/x(b=2,a=1)", "/top/x(a=1,b=2)"),
+        ("^/top!/list_coupon", "^/top!/list_coupon"),
+    ])
+    func pathParsePrintsTheCanonicalForm(_ path: String, _ canonical: String) throws {
+        let run = try Self.navd(["path", "parse", path])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output == canonical + "\n")
+    }
+
+    @Test func pathParseReportsTheOffsetOfAnInvalidPath() throws {
+        let run = try Self.navd(["path", "parse", "/top("])
+        #expect(run.status == 1)
+        #expect(run.output.hasPrefix("invalid_path at offset 4"), "\(run.output)")
+    }
+
+    @Test func pathResolveAppliesARelativePath() throws {
+        let run = try Self.navd(["path", "resolve", "--from", "/top", "../profile"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output == "/profile\n")
+        let deeper = try Self.navd(["path", "resolve", "--from", "/top/list_news(category=0)", "show_news(id=4)"])
+        #expect(deeper.output == "/top/list_news(category=0)/show_news(id=4)\n")
+    }
+
+    @Test func healthIsZeroAgainstARunningDaemonAndOneAgainstAClosedPort() throws {
+        let daemon = try DaemonHarness()
+        let healthy = try Self.navd(["health", "--url", "http://127.0.0.1:\(daemon.port)/healthz"])
+        #expect(healthy.status == 0, "\(healthy.output)\(healthy.errors)")
+        #expect(try daemon.stop() == 0)
+
+        let closed = try Self.navd(["health", "--url", "http://127.0.0.1:\(try DaemonHarness.freePort())/healthz", "--timeout", "1"])
+        #expect(closed.status == 1)
+        #expect(closed.output.hasPrefix("unhealthy"))
+    }
+
+    @Test func versionIsPrinted() throws {
+        let run = try Self.navd(["--version"])
+        #expect(run.status == 0)
+        let version = run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+"#, options: .regularExpression) != nil, "\(run.output)")
+        let spec = try OpenAPIValidator.shared.get()
+        #expect(spec.document["info"]?["version"] == .string(version), "navd --version and openapi.yaml info.version differ")
+    }
+}

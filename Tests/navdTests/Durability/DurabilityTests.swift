@@ -1,0 +1,353 @@
+import Foundation
+import NavCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sessions survive restarts and `kill -9` (SQLite, PostgreSQL), several processes share
+/// sessions without losing an update (PostgreSQL), idle sessions expire.
+@Suite(.serialized) struct DurabilityTests {
+    static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
+    static let pathB = "^/top"
+    static let canonicalA = "/top/list_news(category=1)/show_news(id=2)"
+    static let canonicalB = "/top"
+
+    // MARK: Restart
+
+    @Test func sqliteSessionsSurviveARestart() throws {
+        let folder = try TemporaryFolder()
+        try checkRestart(store: "sqlite:\(folder.path)/navd.db")
+    }
+
+    @Test func postgresSessionsSurviveARestart() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try checkRestart(store: cluster.url)
+    }
+
+    private func checkRestart(store: String) throws {
+        var daemon = try DaemonHarness(store: store)
+        var sessions: [DaemonHarness.Session] = []
+        var views: [JSON] = []
+        for index in 0..<5 {
+            let session = try daemon.createSession(context: ["user": .string("u\(index)")])
+            #expect(try daemon.navigate(session, "home#friend/show_friend(name=n\(index))").status == 200)
+            #expect(try daemon.navigate(session, "^/top/home#profile").status == 200)
+            sessions.append(session)
+            views.append(try daemon.view(session))
+        }
+        let eventsBefore = try sessions.map { try daemon.events($0, limit: 1000).json() }
+        #expect(try daemon.stop() == 0)
+
+        daemon = try DaemonHarness(store: store)
+        for (session, view) in zip(sessions, views) {
+            #expect(try daemon.view(session) == view)
+        }
+        #expect(try sessions.map { try daemon.events($0, limit: 1000).json() } == eventsBefore)
+        // Restored state keeps working: the saved tab stack comes back.
+        let restored = try daemon.navigate(sessions[0], "^/top/home#friend").json()
+        #expect(restored["path"]?.string == "/top/home#friend/show_friend(name=n0)")
+        #expect(try daemon.stop() == 0)
+    }
+
+    // MARK: Crash
+
+    /// Transitions stream in while navd is killed with SIGKILL at a random moment; after a
+    /// restart every acknowledged change is there and no stage is half-applied.
+    @Test func sqliteKeepsEveryAcknowledgedChangeThroughKillDashNine() throws {
+        let folder = try TemporaryFolder()
+        let store = "sqlite:\(folder.path)/navd.db"
+        var generator = SystemRandomNumberGenerator()
+        var sessions: [DaemonHarness.Session] = []
+        var acknowledged: [String: (version: Int, path: String)] = [:]
+        for round in 0..<4 {
+            let daemon = try DaemonHarness(store: store)
+            if sessions.isEmpty {
+                for _ in 0..<4 { sessions.append(try daemon.createSession()) }
+            }
+            // Everything acknowledged before the previous crash is here, whole.
+            try verify(daemon, sessions, acknowledged, round: round)
+
+            let driver = TransitionDriver(daemon: daemon, sessions: sessions, paths: [Self.pathA, Self.pathB])
+            driver.start()
+            usleep(UInt32.random(in: 300_000...900_000, using: &generator))
+            daemon.crash()
+            let acks = driver.finish()
+            #expect(acks.count > 10, "round \(round): only \(acks.count) transitions were acknowledged before the crash")
+            for ack in acks {
+                if let known = acknowledged[ack.session], known.version > ack.version { continue }
+                acknowledged[ack.session] = (ack.version, ack.path)
+            }
+        }
+        let daemon = try DaemonHarness(store: store)
+        try verify(daemon, sessions, acknowledged, round: 4)
+        #expect(try daemon.stop() == 0)
+    }
+
+    private func verify(
+        _ daemon: DaemonHarness, _ sessions: [DaemonHarness.Session], _ acknowledged: [String: (version: Int, path: String)], round: Int
+    ) throws {
+        for session in sessions {
+            let view = try daemon.view(session)
+            let version = try #require(view["version"]?.int)
+            let path = try #require(view["path"]?.string)
+            if let ack = acknowledged[session.id] {
+                // At most one change can have committed without its answer reaching the client.
+                #expect(version == ack.version || version == ack.version + 1, "round \(round): version \(version), acknowledged \(ack.version)")
+                if version == ack.version { #expect(path == ack.path, "round \(round)") }
+            }
+            #expect([Self.canonicalA, Self.canonicalB].contains(path), "round \(round): half-applied stage \(path)")
+            // The event log is whole: consecutive seqs, every transition closed.
+            let log = try daemon.events(session, limit: 1000).json()
+            let events = log["events"]?.array ?? []
+            let seqs = events.compactMap { $0["seq"]?.int }
+            #expect(seqs == Array((seqs.first ?? 1)..<((seqs.first ?? 1) + seqs.count)), "round \(round): gaps in \(seqs)")
+            #expect(events.last?["type"]?.string == "transitionEnd")
+            #expect(events.last?["transition"]?.int == version)
+        }
+    }
+
+    // MARK: Several processes
+
+    /// Three navd processes on one PostgreSQL; concurrent clients send conflicting intents
+    /// for the same sessions through different processes.
+    @Test func threeProcessesOnPostgresLoseNoUpdate() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<3).map { _ in try DaemonHarness(store: cluster.url) }
+        let sessions = try (0..<4).map { _ in try daemons[0].createSession() }
+        let intents: [(name: String, body: JSON, path: String)] = [
+            ("list", ["path": "^/top/list_news(category=1)"], "/navigate"),
+            ("list2", ["path": "^/top/list_news(category=2)"], "/navigate"),
+            ("show", ["path": "show_news(id=7)"], "/navigate"),
+            ("top", ["name": "top"], "/transitions"),
+            ("back", [:], "/back"),
+        ]
+        let results = Guarded<[Ack]>([])
+        let group = DispatchGroup()
+        for client in 0..<6 {
+            group.enter()
+            Thread {
+                var generator = SplitMix(seed: UInt64(client) &* 7919 &+ 17)
+                for _ in 0..<40 {
+                    let session = sessions[Int(generator.next() % UInt64(sessions.count))]
+                    let daemon = daemons[Int(generator.next() % UInt64(daemons.count))]
+                    let intent = intents[Int(generator.next() % UInt64(intents.count))]
+                    guard let answer = try? daemon.send("POST", session.url + intent.path, json: intent.body, token: session.token),
+                        answer.status == 200, let body = try? answer.json()
+                    else { continue }
+                    let events = body["events"]?.array ?? []
+                    guard !events.isEmpty, let version = body["version"]?.int, let path = body["path"]?.string else { continue }
+                    results.withLock { $0.append(Ack(session: session.id, version: version, path: path, intent: intent.name, events: events)) }
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        let acks = results.withLock { $0 }
+        #expect(acks.count > 50)
+
+        let graph = try #require(Graph.decode(json: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))).graph)
+        let navigator = Navigator(graph: graph)
+        for session in sessions {
+            let view = try daemons[2].view(session)
+            let finalVersion = try #require(view["version"]?.int)
+            let mine = acks.filter { $0.session == session.id }.sorted { $0.version < $1.version }
+            // Every applied change was acknowledged exactly once, with versions 2…final and no gap.
+            #expect(mine.map(\.version) == Array(2..<(finalVersion + 1)), "session \(session.id)")
+            // Every acknowledged event is in the log exactly once, and the log has no gap.
+            let log = try daemons[1].events(session, limit: 1000).json()["events"]?.array ?? []
+            #expect(log.compactMap { $0["seq"]?.int } == Array(1..<(log.count + 1)))
+            #expect(Set(log.compactMap { $0["transition"]?.int }) == Set(1...finalVersion))
+            let acknowledgedEvents = mine.flatMap(\.events)
+            #expect(acknowledgedEvents.count == log.count - 5, "creation emits 5 events")
+            #expect(Array(log.dropFirst(5)) == acknowledgedEvents)
+            // The final stage is the replay of the acknowledged intents in version order.
+            var state = try navigator.start().state
+            for ack in mine {
+                let intent: Intent =
+                    switch ack.intent {
+                    case "list": .navigate(Self.pathFor("list"))
+                    case "list2": .navigate(Self.pathFor("list2"))
+                    case "show": .navigate("show_news(id=7)")
+                    case "top": .link(name: "top", params: [:])
+                    default: .back(1)
+                    }
+                state = try navigator.apply(intent, to: state).state
+                #expect(state.path.description == ack.path, "replaying version \(ack.version)")
+            }
+            #expect(state.path.description == view["path"]?.string)
+            #expect(state.version == finalVersion)
+        }
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
+    private static func pathFor(_ name: String) -> String {
+        name == "list" ? "^/top/list_news(category=1)" : "^/top/list_news(category=2)"
+    }
+
+    // MARK: Incompatible snapshot
+
+    /// A stored session whose graph version lost a scene gets a clear error; others still work.
+    @Test func aSessionThatNoLongerFitsItsGraphFailsAloneWithAClearError() throws {
+        let folder = try TemporaryFolder()
+        let database = "\(folder.path)/navd.db"
+        var daemon = try DaemonHarness(store: "sqlite:\(database)")
+        let broken = try daemon.createSession()
+        #expect(try daemon.navigate(broken, "onboarding").status == 200)
+        let healthy = try daemon.createSession()
+        #expect(try daemon.stop() == 0)
+
+        // An operator edits the stored graph and removes the scene the session is on.
+        try Shell.python("""
+            import json, sqlite3
+            db = sqlite3.connect('\(database)')
+            (doc,) = db.execute("SELECT document FROM graphs WHERE name='news' AND version=1").fetchone()
+            graph = json.loads(doc); del graph['scenes']['onboarding']
+            db.execute("UPDATE graphs SET document=? WHERE name='news' AND version=1", (json.dumps(graph),))
+            db.commit()
+            """)
+        daemon = try DaemonHarness(graphs: [], store: "sqlite:\(database)")
+        let answer = try daemon.get(broken)
+        #expect(answer.status == 422)
+        #expect(answer.code == "unknown_graph")
+        #expect((try answer.json())["detail"]?.string?.contains("onboarding") == true)
+        #expect(try daemon.navigate(healthy, "list_news").status == 200)
+        #expect(try daemon.request("GET", "/healthz").status == 200)
+        #expect(try daemon.stop() == 0)
+    }
+
+    // MARK: Expiry
+
+    @Test func idleSessionsExpireAndAreSweptFromTheStore() throws {
+        let daemon = try DaemonHarness(store: "memory", arguments: ["--session-ttl", "2s", "--admin-token", "admin-token-0123456789"])
+        let idle = try daemon.createSession()
+        #expect(try daemon.get(idle).status == 200)
+        usleep(3_200_000)
+        let answer = try daemon.get(idle)
+        #expect(answer.status == 404)
+        #expect(answer.code == "session_not_found")
+        let listing = try daemon.send("GET", "/v1/sessions", token: "admin-token-0123456789").json()
+        #expect(listing["sessions"]?.array?.isEmpty == true, "the sweep deletes expired sessions from the store")
+        #expect(try daemon.stop() == 0)
+    }
+}
+
+struct Ack: Sendable {
+    var session: String
+    var version: Int
+    var path: String
+    var intent: String
+    var events: [JSON]
+}
+
+/// Sends navigations one at a time on a thread until the daemon goes away, recording each acknowledgement.
+final class TransitionDriver: @unchecked Sendable {
+    struct Acknowledgement: Sendable {
+        var session: String
+        var version: Int
+        var path: String
+    }
+
+    private let daemon: DaemonHarness
+    private let sessions: [DaemonHarness.Session]
+    private let paths: [String]
+    private let acks = Guarded<[Acknowledgement]>([])
+    private let done = DispatchSemaphore(value: 0)
+
+    init(daemon: DaemonHarness, sessions: [DaemonHarness.Session], paths: [String]) {
+        self.daemon = daemon
+        self.sessions = sessions
+        self.paths = paths
+    }
+
+    func start() {
+        Thread { [self] in
+            var step = 0
+            while true {
+                let session = sessions[step % sessions.count]
+                let path = paths[(step / sessions.count) % paths.count]
+                step += 1
+                guard let answer = try? daemon.send("POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token)
+                else { break }
+                guard answer.status == 200, let body = try? answer.json(), let version = body["version"]?.int,
+                    let reached = body["path"]?.string
+                else { break }
+                acks.withLock { $0.append(Acknowledgement(session: session.id, version: version, path: reached)) }
+            }
+            done.signal()
+        }.start()
+    }
+
+    func finish() -> [Acknowledgement] {
+        done.wait()
+        return acks.withLock { $0 }
+    }
+}
+
+/// A mutex-protected value for test threads.
+final class Guarded<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// A deterministic generator, so a failing interleaving of requests can be told apart from luck.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A folder under /tmp removed when the value goes away.
+final class TemporaryFolder {
+    let path: String
+
+    init() throws {
+        path = "/tmp/navd-test-\(UUID().uuidString.prefix(12))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+enum Shell {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func python(_ script: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let output = Pipe()
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure(description: String(decoding: data, as: UTF8.self)) }
+    }
+}

@@ -1,0 +1,309 @@
+import Foundation
+import Testing
+
+/// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);
+/// nothing a client sends may crash the daemon or corrupt another session.
+@Suite struct ErrorCodeTests {
+    static let adminToken = "admin-token-0123456789"
+
+    /// Records the answer's code and checks status and code.
+    final class Codes: @unchecked Sendable {
+        var seen: [String: Int] = [:]
+
+        @discardableResult
+        func expect(
+            _ answer: HTTPMessage, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) -> JSON {
+            #expect(answer.status == status, "expected \(status) \(code): \(answer)", sourceLocation: sourceLocation)
+            #expect(answer.code == code, "expected \(code): \(answer)", sourceLocation: sourceLocation)
+            if answer.status == status, let actual = answer.code, actual == code { seen[code, default: 0] += 1 }
+            return (try? answer.json()) ?? .null
+        }
+    }
+
+    /// A request whose body is over `--max-body`, answered by `Application.bodyTooLarge`.
+    static func overTheLimit(
+        _ navd: DaemonHarness, _ target: String, bytes: Int, token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> HTTPMessage {
+        var headers = ["Content-Type": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        return try navd.request("POST", target, headers: headers, body: [UInt8](repeating: UInt8(ascii: " "), count: bytes), sourceLocation: sourceLocation)
+    }
+
+    @Test func everyErrorCodeOfTheSpecHasARequestThatTriggersIt() throws {
+        let navd = try DaemonHarness()
+        let admin = try DaemonHarness(arguments: ["--admin-token", Self.adminToken])
+        let limited = try DaemonHarness(arguments: ["--max-body", "1024", "--max-sessions", "2"])
+        let codes = Codes()
+        let session = try navd.createSession()
+        let other = try navd.createSession()
+        let url = session.url
+        let json = ["Content-Type": "application/json", "Authorization": "Bearer \(session.token)"]
+
+        // 400
+        codes.expect(try navd.request("POST", url + "/navigate", headers: json, body: Array(#"{"path":"#.utf8)), 400, "malformed_json")
+        codes.expect(try navd.request("POST", url + "/navigate", headers: json, body: Array("{'path': 'x'}".utf8)), 400, "malformed_json")
+        codes.expect(try navd.request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array("[".utf8)), 400, "malformed_json")
+        codes.expect(try navd.back(session, count: 0), 400, "invalid_request")
+        codes.expect(try navd.send("POST", url + "/navigate", json: ["path": "help", "bogus": 1], token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("POST", url + "/navigate", json: [:], token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("POST", url + "/navigate", json: ["path": 5], token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("POST", url + "/navigate", json: ["help"], token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("POST", url + "/back", json: ["count": "2"], token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("POST", "/v1/sessions", json: ["context": "u1"]), 400, "invalid_request")
+        codes.expect(try navd.send("GET", url + "/events?after=-1", token: session.token), 400, "invalid_request")
+        codes.expect(try navd.send("GET", url + "/events?limit=1001", token: session.token), 400, "invalid_request")
+        let invalidPath = codes.expect(try navd.navigate(session, "/top("), 400, "invalid_path")
+        #expect(invalidPath["offset"] == 4)
+        let emptyKey = codes.expect(try navd.navigate(session, "list_news(=1)"), 400, "invalid_path")
+        #expect(emptyKey["offset"]?.int != nil)
+        // 401
+        codes.expect(try navd.request("GET", url), 401, "unauthorized")
+        codes.expect(try admin.request("GET", "/v1/sessions"), 401, "unauthorized")
+        // 403
+        codes.expect(try navd.request("GET", "/v1/sessions", headers: ["Authorization": "Bearer \(Self.adminToken)"]), 403, "forbidden")
+        codes.expect(try admin.request("GET", "/v1/sessions", headers: ["Authorization": "Bearer not-the-admin-token"]), 403, "forbidden")
+        codes.expect(try navd.navigate(session, "home#profile"), 403, "transition_refused")
+        // 404
+        codes.expect(try navd.send("GET", other.url, token: session.token), 404, "session_not_found")
+        codes.expect(try navd.send("GET", "/v1/sessions/nosuch", token: session.token), 404, "session_not_found")
+        codes.expect(try navd.request("GET", "/nope"), 404, "not_found")
+        codes.expect(try navd.request("GET", "/v1/sessions/\(session.id)/nope"), 404, "not_found")
+        codes.expect(try navd.request("GET", "/v1/graphs/nosuch"), 404, "not_found")
+        codes.expect(try navd.setParams(session, screen: "e999", [:]), 404, "not_found")
+        // 405
+        let notAllowed = try navd.request("DELETE", "/healthz")
+        codes.expect(notAllowed, 405, "method_not_allowed")
+        #expect(notAllowed.headers["allow"] == "GET")
+        let putSessions = try navd.send("PUT", "/v1/sessions", json: [:])
+        codes.expect(putSessions, 405, "method_not_allowed")
+        #expect(Set((putSessions.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["GET", "POST"])
+        // 409
+        codes.expect(try navd.exit(session), 409, "stack_underflow")
+        codes.expect(try navd.back(session, count: 5), 409, "stack_underflow")
+        #expect(try navd.navigate(session, "onboarding").status == 200)
+        codes.expect(try navd.exit(session), 409, "not_removable")
+        codes.expect(try navd.navigate(session, "^/top"), 409, "not_removable")
+        // 412
+        codes.expect(try navd.navigate(session, "login", headers: ["If-Match": "\"1\""]), 412, "version_conflict")
+        // 413
+        codes.expect(try Self.overTheLimit(limited, "/v1/sessions", bytes: 2000), 413, "payload_too_large")
+        codes.expect(try Self.overTheLimit(navd, url + "/navigate", bytes: 70_000, token: session.token), 413, "payload_too_large")
+        // 415
+        codes.expect(try navd.send("POST", url + "/navigate", json: ["path": "login"], token: session.token, contentType: "text/plain"), 415, "unsupported_media_type")
+        codes.expect(try navd.request("POST", url + "/navigate", headers: ["Authorization": "Bearer \(session.token)"], body: Array(#"{"path":"login"}"#.utf8)), 415, "unsupported_media_type")
+        codes.expect(try navd.patchState(session, screen: "e1", ["a": 1], contentType: "application/x-www-form-urlencoded"), 415, "unsupported_media_type")
+        // 422
+        codes.expect(try navd.navigate(session, "nosuch"), 422, "unknown_scene")
+        codes.expect(try navd.navigate(session, "^/top/help#news"), 422, "unknown_scene")
+        codes.expect(try navd.transition(session, "nosuch"), 422, "unknown_transition")
+        codes.expect(try navd.send("POST", "/v1/sessions", json: ["graph": "nosuch"]), 422, "unknown_graph")
+        let badParam = codes.expect(try navd.navigate(session, "show_news(id=x)"), 422, "invalid_params")
+        #expect(badParam["param"] == "id")
+        let missing = codes.expect(try navd.navigate(session, "show_news"), 422, "invalid_params")
+        #expect(missing["param"] == "id")
+        let adminJSON = ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"]
+        let invalidGraph = codes.expect(
+            try admin.request("PUT", "/v1/graphs/bad", headers: adminJSON, body: Array(#"{"name":"bad","start":"/up","scenes":{"up":{}}}"#.utf8)),
+            422, "invalid_graph"
+        )
+        #expect(invalidGraph["issues"]?.array?.contains { $0["pointer"] == "/scenes/up" } == true, "\(invalidGraph)")
+        codes.expect(try navd.navigate(session, Array(repeating: "help", count: 40).joined(separator: "/")), 422, "stack_too_deep")
+        let key = ["Idempotency-Key": "k-\(UUID().uuidString)"]
+        #expect(try navd.navigate(session, "login", headers: key).status == 200)
+        codes.expect(try navd.navigate(session, "help", headers: key), 422, "idempotency_key_reused")
+        // 503
+        _ = try limited.createSession()
+        let survivor = try limited.createSession()
+        let full = try limited.send("POST", "/v1/sessions", json: [:])
+        codes.expect(full, 503, "too_many_sessions")
+
+        let validator = try OpenAPIValidator.shared.get()
+        let specCodes = Set(validator.schema(named: "Problem")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
+        #expect(specCodes.count > 20)
+        #expect(Set(codes.seen.keys) == specCodes.subtracting(["internal"]), "missing: \(specCodes.subtracting(codes.seen.keys))")
+
+        // The daemons still serve, and the sessions refused all along still work.
+        for daemon in [navd, admin, limited] {
+            #expect(try daemon.request("GET", "/healthz").status == 200)
+            #expect(try daemon.request("GET", "/readyz").status == 200)
+        }
+        let survived = try navd.view(session)
+        #expect(survived["path"] == "/top/onboarding/login", "\(survived)")
+        #expect(try navd.exit(session).status == 200)
+        #expect(try navd.navigate(other, "list_news/show_news(id=1)").status == 200)
+        #expect(try limited.navigate(survivor, "list_news").status == 200)
+        for daemon in [navd, admin, limited] {
+            #expect(try daemon.stop() == 0)
+        }
+    }
+
+    /// ~200 malformed requests; each gets a 4xx (never a 5xx or a dropped connection), none
+    /// changes the session it aims at, and the daemon stays healthy.
+    @Test func garbageGetsA4xxAndChangesNothing() throws {
+        let navd = try DaemonHarness()
+        let victim = try navd.createSession()
+        let bystander = try navd.createSession()
+        _ = try navd.navigate(bystander, "list_news")
+        let bystanderBefore = try navd.view(bystander)
+        var random = SplitMix64(seed: 0x6E61_7664)
+        var answered = 0
+
+        func expect4xx(_ answer: HTTPMessage, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            answered += 1
+            #expect((400..<500).contains(answer.status), "\(what): \(answer)", sourceLocation: sourceLocation)
+        }
+        func send(_ method: String, _ target: String, _ headers: [String: String], _ body: [UInt8], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            do {
+                expect4xx(try navd.request(method, target, headers: headers, body: body, sourceLocation: sourceLocation), what, sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(what): no answer: \(error)", sourceLocation: sourceLocation)
+            }
+        }
+
+        let auth = ["Authorization": "Bearer \(victim.token)"]
+        let routes: [(String, String)] = [
+            ("POST", "/v1/sessions"), ("POST", victim.url + "/navigate"), ("POST", victim.url + "/transitions"),
+            ("POST", victim.url + "/exit"), ("POST", victim.url + "/back"), ("PUT", victim.url + "/screens/e1/params"),
+            ("PATCH", victim.url + "/screens/e1/state"), ("PUT", "/v1/graphs/news"),
+        ]
+        let mediaTypes = ["application/json", "application/merge-patch+json", "text/plain", "application/octet-stream", "application/yaml"]
+
+        // Random bytes as bodies, under assorted media types.
+        for round in 0..<80 {
+            let (method, target) = routes[random.below(routes.count)]
+            var body = random.bytes(1 + random.below(1500))
+            if body.first == UInt8(ascii: "{") || body.first == UInt8(ascii: "[") { body[0] = 0xFF }
+            let media = mediaTypes[random.below(mediaTypes.count)]
+            send(method, target, auth.merging(["Content-Type": media]) { $1 }, body, "random body #\(round) \(media) to \(method) \(target)")
+        }
+        // JSON of the wrong shape or out of range.
+        let shapes: [String] = [
+            #"{"path": 5}"#, #"{"path": null}"#, #"{"path": ["a"]}"#, #"{"name": {}}"#, #"{"count": "2"}"#, #"{"count": 1e400}"#,
+            #"{"count": 99999999999999999999}"#, #"{"count": -3}"#, #""x""#, "null", "[]", "123", #"{"path": "\ud800"}"#,
+            #"{"path": "a", "path": "b", "x": 1}"#, #"{"context": [1]}"#, #"{"graph": 1}"#, #"{"start": "/top("}"#, #"{"path":"#,
+            #"{"a":1,}"#, "\u{FEFF}{}", #"{"path": "^/top/list_news(category=1e3)"}"#, #"{"path": "up(n=0)"}"#, #"{"path": "..//x"}"#,
+            #"{"name": "news", "params": {"category": {"a": 1}}}"#, #"{"name": "news", "params": {"category": 1, "extra": 2}}"#,
+        ]
+        for (index, shape) in shapes.enumerated() {
+            let (method, target) = routes[index % 5 == 0 ? 0 : 1 + index % 4]
+            send(method, target, auth.merging(["Content-Type": "application/json"]) { $1 }, Array(shape.utf8), "shape \(shape) to \(target)")
+        }
+        var invalidUTF8Body = Array(#"{"path": ""#.utf8) + [0xFF, 0xFE, 0xC3] + Array(#""}"#.utf8)
+        send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, invalidUTF8Body, "invalid UTF-8 in a JSON string")
+        invalidUTF8Body = [0xC0, 0xAF] + Array("{}".utf8)
+        send("POST", "/v1/sessions", ["Content-Type": "application/json"], invalidUTF8Body, "overlong UTF-8 before JSON")
+
+        // JSON nested 10,000 levels deep, as arrays and as objects.
+        let deepArray = Array(String(repeating: "[", count: 10_000).utf8) + Array(String(repeating: "]", count: 10_000).utf8)
+        let deepObject = Array((String(repeating: #"{"a":"#, count: 10_000) + "1" + String(repeating: "}", count: 10_000)).utf8)
+        for (method, target) in routes {
+            send(method, target, auth.merging(["Content-Type": "application/json"]) { $1 }, deepArray, "10,000 nested arrays to \(target)")
+            send(method, target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, deepObject, "10,000 nested objects to \(target)")
+        }
+        let deepPath = #"{"path": ""# + String(repeating: "(", count: 10_000) + #""}"#
+        send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, Array(deepPath.utf8), "10,000 open parens")
+
+        // Path strings far over the path limit (60 KB fits the body limit).
+        for length in [4097, 20_000, 60_000] {
+            let path = String((0..<length).map { _ in Array("abc/()=,!#^.%")[random.below(13)] })
+            let body = JSON.object(["path": .string(path)]).bytes
+            send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, body, "a \(length)-byte path")
+        }
+        // Bodies over the limit: 413 (see overTheLimit for the known header bug).
+        for bytes in [65_537, 100_000] {
+            do {
+                expect4xx(try Self.overTheLimit(navd, victim.url + "/navigate", bytes: bytes, token: victim.token), "\(bytes)-byte body")
+            } catch {
+                Issue.record("\(bytes)-byte body: no answer: \(error)")
+            }
+        }
+
+        // Invalid UTF-8 and broken escapes in URL paths.
+        for round in 0..<20 {
+            var segment = random.bytes(1 + random.below(40)).map { $0 | 0x80 }
+            if round % 2 == 0 { segment.insert(contentsOf: Array("e1".utf8), at: 0) }
+            let prefix = ["/v1/sessions/", victim.url + "/screens/", "/v1/graphs/", "/"][round % 4]
+            let suffix = round % 4 == 1 ? "/params" : ""
+            let method = round % 4 == 1 ? "PUT" : "GET"
+            let request = Array("\(method) \(prefix)".utf8) + segment + Array("\(suffix) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\nContent-Type: application/json\r\nAuthorization: Bearer \(victim.token)\r\n\r\n{}".utf8)
+            do {
+                expect4xx(try navd.raw(request, method: method, target: prefix + String(decoding: segment, as: UTF8.self) + suffix), "raw UTF-8 path #\(round)")
+            } catch {
+                Issue.record("raw UTF-8 path #\(round): no answer: \(error)")
+            }
+        }
+        for target in ["/v1/sessions/%ff%fe", "/v1/sessions/%zz", "/v1/sessions/%", victim.url + "/screens/%C3%28/params", "/v1/graphs/%00", "/v1/sessions//navigate", "//", "/v1//sessions"] {
+            send(target.hasSuffix("params") ? "PUT" : "GET", target, auth, [], "escape \(target)")
+        }
+
+        // Query strings out of range.
+        for query in ["after=-1", "after=abc", "after=99999999999999999999999", "limit=0", "limit=1001", "limit=", "after=%ff", "after=1&after=x", "limit=1e2", "after=+1%00"] {
+            send("GET", victim.url + "/events?" + query, auth, [], "events?\(query)")
+        }
+        // Headers: bad tokens, If-Match, Idempotency-Key, large but within MHD's limits.
+        for (index, authorization) in ["Bearer", "Bearer  ", "Basic \(victim.token)", "bearer x y z", "Bearer \(String(repeating: "a", count: 4000))", "Bearer \u{00E9}\u{00E9}", "Bearer \(victim.token)x", "Token \(victim.token)"].enumerated() {
+            send("POST", victim.url + "/navigate", ["Authorization": authorization, "Content-Type": "application/json"], Array(#"{"path":"help"}"#.utf8), "Authorization #\(index)")
+        }
+        for ifMatch in ["\"0\"", "\"2\"", "W/\"x\"", "\"-1\"", "\"99999999999999999999999\"", "abc", "\"\""] {
+            send("POST", victim.url + "/navigate", auth.merging(["If-Match": ifMatch, "Content-Type": "application/json"]) { $1 }, Array(#"{"path":"help"}"#.utf8), "If-Match \(ifMatch)")
+        }
+        send("POST", victim.url + "/navigate", auth.merging(["Idempotency-Key": String(repeating: "k", count: 500), "Content-Type": "application/json"]) { $1 }, Array(#"{"path":"help"}"#.utf8), "long Idempotency-Key")
+        let large = try navd.request("GET", "/healthz", headers: ["X-Filler": String(repeating: "x", count: 2000), "X-Request-Id": String(repeating: "r", count: 5000)])
+        #expect(large.status == 200)
+        #expect((large.headers["x-request-id"]?.count ?? 0) <= 128, "an oversized X-Request-Id is not echoed")
+        // Unknown routes and methods.
+        for (method, target) in [("GET", "/v2/sessions"), ("BREW", "/healthz"), ("get", "/healthz"), ("PATCH", "/v1/sessions"), ("DELETE", "/v1/graphs/news"), ("POST", "/metrics"), ("GET", "/v1/sessions/\(victim.id)/screens/e1"), ("GET", "/HEALTHZ")] {
+            send(method, target, auth, [], "\(method) \(target)")
+        }
+
+        // Transport-level garbage: libmicrohttpd answers before navd sees the request, with a bare
+        // status and no problem document (openapi.yaml exempts these), so only the 4xx is checked.
+        let transport: [(String, [UInt8])] = [
+            ("a 100 KB URL", Array("GET /\(String(repeating: "a", count: 100_000)) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)),
+            ("a 40 KB header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 40_000))\r\nConnection: close\r\n\r\n".utf8)),
+            ("3,000 headers", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<3000).map { "X-H\($0): v\r\n" }.joined() + "Connection: close\r\n\r\n").utf8)),
+            ("a broken chunk size", Array("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n".utf8)),
+            ("a header line without a colon", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\nConnection: close\r\n\r\n".utf8)),
+            ("an HTTP/0.9 request line", Array("GET /healthz\r\n\r\n".utf8)),
+        ]
+        for (what, request) in transport {
+            do {
+                expect4xx(try navd.raw(request, target: "/healthz", validate: false), what)
+            } catch {
+                Issue.record("\(what): no answer: \(error)")
+            }
+        }
+
+        #expect(answered == 197)
+        // Healthy, and refusals changed nothing: the victim is untouched, the bystander too.
+        #expect(try navd.request("GET", "/healthz").status == 200)
+        let victimAfter = try navd.view(victim)
+        #expect(victimAfter["version"] == 1)
+        #expect(victimAfter["path"] == "/top")
+        #expect(try navd.events(victim).json()["next"] == .int(victim.created["events"]?.array?.count ?? -1))
+        #expect(try navd.view(bystander) == bystanderBefore)
+        #expect(try navd.navigate(bystander, "show_news(id=3)").status == 200)
+        #expect(try navd.navigate(victim, "list_news").status == 200)
+        #expect(try navd.stop() == 0)
+    }
+}
+
+/// A small seeded generator, so that a failing garbage run can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+}

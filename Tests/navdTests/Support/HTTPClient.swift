@@ -1,0 +1,196 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One HTTP answer as a client sees it.
+struct HTTPMessage: Sendable, CustomStringConvertible {
+    var status: Int
+    /// Lowercased names; repeated fields joined with ", ".
+    var headers: [String: String]
+    var body: [UInt8]
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as JSON, or `.null` (with the parse error recorded by the caller) when it is not.
+    func json() throws -> JSON { try JSON(parsing: body) }
+
+    /// The problem `code` of an error answer.
+    var code: String? { (try? json())?["code"]?.string }
+
+    var description: String { "\(status) \(headers["content-type"] ?? "-") \(text.prefix(400))" }
+}
+
+/// A small blocking HTTP/1.1 client over a POSIX socket: Foundation's `URLSession` is not
+/// reliable on Linux, and raw sockets let the tests send bytes no well-behaved client would.
+final class HTTPConnection {
+    enum Failure: Error, CustomStringConvertible {
+        case connect(Int32)
+        case send(Int32)
+        /// The peer closed (or reset) the connection before a whole answer came.
+        case closed(received: Int, errno: Int32)
+        case timeout
+        case malformed(String)
+
+        var description: String {
+            switch self {
+            case .connect(let code): "connect failed: \(String(cString: strerror(code)))"
+            case .send(let code): "send failed: \(String(cString: strerror(code)))"
+            case .closed(let received, let code):
+                "connection closed after \(received) bytes of the answer" + (code == 0 ? "" : " (\(String(cString: strerror(code))))")
+            case .timeout: "no answer in time"
+            case .malformed(let why): "malformed answer: \(why)"
+            }
+        }
+    }
+
+    private var fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`; reads and writes time out after `timeout` seconds.
+    init(port: Int, timeout: Int = 10) throws {
+        signal(SIGPIPE, SIG_IGN)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure.connect(errno) }
+        var time = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            fd = -1
+            throw Failure.connect(code)
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// Sends every byte. - Throws: ``Failure/send(_:)`` when the peer is gone.
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                throw Failure.send(errno)
+            }
+            offset += sent
+        }
+    }
+
+    /// Reads one answer: status line, headers, then a body by `Content-Length`, chunked, or
+    /// up to the close. `method` tells whether a body follows (`HEAD` has none).
+    func readResponse(method: String = "GET") throws -> HTTPMessage {
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
+            if headerEnd == nil, try !fill() { throw Failure.closed(received: buffer.count, errno: 0) }
+        }
+        guard let headerEnd else { throw Failure.malformed("no header end") }
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        buffer.removeFirst(headerEnd + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]) else {
+            throw Failure.malformed("status line '\(head.prefix(80))'")
+        }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { $0 + ", " + value } ?? value
+        }
+        var body: [UInt8] = []
+        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
+            // no body
+        } else if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            while true {
+                let line = try readLine()
+                guard let size = Int(line.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
+                    throw Failure.malformed("chunk size '\(line)'")
+                }
+                if size == 0 {
+                    while try !readLine().isEmpty {}
+                    break
+                }
+                try readExactly(size, into: &body)
+                _ = try readLine()
+            }
+        } else if let length = headers["content-length"].flatMap({ Int($0) }) {
+            try readExactly(length, into: &body)
+        } else {
+            while try fill() {}
+            body = buffer
+            buffer = []
+        }
+        return HTTPMessage(status: status, headers: headers, body: body)
+    }
+
+    /// True when the peer has closed the connection (a read returns end of file or a reset).
+    func peerClosed() -> Bool {
+        guard buffer.isEmpty else { return false }
+        return (try? fill()) != true
+    }
+
+    private func readExactly(_ count: Int, into body: inout [UInt8]) throws {
+        while buffer.count < count {
+            guard try fill() else { throw Failure.closed(received: buffer.count, errno: 0) }
+        }
+        body += buffer[..<count]
+        buffer.removeFirst(count)
+    }
+
+    private func readLine() throws -> String {
+        while true {
+            if let end = Self.find([13, 10], in: buffer) {
+                let line = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + 2)
+                return line
+            }
+            guard try fill() else { throw Failure.closed(received: buffer.count, errno: 0) }
+        }
+    }
+
+    /// Reads more bytes. - Returns: false at end of file.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if received > 0 {
+                buffer += chunk[..<received]
+                return true
+            }
+            if received == 0 { return false }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: throw Failure.timeout
+            case ECONNRESET: throw Failure.closed(received: buffer.count, errno: ECONNRESET)
+            default: throw Failure.closed(received: buffer.count, errno: errno)
+            }
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if Array(haystack[start..<(start + needle.count)]) == needle { return start }
+        }
+        return nil
+    }
+}

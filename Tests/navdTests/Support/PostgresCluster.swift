@@ -1,0 +1,97 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster for one test suite: `initdb` into a temporary folder,
+/// `pg_ctl start` on a free loopback port, a `navd` database; stopped and removed by `stop()`.
+///
+/// PostgreSQL refuses to run as root, so as root every server command runs as the
+/// `postgres` user (`runuser`), which owns the folder.
+final class PostgresCluster: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let port: Int
+    let directory: String
+    private let bin: String
+
+    /// The connection URL navd takes with `--store`.
+    var url: String { "postgres://postgres@127.0.0.1:\(port)/navd" }
+
+    init() throws {
+        guard let bin = Self.binaries() else {
+            throw Failure(description: "PostgreSQL server binaries not found under /usr/lib/postgresql (make test-deps installs them)")
+        }
+        self.bin = bin
+        self.port = try DaemonHarness.freePort()
+        self.directory = "/tmp/navd-pg-\(port)-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 { try Self.run("/bin/chown", ["postgres", directory]) }
+        try runAsOwner("\(bin)/initdb", ["-D", "\(directory)/data", "-A", "trust", "-U", "postgres", "--no-sync"])
+        try runAsOwner("\(bin)/pg_ctl", [
+            "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "30", "start",
+            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200",
+        ])
+        try runAsOwner("\(bin)/createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "navd"])
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Stops the server and removes its folder.
+    func stop() {
+        guard FileManager.default.fileExists(atPath: directory) else { return }
+        try? runAsOwner("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `psql -c sql` and returns its unaligned output.
+    func query(_ sql: String) throws -> String {
+        try runAsOwner("\(bin)/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "navd", "-At", "-c", sql])
+    }
+
+    private static func binaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return versions.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.reversed()
+            .map { "\(root)/\($0)/bin" }.first { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") }
+    }
+
+    @discardableResult
+    private func runAsOwner(_ tool: String, _ arguments: [String]) throws -> String {
+        if getuid() == 0 { return try Self.run("/sbin/runuser", ["-u", "postgres", "--", tool] + arguments) }
+        return try Self.run(tool, arguments)
+    }
+
+    /// Runs a tool to completion with `posix_spawn` and `waitpid`. Not Foundation's `Process`:
+    /// `pg_ctl start` leaves the server running with descriptors inherited from the tool, and
+    /// `Process` on Linux then never reports the tool's exit. Output goes to a file.
+    @discardableResult
+    private static func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let outputPath = "/tmp/navd-pg-output-\(UUID().uuidString.prefix(12))"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure(description: "posix_spawn \(tool): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        guard exitCode == 0 else {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(exitCode)): \(text)")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,109 @@
+# lib.sh: helpers shared by bench/run.sh and bench/memory.sh (sourced, not run).
+# Expects `set -euo pipefail` and a TMP directory from the caller.
+
+BENCH_PIDS=()
+
+# Stops every process this script started, newest first, by its pid.
+bench_cleanup() {
+    local i pid
+    for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
+        pid=${BENCH_PIDS[i]}
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    BENCH_PIDS=()
+}
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Installs wrk with apt-get when it is missing (CI machines start clean).
+ensure_wrk() {
+    command -v wrk >/dev/null 2>&1 && return
+    log "installing wrk"
+    command -v apt-get >/dev/null 2>&1 || die "wrk is missing and apt-get is not available"
+    apt-get install -y -qq wrk >/dev/null 2>&1 \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+    command -v wrk >/dev/null 2>&1 || die "could not install wrk"
+}
+
+# A TCP port free on the loopback interface right now.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits until URL answers (any HTTP status) or the process PID exits.
+wait_http() {
+    local url=$1 pid=$2
+    for _ in $(seq 1 300); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        if python3 - "$url" <<'PY' 2>/dev/null; then return 0; fi
+import sys, urllib.request, urllib.error
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=1)
+except urllib.error.HTTPError:
+    pass
+PY
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_server LOG URL_TO_POLL COMMAND…: starts COMMAND in the background with
+# its output in LOG and waits until it answers; sets SERVER_PID.
+start_server() {
+    local logfile=$1 url=$2
+    shift 2
+    "$@" >"$logfile" 2>&1 &
+    SERVER_PID=$!
+    BENCH_PIDS+=("$SERVER_PID")
+    if ! wait_http "$url" "$SERVER_PID"; then
+        tail -n 20 "$logfile" >&2 || true
+        die "$(basename "$1") did not start (log: $logfile)"
+    fi
+}
+
+# Stops one server this script started.
+stop_server() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    for i in "${!BENCH_PIDS[@]}"; do
+        [[ ${BENCH_PIDS[i]} == "$pid" ]] && unset 'BENCH_PIDS[i]'
+    done
+    BENCH_PIDS=(${BENCH_PIDS[@]+"${BENCH_PIDS[@]}"})
+}
+
+# run_wrk OUTFILE CONNECTIONS DURATION SCRIPT URL [SCRIPT_ARGS…]: runs wrk with
+# one thread and prints its RESULT line (see bench/common.lua).
+run_wrk() {
+    local out=$1 conns=$2 duration=$3 script=$4 url=$5
+    shift 5
+    BENCH_DIR=$BENCH wrk -t1 -c"$conns" -d"$duration" -s "$script" "$url" -- "$@" >"$out" 2>&1 || true
+    grep -m1 '^RESULT ' "$out" || { cat "$out" >&2; echo "RESULT failed=1"; }
+}
+
+# field NAME RESULT_LINE: the value of NAME=… in a RESULT line (empty if absent).
+field() {
+    local name=$1 line=$2
+    sed -n "s/.*[[:space:]]$name=\([^[:space:]]*\).*/\1/p" <<<" $line"
+}
+
+# Resident memory of PID in KiB (VmRSS from /proc/PID/status).
+rss_kib() {
+    awk '/^VmRSS:/ {print $2}' "/proc/$1/status"
+}
+
+# One line describing the machine.
+machine_info() {
+    local cpu
+    cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+    printf 'nproc=%s cpu="%s" kernel=%s loadavg="%s"\n' \
+        "$(nproc)" "$cpu" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}

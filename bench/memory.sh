@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# bench/memory.sh: memory and scale of navd's memory store (run by bench/run.sh
+# when BENCH_MEMORY=1, or on its own after `swift build -c release --product navd`).
+#
+# 1. GET latency with 1,000 idle sessions: navd --store memory, 1,000 sessions,
+#    wrk -t1 -c32 bench/get.lua for DURATION, ROUNDS times.
+# 2. Resident memory (VmRSS, /proc/PID/status) of a fresh navd --store memory
+#    --max-sessions 2000000, empty and then holding N idle sessions of 5 screens
+#    each for every N in MEMORY_COUNTS; bytes per session = (RSS(N) - RSS(0)) / N.
+# 3. GET latency at the largest N, over a sample of 1% of the sessions (at least
+#    1,000) spread over the creation order, same wrk settings as in 1.
+#
+# Environment: DURATION=10s ROUNDS=3 MEMORY_COUNTS="100000 1000000"
+#   START_PATH (a 5-screen path on Examples/news.json) CREATE_PROCS=3
+#   NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench
+cd "$ROOT"
+
+DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
+MEMORY_COUNTS=${MEMORY_COUNTS:-100000 1000000}
+# top → list_news → show_news, a modal login, and help pushed in the modal: 5 screens.
+START_PATH=${START_PATH:-'/top/list_news(category=1)/show_news(id=2)!login/help'}
+CREATE_PROCS=${CREATE_PROCS:-3}
+NAVD=${NAVD:-$ROOT/.build/release/navd}
+GRAPH=${GRAPH:-$ROOT/Examples/news.json}
+NAVD_FLAGS=${NAVD_FLAGS:-}
+BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
+KEEP_TMP=${KEEP_TMP:-0}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-memory.XXXXXX")
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+on_exit() {
+    bench_cleanup
+    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+# Benchmark a private copy: others may rebuild .build/release/navd meanwhile.
+[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd' (make bench does)"
+cp "$NAVD" "$TMP/navd"
+NAVD=$TMP/navd
+
+ensure_wrk
+mkdir -p "$BENCH_OUT"
+RESULTS=$BENCH_OUT/memory-results.tsv
+printf 'kind\tsessions\tround\trss_kib\thwm_kib\trps\tp50_us\tp99_us\tp999_us\tnon2xx\tloadavg\n' >"$RESULTS"
+FAILED=0
+log "machine: $(machine_info)"
+log "memory: start path $START_PATH, counts $MEMORY_COUNTS, DURATION=$DURATION ROUNDS=$ROUNDS"
+
+# start_navd NAME: a navd with the memory store on a free port; sets URL and SERVER_PID.
+start_navd() {
+    local port
+    port=$(free_port)
+    URL=http://127.0.0.1:$port
+    # shellcheck disable=SC2086
+    start_server "$TMP/$1.log" "$URL/healthz" "$NAVD" serve --graph "$GRAPH" --store memory \
+        --max-sessions 2000000 --listen "127.0.0.1:$port" $NAVD_FLAGS
+}
+
+# create COUNT KEEP FILE: COUNT more sessions at START_PATH, KEEP of them written to FILE.
+create() {
+    python3 "$BENCH/sessions.py" --url "$URL" --count "$1" --keep "$2" --out "$3" \
+        --start "$START_PATH" --procs "$CREATE_PROCS"
+}
+
+# get_latency SESSIONS_HELD FILE: ROUNDS GET runs at c32 over the sessions in FILE.
+get_latency() {
+    local held=$1 file=$2 round line non2xx
+    run_wrk "$TMP/warmup.txt" 32 2s "$BENCH/get.lua" "$URL" "$file" >/dev/null
+    for round in $(seq 1 "$ROUNDS"); do
+        line=$(run_wrk "$TMP/get-$held-r$round.txt" 32 "$DURATION" "$BENCH/get.lua" "$URL" "$file")
+        non2xx=$(field non2xx "$line")
+        if [[ -z $non2xx || $non2xx != 0 ]]; then
+            FAILED=1
+            log "  non-2xx answers: ${non2xx:-wrk failed}"
+            grep -h '^NON2XX_SAMPLE' "$TMP/get-$held-r$round.txt" >&2 || true
+        fi
+        printf 'get\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t%s\n' "$held" "$round" "$(field rps "$line")" \
+            "$(field p50_us "$line")" "$(field p99_us "$line")" "$(field p999_us "$line")" "${non2xx:-NA}" \
+            "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+        log "  GET with $held sessions, round $round: $(field rps "$line") req/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us"
+    done
+}
+
+# record_rss SESSIONS [KIND]: VmRSS and VmHWM of the navd once it has settled.
+record_rss() {
+    sleep 2
+    local rss hwm kind=${2:-rss}
+    rss=$(rss_kib "$SERVER_PID")
+    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$SERVER_PID/status")
+    printf '%s\t%s\t\t%s\t%s\t\t\t\t\t\t%s\n' "$kind" "$1" "$rss" "$hwm" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+    log "  $1 sessions: VmRSS $rss KiB (VmHWM $hwm KiB)"
+}
+
+# 1. 1,000 sessions.
+log "GET latency with 1,000 sessions"
+start_navd navd-1k
+create 1000 1000 "$TMP/sessions-1k.txt"
+get_latency 1000 "$TMP/sessions-1k.txt"
+stop_server "$SERVER_PID"
+
+# 2. Memory per session, then 3. latency at the largest count.
+log "memory per idle 5-screen session"
+start_navd navd-memory
+record_rss 0
+held=0
+: >"$TMP/sessions-sample.txt"
+for target in $MEMORY_COUNTS; do
+    more=$((target - held))
+    keep=$((more / 100)); ((keep < 1000)) && keep=1000
+    create "$more" "$keep" "$TMP/sessions-batch.txt"
+    cat "$TMP/sessions-batch.txt" >>"$TMP/sessions-sample.txt"
+    held=$target
+    record_rss "$held"
+done
+log "GET latency with $held sessions (rotating over $(wc -l <"$TMP/sessions-sample.txt") of them)"
+get_latency "$held" "$TMP/sessions-sample.txt"
+record_rss "$held" rss_after_get
+stop_server "$SERVER_PID"
+
+python3 "$BENCH/summarise.py" memory "$RESULTS" | tee "$BENCH_OUT/memory-summary.md"
+exit "$FAILED"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench/profile.sh: where navd's instructions go on the navigate path under load.
+#
+# Runs the release navd (--store memory, Examples/news.json) under
+# `valgrind --tool=callgrind` with instrumentation off, creates SESSIONS sessions,
+# turns it on, drives POST …/navigate with bench/navigate.lua
+# (wrk -t1 -c$CONNECTIONS for $DURATION), turns it off, and prints the
+# functions with the most instructions of their own (exclusive) and the most
+# including their callees (inclusive), Swift names demangled.
+# (`perf stat -e instructions` is not supported on this VM, hence callgrind.)
+#
+# Environment: DURATION=20s CONNECTIONS=8 SESSIONS=1000 SCRIPT=navigate.lua
+#   TOP=25 NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
+# Output: $BENCH_OUT/callgrind.out (open with callgrind_annotate or kcachegrind)
+# and $BENCH_OUT/profile-{self,inclusive}.txt.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench
+cd "$ROOT"
+
+DURATION=${DURATION:-20s}
+CONNECTIONS=${CONNECTIONS:-8}
+SESSIONS=${SESSIONS:-1000}
+SCRIPT=${SCRIPT:-navigate.lua}
+TOP=${TOP:-25}
+NAVD=${NAVD:-$ROOT/.build/release/navd}
+GRAPH=${GRAPH:-$ROOT/Examples/news.json}
+NAVD_FLAGS=${NAVD_FLAGS:-}
+BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
+KEEP_TMP=${KEEP_TMP:-0}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-profile.XXXXXX")
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+on_exit() {
+    bench_cleanup
+    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+ensure_wrk
+command -v valgrind >/dev/null || {
+    log "installing valgrind"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+}
+[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd'"
+# Valgrind 3.19 cannot read the DWARF 5 that Swift 6 emits: drop the debug
+# info from a copy and keep the symbol table (function names are enough here).
+objcopy --strip-debug "$NAVD" "$TMP/navd"
+mkdir -p "$BENCH_OUT"
+
+port=$(free_port)
+URL=http://127.0.0.1:$port
+OUT=$TMP/callgrind.out
+# shellcheck disable=SC2086
+start_server "$TMP/navd.log" "$URL/healthz" valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$OUT" "$TMP/navd" serve --graph "$GRAPH" --store memory \
+    --listen "127.0.0.1:$port" $NAVD_FLAGS
+python3 "$BENCH/sessions.py" --url "$URL" --count "$SESSIONS" --out "$TMP/sessions.txt"
+run_wrk "$TMP/warmup.txt" "$CONNECTIONS" 3s "$BENCH/get.lua" "$URL" "$TMP/sessions.txt" >/dev/null
+
+callgrind_control -i on "$SERVER_PID" >/dev/null
+line=$(run_wrk "$TMP/wrk.txt" "$CONNECTIONS" "$DURATION" "$BENCH/$SCRIPT" "$URL" "$TMP/sessions.txt")
+callgrind_control -i off "$SERVER_PID" >/dev/null
+log "under callgrind: $line"
+callgrind_control -d "$SERVER_PID" >/dev/null
+stop_server "$SERVER_PID"
+# The explicit dump holds the collected part; the exit dump holds nothing more.
+OUT=$(ls -S "$OUT"* | head -n1)
+cp "$OUT" "$BENCH_OUT/callgrind.out"
+
+requests=$(field requests "$line")
+for mode in self inclusive; do
+    flag=no; [[ $mode == inclusive ]] && flag=yes
+    callgrind_annotate --inclusive=$flag --threshold=100 "$OUT" 2>/dev/null \
+        | python3 "$BENCH/callgrind_top.py" --requests "${requests:-0}" --top "$TOP" --mode "$mode" \
+        | swift demangle --simplified >"$BENCH_OUT/profile-$mode.txt"
+    cat "$BENCH_OUT/profile-$mode.txt"
+    echo
+done

@@ -6,6 +6,7 @@
  *   MHD_OPTION_THREAD_POOL_SIZE      2 (or argv[2])
  *   MHD_OPTION_CONNECTION_LIMIT      1024
  *   MHD_OPTION_CONNECTION_TIMEOUT    30
+ *   MHD_OPTION_CONNECTION_MEMORY_LIMIT 16384
  *
  * Every request gets the same 304-byte JSON body. As in navd, the response
  * is queued on the second (last) call of the access handler, never on the
@@ -94,6 +95,7 @@ main(int argc, char **argv)
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
         MHD_OPTION_END);
     if (daemon == NULL) {

@@ -56,12 +56,8 @@ struct SessionRoutes: Sendable {
         let sessionContext = try fields.object("context") ?? [:]
         return try idempotent(context, scope: "create") { () throws(APIError) in
             let created = try sessions.create(graph: graph, start: start, context: sessionContext)
-            guard case .object(var body) = Wire.mutationResult(created.session, events: created.events) else {
-                throw APIError(.internal, "session view is not an object")
-            }
-            body["token"] = .string(created.token)
-            return .session(
-                .object(body), version: created.session.state.version, status: 201,
+            return .sessionView(
+                created.session, events: created.events, token: created.token, status: 201,
                 headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
         }
@@ -76,7 +72,7 @@ struct SessionRoutes: Sendable {
 
     private func read(_ context: RequestContext) throws(APIError) -> HTTPResponse {
         let session = try sessions.authorised(context.parameter("id"), headers: context.request.headers, adminToken: adminToken)
-        return .session(.object(Wire.sessionView(session)), version: session.state.version)
+        return .sessionView(session)
     }
 
     private func delete(_ context: RequestContext) throws(APIError) -> HTTPResponse {
@@ -108,7 +104,7 @@ struct SessionRoutes: Sendable {
             let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
             return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
                 let mutation = try sessions.mutate(id, intent: intent(session), ifMatch: ifMatch, loaded: session)
-                return .session(Wire.mutationResult(mutation.session, events: mutation.events), version: mutation.session.state.version)
+                return .sessionView(mutation.session, events: mutation.events)
             }
         }
     }

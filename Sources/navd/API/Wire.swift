@@ -1,26 +1,7 @@
 import NavCore
 
-/// The JSON shapes of DESIGN §4, built in one place.
+/// The small JSON shapes of DESIGN §4 (the session view is in `WireWriter.swift`).
 enum Wire {
-    /// `{id, graph: {name, version}, version, path, screens, context}`.
-    static func sessionView(_ session: StoredSession) -> [String: JSONValue] {
-        [
-            "id": .string(session.id),
-            "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
-            "version": .int(session.state.version),
-            "path": .string(session.state.path.description),
-            "screens": .array(session.state.screens.map(\.json)),
-            "context": .object(session.state.context),
-        ]
-    }
-
-    /// The session view plus the events of the change that produced it.
-    static func mutationResult(_ session: StoredSession, events: [LifecycleEvent]) -> JSONValue {
-        var view = sessionView(session)
-        view["events"] = .array(events.map(\.json))
-        return .object(view)
-    }
-
     static func summary(_ session: StoredSession) -> JSONValue {
         [
             "id": .string(session.id),

@@ -71,8 +71,8 @@ final class Application: HTTPHandler {
         response.headers.append(("X-Request-Id", requestID))
         let seconds = Clock.seconds() - started
         metrics.recordRequest(method: request.method, route: route, status: response.status, seconds: seconds)
-        if route.contains("/v1/sessions/{id}/") || route == "/v1/sessions/{id}" {
-            if request.method != "GET" { metrics.recordTransition(Self.outcome(response)) }
+        if request.method != "GET", route.hasPrefix("/v1/sessions/{id}") {
+            metrics.recordTransition(Self.outcome(response))
         }
         logger.info(
             "request",

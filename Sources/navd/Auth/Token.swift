@@ -28,10 +28,14 @@ enum Token {
     /// The token of an `Authorization: Bearer …` header, if there is one.
     static func bearer(in headers: [String: String]) -> String? {
         guard let value = headers["authorization"] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingSpaces()
-        return token.isEmpty ? nil : token
+        var bytes = value.utf8[...]
+        bytes = bytes.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let scheme = bytes.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        var token = bytes.dropFirst(6).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { token = token.dropLast() }
+        guard !token.isEmpty else { return nil }
+        return String(Substring(token))
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
@@ -43,11 +47,5 @@ enum Token {
             out.append(digits[Int(byte & 0xF)])
         }
         return String(decoding: out, as: UTF8.self)
-    }
-}
-
-extension Substring {
-    func trimmingSpaces() -> String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

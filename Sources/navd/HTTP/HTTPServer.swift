@@ -82,6 +82,10 @@ final class HTTPServer: Sendable {
         var connectionLimit: Int = 1024
         /// Seconds of inactivity after which a connection is closed.
         var connectionTimeout: Int = 30
+        /// Bytes of each connection's buffer pool (request line, headers, read buffer). MHD zeroes
+        /// the pool between requests, so a smaller pool is cheaper per request; headers larger than
+        /// about half of it get 431.
+        var connectionMemory: Int = 16384
         /// Seconds `stop()` waits for requests in progress to be answered.
         var shutdownGracePeriod: Int = 10
     }
@@ -153,6 +157,7 @@ final class HTTPServer: Sendable {
                     MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, configuration.connectionLimit), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(0, configuration.connectionTimeout), ptr_value: nil),
+                    MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4096, configuration.connectionMemory), ptr_value: nil),
                     MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
                 ]
                 return options.withUnsafeMutableBufferPointer { buffer in

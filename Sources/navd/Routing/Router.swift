@@ -60,8 +60,8 @@ struct Responder: Sendable {
     }
 
     func match(method: String, path: String) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard path.hasPrefix("/"), let candidates = byLength[parts.count] else { return .notFound }
+        let parts = Self.segments(of: path)
+        guard let candidates = byLength[parts.count] else { return .notFound }
         var allowed: [String] = []
         var allowedTemplate: String?
         for route in candidates {
@@ -76,7 +76,22 @@ struct Responder: Sendable {
         return .notFound
     }
 
-    private static func capture(_ segments: [Router.Segment], _ parts: ArraySlice<Substring>) -> [String: String]? {
+    /// `/v1/sessions/x` → `["v1", "sessions", "x"]`; empty for a path without the leading `/`.
+    private static func segments(of path: String) -> [Substring] {
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/") else { return [] }
+        var parts: [Substring] = []
+        parts.reserveCapacity(6)
+        var start = utf8.index(after: utf8.startIndex)
+        while true {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+            parts.append(path[start..<end])
+            guard end < utf8.endIndex else { return parts }
+            start = utf8.index(after: end)
+        }
+    }
+
+    private static func capture(_ segments: [Router.Segment], _ parts: [Substring]) -> [String: String]? {
         var parameters: [String: String] = [:]
         for (segment, part) in zip(segments, parts) {
             switch segment {
@@ -93,7 +108,7 @@ struct Responder: Sendable {
 
 /// Decodes `%XX` escapes of a path segment; `nil` for a broken escape or invalid UTF-8.
 func percentDecoded(_ text: Substring) -> String? {
-    guard text.contains("%") else { return String(text) }
+    guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
     var bytes: [UInt8] = []
     var iterator = text.utf8.makeIterator()
     while let byte = iterator.next() {

@@ -1,0 +1,48 @@
+import Foundation
+import NavCore
+import Testing
+
+@testable import navd
+
+/// The direct session-view writer gives exactly the bytes of the plain `JSONValue` route.
+@Suite struct WireWriterTests {
+    static func reference(_ session: StoredSession, events: [LifecycleEvent]?, token: String?) -> [UInt8] {
+        var members: [String: JSONValue] = [
+            "id": .string(session.id),
+            "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
+            "version": .int(session.state.version),
+            "path": .string(session.state.path.description),
+            "screens": .array(session.state.screens.map(\.json)),
+            "context": .object(session.state.context),
+        ]
+        if let events { members["events"] = .array(events.map(\.json)) }
+        if let token { members["token"] = .string(token) }
+        return JSONValue.object(members).jsonBytes
+    }
+
+    @Test func sessionViewsMatchTheReferenceEncoding() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/news.json")
+        let graph = try Graph.decode(json: Array(try Data(contentsOf: url))).graph
+        let navigator = Navigator(graph: graph)
+        var outcome = try navigator.start(context: ["user": "u\"1", "locale": "ja", "n": 1.5])
+        let intents: [Intent] = [
+            .navigate("home#friend/show_friend(name=k%2Cen)"),
+            .navigate("^/top/home#profile/help"),
+            .patchState(screen: "e5", patch: ["editing": true, "draft": ["bio": "é\n"]]),
+            .navigate("^/top/home#profile!login"),
+            .navigate("^/top/list_news(category=-3)/show_news(id=9)"),
+        ]
+        for intent in intents {
+            outcome = try navigator.apply(intent, to: outcome.state)
+            let session = StoredSession(
+                id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: [], state: outcome.state, createdAt: 0, touchedAt: 0
+            )
+            for (events, token) in [(nil, nil), (outcome.events, nil), (outcome.events, "secret")] as [([LifecycleEvent]?, String?)] {
+                let fast = HTTPResponse.sessionView(session, events: events, token: token).body
+                #expect(fast == Self.reference(session, events: events, token: token), "\(intent)")
+                #expect((try? JSONValue(parsing: fast)) != nil)
+            }
+        }
+    }
+}

@@ -6,22 +6,23 @@ struct TransitionPlan {
     var created: [Screen]
     /// Screens removed, top to root (with the saved tab stacks of a removed tabs screen).
     var removed: [Screen]
+    /// When the stage after is the first `kept` screens of the stage before and then `created`.
+    var kept: Int?
 }
 
 extension Navigator {
     /// Navigates the DeepTransition way: keep the common prefix of the current and the target
     /// stage, remove the rest, add the new components in order; tab switches save and restore.
     func navigate(to expression: PathExpression, from state: SessionState) throws(NavError) -> Outcome {
-        let current = state.path
-        var resolved = current.resolving(expression)
-        if isUpMove(expression), let last = resolved.components.last, scene(last.name)?.tabs != nil {
+        var resolved = resolve(expression, on: state.screens)
+        if isUpMove(expression), let last = resolved.last, scene(Self.name(of: last, on: state.screens))?.tabs != nil {
             // A tab bar leaves with its last tab: going up from a tab root never strands the bar.
-            resolved.components.removeLast()
+            resolved.removeLast()
         }
         guard !resolved.isEmpty else {
             throw NavError(.stackUnderflow, "'\(expression)' would leave the stage empty")
         }
-        let target = try normalise(resolved)
+        let target = try normalise(resolved, stage: state.screens)
         guard target.count <= limits.maxDepth else {
             throw NavError(.stackTooDeep, "the stage would be \(target.count) screens deep (limit \(limits.maxDepth))")
         }
@@ -29,14 +30,16 @@ extension Navigator {
         guard let plan = try plan(from: state, to: target, counter: &counter) else {
             return Outcome(state: state, events: [])
         }
-        for screen in plan.removed {
-            guard scene(screen.scene)?.removable ?? true else {
-                throw NavError(.notRemovable, "'\(screen.scene)' (\(screen.id)) is not removable")
+        for index in plan.removed.indices {
+            let name = plan.removed[index].scene
+            guard scene(name)?.removable ?? true else {
+                throw NavError(.notRemovable, "'\(name)' (\(plan.removed[index].id)) is not removable")
             }
         }
-        for screen in plan.created {
-            for key in scene(screen.scene)?.requires ?? [] where (state.context[key] ?? .null) == .null {
-                throw NavError(.transitionRefused, "'\(screen.scene)' requires '\(key)' in the session context")
+        for index in plan.created.indices {
+            let name = plan.created[index].scene
+            for key in scene(name)?.requires ?? [] where (state.context[key] ?? .null) == .null {
+                throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
             }
         }
 
@@ -44,24 +47,80 @@ extension Navigator {
         next.version += 1
         next.screens = plan.screens
         next.screenCounter = counter
-        let from = current.description
-        let to = next.path.description
+        let from: String
+        let to: String
+        if let kept = plan.kept {
+            (from, to) = canonicalPathTexts(of: state.screens, keeping: kept, adding: plan.created)
+        } else {
+            (from, to) = (state.pathDescription, next.pathDescription)
+        }
         var events = EventRecorder(seq: state.eventCounter, transition: next.version)
         events.record(.transitionStart, from: from, to: to)
-        for screen in plan.created { events.record(.awake, screen) }
-        if let oldTop = state.top, let newTop = next.top, oldTop.id != newTop.id {
-            events.record(.willDisappear, oldTop)
-            events.record(.willAppear, newTop)
-            events.record(.didDisappear, oldTop)
-            events.record(.didAppear, newTop)
-        } else if state.top == nil, let newTop = next.top {
-            events.record(.willAppear, newTop)
-            events.record(.didAppear, newTop)
+        for index in plan.created.indices { events.record(.awake, plan.created[index]) }
+        let oldTop = state.screens.indices.last
+        let newTop = next.screens.indices.last
+        if let oldTop, let newTop, state.screens[oldTop].id != next.screens[newTop].id {
+            events.record(.willDisappear, state.screens[oldTop])
+            events.record(.willAppear, next.screens[newTop])
+            events.record(.didDisappear, state.screens[oldTop])
+            events.record(.didAppear, next.screens[newTop])
+        } else if oldTop == nil, let newTop {
+            events.record(.willAppear, next.screens[newTop])
+            events.record(.didAppear, next.screens[newTop])
         }
-        for screen in plan.removed { events.record(.remove, screen) }
+        for index in plan.removed.indices { events.record(.remove, plan.removed[index]) }
         events.record(.transitionEnd, from: from, to: to)
         next.eventCounter = events.seq
         return Outcome(state: next, events: events.events)
+    }
+
+    /// `state.path.resolving(expression)`, as sources: the screens it keeps from the stage unchanged
+    /// are named by index rather than printed into a path.
+    func resolve(_ expression: PathExpression, on screens: [Screen]) -> [TargetSource] {
+        let kept: Int
+        var added: [PathComponent]
+        switch expression {
+        case .absolute(let path):
+            (kept, added) = (0, path.components)
+        case .up(let count):
+            // `up` takes a prefix of the stage as it is, containers included.
+            let keep = min(max(0, screens.count - count), screens.count)
+            return (0..<keep).map(TargetSource.stage)
+        case .relative(let ups, let path):
+            (kept, added) = (screens.count - ups, path.components)
+            if var first = added.first, first.segue == .push {
+                // A bare first name is a push, like an explicit `/`.
+                first.container = .none
+                added[0] = first
+            }
+        }
+        let keep = min(max(0, kept), screens.count)
+        var sources: [TargetSource] = []
+        sources.reserveCapacity(keep + added.count + 1)
+        // The containers a stage gives its screens (`Path.appending`): a root push in a navigation
+        // container, later pushes sharing it.
+        for (index, screen) in screens[..<keep].enumerated() {
+            let container = screen.segue == .push ? (index == 0 ? Container.navigation : .none) : screen.container
+            if container == screen.container {
+                sources.append(.stage(index))
+            } else {
+                var component = screen.component
+                component.container = container
+                sources.append(.component(component))
+            }
+        }
+        for (offset, var component) in added.enumerated() {
+            if component.segue == .push { component.container = keep + offset == 0 ? .navigation : .none }
+            sources.append(.component(component))
+        }
+        return sources
+    }
+
+    private static func name(of source: TargetSource, on screens: [Screen]) -> String {
+        switch source {
+        case .stage(let index): screens[index].scene
+        case .component(let component): component.name
+        }
     }
 
     private func isUpMove(_ expression: PathExpression) -> Bool {
@@ -76,13 +135,13 @@ extension Navigator {
     private func plan(from state: SessionState, to target: [TargetComponent], counter: inout Int) throws(NavError) -> TransitionPlan? {
         let current = state.screens
         var common = 0
-        while common < current.count, common < target.count, current[common].component == target[common].component {
+        while common < current.count, common < target.count, current[common].shows(target[common]) {
             common += 1
         }
         if common == current.count, common == target.count { return nil }
 
         // A different tab of a tabs screen that stays: save the tab we leave, restore the one we enter.
-        if common > 0, common < current.count, common < target.count, target[common].component.segue == .tab,
+        if common > 0, common < current.count, common < target.count, target[common].segue == .tab,
             var tabs = current[common - 1].tabs, current[common].scene != target[common].scene.name
         {
             let leaving = current[common...]
@@ -90,14 +149,15 @@ extension Navigator {
             let enteringName = target[common].scene.name
             let saved = tabs.saved[enteringName] ?? []
             var kept: [Screen]
-            var removed: [Screen] = current[firstModal...].reversed()
+            // The modals above the tab are removed like any removal: saved stacks of a modal tab bar too.
+            var removed = Self.withSavedStacks(current[firstModal...].reversed())
             var created: [Screen] = []
             if target.count == common + 1, !saved.isEmpty {
                 kept = saved
             } else {
                 var shared = 0
                 while shared < saved.count, common + shared < target.count,
-                    saved[shared].component == target[common + shared].component
+                    saved[shared].shows(target[common + shared])
                 {
                     shared += 1
                 }
@@ -119,7 +179,7 @@ extension Navigator {
 
         let removed = Self.withSavedStacks(current[common...].reversed())
         let created = makeScreens(target[common...], context: state.context, counter: &counter)
-        return TransitionPlan(screens: Array(current[..<common]) + created, created: created, removed: removed)
+        return TransitionPlan(screens: Array(current[..<common]) + created, created: created, removed: removed, kept: common)
     }
 
     /// The screens in top-to-root order, each removed tabs screen preceded by the screens of its saved stacks.
@@ -149,8 +209,8 @@ extension Navigator {
                 if let value = context[key] { deps[key] = value }
             }
             var screen = Screen(
-                id: "e\(counter)", scene: target.scene.name, segue: target.component.segue,
-                container: target.component.container, params: target.params, deps: deps, state: target.scene.state
+                id: "e\(counter)", scene: target.scene.name, segue: target.segue,
+                container: target.container, params: target.params, deps: deps, state: target.scene.state
             )
             if target.scene.tabs != nil {
                 let selected = offset + 1 < components.endIndex ? components[offset + 1].scene.name : (target.scene.tabs?.first ?? "")
@@ -159,6 +219,18 @@ extension Navigator {
             screens.append(screen)
         }
         return screens
+    }
+}
+
+extension Screen {
+    /// Whether this screen is the target component: `component == target.component` without building
+    /// the component (typed params that are equal print equal; only unequal ones are compared as text).
+    @inline(__always)
+    func shows(_ target: TargetComponent) -> Bool {
+        guard scene == target.scene.name, segue == target.segue, container == target.container,
+            params.count == target.params.count
+        else { return false }
+        return params == target.params || component.params == target.component.params
     }
 }
 
@@ -174,6 +246,7 @@ struct EventRecorder {
         events.reserveCapacity(12)
     }
 
+    @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, _ screen: Screen) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, type: type, screen: screen.id, scene: screen.scene, transition: transition))

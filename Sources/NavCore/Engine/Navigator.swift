@@ -5,10 +5,14 @@
 public struct Navigator: Sendable {
     public let graph: Graph
     public let limits: Limits
+    /// The graph's scenes, each boxed once when the navigator is made (once per graph in the
+    /// daemon): a lookup then retains one reference instead of every field of a `Scene`.
+    private let entries: [String: SceneEntry]
 
     public init(graph: Graph, limits: Limits = Limits()) {
         self.graph = graph
         self.limits = limits
+        self.entries = graph.scenes.mapValues(SceneEntry.init)
     }
 
     /// A new session at `start` (default: the graph's start path), with its opening transition.
@@ -48,8 +52,8 @@ public struct Navigator: Sendable {
         }
     }
 
-    func scene(_ name: String) -> Scene? {
-        graph.scenes[name]
+    func scene(_ name: String) -> SceneEntry? {
+        entries[name]
     }
 
     private func navigate(_ text: String, from state: SessionState) throws(NavError) -> Outcome {
@@ -82,10 +86,26 @@ public struct Navigator: Sendable {
             guard let text = ParamValue.text(of: value) else {
                 throw NavError(.invalidParams, "'\(placeholder)' must be a string, number or boolean", param: placeholder)
             }
-            var encoded = ""
-            appendPercentEncodedValue(text, to: &encoded)
-            values[placeholder] = encoded
+            values[placeholder] = escapedPathValue(text)
         }
         return link.filled { values[$0] ?? "" }
     }
+}
+
+/// One scene of the graph behind a single reference, with the fields navigation reads.
+final class SceneEntry: Sendable {
+    let scene: Scene
+
+    init(_ scene: Scene) {
+        self.scene = scene
+    }
+
+    var name: String { scene.name }
+    var params: [String: ParamSpec]? { scene.params }
+    var removable: Bool { scene.removable }
+    var tabs: [String]? { scene.tabs }
+    var links: [String: Link] { scene.links }
+    var inject: [String] { scene.inject }
+    var requires: [String] { scene.requires }
+    var state: JSONValue { scene.state }
 }

@@ -10,8 +10,7 @@ public struct Path: Sendable, Hashable, Codable {
 
     /// Parses a path without `^`, `..` or `up(…)`: the canonical form of a stage.
     public static func parse(_ text: String) throws(PathError) -> Path {
-        var parser = PathParser(text)
-        return try parser.parsePathOnly()
+        try PathParser.with(text) { (parser) throws(PathError) in try parser.parsePathOnly() }
     }
 
     /// This path followed by `other`, with the containers a stage gives its screens:
@@ -38,12 +37,7 @@ public struct Path: Sendable, Hashable, Codable {
 extension Path: CustomStringConvertible {
     /// The canonical text: parameter keys sorted, values escaped where they must be.
     public var description: String {
-        var text = ""
-        for (position, component) in components.enumerated() {
-            let bare = position == 0 && component.segue == .push && component.container == .none
-            component.write(to: &text, bare: bare)
-        }
-        return text
+        canonicalPathText(of: components)
     }
 }
 

@@ -33,63 +33,7 @@ public struct PathComponent: Sendable, Hashable, Codable {
 extension PathComponent: CustomStringConvertible {
     /// The component on its own, always with its segue: `/c`, `!/menu`, `#tab(x=1)`.
     public var description: String {
-        var text = ""
-        write(to: &text, bare: false)
-        return text
-    }
-
-    /// Writes the component; `bare` leaves out the `/` of a root pushed without a navigation container.
-    func write(to text: inout String, bare: Bool) {
-        switch segue {
-        case .push:
-            if !bare { text.append("/") }
-        case .modal, .tab:
-            text.append(segue.rawValue)
-            if container == .navigation { text.append("/") }
-        }
-        text.append(name)
-        guard !params.isEmpty else { return }
-        text.append("(")
-        for (position, key) in params.keys.sorted().enumerated() {
-            if position > 0 { text.append(",") }
-            text.append(key)
-            text.append("=")
-            appendPercentEncodedValue(params[key] ?? "", to: &text)
-        }
-        text.append(")")
-    }
-}
-
-/// Escapes what would end or confuse a parameter value; everything else stays readable.
-func appendPercentEncodedValue(_ value: String, to text: inout String) {
-    var needsEscape = false
-    for byte in value.utf8 where mustEscape(byte) {
-        needsEscape = true
-        break
-    }
-    guard needsEscape else {
-        text.append(value)
-        return
-    }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(value.utf8.count + 8)
-    for byte in value.utf8 {
-        if mustEscape(byte) {
-            bytes.append(UInt8(ascii: "%"))
-            bytes.append(hexDigit(byte >> 4))
-            bytes.append(hexDigit(byte & 0xF))
-        } else {
-            bytes.append(byte)
-        }
-    }
-    text.append(String(decoding: bytes, as: UTF8.self))
-}
-
-@inline(__always) private func mustEscape(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: ","), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "%"), UInt8(ascii: " "), 0x7F: true
-    case 0..<0x20: true
-    default: false
+        canonicalPathText(of: [self], bareRoot: false)
     }
 }
 

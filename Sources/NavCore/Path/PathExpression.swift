@@ -10,8 +10,7 @@ public enum PathExpression: Sendable, Hashable {
 
     /// Parses a path as a client writes it; `invalid_path` with an offset where it breaks the grammar.
     public static func parse(_ text: String) throws(PathError) -> PathExpression {
-        var parser = PathParser(text)
-        return try parser.parseExpression()
+        try PathParser.with(text) { (parser) throws(PathError) in try parser.parseExpression() }
     }
 }
 

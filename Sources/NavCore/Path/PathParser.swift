@@ -1,12 +1,27 @@
 /// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2).
 struct PathParser {
-    private let text: String
-    private let bytes: [UInt8]
+    /// The text's UTF-8, borrowed for the parse (see `with(_:_:)`).
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
 
-    init(_ text: String) {
-        self.text = text
-        self.bytes = Array(text.utf8)
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// Runs `parse` on a parser over `text`'s UTF-8 in place.
+    static func with<Result>(
+        _ text: String, _ parse: (inout PathParser) throws(PathError) -> Result
+    ) throws(PathError) -> Result {
+        var text = text
+        let result: Swift.Result<Result, PathError> = text.withUTF8 { bytes in
+            var parser = PathParser(bytes)
+            do throws(PathError) {
+                return .success(try parse(&parser))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     // MARK: Entry points
@@ -14,18 +29,22 @@ struct PathParser {
     mutating func parsePathOnly() throws(PathError) -> Path {
         if peek(UInt8(ascii: "^")) { throw error("'^' is only allowed at the start of a path a client sends") }
         if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
-        return try parseComponents(first: true)
+        var components: [PathComponent] = []
+        try parseComponents(first: true, into: &components)
+        return Path(components)
     }
 
     mutating func parseExpression() throws(PathError) -> PathExpression {
+        var components: [PathComponent] = []
+        components.reserveCapacity(4)
         if peek(UInt8(ascii: "^")) {
             index += 1
-            return .absolute(try parseComponents(first: true))
+            try parseComponents(first: true, into: &components)
+            return .absolute(Path(components))
         }
         if startsWithDots() {
             var ups = 1
             index += 2
-            var components: [PathComponent] = []
             while index < bytes.count {
                 let segueStart = index
                 let (segue, container) = try parseSegue(isFirst: false)
@@ -38,12 +57,13 @@ struct PathParser {
                     continue
                 }
                 components.append(try parseComponent(segue: segue, container: container))
-                components.append(contentsOf: try parseComponents(first: false).components)
+                try parseComponents(first: false, into: &components)
                 break
             }
             return .relative(ups: ups, path: Path(components))
         }
-        let path = try parseComponents(first: true)
+        try parseComponents(first: true, into: &components)
+        let path = Path(components)
         if let up = try upCount(path) { return .up(up) }
         return .relative(ups: 0, path: path)
     }
@@ -51,8 +71,7 @@ struct PathParser {
     // MARK: Grammar
 
     /// `component*`: the first may omit its segue (a bare name is a push).
-    private mutating func parseComponents(first: Bool) throws(PathError) -> Path {
-        var components: [PathComponent] = []
+    private mutating func parseComponents(first: Bool, into components: inout [PathComponent]) throws(PathError) {
         if first, index < bytes.count {
             if isNameByte(bytes[index]) {
                 components.append(try parseComponent(segue: .push, container: .none))
@@ -65,7 +84,6 @@ struct PathParser {
             let (segue, container) = try parseSegue(isFirst: false)
             components.append(try parseComponent(segue: segue, container: container))
         }
-        return Path(components)
     }
 
     /// `/`, `!`, `!/`, `#` or `#/`. A leading `/` puts the root in a navigation container.
@@ -103,7 +121,11 @@ struct PathParser {
         if peek(UInt8(ascii: "(")) {
             let open = index
             index += 1
+            // Sized once (`init(minimumCapacity:)` is specialised; `reserveCapacity` is a generic call).
+            params = Dictionary(minimumCapacity: parameterCountEstimate())
             while true {
+                // `/top(` and `/top(a=1,` end where a key should be: the '(' is what is unclosed.
+                guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
                 let keyStart = index
                 let key = try parseName(what: "key")
                 guard peek(UInt8(ascii: "=")) else {
@@ -198,6 +220,17 @@ struct PathParser {
     }
 
     // MARK: Helpers
+
+    /// The number of parameters from here to the next `)`, so their dictionary is allocated once.
+    private func parameterCountEstimate() -> Int {
+        var count = 1
+        var position = index
+        while position < bytes.count, bytes[position] != UInt8(ascii: ")") {
+            if bytes[position] == UInt8(ascii: ",") { count += 1 }
+            position += 1
+        }
+        return count
+    }
 
     private func peek(_ byte: UInt8) -> Bool {
         index < bytes.count && bytes[index] == byte

@@ -27,6 +27,11 @@ public struct SessionState: Sendable, Hashable {
         Path(screens.map(\.component))
     }
 
+    /// `path.description`, written straight from the screens without building the path.
+    var pathDescription: String {
+        canonicalPathText(of: screens)
+    }
+
     public var top: Screen? { screens.last }
 
     /// Every screen of the session: on the stage and in saved tab stacks.

@@ -28,3 +28,12 @@ enum Fixtures {
 
     static var news: Graph? { graph("news.json") }
 }
+
+extension Fixtures {
+    /// The bytes of a graph in `Examples/`.
+    static func exampleBytes(_ file: String) -> [UInt8]? {
+        (try? Data(contentsOf: examples.appendingPathComponent(file))).map(Array.init)
+    }
+
+    static var kabukit: Graph? { graph("kabukit.json") }
+}

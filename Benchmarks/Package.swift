@@ -1,0 +1,17 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Release-mode micro-benchmarks of NavCore's hot paths, kept out of the main package so that
+// `swift build` and `swift test` there never pay for them.
+//
+//     swift run -c release --package-path Benchmarks navcore-bench
+let package = Package(
+    name: "navcore-bench",
+    platforms: [.macOS(.v15)],
+    // `name:` pins the identity to "navd" whatever the checkout folder of the main package is called.
+    dependencies: [.package(name: "navd", path: "..")],
+    targets: [
+        .executableTarget(name: "navcore-bench", dependencies: [.product(name: "NavCore", package: "navd")])
+    ],
+    swiftLanguageModes: [.v6]
+)

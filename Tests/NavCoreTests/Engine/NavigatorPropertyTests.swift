@@ -1,0 +1,302 @@
+import NavCore
+import PropertyBased
+import Testing
+
+/// Properties that hold for every path and every sequence of intents, checked on generated inputs.
+@Suite struct NavigatorPropertyTests {
+    // MARK: Generators
+
+    static let letters = Array("abcdefghijklmnopqrstuvwxyz_")
+    /// Value characters, the ones that must be escaped among them.
+    static let valueCharacters = Array("ab1,)(% é=/!#^.~-\u{1}日")
+
+    /// Text of `count` characters from `pool`; shrinking happens on the structure around it.
+    static func characters(_ pool: [Character], _ count: ClosedRange<Int>) -> Generator<String, Shrink.None<String>> {
+        Generator { rng in
+            String((0..<Int.random(in: count, using: &rng)).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] })
+        }
+    }
+
+    static let params = zip(characters(letters, 1...4), characters(valueCharacters, 0...6))
+        .array(of: 0...3)
+        .map { pairs in Dictionary(pairs, uniquingKeysWith: { first, _ in first }) }
+
+    static let component = zip(characters(letters, 1...8), Gen<Segue>.case, Gen.bool, params)
+        .map { name, segue, navigation, params in
+            PathComponent(name: name, segue: segue, container: navigation ? .navigation : .none, params: params)
+        }
+
+    /// A path in canonical structural form: a root push is bare or in a navigation container, later pushes share it.
+    static let path = component.array(of: 1...6).map { components in
+        var path = Path(components)
+        for position in path.components.indices.dropFirst() where path.components[position].segue == .push {
+            path.components[position].container = .none
+        }
+        return path
+    }
+
+    // MARK: (a) parse(print(p)) == p
+
+    @Test func printedPathParsesBackToItself() async {
+        await propertyCheck(count: 1_000, input: Self.path) { (path: Path) throws in
+            let text = path.description
+            #expect(try Path.parse(text) == path, "\(text)")
+            #expect(try PathExpression.parse("^" + text) == .absolute(path), "\(text)")
+            // Printing is canonical: a second round gives the same text.
+            #expect(try Path.parse(text).description == text)
+        }
+    }
+
+    @Test func valuesSurviveEscaping() async {
+        await propertyCheck(count: 500, input: Self.characters(Self.valueCharacters + Array("\u{7F}\t\n"), 0...12)) { (value: String) throws in
+            let path = Path([PathComponent(name: "a", params: ["q": value])])
+            #expect(try Path.parse(path.description).components.first?.params["q"] == value)
+        }
+    }
+
+    // MARK: (b) intent sequences
+
+    /// One generated intent, made concrete against the state it is applied to.
+    enum Step: Sendable, CustomStringConvertible {
+        case navigate(String)
+        case link(String, [String: JSONValue])
+        case back(Int)
+        case exit
+        /// `screen`: an index into every screen of the session, `nil` for the top, -1 for one that does not exist.
+        case setParams(screen: Int?, [String: JSONValue])
+        case patchState(screen: Int, JSONValue)
+
+        var description: String {
+            switch self {
+            case .navigate(let path): "navigate \(path)"
+            case .link(let name, let params): "link \(name) \(JSONValue.object(params).jsonString)"
+            case .back(let count): "back \(count)"
+            case .exit: "exit"
+            case .setParams(let screen, let params): "setParams \(screen.map(String.init) ?? "top") \(JSONValue.object(params).jsonString)"
+            case .patchState(let screen, let patch): "patchState \(screen) \(patch.jsonString)"
+            }
+        }
+
+        func intent(on state: SessionState) -> Intent {
+            let screens = state.allScreens
+            func id(_ index: Int) -> String { index < 0 || screens.isEmpty ? "e999" : screens[index % screens.count].id }
+            switch self {
+            case .navigate(let path): return .navigate(path)
+            case .link(let name, let params): return .link(name: name, params: params)
+            case .back(let count): return .back(count)
+            case .exit: return .exit
+            case .setParams(let screen, let params): return .setParams(screen: screen.map(id) ?? state.top?.id ?? "", params: params)
+            case .patchState(let screen, let patch): return .patchState(screen: id(screen), patch: patch)
+            }
+        }
+    }
+
+    static let newsNames = ["top", "list_news", "show_news", "list_coupon", "show_coupon", "home", "friend", "show_friend", "profile", "help", "login", "onboarding"]
+    static let paramPool: [(String, [String])] = [
+        ("category", ["0", "3", "x"]), ("id", ["1", "44", "-2"]), ("name", ["ken", "a%2Cb", ""]), ("q", ["%28", "é"]),
+    ]
+    static let patchPool: [JSONValue] = [
+        ["editing": true], ["editing": false], ["draft": ["bio": "hi"]], ["draft": nil], ["n": 2.0], ["n": 2], [:], [1], nil,
+    ]
+
+    /// - Parameters:
+    ///   - names: scene names to build paths from, real and unknown.
+    ///   - links: link names of the graph.
+    ///   - tabs: `(tabs scene, tab)` pairs of the graph, so that tab switches are common, not lucky.
+    ///   - start: the graph's start path, a prefix for absolute deep links into its tabs.
+    static func step(names: [String], links: [String], tabs: [(String, String)], start: String) -> Generator<Step, Shrink.None<Step>> {
+        Generator { rng in
+            func pick<T>(_ options: [T]) -> T { options[Int.random(in: 0..<options.count, using: &rng)] }
+            func params() -> [String: JSONValue] {
+                var result: [String: JSONValue] = [:]
+                for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                    let (key, values) = pick(paramPool)
+                    let text = pick(values)
+                    result[key] = Int(text).map(JSONValue.int) ?? .string(text)
+                }
+                return result
+            }
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0..<3 where !tabs.isEmpty:
+                let (bar, tab) = pick(tabs)
+                var text = pick([
+                    "..#\(tab)", "../..#\(tab)", "../../..#\(tab)", "^\(start)/\(bar)#\(tab)", "^\(start)/\(bar)#\(tab)/\(pick(names))",
+                    "^\(start)/\(bar)", "\(bar)#\(tab)/\(pick(names))",
+                ])
+                if Bool.random(using: &rng) { text += pick(["!login", "!/list_coupon", "/help", "!onboarding"]) }
+                return .navigate(text)
+            case 0..<9:
+                let prefix = pick(["", "", "^", "^", "..", "../..", "..!", "up"])
+                if prefix == "up" { return .navigate(Bool.random(using: &rng) ? "up" : "up(n=\(Int.random(in: 1...3, using: &rng)))") }
+                var text = prefix
+                for position in 0..<Int.random(in: prefix == "..!" ? 1...3 : 0...3, using: &rng) {
+                    switch (position, prefix) {
+                    case (0, ""), (0, "^"): text += pick(["", "", "/", "!", "!/", "#"])
+                    case (0, "..!"): break
+                    case (0, _): text += pick(["/", "!", "!/", "#"])
+                    default: text += pick(["/", "/", "!", "!/", "#", "#/"])
+                    }
+                    text += pick(names)
+                    if Int.random(in: 0..<3, using: &rng) == 0 {
+                        let (key, values) = pick(paramPool)
+                        text += "(\(key)=\(pick(values)))"
+                    }
+                }
+                return .navigate(text)
+            case 9..<12: return .link(pick(links + ["nosuch"]), params())
+            case 12..<14: return .back(Int.random(in: 0...3, using: &rng))
+            case 14..<16: return .exit
+            case 16..<18:
+                return .setParams(screen: Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: -1...6, using: &rng) : nil, params())
+            default:
+                return .patchState(screen: Int.random(in: -1...8, using: &rng), pick(patchPool))
+            }
+        }
+    }
+
+    struct Subject: CustomTestStringConvertible, Sendable {
+        let file: String
+        var testDescription: String { file }
+    }
+
+    @Test(arguments: [Subject(file: "news.json"), Subject(file: "kabukit.json")])
+    func invariantsHoldAfterEveryStep(_ subject: Subject) async throws {
+        let graph = try #require(Fixtures.graph(subject.file))
+        let navigator = Navigator(graph: graph, limits: Limits(maxDepth: 8))
+        // Three in four names are the graph's own; the rest (news.json's) may be unknown to it.
+        let own = graph.scenes.keys.sorted()
+        let names = Array(repeating: own, count: 3 * Self.newsNames.count / own.count).flatMap { $0 } + Self.newsNames
+        let links = Array(Set(graph.scenes.values.flatMap(\.links.keys) + graph.links.keys)).sorted()
+        let tabs = graph.scenes.values.flatMap { scene in (scene.tabs ?? []).map { (scene.name, $0) } }.sorted { "\($0)" < "\($1)" }
+        let start = try navigator.start(context: ["user": "u1", "locale": "ja"])
+        try Self.checkInvariants(start.state, navigator: navigator)
+
+        var tally = Tally()
+        await propertyCheck(count: 500, input: Self.step(names: names, links: links, tabs: tabs, start: graph.start).array(of: 1...30)) { (steps: [Step]) throws in
+            var state = start.state
+            for (number, step) in steps.enumerated() {
+                let comment = Comment(rawValue: "step \(number + 1): \(step)")
+                let intent = step.intent(on: state)
+                let bytes = state.snapshot.jsonBytes
+                let outcome: Outcome
+                do {
+                    outcome = try navigator.apply(intent, to: state)
+                } catch {
+                    // A refusal is an ordinary answer with a stable code and leaves the state as it was.
+                    let code = (error as Any as? NavError)?.code
+                    #expect(code != nil, comment)
+                    #expect(state.snapshot.jsonBytes == bytes, comment)
+                    tally.refused[code?.rawValue ?? "?", default: 0] += 1
+                    continue
+                }
+                try Self.checkStep(from: state, to: outcome, comment: comment)
+                try Self.checkInvariants(outcome.state, navigator: navigator, comment: comment)
+                tally.count(outcome, from: state)
+                state = outcome.state
+            }
+        }
+        // The generator must keep reaching the interesting cases, or the properties above prove little.
+        print("\(subject.file): \(tally)")
+        #expect(tally.applied > tally.steps / 8, "\(tally)")
+        #expect(tally.noOps > 0, "\(tally)")
+        #expect(tally.removals > 0, "\(tally)")
+        #expect(tally.refused.count >= 4, "\(tally)")
+        if subject.file == "news.json" {
+            #expect(tally.tabSwitches > 0, "\(tally)")
+            #expect(tally.savedScreens > 0, "\(tally)")
+        }
+    }
+
+    /// What the generated sequences did, so a generator that drifts into refusals only is noticed.
+    struct Tally: CustomStringConvertible {
+        var applied = 0
+        var noOps = 0
+        var removals = 0
+        var tabSwitches = 0
+        var savedScreens = 0
+        var refused: [String: Int] = [:]
+        var steps: Int { applied + noOps + refused.values.reduce(0, +) }
+
+        mutating func count(_ outcome: Outcome, from before: SessionState) {
+            guard outcome.changed else {
+                noOps += 1
+                return
+            }
+            applied += 1
+            if outcome.events.contains(where: { $0.type == .remove }) { removals += 1 }
+            let selected = { (state: SessionState) in state.screens.compactMap { $0.tabs?.selected } }
+            if selected(before) != selected(outcome.state), !selected(before).isEmpty, !selected(outcome.state).isEmpty {
+                tabSwitches += 1
+            }
+            if outcome.state.allScreens.count > outcome.state.screens.count { savedScreens += 1 }
+        }
+
+        var description: String {
+            "\(steps) steps: \(applied) applied (\(removals) with removals, \(tabSwitches) tab switches, \(savedScreens) with saved tabs), \(noOps) no-ops, refused \(refused.sorted { $0.key < $1.key })"
+        }
+    }
+
+    /// What one applied intent may do: a no-op changes not a byte; a change is one version and consecutive events.
+    static func checkStep(from before: SessionState, to outcome: Outcome, comment: Comment) throws {
+        let after = outcome.state
+        guard outcome.changed else {
+            #expect(after.snapshot.jsonBytes == before.snapshot.jsonBytes, comment)
+            #expect(after.version == before.version, comment)
+            return
+        }
+        #expect(after.version == before.version + 1, comment)
+        #expect(outcome.events.map(\.seq) == Array(before.eventCounter + 1...before.eventCounter + outcome.events.count), comment)
+        #expect(after.eventCounter == before.eventCounter + outcome.events.count, comment)
+        #expect(outcome.events.allSatisfy { $0.transition == after.version }, comment)
+        #expect(after.context == before.context, comment)
+
+        let beforeIDs = Set(before.allScreens.map(\.id))
+        let afterIDs = Set(after.allScreens.map(\.id))
+        let awake = outcome.events.filter { $0.type == .awake }.compactMap(\.screen)
+        let removed = outcome.events.filter { $0.type == .remove }.compactMap(\.screen)
+        // Exactly the new screens awake, exactly the vanished ones are removed, each once.
+        #expect(Set(awake) == afterIDs.subtracting(beforeIDs), comment)
+        #expect(awake.count == Set(awake).count, comment)
+        #expect(Set(removed) == beforeIDs.subtracting(afterIDs), comment)
+        #expect(removed.count == Set(removed).count, comment)
+
+        let kinds = outcome.events.map(\.type)
+        if kinds.first == .transitionStart {
+            #expect(kinds.last == .transitionEnd, comment)
+            #expect(outcome.events.first?.from == before.path.description, comment)
+            #expect(outcome.events.last?.to == after.path.description, comment)
+            let appear = outcome.events.filter { $0.type == .didAppear }
+            #expect(appear.map(\.screen) == [after.top?.id], comment)
+        } else {
+            #expect(kinds == [.paramsChanged] || kinds == [.stateChanged], comment)
+            #expect(after.path == before.path || kinds == [.paramsChanged], comment)
+        }
+    }
+
+    /// What every state must be, however it was reached.
+    static func checkInvariants(_ state: SessionState, navigator: Navigator, comment: Comment? = nil) throws {
+        let all = state.allScreens
+        #expect(Set(all.map(\.id)).count == all.count, comment)
+        for screen in all {
+            let number = screen.id.hasPrefix("e") ? Int(screen.id.dropFirst()) : nil
+            #expect(number.map { (1...state.screenCounter).contains($0) } == true, comment)
+            #expect(navigator.graph.scenes[screen.scene] != nil, comment)
+        }
+        #expect(!state.screens.isEmpty, comment)
+        #expect(state.screens.count <= navigator.limits.maxDepth, comment)
+        #expect(try Path.parse(state.path.description) == state.path, comment)
+        #expect(state.eventCounter >= state.version, comment)
+        // A tab bar is followed by its selected tab; its saved stacks are of its other tabs.
+        for (position, screen) in state.screens.enumerated() {
+            guard let tabs = screen.tabs else { continue }
+            let tabNames = navigator.graph.scenes[screen.scene]?.tabs ?? []
+            #expect(position + 1 < state.screens.count && state.screens[position + 1].scene == tabs.selected, comment)
+            #expect(position + 1 < state.screens.count && state.screens[position + 1].segue == .tab, comment)
+            #expect(!tabs.saved.keys.contains(tabs.selected), comment)
+            #expect(tabs.saved.keys.allSatisfy(tabNames.contains), comment)
+        }
+        // What a store writes, it can read back.
+        let restored = try SessionState(snapshot: try JSONValue(parsing: state.snapshot.jsonString), graph: navigator.graph)
+        #expect(restored == state, comment)
+    }
+}

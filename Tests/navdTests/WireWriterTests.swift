@@ -36,13 +36,16 @@ import Testing
         for intent in intents {
             outcome = try navigator.apply(intent, to: outcome.state)
             let session = StoredSession(
-                id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: [], state: outcome.state, createdAt: 0, touchedAt: 0
+                id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: TokenDigest(bytes: []), state: outcome.state, createdAt: 0, touchedAt: 0
             )
             for (events, token) in [(nil, nil), (outcome.events, nil), (outcome.events, "secret")] as [([LifecycleEvent]?, String?)] {
                 let fast = HTTPResponse.sessionView(session, events: events, token: token).body
                 #expect(fast == Self.reference(session, events: events, token: token), "\(intent)")
                 #expect((try? JSONValue(parsing: fast)) != nil)
             }
+            // What the stores write: the snapshot and the event batch.
+            #expect(outcome.state.snapshotBytes == outcome.state.snapshot.jsonBytes)
+            #expect(outcome.events.jsonBytes == JSONValue.array(outcome.events.map(\.json)).jsonBytes)
         }
     }
 }

@@ -3,7 +3,7 @@ import NavCore
 /// `/v1/graphs…`: list and read (open), upload (admin).
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
-    let adminToken: String?
+    let adminToken: TokenDigest?
     /// Called with every accepted upload, so a durable store can keep it.
     let persist: @Sendable (GraphVersion) throws(APIError) -> Void
 

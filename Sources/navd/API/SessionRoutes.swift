@@ -3,7 +3,8 @@ import NavCore
 /// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, events, delete.
 struct SessionRoutes: Sendable {
     let sessions: SessionService
-    let adminToken: String?
+    /// The admin token's digest, computed once: the admin token also opens every session.
+    let adminToken: TokenDigest?
 
     func register(in router: inout Router) {
         router.on("POST", "/v1/sessions") { context throws(APIError) in try create(context) }
@@ -163,14 +164,14 @@ enum Query {
 
 /// The admin token check: 403 when none is configured or the token is wrong, 401 when none is sent.
 enum Admin {
-    static func require(_ context: RequestContext, adminToken: String?) throws(APIError) {
+    static func require(_ context: RequestContext, adminToken: TokenDigest?) throws(APIError) {
         guard let adminToken else {
             throw APIError(.forbidden, "no admin token is configured (--admin-token or NAVD_ADMIN_TOKEN)")
         }
         guard let token = Token.bearer(in: context.request.headers) else {
             throw APIError(.unauthorized, "send the admin token as 'Authorization: Bearer <token>'")
         }
-        guard Token.matches(token, digest: Token.digest(adminToken)) else {
+        guard Token.matches(token, digest: adminToken) else {
             throw APIError(.forbidden, "the admin token is not valid")
         }
     }

@@ -49,9 +49,16 @@ extension RequestContext {
         return object
     }
 
-    /// `application/json; charset=utf-8` → `application/json`.
+    /// `Application/JSON; charset=utf-8` → `application/json`: the media type, trimmed, lowercased.
     static func mediaType(_ header: String) -> String {
-        String(header.split(separator: ";", maxSplits: 1).first ?? "").trimmingCharacters(in: " \t").lowercased()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for byte in header.utf8 {
+            if byte == UInt8(ascii: ";") { break }
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") { continue }
+            bytes.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -9,12 +9,8 @@ extension JSONWriter {
         writeLiteral("{\"context\":")
         write(.object(session.state.context))
         if let events {
-            writeLiteral(",\"events\":[")
-            for (position, event) in events.enumerated() {
-                if position > 0 { writeLiteral(",") }
-                writeEvent(event)
-            }
-            writeLiteral("]")
+            writeLiteral(",\"events\":")
+            writeEvents(events)
         }
         writeLiteral(",\"graph\":{\"name\":")
         writeString(session.graphName)
@@ -109,6 +105,54 @@ extension JSONWriter {
         writeLiteral(",\"type\":")
         writeString(event.type.rawValue)
         writeLiteral("}")
+    }
+}
+
+extension JSONWriter {
+    /// The snapshot a store keeps: the bytes of NavCore's `SessionState.snapshot`, written directly
+    /// (`{context, eventCounter, schema, screenCounter, screens, version}`).
+    mutating func writeSnapshot(_ state: SessionState) {
+        writeLiteral("{\"context\":")
+        write(.object(state.context))
+        writeLiteral(",\"eventCounter\":")
+        writeInt(state.eventCounter)
+        writeLiteral(",\"schema\":")
+        writeInt(SessionState.snapshotSchema)
+        writeLiteral(",\"screenCounter\":")
+        writeInt(state.screenCounter)
+        writeLiteral(",\"screens\":")
+        writeScreens(state.screens)
+        writeLiteral(",\"version\":")
+        writeInt(state.version)
+        writeLiteral("}")
+    }
+
+    /// `[event, …]`.
+    mutating func writeEvents(_ events: [LifecycleEvent]) {
+        writeLiteral("[")
+        for (position, event) in events.enumerated() {
+            if position > 0 { writeLiteral(",") }
+            writeEvent(event)
+        }
+        writeLiteral("]")
+    }
+}
+
+extension SessionState {
+    /// The snapshot as JSON bytes, for a store.
+    var snapshotBytes: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 128 + 256 * screens.count)
+        writer.writeSnapshot(self)
+        return writer.bytes
+    }
+}
+
+extension Array where Element == LifecycleEvent {
+    /// The events as a JSON array, for a store.
+    var jsonBytes: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 16 + 112 * count)
+        writer.writeEvents(self)
+        return writer.bytes
     }
 }
 

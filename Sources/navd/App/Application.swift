@@ -39,8 +39,9 @@ final class Application: HTTPHandler {
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36)
         var router = Router()
-        SessionRoutes(sessions: sessions, adminToken: configuration.adminToken).register(in: &router)
-        GraphRoutes(graphs: graphs, adminToken: configuration.adminToken, persist: persistGraph).register(in: &router)
+        let adminDigest = configuration.adminToken.map(Token.digest)
+        SessionRoutes(sessions: sessions, adminToken: adminDigest).register(in: &router)
+        GraphRoutes(graphs: graphs, adminToken: adminDigest, persist: persistGraph).register(in: &router)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &router)
         self.responder = router.freeze()
     }
@@ -77,9 +78,8 @@ final class Application: HTTPHandler {
         logger.info(
             "request",
             metadata: [
-                "method": "\(request.method)", "route": "\(route)", "status": "\(response.status)",
-                "ms": "\(Int((seconds * 1_000_000).rounded()) / 1000).\(Int((seconds * 1_000_000).rounded()) % 1000 / 100)",
-                "request_id": "\(requestID)",
+                "method": .string(request.method), "route": .string(route), "status": .string(String(response.status)),
+                "ms": .string(Self.milliseconds(seconds)), "request_id": .string(requestID),
             ]
         )
         return response
@@ -109,6 +109,12 @@ final class Application: HTTPHandler {
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response
         }
         return error.response
+    }
+
+    /// `0.0123` s → `"12.3"`.
+    private static func milliseconds(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 10_000).rounded())
+        return String(tenths / 10) + "." + String(tenths % 10)
     }
 
     private static func outcome(_ response: HTTPResponse) -> String {

@@ -28,13 +28,15 @@ struct LineLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var line = Self.timestamp()
-        line += " "
-        line += event.level.rawValue
-        line += " "
-        line += label
-        line += ": "
-        line += event.message.description
+        var line: [UInt8] = []
+        line.reserveCapacity(192)
+        line.append(contentsOf: Self.timestamp().utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: event.level.rawValue.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: label.utf8)
+        line.append(contentsOf: ": ".utf8)
+        line.append(contentsOf: event.message.description.utf8)
         var merged = event.metadata ?? [:]
         if !metadata.isEmpty || metadataProvider != nil {
             merged = metadata
@@ -42,18 +44,17 @@ struct LineLogHandler: LogHandler {
             if let extra = event.metadata { merged.merge(extra) { $1 } }
         }
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " "
-            line += key
-            line += "="
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: key.utf8)
+            line.append(UInt8(ascii: "="))
             switch value {
-            case .string(let text): line += text
-            case .stringConvertible(let convertible): line += convertible.description
-            default: line += value.description
+            case .string(let text): line.append(contentsOf: text.utf8)
+            case .stringConvertible(let convertible): line.append(contentsOf: convertible.description.utf8)
+            default: line.append(contentsOf: value.description.utf8)
             }
         }
-        line += "\n"
-        var bytes = line
-        bytes.withUTF8 { buffer in
+        line.append(UInt8(ascii: "\n"))
+        line.withUnsafeBufferPointer { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)

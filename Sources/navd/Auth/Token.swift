@@ -12,17 +12,13 @@ enum Token {
         return hex(bytes)
     }
 
-    static func digest(_ token: String) -> [UInt8] {
-        SHA256.hash(Array(token.utf8))
+    static func digest(_ token: String) -> TokenDigest {
+        TokenDigest(bytes: SHA256.hash(Array(token.utf8)))
     }
 
-    /// Compares two digests without branching on their contents.
-    static func matches(_ token: String, digest expected: [UInt8]) -> Bool {
-        let actual = digest(token)
-        guard actual.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for (left, right) in zip(actual, expected) { difference |= left ^ right }
-        return difference == 0
+    /// Whether `token` hashes to `expected`, compared in constant time.
+    static func matches(_ token: String, digest expected: TokenDigest) -> Bool {
+        digest(token).matches(expected)
     }
 
     /// The token of an `Authorization: Bearer …` header, if there is one.

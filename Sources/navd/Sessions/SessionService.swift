@@ -84,15 +84,16 @@ final class SessionService: Sendable {
 
     /// The session, if the request may see it: 401 without a token, 404 for a session that
     /// does not exist, has expired, or is not the caller's (existence is never revealed).
-    func authorised(_ id: String, headers: [String: String], adminToken: String?) throws(APIError) -> StoredSession {
+    func authorised(_ id: String, headers: [String: String], adminToken: TokenDigest?) throws(APIError) -> StoredSession {
         guard let token = Token.bearer(in: headers) else {
             throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
         guard let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
             throw APIError(.sessionNotFound, "no session '\(id)'")
         }
-        let isAdmin = adminToken.map { Token.matches(token, digest: Token.digest($0)) } ?? false
-        guard isAdmin || Token.matches(token, digest: session.tokenDigest) else {
+        let presented = Token.digest(token)
+        let isAdmin = adminToken.map { presented.matches($0) } ?? false
+        guard isAdmin || presented.matches(session.tokenDigest) else {
             throw APIError(.sessionNotFound, "no session '\(id)'")
         }
         return session

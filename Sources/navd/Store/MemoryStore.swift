@@ -12,7 +12,7 @@ final class MemoryStore: SessionStore {
 
     private struct Entry: Sendable {
         var session: StoredSession
-        var events: [LifecycleEvent]
+        var events: EventLog
     }
 
     init(retainedEvents: Int = 1000, shardCount: Int = 64) {
@@ -30,7 +30,9 @@ final class MemoryStore: SessionStore {
         let retained = retainedEvents
         let inserted = shard(session.id).withLock { entries in
             guard entries[session.id] == nil else { return false }
-            entries[session.id] = Entry(session: session, events: Array(events.suffix(retained)))
+            var log = EventLog(events)
+            log.retain(retained)
+            entries[session.id] = Entry(session: session, events: log)
             return true
         }
         guard inserted else { throw StoreError(message: "session \(session.id) exists") }
@@ -43,10 +45,13 @@ final class MemoryStore: SessionStore {
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
         let retained = retainedEvents
         return shard(session.id).withLock { entries in
-            guard var entry = entries[session.id], entry.session.state.version == expectedVersion else { return false }
+            guard entries[session.id]?.session.state.version == expectedVersion,
+                // Out of the dictionary while it changes, so the log's buffer is not copied.
+                var entry = entries.removeValue(forKey: session.id)
+            else { return false }
             entry.session = session
-            entry.events.append(contentsOf: events)
-            if entry.events.count > retained { entry.events.removeFirst(entry.events.count - retained) }
+            entry.events.append(events)
+            entry.events.retain(retained)
             entries[session.id] = entry
             return true
         }
@@ -58,8 +63,7 @@ final class MemoryStore: SessionStore {
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
         shard(id).withLock { entries in
-            guard let events = entries[id]?.events else { return [] }
-            return Array(events.lazy.filter { $0.seq > after }.prefix(limit))
+            entries[id]?.events.events(after: after, limit: limit) ?? []
         }
     }
 

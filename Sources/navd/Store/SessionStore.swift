@@ -6,7 +6,7 @@ struct StoredSession: Sendable {
     var graphName: String
     var graphVersion: Int
     /// SHA-256 of the session's bearer token; the token itself is never stored.
-    var tokenDigest: [UInt8]
+    var tokenDigest: TokenDigest
     var state: SessionState
     /// Milliseconds since the Unix epoch.
     var createdAt: Int64

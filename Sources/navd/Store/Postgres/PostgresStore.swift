@@ -84,7 +84,11 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     private static func eventsJSON(_ events: [LifecycleEvent]) -> String {
-        JSONValue.array(events.map(\.json)).jsonString
+        String(decoding: events.jsonBytes, as: UTF8.self)
+    }
+
+    private static func snapshotJSON(_ state: SessionState) -> String {
+        String(decoding: state.snapshotBytes, as: UTF8.self)
     }
 
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
@@ -99,7 +103,7 @@ final class PostgresStore: SessionStore, GraphStore {
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
-                    Token.hex(session.tokenDigest), String(SessionState.snapshotSchema), session.state.snapshot.jsonString,
+                    Token.hex(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                 ],
                 prepare: true
@@ -127,7 +131,7 @@ final class PostgresStore: SessionStore, GraphStore {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
         return StoredSession(
-            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: Self.unhex(result.text(row, offset + 2)),
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Self.unhex(result.text(row, offset + 2))),
             state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
         )
     }
@@ -147,7 +151,7 @@ final class PostgresStore: SessionStore, GraphStore {
                 SELECT count(*) FROM u
                 """,
                 [
-                    session.id, String(session.state.version), session.state.snapshot.jsonString, String(session.touchedAt),
+                    session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
                     String(expectedVersion), Self.eventsJSON(events), String((events.last?.seq ?? 0) - retainedEvents),
                 ],
                 prepare: true

@@ -95,7 +95,8 @@ final class SQLiteConnection {
             pointer = nil
         }
 
-        fileprivate func reset() {
+        /// Ends the current run of the statement, so it holds no lock (a pending read blocks DDL).
+        func reset() {
             sqlite3_reset(pointer)
             sqlite3_clear_bindings(pointer)
         }
@@ -103,6 +104,16 @@ final class SQLiteConnection {
         @discardableResult
         func bind(_ index: Int32, _ text: String) throws(StoreError) -> Statement {
             let result = text.withCString { navd_sqlite3_bind_text_transient(pointer, index, $0, -1) }
+            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
+            return self
+        }
+
+        /// Binds UTF-8 bytes (JSON written by navd) as text, without making a `String` first.
+        @discardableResult
+        func bind(_ index: Int32, utf8 bytes: [UInt8]) throws(StoreError) -> Statement {
+            let result = bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
+            }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self
         }

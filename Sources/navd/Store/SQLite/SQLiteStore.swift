@@ -46,7 +46,20 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             document TEXT NOT NULL,
             PRIMARY KEY (name, version)
         );
+        """,
+        // One row per transition instead of one per event: a write inserts one row, not ten.
         """
+        CREATE TABLE event_batches (
+            session_id TEXT NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, first_seq)
+        ) WITHOUT ROWID;
+        INSERT INTO event_batches (session_id, first_seq, last_seq, body)
+            SELECT session_id, seq, seq, '[' || body || ']' FROM events;
+        DROP TABLE events;
+        """,
     ]
 
     /// - Parameters:
@@ -70,6 +83,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         let current = try connection.statement("SELECT COALESCE(MAX(version), 0) FROM migrations")
         _ = try current.step()
         let applied = Int(current.int(0))
+        current.reset()
         guard applied <= Self.migrations.count else {
             throw StoreError(message: "the database is at schema \(applied); this navd knows up to \(Self.migrations.count)")
         }
@@ -93,8 +107,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                     "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
                 )
                 .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
-                .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest)
-                .bind(6, Int64(SessionState.snapshotSchema)).bind(7, session.state.snapshot.jsonString)
+                .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
+                .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: session.state.snapshotBytes)
                 .bind(8, session.createdAt).bind(9, session.touchedAt).run()
                 try appendEvents(events, to: session.id)
             }
@@ -109,6 +123,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
             )
             try statement.bind(1, id)
+            // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
+            defer { statement.reset() }
             guard try statement.step() else { return nil }
             let session = try row(id: id, statement, offset: 0)
             cache[id] = session
@@ -126,7 +142,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
         return StoredSession(
-            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: statement.bytes(offset + 2),
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: statement.bytes(offset + 2)),
             state: try decode(snapshot, graph, graphVersion), createdAt: statement.int(offset + 4), touchedAt: statement.int(offset + 5)
         )
     }
@@ -135,12 +151,13 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try locked { () throws(StoreError) -> Bool in
             let written = try connection.transaction { () throws(StoreError) -> Bool in
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ? AND version = ?")
-                    .bind(1, Int64(session.state.version)).bind(2, session.state.snapshot.jsonString)
+                    .bind(1, Int64(session.state.version)).bind(2, utf8: session.state.snapshotBytes)
                     .bind(3, session.touchedAt).bind(4, session.id).bind(5, Int64(expectedVersion)).run()
                 guard connection.changes == 1 else { return false }
                 try appendEvents(events, to: session.id)
+                // Whole batches leave once all their events are older than the retained ones.
                 if let last = events.last, last.seq > retainedEvents {
-                    try connection.statement("DELETE FROM events WHERE session_id = ? AND seq <= ?")
+                    try connection.statement("DELETE FROM event_batches WHERE session_id = ? AND last_seq <= ?")
                         .bind(1, session.id).bind(2, Int64(last.seq - retainedEvents)).run()
                 }
                 return true
@@ -151,16 +168,15 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     private func appendEvents(_ events: [LifecycleEvent], to id: String) throws(StoreError) {
-        for event in events {
-            try connection.statement("INSERT INTO events (session_id, seq, body) VALUES (?,?,?)")
-                .bind(1, id).bind(2, Int64(event.seq)).bind(3, event.json.jsonString).run()
-        }
+        guard let first = events.first, let last = events.last else { return }
+        try connection.statement("INSERT INTO event_batches (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {
         try locked { () throws(StoreError) -> Bool in
             try connection.transaction { () throws(StoreError) -> Bool in
-                try connection.statement("DELETE FROM events WHERE session_id = ?").bind(1, id).run()
+                try connection.statement("DELETE FROM event_batches WHERE session_id = ?").bind(1, id).run()
                 try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                 cache[id] = nil
                 return connection.changes > 0
@@ -170,11 +186,14 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
         try locked { () throws(StoreError) -> [LifecycleEvent] in
-            let statement = try connection.statement("SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?")
-            try statement.bind(1, id).bind(2, Int64(after)).bind(3, Int64(limit))
+            let statement = try connection.statement(
+                "SELECT body FROM event_batches WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
+            try statement.bind(1, id).bind(2, Int64(after))
+            defer { statement.reset() }
             var events: [LifecycleEvent] = []
-            while try statement.step() {
-                if let event = (try? JSONValue(parsing: statement.bytes(0))).flatMap(LifecycleEvent.init(json:)) {
+            while events.count < limit, try statement.step() {
+                for element in (try? JSONValue(parsing: statement.bytes(0)))?.arrayValue ?? [] {
+                    guard let event = LifecycleEvent(json: element), event.seq > after, events.count < limit else { continue }
                     events.append(event)
                 }
             }
@@ -185,7 +204,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
         try locked { () throws(StoreError) -> Int in
             try connection.transaction { () throws(StoreError) -> Int in
-                try connection.statement("DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
+                try connection.statement("DELETE FROM event_batches WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
                     .bind(1, cutoff).run()
                 try connection.statement("DELETE FROM sessions WHERE touched_at < ?").bind(1, cutoff).run()
                 let removed = connection.changes
@@ -213,6 +232,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     func count() throws(StoreError) -> Int {
         try locked { () throws(StoreError) -> Int in
             let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
+            defer { statement.reset() }
             _ = try statement.step()
             return Int(statement.int(0))
         }

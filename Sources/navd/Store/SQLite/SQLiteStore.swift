@@ -75,6 +75,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys=ON")
+        // 64 MiB of page cache: the write path then rarely reads a page back from disk.
+        try connection.execute("PRAGMA cache_size=-65536")
         try migrate()
     }
 
@@ -148,13 +150,16 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
-        try locked { () throws(StoreError) -> Bool in
+        // Encode before taking the lock: only the database work is serialised.
+        let snapshot = session.state.snapshotBytes
+        let encodedEvents = events.jsonBytes
+        return try locked { () throws(StoreError) -> Bool in
             let written = try connection.transaction { () throws(StoreError) -> Bool in
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ? AND version = ?")
-                    .bind(1, Int64(session.state.version)).bind(2, utf8: session.state.snapshotBytes)
+                    .bind(1, Int64(session.state.version)).bind(2, utf8: snapshot)
                     .bind(3, session.touchedAt).bind(4, session.id).bind(5, Int64(expectedVersion)).run()
                 guard connection.changes == 1 else { return false }
-                try appendEvents(events, to: session.id)
+                try appendEvents(events, encoded: encodedEvents, to: session.id)
                 // Whole batches leave once all their events are older than the retained ones.
                 if let last = events.last, last.seq > retainedEvents {
                     try connection.statement("DELETE FROM event_batches WHERE session_id = ? AND last_seq <= ?")
@@ -167,10 +172,10 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
     }
 
-    private func appendEvents(_ events: [LifecycleEvent], to id: String) throws(StoreError) {
+    private func appendEvents(_ events: [LifecycleEvent], encoded: [UInt8]? = nil, to id: String) throws(StoreError) {
         guard let first = events.first, let last = events.last else { return }
         try connection.statement("INSERT INTO event_batches (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
-            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
+            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: encoded ?? events.jsonBytes).run()
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {

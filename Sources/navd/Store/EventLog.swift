@@ -45,6 +45,12 @@ struct EventLog: Sendable {
         count = limit
     }
 
+    /// Drops spare capacity (a buffer grown by appending may hold up to twice its bytes).
+    mutating func shrink() {
+        guard bytes.capacity > bytes.count else { return }
+        bytes = bytes.withUnsafeBufferPointer { Array($0) }
+    }
+
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int, limit: Int) -> [LifecycleEvent] {
         var reader = Reader(bytes: bytes)

@@ -10,9 +10,18 @@ final class MemoryStore: SessionStore {
     private let shards: [Locked<[String: Entry]>]
     private let retainedEvents: Int
 
-    private struct Entry: Sendable {
+    /// A class, so a shard's dictionary holds one word per session: dictionaries keep up to
+    /// half their buckets empty, and empty buckets of a 150-byte value cost more than the boxes.
+    ///
+    /// `@unchecked Sendable`: an entry is only read or changed while its shard's lock is held.
+    private final class Entry: @unchecked Sendable {
         var session: StoredSession
         var events: EventLog
+
+        init(session: StoredSession, events: EventLog) {
+            self.session = session
+            self.events = events
+        }
     }
 
     init(retainedEvents: Int = 1000, shardCount: Int = 64) {
@@ -32,7 +41,7 @@ final class MemoryStore: SessionStore {
             guard entries[session.id] == nil else { return false }
             var log = EventLog(events)
             log.retain(retained)
-            entries[session.id] = Entry(session: session, events: log)
+            entries[session.id] = Entry(session: session.compacted(), events: log.compacted())
             return true
         }
         guard inserted else { throw StoreError(message: "session \(session.id) exists") }
@@ -45,14 +54,10 @@ final class MemoryStore: SessionStore {
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
         let retained = retainedEvents
         return shard(session.id).withLock { entries in
-            guard entries[session.id]?.session.state.version == expectedVersion,
-                // Out of the dictionary while it changes, so the log's buffer is not copied.
-                var entry = entries.removeValue(forKey: session.id)
-            else { return false }
-            entry.session = session
+            guard let entry = entries[session.id], entry.session.state.version == expectedVersion else { return false }
+            entry.session = session.compacted()
             entry.events.append(events)
             entry.events.retain(retained)
-            entries[session.id] = entry
             return true
         }
     }
@@ -93,4 +98,27 @@ final class MemoryStore: SessionStore {
     }
 
     func close() {}
+}
+
+extension StoredSession {
+    /// The same session with its screen array at its exact size: arrays grown by appending keep
+    /// spare capacity, and a million idle sessions would hold all of it.
+    func compacted() -> StoredSession {
+        var copy = self
+        copy.state.screens = screensExactly(state.screens)
+        return copy
+    }
+}
+
+extension EventLog {
+    func compacted() -> EventLog {
+        var copy = self
+        copy.shrink()
+        return copy
+    }
+}
+
+private func screensExactly(_ screens: [Screen]) -> [Screen] {
+    guard screens.capacity > screens.count else { return screens }
+    return screens.withUnsafeBufferPointer { Array($0) }
 }

@@ -41,7 +41,7 @@ struct Daemon {
         for file in settings.graphFiles {
             let document = try GraphFile.read(file)
             let (version, _) = try Self.load(document, into: application.graphs, file: file)
-            try StoreFactory.persistIfNew(version, in: store)
+            try StoreFactory.persist(version, in: store)
             for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
             logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
         }

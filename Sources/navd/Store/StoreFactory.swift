@@ -62,10 +62,6 @@ enum StoreFactory {
             throw APIError(.internal, "could not store the graph", storeMessage: error.message)
         }
     }
-
-    static func persistIfNew(_ version: GraphVersion, in store: any SessionStore) throws {
-        try persist(version, in: store)
-    }
 }
 
 /// A store that also keeps graph documents, so sessions find their graph version after a restart.

@@ -12,14 +12,3 @@ final class Locked<Value: Sendable>: Sendable {
         try mutex.withLock { (value: inout sending Value) throws(Failure) -> sending Result in try body(&value) }
     }
 }
-
-/// Whether the daemon takes new work; false once shutdown has begun.
-final class Readiness: Sendable {
-    private let flag = Atomic<Bool>(true)
-
-    var isReady: Bool { flag.load(ordering: .relaxed) }
-
-    func drain() {
-        flag.store(false, ordering: .relaxed)
-    }
-}

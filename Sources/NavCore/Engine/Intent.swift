@@ -28,10 +28,13 @@ public struct Limits: Sendable, Hashable {
     public var maxDepth: Int
     public var maxPathLength: Int
     public var maxParams: Int
+    /// The largest a screen's state may grow by merge patches, in bytes of JSON.
+    public var maxStateBytes: Int
 
-    public init(maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32) {
+    public init(maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536) {
         self.maxDepth = maxDepth
         self.maxPathLength = maxPathLength
         self.maxParams = maxParams
+        self.maxStateBytes = maxStateBytes
     }
 }

@@ -59,6 +59,11 @@ extension Navigator {
         }
         update(&next.screens)
         guard let screen = changed else { return Outcome(state: state, events: []) }
+        // State only grows by patching: bound it, so no client can make a session unboundedly large.
+        let size = screen.state.jsonBytes.count
+        guard size <= limits.maxStateBytes else {
+            throw NavError(.invalidRequest, "the patched state would be \(size) bytes of JSON (limit \(limits.maxStateBytes))")
+        }
         next.version += 1
         var events = EventRecorder(seq: state.eventCounter, transition: next.version)
         events.record(.stateChanged, screen)

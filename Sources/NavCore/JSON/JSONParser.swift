@@ -13,8 +13,14 @@ extension JSONValue {
 
     /// Parses a complete JSON text (RFC 8259); anything but whitespace after the value is an error.
     public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
+        try self.init(parsing: bytes, maximumDepth: JSONValue.maximumDepth)
+    }
+
+    /// Parses with another depth bound: a stored snapshot nests a client's (bounded) values a few
+    /// levels deeper than the client sent them, so a store reads with a larger bound.
+    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int) throws(JSONParseError) {
         let array = Array(bytes)
-        var parser = JSONParser(bytes: array)
+        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
         self = try parser.parseDocument()
     }
 
@@ -27,9 +33,11 @@ struct JSONParser {
     let bytes: [UInt8]
     var index = 0
     var depth = 0
+    let maximumDepth: Int
 
-    init(bytes: [UInt8]) {
+    init(bytes: [UInt8], maximumDepth: Int = JSONValue.maximumDepth) {
         self.bytes = bytes
+        self.maximumDepth = maximumDepth
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
@@ -80,7 +88,7 @@ struct JSONParser {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        guard depth <= JSONValue.maximumDepth else { throw error("nesting deeper than \(JSONValue.maximumDepth)") }
+        guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth)") }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {

@@ -100,9 +100,9 @@ struct SessionRoutes: Sendable {
     /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.
     private func mutate(_ context: RequestContext, _ intent: @escaping (StoredSession) -> Intent) throws(APIError) -> HTTPResponse {
         let id = context.parameter("id")
-        let ifMatch = try Self.ifMatch(context.request.headers)
         return try sessions.serialised(id) { () throws(APIError) in
             let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            let ifMatch = try Self.ifMatch(context.request.headers)
             return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
                 let mutation = try sessions.mutate(id, intent: intent(session), ifMatch: ifMatch, loaded: session)
                 return .sessionView(mutation.session, events: mutation.events)

@@ -27,7 +27,11 @@ final class Metrics: Sendable {
 
     private let state = Mutex(State())
 
-    func recordRequest(method: String, route: String, status: Int, seconds: Double) {
+    private static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    func recordRequest(method rawMethod: String, route: String, status: Int, seconds: Double) {
+        // A client chooses the method token: anything unusual counts as one label.
+        let method = Self.methods.contains(rawMethod) ? rawMethod : "other"
         state.withLock { state in
             state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
             var histogram = state.durations[route] ?? Histogram(buckets: Array(repeating: 0, count: Self.bounds.count))

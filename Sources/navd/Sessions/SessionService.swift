@@ -21,6 +21,8 @@ final class SessionService: Sendable {
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
+    /// Taken only by `create`, never while a stripe is held by the same thread.
+    private let creating = Mutex(())
 
     init(store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, now: @escaping @Sendable () -> Int64) {
         self.store = store
@@ -54,9 +56,6 @@ final class SessionService: Sendable {
         guard let graphName = name ?? graphs.defaultName, let graph = graphs.latest(graphName) else {
             throw APIError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
         }
-        if try storeCall({ () throws(StoreError) in try store.count() }) >= configuration.maxSessions {
-            throw APIError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
-        }
         let outcome: Outcome
         do {
             outcome = try graph.navigator.start(at: start, context: context)
@@ -69,7 +68,14 @@ final class SessionService: Sendable {
             id: Self.newID(), graphName: graph.graph.name, graphVersion: graph.version, tokenDigest: Token.digest(token),
             state: outcome.state, createdAt: time, touchedAt: time
         )
-        try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
+        // Count and insert as one step, so concurrent creates cannot overshoot --max-sessions
+        // (within this process; several processes on PostgreSQL can overshoot by their number).
+        try creating.withLock { _ throws(APIError) in
+            if try storeCall({ () throws(StoreError) in try store.count() }) >= configuration.maxSessions {
+                throw APIError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
+            }
+            try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
+        }
         return Created(session: session, token: token, events: outcome.events, graph: graph)
     }
 

@@ -13,6 +13,13 @@ struct StoredSession: Sendable {
     var touchedAt: Int64
 }
 
+extension StoredSession {
+    /// How deep a stored snapshot may nest: client values (at most `JSONValue.maximumDepth`)
+    /// sit under the snapshot, a screen and up to one tab bar per stage level.
+    static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
+
+}
+
 /// A store failure: I/O, a constraint, a snapshot that no longer fits its graph.
 struct StoreError: Error, Sendable, CustomStringConvertible {
     enum Kind: Sendable {

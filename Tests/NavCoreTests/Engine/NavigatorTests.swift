@@ -465,4 +465,15 @@ import Testing
         try session.apply(.setParams(screen: "e3", params: ["b": true, "c": 1.5]))
         #expect(session.path == "/top/help(b=true,c=1.5)")
     }
+
+    /// Merge patches only grow state: past `maxStateBytes` a patch is refused and changes nothing.
+    @Test func stateCannotGrowPastItsLimit() throws {
+        var session = try TestSession(try #require(Fixtures.news), limits: Limits(maxStateBytes: 120))
+        let top = try #require(session.state.top?.id)
+        try session.apply(.patchState(screen: top, patch: ["note": .string(String(repeating: "a", count: 60))]))
+        let refused = session.refuse(.patchState(screen: top, patch: ["more": .string(String(repeating: "b", count: 80))]), .invalidRequest)
+        #expect(refused?.message.contains("limit 120") == true)
+        // Removing a member always fits.
+        try session.apply(.patchState(screen: top, patch: ["note": nil]))
+    }
 }

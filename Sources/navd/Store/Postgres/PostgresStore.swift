@@ -126,7 +126,7 @@ final class PostgresStore: SessionStore, GraphStore {
         let graphVersion = Int(result.int(row, offset + 1))
         let snapshot: JSONValue
         do {
-            snapshot = try JSONValue(parsing: result.bytes(row, offset + 3))
+            snapshot = try JSONValue(parsing: result.bytes(row, offset + 3), maximumDepth: StoredSession.snapshotDepth)
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }

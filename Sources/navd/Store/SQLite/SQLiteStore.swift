@@ -142,7 +142,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         let graphVersion = Int(statement.int(offset + 1))
         let snapshot: JSONValue
         do {
-            snapshot = try JSONValue(parsing: statement.bytes(offset + 3))
+            snapshot = try JSONValue(parsing: statement.bytes(offset + 3), maximumDepth: StoredSession.snapshotDepth)
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }

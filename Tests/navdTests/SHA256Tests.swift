@@ -11,7 +11,7 @@ import Testing
         (String(repeating: "a", count: 1000), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"),
     ])
     func knownDigests(_ message: String, _ digest: String) {
-        #expect(Token.hex(SHA256.hash(Array(message.utf8))) == digest)
+        #expect(Hex.string(SHA256.hash(Array(message.utf8))) == digest)
     }
 
     /// Lengths on both sides of one and two padding blocks (digests from Python's hashlib).
@@ -26,7 +26,7 @@ import Testing
         (128, "24da1b81d0b16df6428eee73c69fcb2a93c76bc6df706f0c6670fe6bfe800464"),
     ])
     func paddingBoundaries(_ length: Int, _ digest: String) {
-        #expect(Token.hex(SHA256.hash([UInt8](repeating: UInt8(ascii: "x"), count: length))) == digest)
+        #expect(Hex.string(SHA256.hash([UInt8](repeating: UInt8(ascii: "x"), count: length))) == digest)
     }
 
     @Test func tokensMatchOnlyThemselves() {
@@ -43,5 +43,14 @@ import Testing
     ] as [(String, String?)])
     func bearerTokens(_ header: String, _ token: String?) {
         #expect(Token.bearer(in: ["authorization": header]) == token)
+    }
+
+    @Test func hexRoundTripsAndRefusesNonHex() {
+        let bytes: [UInt8] = [0, 1, 0x7F, 0x80, 0xAB, 0xFF]
+        #expect(Hex.string(bytes) == "00017f80abff")
+        #expect(Hex.bytes("00017f80abff") == bytes)
+        #expect(Hex.bytes("00017F80ABFF") == bytes)
+        #expect(Hex.bytes("abc") == nil)
+        #expect(Hex.bytes("zz") == nil)
     }
 }

@@ -9,7 +9,7 @@ enum Token {
             let word = generator.next()
             for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
         }
-        return hex(bytes)
+        return Hex.string(bytes)
     }
 
     static func digest(_ token: String) -> TokenDigest {
@@ -32,16 +32,5 @@ enum Token {
         while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { token = token.dropLast() }
         guard !token.isEmpty else { return nil }
         return String(Substring(token))
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

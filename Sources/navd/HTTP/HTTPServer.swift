@@ -551,7 +551,7 @@ private func percentDecoded(_ text: String) -> String {
     var index = 0
     while index < bytes.count {
         if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-           let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+           let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2]) {
             decoded.append(high << 4 | low)
             index += 3
         } else {
@@ -560,15 +560,6 @@ private func percentDecoded(_ text: String) -> String {
         }
     }
     return String(decoding: decoded, as: UTF8.self)
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
 }
 
 /// Queues `response` on `connection` (`MHD_queue_response`), copying its body.

@@ -49,7 +49,6 @@ final class SessionService: Sendable {
         var session: StoredSession
         var token: String
         var events: [LifecycleEvent]
-        var graph: GraphVersion
     }
 
     func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(APIError) -> Created {
@@ -76,14 +75,14 @@ final class SessionService: Sendable {
             }
             try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
         }
-        return Created(session: session, token: token, events: outcome.events, graph: graph)
+        return Created(session: session, token: token, events: outcome.events)
     }
 
     /// 128 random bits as hex: session ids cannot be guessed or enumerated.
     static func newID() -> String {
         var generator = SystemRandomNumberGenerator()
         let words = [generator.next() as UInt64, generator.next() as UInt64]
-        return Token.hex(words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64($0 * 8)) } })
+        return Hex.string(words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64($0 * 8)) } })
     }
 
     // MARK: Read
@@ -121,7 +120,6 @@ final class SessionService: Sendable {
     struct Mutation {
         var session: StoredSession
         var events: [LifecycleEvent]
-        var graph: GraphVersion
     }
 
     /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
@@ -141,13 +139,13 @@ final class SessionService: Sendable {
             } catch {
                 throw APIError(error)
             }
-            guard outcome.changed else { return Mutation(session: session, events: [], graph: graph) }
+            guard outcome.changed else { return Mutation(session: session, events: []) }
             var next = session
             next.state = outcome.state
             next.touchedAt = now()
             let expected = session.state.version
             let written = try storeCall { () throws(StoreError) in try store.update(next, expectedVersion: expected, events: outcome.events) }
-            if written { return Mutation(session: next, events: outcome.events, graph: graph) }
+            if written { return Mutation(session: next, events: outcome.events) }
             guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
                 throw APIError(.sessionNotFound, "no session '\(id)'")
             }

@@ -103,7 +103,7 @@ final class PostgresStore: SessionStore, GraphStore {
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
-                    Token.hex(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
+                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                 ],
                 prepare: true
@@ -131,7 +131,7 @@ final class PostgresStore: SessionStore, GraphStore {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
         return StoredSession(
-            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Self.unhex(result.text(row, offset + 2))),
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
             state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
         )
     }
@@ -232,26 +232,6 @@ final class PostgresStore: SessionStore, GraphStore {
 
     func close() {
         pool.close()
-    }
-
-    private static func unhex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var high: UInt8?
-        for byte in text.utf8 {
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-            default: continue
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
-        }
-        return bytes
     }
 }
 

@@ -115,7 +115,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
                 .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: session.state.snapshotBytes)
                 .bind(8, session.createdAt).bind(9, session.touchedAt).run()
-                try appendEvents(events, to: session.id)
+                try appendEvents(events, encoded: events.jsonBytes, to: session.id)
             }
             cache[session.id] = session
         }
@@ -175,10 +175,10 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
     }
 
-    private func appendEvents(_ events: [LifecycleEvent], encoded: [UInt8]? = nil, to id: String) throws(StoreError) {
+    private func appendEvents(_ events: [LifecycleEvent], encoded: [UInt8], to id: String) throws(StoreError) {
         guard let first = events.first, let last = events.last else { return }
         try connection.statement("INSERT INTO event_batches (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
-            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: encoded ?? events.jsonBytes).run()
+            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: encoded).run()
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {

@@ -25,6 +25,12 @@ import Testing
         #expect(log.events(after: 40, limit: 10).isEmpty)
     }
 
+    @Test(arguments: LifecycleEvent.Kind.allCases)
+    func roundTripsEveryKind(_ kind: LifecycleEvent.Kind) {
+        let event = LifecycleEvent(seq: 7, type: kind, screen: "e3", scene: "top", transition: 2)
+        #expect(EventLog([event]).events(after: 0, limit: 10) == [event])
+    }
+
     @Test func keepsTheNewestWhenTrimmed() {
         var log = EventLog()
         for batch in 0..<50 {

@@ -306,7 +306,7 @@ private struct EchoHandler: HTTPHandler {
             Thread.sleep(forTimeInterval: 0.4)
         }
         let lines = request.query.map { "query.\($0.key): \($0.value)" }
-            + request.headers.map { "header.\($0.key): \($0.value)" }
+            + request.headers.map { "header.\($0.name): \($0.value)" }
         return HTTPResponse(status: 200, headers: headers, body: Array(lines.sorted().joined(separator: "\n").utf8))
     }
 

@@ -1,9 +1,20 @@
 /// Serialises JSON into a byte buffer: compact, object keys sorted, so equal values give equal bytes.
+///
+/// The buffer is grown ahead of each write and written through a pointer: the hot writes
+/// (literal fragments, strings without escapes, integers) are a bounds check and a copy,
+/// not a sequence of `Array.append` calls.
 public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+    /// `storage[..<count]` is written; the rest is zeroed room for the next writes.
+    @usableFromInline var storage: [UInt8]
+    @usableFromInline var count = 0
 
     public init(reservingCapacity capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: max(capacity, 16))
+    }
+
+    /// The JSON written so far.
+    public var bytes: [UInt8] {
+        Array(storage[..<count])
     }
 
     public mutating func write(_ value: JSONValue) {
@@ -14,53 +25,67 @@ public struct JSONWriter {
         case .double(let number): writeDouble(number)
         case .string(let text): writeString(text)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
+            writeByte(UInt8(ascii: "["))
             for (position, element) in elements.enumerated() {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                if position > 0 { writeByte(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            writeByte(UInt8(ascii: "]"))
         case .object(let members):
-            bytes.append(UInt8(ascii: "{"))
+            writeByte(UInt8(ascii: "{"))
             for (position, key) in members.keys.sorted().enumerated() {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                if position > 0 { writeByte(UInt8(ascii: ",")) }
                 writeString(key)
-                bytes.append(UInt8(ascii: ":"))
+                writeByte(UInt8(ascii: ":"))
                 if let member = members[key] { write(member) }
             }
-            bytes.append(UInt8(ascii: "}"))
+            writeByte(UInt8(ascii: "}"))
         }
     }
 
     /// Appends text that is already valid JSON (a literal, punctuation, a pre-encoded fragment).
     public mutating func writeRaw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { writeBytes($0) }
     }
 
     /// Appends a literal fragment of JSON (`{"id":`): a plain copy of its bytes.
-    @inline(__always)
+    @inlinable
     public mutating func writeLiteral(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        writeBytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends one byte of punctuation.
+    @inlinable
+    public mutating func writeByte(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
     }
 
     /// Appends the decimal digits of `number` without going through a `String`.
     public mutating func writeInt(_ number: Int) {
-        if number < 0 {
-            bytes.append(UInt8(ascii: "-"))
-        }
-        var magnitude = number.magnitude
-        guard magnitude >= 10 else {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var count = 0
-            while magnitude > 0 {
-                digits[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
+        reserve(21)  // a sign and up to 20 digits
+        storage.withUnsafeMutableBufferPointer { out in
+            if number < 0 {
+                out[count] = UInt8(ascii: "-")
                 count += 1
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)...]))
+            var magnitude = number.magnitude
+            var digits = 1
+            var scale: UInt = 10
+            while digits < 20, magnitude >= scale {
+                digits += 1
+                if scale > UInt.max / 10 { break }
+                scale *= 10
+            }
+            var position = count + digits
+            count = position
+            repeat {
+                position -= 1
+                out[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
         }
     }
 
@@ -72,35 +97,97 @@ public struct JSONWriter {
         if number.rounded() == number, abs(number) < 1e15 {
             writeInt(Int(number))
         } else {
-            bytes.append(contentsOf: "\(number)".utf8)
+            writeRaw("\(number)")
         }
     }
 
+    /// A JSON string: quotes, and the escapes RFC 8259 requires (`"`, `\\`, control characters).
     public mutating func writeString(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
         var text = text
-        // Copy runs of bytes that need no escape in one go; most strings are a single run.
-        text.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                start = index + 1
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(byte)
-                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-                default:
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    bytes.append(hexDigit(byte >> 4))
-                    bytes.append(hexDigit(byte & 0xF))
+        text.withUTF8 { writeEscaped($0) }
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inlinable
+    mutating func reserve(_ extra: Int) {
+        if count + extra > storage.count { grow(extra) }
+    }
+
+    @usableFromInline
+    mutating func grow(_ extra: Int) {
+        storage.append(contentsOf: repeatElement(0, count: max(extra, storage.count)))
+    }
+
+    @inlinable
+    mutating func writeBytes(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        reserve(source.count)
+        let start = count
+        storage.withUnsafeMutableBufferPointer { out in
+            out.baseAddress.map { ($0 + start).update(from: from, count: source.count) }
+        }
+        count += source.count
+    }
+
+    /// Quotes and escapes `utf8`. Eight bytes at a time while none of them needs an escape.
+    mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count * 6 + 2)
+        storage.withUnsafeMutableBufferPointer { out in
+            guard let output = out.baseAddress else { return }
+            var at = count
+            output[at] = UInt8(ascii: "\"")
+            at += 1
+            var index = 0
+            if let input = utf8.baseAddress {
+                let raw = UnsafeRawPointer(input)
+                while index + 8 <= utf8.count {
+                    let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    guard !Self.needsEscape(word) else { break }
+                    UnsafeMutableRawPointer(output + at).storeBytes(of: word, as: UInt64.self)
+                    index += 8
+                    at += 8
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+            while index < utf8.count {
+                let byte = utf8[index]
+                index += 1
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                    output[at] = byte
+                    at += 1
+                    continue
+                }
+                output[at] = 0x5C
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output[at + 1] = byte; at += 2
+                case 0x0A: output[at + 1] = UInt8(ascii: "n"); at += 2
+                case 0x0D: output[at + 1] = UInt8(ascii: "r"); at += 2
+                case 0x09: output[at + 1] = UInt8(ascii: "t"); at += 2
+                default:
+                    output[at + 1] = UInt8(ascii: "u")
+                    output[at + 2] = UInt8(ascii: "0")
+                    output[at + 3] = UInt8(ascii: "0")
+                    output[at + 4] = hexDigit(byte >> 4)
+                    output[at + 5] = hexDigit(byte & 0xF)
+                    at += 6
+                }
+            }
+            output[at] = UInt8(ascii: "\"")
+            count = at + 1
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes is below 0x20, a `"` or a `\\` (exact, the usual
+    /// "has a zero byte" bit trick applied three times).
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let quotes = (quote &- ones) & ~quote & highs
+        let backslashes = (backslash &- ones) & ~backslash & highs
+        return (below | quotes | backslashes) != 0
     }
 }
 

@@ -139,7 +139,7 @@ struct SessionRoutes: Sendable {
     }
 
     /// `If-Match: "3"` → 3; `*` or no header → nil. A tag that is not a version can never match.
-    static func ifMatch(_ headers: [String: String]) throws(APIError) -> Int? {
+    static func ifMatch(_ headers: HTTPHeaders) throws(APIError) -> Int? {
         guard let value = headers["if-match"]?.trimmingCharacters(in: " \t"), value != "*" else { return nil }
         var tag = value
         if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }

@@ -19,7 +19,12 @@ extension JSONWriter {
         writeLiteral("},\"id\":")
         writeString(session.id)
         writeLiteral(",\"path\":")
-        writeString(session.state.path.description)
+        // A change's last event, `transitionEnd`, carries the canonical path it led to.
+        if let end = events?.last, end.type == .transitionEnd, let path = end.to {
+            writeString(path)
+        } else {
+            writeString(session.state.path.description)
+        }
         writeLiteral(",\"screens\":")
         writeScreens(session.state.screens)
         if let token {

@@ -22,7 +22,7 @@ enum Token {
     }
 
     /// The token of an `Authorization: Bearer …` header, if there is one.
-    static func bearer(in headers: [String: String]) -> String? {
+    static func bearer(in headers: HTTPHeaders) -> String? {
         guard let value = headers["authorization"] else { return nil }
         var bytes = value.utf8[...]
         bytes = bytes.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }

@@ -14,7 +14,7 @@ struct HTTPRequest: Sendable {
     var query: [String: String]
     /// Header fields with lowercased names. Repeated fields are joined with
     /// `", "` in the order received (RFC 9110 §5.3).
-    var headers: [String: String]
+    var headers: HTTPHeaders
     /// The request body, possibly empty.
     var body: [UInt8]
 
@@ -22,7 +22,7 @@ struct HTTPRequest: Sendable {
         method: String,
         path: String,
         query: [String: String] = [:],
-        headers: [String: String] = [:],
+        headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) {
         self.method = method

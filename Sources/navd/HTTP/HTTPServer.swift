@@ -483,14 +483,9 @@ private func makePendingRequest(
     url: UnsafePointer<CChar>?,
     method: UnsafePointer<CChar>?
 ) -> PendingRequest {
-    var headers: [String: String] = [:]
+    var headers = HTTPHeaders()
     for (name, value) in connectionValues(connection, kind: .HEADER_KIND) {
-        let key = asciiLowercased(name)
-        if let previous = headers[key] {
-            headers[key] = previous + ", " + value
-        } else {
-            headers[key] = value
-        }
+        headers.add(name, value)
     }
     var query: [String: String] = [:]
     for (name, value) in connectionValues(connection, kind: .GET_ARGUMENT_KIND) {
@@ -505,13 +500,6 @@ private func makePendingRequest(
     )
     let contentLength = headers["content-length"].flatMap { Int($0) }
     return PendingRequest(request: request, contentLength: contentLength)
-}
-
-/// Header names are ASCII (RFC 9110): lowercase them without Unicode case mapping, and
-/// without a copy when they are lowercase already.
-private func asciiLowercased(_ name: String) -> String {
-    guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
-    return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
 }
 
 /// The name-value pairs MHD parsed of one kind (`MHD_get_connection_values`);

@@ -2,11 +2,30 @@
 /// parameters, and what the daemon attached to it.
 struct RequestContext: Sendable {
     var request: HTTPRequest
-    var parameters: [String: String]
+    var parameters: RouteParameters
     var requestID: String
 
     func parameter(_ name: String) -> String {
         parameters[name] ?? ""
+    }
+}
+
+/// What a route template's `{name}` segments captured, percent-decoded. A route has one or
+/// two, so a list beats a dictionary.
+struct RouteParameters: Sendable, ExpressibleByDictionaryLiteral {
+    private var pairs: [(name: String, value: String)] = []
+
+    init(dictionaryLiteral elements: (String, String)...) {
+        pairs = elements.map { ($0.0, $0.1) }
+    }
+
+    fileprivate mutating func append(_ name: String, _ value: String) {
+        pairs.append((name, value))
+    }
+
+    subscript(name: String) -> String? {
+        for pair in pairs where pair.name == name { return pair.value }
+        return nil
     }
 }
 
@@ -22,7 +41,7 @@ struct Router {
     }
 
     fileprivate enum Segment: Sendable, Hashable {
-        case literal(String)
+        case literal([UInt8])
         case parameter(String)
     }
 
@@ -32,7 +51,7 @@ struct Router {
     mutating func on(_ method: String, _ template: String, _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part in
             part.hasPrefix("{") && part.hasSuffix("}")
-                ? Segment.parameter(String(part.dropFirst().dropLast())) : Segment.literal(String(part))
+                ? Segment.parameter(String(part.dropFirst().dropLast())) : Segment.literal(Array(part.utf8))
         }
         routes.append(Route(method: method, template: template, segments: Array(segments), handler: handler))
     }
@@ -44,73 +63,69 @@ struct Router {
 
 /// The frozen route table: finds the route for a request, or says why there is none.
 struct Responder: Sendable {
-    fileprivate let byLength: [Int: [Router.Route]]
-    /// Every route template, for metrics labels and documentation tests.
+    fileprivate let routes: [Router.Route]
+    /// Every route template, in registration order: a found route's `index` points into it.
     let templates: [(method: String, template: String)]
 
     fileprivate init(routes: [Router.Route]) {
-        byLength = Dictionary(grouping: routes, by: \.segments.count)
+        self.routes = routes
         templates = routes.map { ($0.method, $0.template) }
     }
 
     enum Match {
-        case found(template: String, handler: RouteHandler, parameters: [String: String])
+        /// `index` is the route's position in ``templates``.
+        case found(index: Int, template: String, handler: RouteHandler, parameters: RouteParameters)
         case methodNotAllowed(template: String, allowed: [String])
         case notFound
     }
 
+    /// Matches the path's segments against each template in turn, on the path's bytes.
     func match(method: String, path: String) -> Match {
-        let parts = Self.segments(of: path)
-        guard let candidates = byLength[parts.count] else { return .notFound }
-        var allowed: [String] = []
-        var allowedTemplate: String?
-        for route in candidates {
-            guard let parameters = Self.capture(route.segments, parts) else { continue }
-            if route.method == method {
-                return .found(template: route.template, handler: route.handler, parameters: parameters)
+        var path = path
+        return path.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/") else { return .notFound }
+            let segmentCount = bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+            var allowed: [String] = []
+            var allowedTemplate: String?
+            for (index, route) in routes.enumerated() where route.segments.count == segmentCount {
+                guard let parameters = Self.capture(route.segments, bytes) else { continue }
+                if route.method == method {
+                    return .found(index: index, template: route.template, handler: route.handler, parameters: parameters)
+                }
+                allowed.append(route.method)
+                allowedTemplate = route.template
             }
-            allowed.append(route.method)
-            allowedTemplate = route.template
-        }
-        if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
-        return .notFound
-    }
-
-    /// `/v1/sessions/x` → `["v1", "sessions", "x"]`; empty for a path without the leading `/`.
-    private static func segments(of path: String) -> [Substring] {
-        let utf8 = path.utf8
-        guard utf8.first == UInt8(ascii: "/") else { return [] }
-        var parts: [Substring] = []
-        parts.reserveCapacity(6)
-        var start = utf8.index(after: utf8.startIndex)
-        while true {
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-            parts.append(path[start..<end])
-            guard end < utf8.endIndex else { return parts }
-            start = utf8.index(after: end)
+            if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
+            return .notFound
         }
     }
 
-    private static func capture(_ segments: [Router.Segment], _ parts: [Substring]) -> [String: String]? {
-        var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, parts) {
+    /// The parameters of `path` (`/…`, as many segments as `segments`) if it fits the template.
+    private static func capture(_ segments: [Router.Segment], _ path: UnsafeBufferPointer<UInt8>) -> RouteParameters? {
+        var parameters: RouteParameters = [:]
+        var start = 1
+        for segment in segments {
+            var end = start
+            while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
+            let part = UnsafeBufferPointer(rebasing: path[start..<end])
             switch segment {
             case .literal(let literal):
-                guard part == literal else { return nil }
+                guard part.elementsEqual(literal) else { return nil }
             case .parameter(let name):
                 guard !part.isEmpty, let decoded = percentDecoded(part) else { return nil }
-                parameters[name] = decoded
+                parameters.append(name, decoded)
             }
+            start = end + 1
         }
         return parameters
     }
 }
 
 /// Decodes `%XX` escapes of a path segment; `nil` for a broken escape or invalid UTF-8.
-func percentDecoded(_ text: Substring) -> String? {
-    guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+func percentDecoded(_ text: some Collection<UInt8>) -> String? {
+    guard text.contains(UInt8(ascii: "%")) else { return String(validating: text, as: UTF8.self) }
     var bytes: [UInt8] = []
-    var iterator = text.utf8.makeIterator()
+    var iterator = text.makeIterator()
     while let byte = iterator.next() {
         if byte == UInt8(ascii: "%") {
             guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else { return nil }

@@ -89,7 +89,7 @@ final class SessionService: Sendable {
 
     /// The session, if the request may see it: 401 without a token, 404 for a session that
     /// does not exist, has expired, or is not the caller's (existence is never revealed).
-    func authorised(_ id: String, headers: [String: String], adminToken: TokenDigest?) throws(APIError) -> StoredSession {
+    func authorised(_ id: String, headers: HTTPHeaders, adminToken: TokenDigest?) throws(APIError) -> StoredSession {
         guard let token = Token.bearer(in: headers) else {
             throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }

@@ -19,19 +19,43 @@ struct EventLog: Sendable {
 
     mutating func append(_ events: [LifecycleEvent]) {
         for event in events {
-            bytes.append(UInt8(Self.kinds.firstIndex(of: event.type) ?? 0))
+            bytes.append(Self.index(of: event.type))
             let flags: UInt8 =
                 (event.screen != nil ? 1 : 0) | (event.scene != nil ? 2 : 0) | (event.from != nil ? 4 : 0)
                 | (event.to != nil ? 8 : 0)
             bytes.append(flags)
             Self.appendNumber(UInt64(max(0, event.seq)), to: &bytes)
             Self.appendNumber(UInt64(max(0, event.transition)), to: &bytes)
-            for text in [event.screen, event.scene, event.from, event.to] {
-                guard let text else { continue }
-                Self.appendNumber(UInt64(text.utf8.count), to: &bytes)
-                bytes.append(contentsOf: text.utf8)
-            }
+            appendText(event.screen)
+            appendText(event.scene)
+            appendText(event.from)
+            appendText(event.to)
             count += 1
+        }
+    }
+
+    /// A present string as its LEB128 length and UTF-8; nothing for an absent one.
+    private mutating func appendText(_ text: String?) {
+        guard var text else { return }
+        text.withUTF8 { utf8 in
+            Self.appendNumber(UInt64(utf8.count), to: &bytes)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    /// The kind's position in `Kind.allCases`, the byte that stands for it.
+    private static func index(of kind: LifecycleEvent.Kind) -> UInt8 {
+        switch kind {
+        case .transitionStart: 0
+        case .awake: 1
+        case .willAppear: 2
+        case .didAppear: 3
+        case .willDisappear: 4
+        case .didDisappear: 5
+        case .remove: 6
+        case .transitionEnd: 7
+        case .paramsChanged: 8
+        case .stateChanged: 9
         }
     }
 

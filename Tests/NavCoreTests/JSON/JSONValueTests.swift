@@ -96,6 +96,53 @@ import Testing
         #expect(try JSONValue(parsing: printed) == .string(text))
     }
 
+    /// The writer copies eight bytes at a time until one needs an escape: put every kind of
+    /// escaped byte at every position of strings up to 40 bytes long (and a multi-byte
+    /// character beside it) and compare with a byte-at-a-time reference.
+    @Test func escapesAtEveryPositionMatchTheReference() throws {
+        for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "\u{7F}", " "] {
+            for length in 0...40 {
+                for position in 0...length {
+                    let text = String(repeating: "a", count: position) + special + String(repeating: "z", count: length - position)
+                    let printed = JSONValue.string(text).jsonString
+                    #expect(Array(printed.utf8) == Self.referenceEscaped(text), "\(Array(text.utf8))")
+                    #expect(try JSONValue(parsing: printed) == .string(text))
+                }
+            }
+        }
+    }
+
+    static func referenceEscaped(_ text: String) -> [UInt8] {
+        var out = Array("\"".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: out += Array("\\\"".utf8)
+            case 0x5C: out += Array("\\\\".utf8)
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0..<0x20: out += Array(("\\u00" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)).utf8)
+            default: out.append(byte)
+            }
+        }
+        return out + Array("\"".utf8)
+    }
+
+    @Test func integersOfEveryLengthPrint() {
+        var values: [Int] = [0, 1, 9, 10, 99, 100, Int.max, Int.min, Int.min + 1]
+        var power = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power, -(power - 1)]
+        }
+        for value in values {
+            #expect(JSONValue.int(value).jsonString == String(value))
+            var writer = JSONWriter(reservingCapacity: 0)
+            for _ in 0..<50 { writer.writeInt(value) }
+            #expect(writer.bytes == Array(String(repeating: String(value), count: 50).utf8))
+        }
+    }
+
     // MARK: Numbers
 
     struct Number: CustomTestStringConvertible, Sendable {

@@ -22,6 +22,11 @@ static const uint64_t navd_mhd_size_unknown = MHD_SIZE_UNKNOWN;
 /// `MHD_INVALID_SOCKET` as a constant Swift can compare against.
 static const MHD_socket navd_mhd_invalid_socket = MHD_INVALID_SOCKET;
 
+/// Header fields and query arguments in one `MHD_get_connection_values` pass
+/// (the kinds are bits; Swift cannot or the imported enum's cases).
+static const enum MHD_ValueKind navd_mhd_headers_and_arguments =
+    (enum MHD_ValueKind)(MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND);
+
 /// Starts a daemon (`MHD_start_daemon`) with the options in `options`
 /// (an `MHD_OPTION_END`-terminated array) plus a request-completed callback.
 ///

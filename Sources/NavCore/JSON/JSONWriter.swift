@@ -50,7 +50,7 @@ public struct JSONWriter {
     }
 
     /// Appends a literal fragment of JSON (`{"id":`): a plain copy of its bytes.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func writeLiteral(_ text: StaticString) {
         writeBytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
@@ -108,7 +108,7 @@ public struct JSONWriter {
     }
 
     /// Makes room for `extra` more bytes.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func reserve(_ extra: Int) {
         if count + extra > storage.count { grow(extra) }
     }
@@ -118,7 +118,7 @@ public struct JSONWriter {
         storage.append(contentsOf: repeatElement(0, count: max(extra, storage.count)))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func writeBytes(_ source: UnsafeBufferPointer<UInt8>) {
         guard let from = source.baseAddress, !source.isEmpty else { return }
         reserve(source.count)

@@ -88,18 +88,29 @@ final class Application: HTTPHandler {
     /// message carries the fields (keys sorted, as metadata would print), so a request costs
     /// no metadata dictionary.
     static func requestLine(method: String, route: String, status: Int, seconds: Double, requestID: String) -> Logger.Message {
-        var line = "request method="
-        line.reserveCapacity(64 + route.utf8.count + requestID.utf8.count)
-        line += method
-        line += " ms="
-        line += milliseconds(seconds)
-        line += " request_id="
-        line += requestID
-        line += " route="
-        line += route
-        line += " status="
-        line += String(status)
-        return Logger.Message(stringLiteral: line)
+        var line: [UInt8] = []
+        line.reserveCapacity(80 + method.utf8.count + route.utf8.count + requestID.utf8.count)
+        line.append(contentsOf: "request method=".utf8)
+        line.append(contentsOf: method.utf8)
+        line.append(contentsOf: " ms=".utf8)
+        let tenths = Int((max(0, seconds) * 10_000).rounded())
+        appendDecimal(tenths / 10, to: &line)
+        line.append(UInt8(ascii: "."))
+        appendDecimal(tenths % 10, to: &line)
+        line.append(contentsOf: " request_id=".utf8)
+        line.append(contentsOf: requestID.utf8)
+        line.append(contentsOf: " route=".utf8)
+        line.append(contentsOf: route.utf8)
+        line.append(contentsOf: " status=".utf8)
+        appendDecimal(status, to: &line)
+        return Logger.Message(stringLiteral: String(decoding: line, as: UTF8.self))
+    }
+
+    /// The decimal digits of a non-negative number.
+    private static func appendDecimal(_ number: Int, to line: inout [UInt8]) {
+        guard number >= 0 else { return appendDecimal(0, to: &line) }
+        if number >= 10 { appendDecimal(number / 10, to: &line) }
+        line.append(UInt8(ascii: "0") + UInt8(number % 10))
     }
 
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
@@ -126,12 +137,6 @@ final class Application: HTTPHandler {
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response
         }
         return error.response
-    }
-
-    /// `0.0123` s → `"12.3"`.
-    private static func milliseconds(_ seconds: Double) -> String {
-        let tenths = Int((seconds * 10_000).rounded())
-        return String(tenths / 10) + "." + String(tenths % 10)
     }
 
     private static func outcome(_ response: HTTPResponse) -> String {

@@ -14,7 +14,11 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Adds a field; `name` is lowercased here unless it is already (ASCII, RFC 9110).
     mutating func add(_ name: String, _ value: String) {
-        let name = Self.lowercased(name)
+        add(lowercased: Self.lowercased(name), value)
+    }
+
+    /// Adds a field whose name the caller has lowercased.
+    mutating func add(lowercased name: String, _ value: String) {
         if let index = fields.firstIndex(where: { $0.name == name }) {
             fields[index].value += ", " + value
         } else {

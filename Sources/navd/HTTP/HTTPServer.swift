@@ -483,47 +483,55 @@ private func makePendingRequest(
     url: UnsafePointer<CChar>?,
     method: UnsafePointer<CChar>?
 ) -> PendingRequest {
-    var headers = HTTPHeaders()
-    for (name, value) in connectionValues(connection, kind: .HEADER_KIND) {
-        headers.add(name, value)
-    }
-    var query: [String: String] = [:]
-    for (name, value) in connectionValues(connection, kind: .GET_ARGUMENT_KIND) {
-        query[percentDecoded(name)] = percentDecoded(value)
+    var values = ConnectionValues()
+    withUnsafeMutablePointer(to: &values) { pointer in
+        _ = MHD_get_connection_values_n(connection, navd_mhd_headers_and_arguments, collectValue, UnsafeMutableRawPointer(pointer))
     }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
-        query: query,
-        headers: headers,
+        query: values.query,
+        headers: values.headers,
         body: []
     )
-    let contentLength = headers["content-length"].flatMap { Int($0) }
+    let contentLength = values.headers["content-length"].flatMap { Int($0) }
     return PendingRequest(request: request, contentLength: contentLength)
 }
 
-/// The name-value pairs MHD parsed of one kind (`MHD_get_connection_values`);
-/// a missing value (a query key without `=`) is the empty string.
-private func connectionValues(_ connection: OpaquePointer, kind: MHD_ValueKind) -> [(String, String)] {
-    var pairs: [(String, String)] = []
-    withUnsafeMutablePointer(to: &pairs) { pairsPointer in
-        _ = MHD_get_connection_values(connection, kind, collectValue, UnsafeMutableRawPointer(pairsPointer))
-    }
-    return pairs
+/// What ``collectValue(_:_:_:_:_:_:)`` gathers from one request's header fields and query.
+private struct ConnectionValues {
+    var headers = HTTPHeaders()
+    var query: [String: String] = [:]
 }
 
-/// `MHD_KeyValueIterator` appending to the `[(String, String)]` at `cls`.
+/// `MHD_KeyValueIteratorN` adding a header field or query argument to the
+/// ``ConnectionValues`` at `cls`. Header names are lowercased as they are copied;
+/// a query key without `=` has the empty string as its value.
 private func collectValue(
     _ cls: UnsafeMutableRawPointer?,
     _ kind: MHD_ValueKind,
     _ key: UnsafePointer<CChar>?,
-    _ value: UnsafePointer<CChar>?
+    _ keySize: Int,
+    _ value: UnsafePointer<CChar>?,
+    _ valueSize: Int
 ) -> MHD_Result {
     guard let cls, let key else {
         return .YES
     }
-    let pairs = cls.assumingMemoryBound(to: [(String, String)].self)
-    pairs.pointee.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    let values = cls.assumingMemoryBound(to: ConnectionValues.self)
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+    let name = UnsafeRawBufferPointer(start: key, count: keySize)
+    if kind == .HEADER_KIND {
+        let lowercased = String(unsafeUninitializedCapacity: keySize) { buffer in
+            for (index, byte) in name.enumerated() {
+                buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            return keySize
+        }
+        values.pointee.headers.add(lowercased: lowercased, text)
+    } else {
+        values.pointee.query[percentDecoded(String(decoding: name, as: UTF8.self))] = percentDecoded(text)
+    }
     return .YES
 }
 

@@ -9,7 +9,8 @@
 # including their callees (inclusive), Swift names demangled.
 # (`perf stat -e instructions` is not supported on this VM, hence callgrind.)
 #
-# Environment: DURATION=20s CONNECTIONS=8 SESSIONS=1000 SCRIPT=navigate.lua
+# Environment: DURATION=20s CONNECTIONS=8 SESSIONS=1000 SCRIPT=navigate.lua STORE=memory
+#   (STORE=sqlite profiles the SQLite store on a file in the temporary folder)
 #   TOP=25 NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
 # Output: $BENCH_OUT/callgrind.out (open with callgrind_annotate or kcachegrind)
 # and $BENCH_OUT/profile-{self,inclusive}.txt.
@@ -23,6 +24,7 @@ DURATION=${DURATION:-20s}
 CONNECTIONS=${CONNECTIONS:-8}
 SESSIONS=${SESSIONS:-1000}
 SCRIPT=${SCRIPT:-navigate.lua}
+STORE=${STORE:-memory}
 TOP=${TOP:-25}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
@@ -51,12 +53,14 @@ command -v valgrind >/dev/null || {
 objcopy --strip-debug "$NAVD" "$TMP/navd"
 mkdir -p "$BENCH_OUT"
 
+store=$STORE
+[[ $STORE == sqlite ]] && store="sqlite:$TMP/navd.db"
 port=$(free_port)
 URL=http://127.0.0.1:$port
 OUT=$TMP/callgrind.out
 # shellcheck disable=SC2086
 start_server "$TMP/navd.log" "$URL/healthz" valgrind --tool=callgrind --instr-atstart=no \
-    --callgrind-out-file="$OUT" "$TMP/navd" serve --graph "$GRAPH" --store memory \
+    --callgrind-out-file="$OUT" "$TMP/navd" serve --graph "$GRAPH" --store "$store" \
     --listen "127.0.0.1:$port" $NAVD_FLAGS
 python3 "$BENCH/sessions.py" --url "$URL" --count "$SESSIONS" --out "$TMP/sessions.txt"
 run_wrk "$TMP/warmup.txt" "$CONNECTIONS" 3s "$BENCH/get.lua" "$URL" "$TMP/sessions.txt" >/dev/null

@@ -4,6 +4,9 @@ struct TargetComponent {
     var segue: Segue
     var container: Container
     var params: [String: ParamValue]
+    /// The index of the stage's screen this is, unchanged (see `target(reusing:at:)`); `nil` for
+    /// a component typed from its text.
+    var reused: Int? = nil
 
     /// The canonical component: the params in their canonical text.
     var component: PathComponent {
@@ -77,7 +80,10 @@ extension Navigator {
         let params = stage[index].params
         guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene)
         else { return try normalise(stage[index].component) }
-        return TargetComponent(scene: scene, segue: stage[index].segue, container: stage[index].container, params: params)
+        return TargetComponent(
+            scene: scene, segue: stage[index].segue, container: stage[index].container, params: params,
+            reused: scene.name == stage[index].scene ? index : nil
+        )
     }
 
     private static func fits(_ params: [String: ParamValue], _ scene: SceneEntry) -> Bool {

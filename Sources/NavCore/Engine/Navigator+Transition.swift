@@ -78,7 +78,7 @@ extension Navigator {
     /// are named by index rather than printed into a path.
     func resolve(_ expression: PathExpression, on screens: [Screen]) -> [TargetSource] {
         let kept: Int
-        var added: [PathComponent]
+        let added: [PathComponent]
         switch expression {
         case .absolute(let path):
             (kept, added) = (0, path.components)
@@ -87,29 +87,28 @@ extension Navigator {
             let keep = min(max(0, screens.count - count), screens.count)
             return (0..<keep).map(TargetSource.stage)
         case .relative(let ups, let path):
+            // A bare first name is a push, like an explicit `/`: the loop below gives every push the
+            // container of its position.
             (kept, added) = (screens.count - ups, path.components)
-            if var first = added.first, first.segue == .push {
-                // A bare first name is a push, like an explicit `/`.
-                first.container = .none
-                added[0] = first
-            }
         }
         let keep = min(max(0, kept), screens.count)
         var sources: [TargetSource] = []
         sources.reserveCapacity(keep + added.count + 1)
         // The containers a stage gives its screens (`Path.appending`): a root push in a navigation
-        // container, later pushes sharing it.
-        for (index, screen) in screens[..<keep].enumerated() {
-            let container = screen.segue == .push ? (index == 0 ? Container.navigation : .none) : screen.container
-            if container == screen.container {
+        // container, later pushes sharing it. Screens are read by index, never copied whole.
+        for index in 0..<keep {
+            let segue = screens[index].segue
+            let container = segue == .push ? (index == 0 ? Container.navigation : .none) : screens[index].container
+            if container == screens[index].container {
                 sources.append(.stage(index))
             } else {
-                var component = screen.component
+                var component = screens[index].component
                 component.container = container
                 sources.append(.component(component))
             }
         }
-        for (offset, var component) in added.enumerated() {
+        for offset in added.indices {
+            var component = added[offset]
             if component.segue == .push { component.container = keep + offset == 0 ? .navigation : .none }
             sources.append(.component(component))
         }
@@ -135,7 +134,9 @@ extension Navigator {
     private func plan(from state: SessionState, to target: [TargetComponent], counter: inout Int) throws(NavError) -> TransitionPlan? {
         let current = state.screens
         var common = 0
-        while common < current.count, common < target.count, current[common].shows(target[common]) {
+        while common < current.count, common < target.count,
+            target[common].reused == common || current[common].shows(target[common])
+        {
             common += 1
         }
         if common == current.count, common == target.count { return nil }
@@ -179,12 +180,17 @@ extension Navigator {
 
         let removed = Self.withSavedStacks(current[common...].reversed())
         let created = makeScreens(target[common...], context: state.context, counter: &counter)
-        return TransitionPlan(screens: Array(current[..<common]) + created, created: created, removed: removed, kept: common)
+        var screens: [Screen] = []
+        screens.reserveCapacity(common + created.count)
+        screens.append(contentsOf: current[..<common])
+        screens.append(contentsOf: created)
+        return TransitionPlan(screens: screens, created: created, removed: removed, kept: common)
     }
 
     /// The screens in top-to-root order, each removed tabs screen preceded by the screens of its saved stacks.
     private static func withSavedStacks(_ screens: some Sequence<Screen>) -> [Screen] {
         var result: [Screen] = []
+        result.reserveCapacity(screens.underestimatedCount)
         for screen in screens {
             if let tabs = screen.tabs {
                 for name in tabs.saved.keys.sorted() {
@@ -209,7 +215,7 @@ extension Navigator {
                 if let value = context[key] { deps[key] = value }
             }
             var screen = Screen(
-                id: "e\(counter)", scene: target.scene.name, segue: target.segue,
+                id: screenID(counter), scene: target.scene.name, segue: target.segue,
                 container: target.container, params: target.params, deps: deps, state: target.scene.state
             )
             if target.scene.tabs != nil {
@@ -219,6 +225,16 @@ extension Navigator {
             screens.append(screen)
         }
         return screens
+    }
+}
+
+/// `"e\(counter)"`, without the cost of string interpolation.
+func screenID(_ counter: Int) -> String {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+        var writer = PathTextWriter(buffer)
+        writer.byte(UInt8(ascii: "e"))
+        writer.decimal(counter)
+        return writer.text
     }
 }
 

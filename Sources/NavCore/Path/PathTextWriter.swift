@@ -91,7 +91,7 @@ private let pathTextScratchBytes = 1024
 
 /// The texts of a stage before and after a transition that keeps its first `kept` screens and adds
 /// `added` on top: the shared beginning is written once.
-func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: [Screen]) -> (before: String, after: String) {
+func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: ArraySlice<Screen>) -> (before: String, after: String) {
     let texts: (String, String)? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: pathTextScratchBytes) { scratch in
         var writer = PathTextWriter(scratch)
         var keptBytes = 0

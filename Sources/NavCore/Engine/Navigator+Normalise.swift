@@ -4,6 +4,9 @@ struct TargetComponent {
     var segue: Segue
     var container: Container
     var params: [String: ParamValue]
+    /// The index of the stage's screen this is, unchanged (see `target(reusing:at:)`); `nil` for
+    /// a component typed from its text.
+    var reused: Int? = nil
 
     /// The canonical component: the params in their canonical text.
     var component: PathComponent {
@@ -75,18 +78,23 @@ extension Navigator {
     @inline(__always)
     func target(reusing stage: [Screen], at index: Int) throws(NavError) -> TargetComponent {
         let params = stage[index].params
-        guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene.params)
+        guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene)
         else { return try normalise(stage[index].component) }
-        return TargetComponent(scene: scene, segue: stage[index].segue, container: stage[index].container, params: params)
+        return TargetComponent(
+            scene: scene, segue: stage[index].segue, container: stage[index].container, params: params,
+            reused: scene.name == stage[index].scene ? index : nil
+        )
     }
 
-    private static func fits(_ params: [String: ParamValue], _ specs: [String: ParamSpec]?) -> Bool {
-        guard let specs else {
+    private static func fits(_ params: [String: ParamValue], _ scene: SceneEntry) -> Bool {
+        guard let specs = scene.params else {
             return params.values.allSatisfy { if case .string = $0 { true } else { false } }
         }
         guard specs.count == params.count else { return false }
+        let small = scene.hasSmallSchema
         for (key, value) in params {
-            switch (specs[key]?.type, value) {
+            let type = small ? scene.specIndex(key).map { scene.specList[$0].spec.type } : specs[key]?.type
+            switch (type, value) {
             case (.string?, .string), (.int?, .int), (.bool?, .bool): continue
             case (.number?, .number(let number)) where number.isFinite: continue
             default: return false
@@ -103,7 +111,11 @@ extension Navigator {
         guard let specs = scene.params else {
             return texts.mapValues { .string($0) }
         }
-        // Fast path, in any order: when nothing is wrong, order cannot matter.
+        // Fast paths, in any order: when nothing is wrong, order cannot matter.
+        if scene.hasSmallSchema {
+            if let typed = Self.typedParams(texts, smallSchemaOf: scene) { return typed }
+            return try typedParamsInOrder(texts, specs: specs, scene: scene)
+        }
         var typed = [String: ParamValue](minimumCapacity: specs.count)
         var valid = true
         for (key, text) in texts {
@@ -125,6 +137,29 @@ extension Navigator {
         }
         if valid { return typed }
         return try typedParamsInOrder(texts, specs: specs, scene: scene)
+    }
+
+    /// The fast path for a small schema: specs found by a scan, the keys given marked in a bit set.
+    /// `nil` when something is wrong (the ordered pass then finds what).
+    private static func typedParams(_ texts: [String: String], smallSchemaOf scene: SceneEntry) -> [String: ParamValue]? {
+        let specs = scene.specList
+        var typed = [String: ParamValue](minimumCapacity: specs.count)
+        var given: UInt64 = 0
+        for (key, text) in texts {
+            guard let index = scene.specIndex(key), let value = ParamValue(text: text, as: specs[index].spec.type) else {
+                return nil
+            }
+            typed[key] = value
+            given |= 1 << UInt64(index)
+        }
+        for index in specs.indices where given & (1 << UInt64(index)) == 0 {
+            if let defaultValue = specs[index].spec.defaultValue {
+                typed[specs[index].key] = defaultValue
+            } else if specs[index].spec.required {
+                return nil
+            }
+        }
+        return typed
     }
 
     /// The same, in key order, so that the error reported is always that of the first bad key.

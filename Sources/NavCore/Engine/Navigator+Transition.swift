@@ -2,12 +2,21 @@
 struct TransitionPlan {
     /// The stage after the transition.
     var screens: [Screen]
-    /// Screens created, root to top.
-    var created: [Screen]
+    /// How many screens were created: the last ones of `screens`.
+    var createdCount: Int
     /// Screens removed, top to root (with the saved tab stacks of a removed tabs screen).
-    var removed: [Screen]
-    /// When the stage after is the first `kept` screens of the stage before and then `created`.
+    var removed: [RemovedScreen]
+    /// When the stage after is the first `kept` screens of the stage before and then the created ones.
     var kept: Int?
+
+    /// Screens created, root to top.
+    var created: ArraySlice<Screen> { screens.suffix(createdCount) }
+}
+
+/// What the checks and the events need of a removed screen (not the whole screen, to copy less).
+struct RemovedScreen {
+    var id: String
+    var scene: String
 }
 
 extension Navigator {
@@ -36,8 +45,9 @@ extension Navigator {
                 throw NavError(.notRemovable, "'\(name)' (\(plan.removed[index].id)) is not removable")
             }
         }
-        for index in plan.created.indices {
-            let name = plan.created[index].scene
+        let created = plan.created
+        for index in created.indices {
+            let name = created[index].scene
             for key in scene(name)?.requires ?? [] where (state.context[key] ?? .null) == .null {
                 throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
             }
@@ -50,25 +60,30 @@ extension Navigator {
         let from: String
         let to: String
         if let kept = plan.kept {
-            (from, to) = canonicalPathTexts(of: state.screens, keeping: kept, adding: plan.created)
+            (from, to) = canonicalPathTexts(of: state.screens, keeping: kept, adding: created)
         } else {
             (from, to) = (state.pathDescription, next.pathDescription)
         }
         var events = EventRecorder(seq: state.eventCounter, transition: next.version)
         events.record(.transitionStart, from: from, to: to)
-        for index in plan.created.indices { events.record(.awake, plan.created[index]) }
+        for index in created.indices { events.record(.awake, id: created[index].id, scene: created[index].scene) }
         let oldTop = state.screens.indices.last
         let newTop = next.screens.indices.last
         if let oldTop, let newTop, state.screens[oldTop].id != next.screens[newTop].id {
-            events.record(.willDisappear, state.screens[oldTop])
-            events.record(.willAppear, next.screens[newTop])
-            events.record(.didDisappear, state.screens[oldTop])
-            events.record(.didAppear, next.screens[newTop])
+            let (oldID, oldScene) = (state.screens[oldTop].id, state.screens[oldTop].scene)
+            let (newID, newScene) = (next.screens[newTop].id, next.screens[newTop].scene)
+            events.record(.willDisappear, id: oldID, scene: oldScene)
+            events.record(.willAppear, id: newID, scene: newScene)
+            events.record(.didDisappear, id: oldID, scene: oldScene)
+            events.record(.didAppear, id: newID, scene: newScene)
         } else if oldTop == nil, let newTop {
-            events.record(.willAppear, next.screens[newTop])
-            events.record(.didAppear, next.screens[newTop])
+            let (newID, newScene) = (next.screens[newTop].id, next.screens[newTop].scene)
+            events.record(.willAppear, id: newID, scene: newScene)
+            events.record(.didAppear, id: newID, scene: newScene)
         }
-        for index in plan.removed.indices { events.record(.remove, plan.removed[index]) }
+        for index in plan.removed.indices {
+            events.record(.remove, id: plan.removed[index].id, scene: plan.removed[index].scene)
+        }
         events.record(.transitionEnd, from: from, to: to)
         next.eventCounter = events.seq
         return Outcome(state: next, events: events.events)
@@ -78,7 +93,7 @@ extension Navigator {
     /// are named by index rather than printed into a path.
     func resolve(_ expression: PathExpression, on screens: [Screen]) -> [TargetSource] {
         let kept: Int
-        var added: [PathComponent]
+        let added: [PathComponent]
         switch expression {
         case .absolute(let path):
             (kept, added) = (0, path.components)
@@ -87,29 +102,28 @@ extension Navigator {
             let keep = min(max(0, screens.count - count), screens.count)
             return (0..<keep).map(TargetSource.stage)
         case .relative(let ups, let path):
+            // A bare first name is a push, like an explicit `/`: the loop below gives every push the
+            // container of its position.
             (kept, added) = (screens.count - ups, path.components)
-            if var first = added.first, first.segue == .push {
-                // A bare first name is a push, like an explicit `/`.
-                first.container = .none
-                added[0] = first
-            }
         }
         let keep = min(max(0, kept), screens.count)
         var sources: [TargetSource] = []
         sources.reserveCapacity(keep + added.count + 1)
         // The containers a stage gives its screens (`Path.appending`): a root push in a navigation
-        // container, later pushes sharing it.
-        for (index, screen) in screens[..<keep].enumerated() {
-            let container = screen.segue == .push ? (index == 0 ? Container.navigation : .none) : screen.container
-            if container == screen.container {
+        // container, later pushes sharing it. Screens are read by index, never copied whole.
+        for index in 0..<keep {
+            let segue = screens[index].segue
+            let container = segue == .push ? (index == 0 ? Container.navigation : .none) : screens[index].container
+            if container == screens[index].container {
                 sources.append(.stage(index))
             } else {
-                var component = screen.component
+                var component = screens[index].component
                 component.container = container
                 sources.append(.component(component))
             }
         }
-        for (offset, var component) in added.enumerated() {
+        for offset in added.indices {
+            var component = added[offset]
             if component.segue == .push { component.container = keep + offset == 0 ? .navigation : .none }
             sources.append(.component(component))
         }
@@ -135,7 +149,9 @@ extension Navigator {
     private func plan(from state: SessionState, to target: [TargetComponent], counter: inout Int) throws(NavError) -> TransitionPlan? {
         let current = state.screens
         var common = 0
-        while common < current.count, common < target.count, current[common].shows(target[common]) {
+        while common < current.count, common < target.count,
+            target[common].reused == common || current[common].shows(target[common])
+        {
             common += 1
         }
         if common == current.count, common == target.count { return nil }
@@ -150,8 +166,8 @@ extension Navigator {
             let saved = tabs.saved[enteringName] ?? []
             var kept: [Screen]
             // The modals above the tab are removed like any removal: saved stacks of a modal tab bar too.
-            var removed = Self.withSavedStacks(current[firstModal...].reversed())
-            var created: [Screen] = []
+            var removed = Self.withSavedStacks(current[firstModal...])
+            var created: ArraySlice<TargetComponent> = []
             if target.count == common + 1, !saved.isEmpty {
                 kept = saved
             } else {
@@ -162,8 +178,8 @@ extension Navigator {
                     shared += 1
                 }
                 kept = Array(saved[..<shared])
-                removed += Self.withSavedStacks(saved[shared...].reversed())
-                created = makeScreens(target[(common + shared)...], context: state.context, counter: &counter)
+                removed += Self.withSavedStacks(saved[shared...])
+                created = target[(common + shared)...]
             }
             tabs.saved[current[common].scene] = Array(current[common..<firstModal])
             tabs.saved[enteringName] = nil
@@ -173,52 +189,71 @@ extension Navigator {
             var screens = Array(current[..<(common - 1)])
             screens.append(bar)
             screens += kept
-            screens += created
-            return TransitionPlan(screens: screens, created: created, removed: removed)
+            makeScreens(created, context: state.context, counter: &counter, into: &screens)
+            return TransitionPlan(screens: screens, createdCount: created.count, removed: removed)
         }
 
-        let removed = Self.withSavedStacks(current[common...].reversed())
-        let created = makeScreens(target[common...], context: state.context, counter: &counter)
-        return TransitionPlan(screens: Array(current[..<common]) + created, created: created, removed: removed, kept: common)
+        let removed = Self.withSavedStacks(current[common...])
+        let created = target[common...]
+        var screens: [Screen] = []
+        screens.reserveCapacity(common + created.count)
+        screens.append(contentsOf: current[..<common])
+        makeScreens(created, context: state.context, counter: &counter, into: &screens)
+        return TransitionPlan(screens: screens, createdCount: created.count, removed: removed, kept: common)
     }
 
-    /// The screens in top-to-root order, each removed tabs screen preceded by the screens of its saved stacks.
-    private static func withSavedStacks(_ screens: some Sequence<Screen>) -> [Screen] {
-        var result: [Screen] = []
-        for screen in screens {
-            if let tabs = screen.tabs {
+    /// The screens of `screens` in top-to-root order, each removed tabs screen preceded by the screens
+    /// of its saved stacks.
+    private static func withSavedStacks(_ screens: ArraySlice<Screen>) -> [RemovedScreen] {
+        var result: [RemovedScreen] = []
+        result.reserveCapacity(screens.count)
+        for index in screens.indices.reversed() {
+            if let tabs = screens[index].tabs {
                 for name in tabs.saved.keys.sorted() {
-                    result += withSavedStacks((tabs.saved[name] ?? []).reversed())
+                    result += withSavedStacks((tabs.saved[name] ?? [])[...])
                 }
             }
-            result.append(screen)
+            result.append(RemovedScreen(id: screens[index].id, scene: screens[index].scene))
         }
         return result
     }
 
-    /// New screens for target components: ids from the counter, deps injected, initial state set.
+    /// New screens for target components, appended to `screens`: ids from the counter, deps injected,
+    /// initial state set.
     private func makeScreens(
-        _ components: ArraySlice<TargetComponent>, context: [String: JSONValue], counter: inout Int
-    ) -> [Screen] {
-        var screens: [Screen] = []
-        screens.reserveCapacity(components.count)
-        for (offset, target) in zip(components.indices, components) {
+        _ components: ArraySlice<TargetComponent>, context: [String: JSONValue], counter: inout Int,
+        into screens: inout [Screen]
+    ) {
+        for index in components.indices {
             counter += 1
+            let scene = components[index].scene
             var deps: [String: JSONValue] = [:]
-            for key in target.scene.inject {
+            for key in scene.inject {
                 if let value = context[key] { deps[key] = value }
             }
-            var screen = Screen(
-                id: "e\(counter)", scene: target.scene.name, segue: target.segue,
-                container: target.container, params: target.params, deps: deps, state: target.scene.state
-            )
-            if target.scene.tabs != nil {
-                let selected = offset + 1 < components.endIndex ? components[offset + 1].scene.name : (target.scene.tabs?.first ?? "")
-                screen.tabs = TabsState(selected: selected)
+            var tabs: TabsState?
+            if let names = scene.tabs {
+                let selected = index + 1 < components.endIndex ? components[index + 1].scene.name : (names.first ?? "")
+                tabs = TabsState(selected: selected)
             }
-            screens.append(screen)
+            screens.append(
+                Screen(
+                    id: screenID(counter), scene: scene.name, segue: components[index].segue,
+                    container: components[index].container, params: components[index].params, deps: deps,
+                    state: scene.state, tabs: tabs
+                )
+            )
         }
-        return screens
+    }
+}
+
+/// `"e\(counter)"`, without the cost of string interpolation.
+func screenID(_ counter: Int) -> String {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+        var writer = PathTextWriter(buffer)
+        writer.byte(UInt8(ascii: "e"))
+        writer.decimal(counter)
+        return writer.text
     }
 }
 
@@ -248,8 +283,12 @@ struct EventRecorder {
 
     @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, _ screen: Screen) {
+        record(type, id: screen.id, scene: screen.scene)
+    }
+
+    mutating func record(_ type: LifecycleEvent.Kind, id: String, scene: String) {
         seq += 1
-        events.append(LifecycleEvent(seq: seq, type: type, screen: screen.id, scene: screen.scene, transition: transition))
+        events.append(LifecycleEvent(seq: seq, type: type, screen: id, scene: scene, transition: transition))
     }
 
     mutating func record(_ type: LifecycleEvent.Kind, from: String, to: String) {

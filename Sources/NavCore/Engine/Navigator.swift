@@ -7,12 +7,12 @@ public struct Navigator: Sendable {
     public let limits: Limits
     /// The graph's scenes, each boxed once when the navigator is made (once per graph in the
     /// daemon): a lookup then retains one reference instead of every field of a `Scene`.
-    private let entries: [String: SceneEntry]
+    private let entries: SceneTable
 
     public init(graph: Graph, limits: Limits = Limits()) {
         self.graph = graph
         self.limits = limits
-        self.entries = graph.scenes.mapValues(SceneEntry.init)
+        self.entries = SceneTable(graph.scenes)
     }
 
     /// A new session at `start` (default: the graph's start path), with its opening transition.
@@ -95,9 +95,22 @@ public struct Navigator: Sendable {
 /// One scene of the graph behind a single reference, with the fields navigation reads.
 final class SceneEntry: Sendable {
     let scene: Scene
+    /// The parameter schema sorted by key: schemas are small, so a scan is cheaper than hashing.
+    let specList: [(key: String, spec: ParamSpec)]
 
     init(_ scene: Scene) {
         self.scene = scene
+        self.specList = (scene.params ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, spec: $0.value) }
+    }
+
+    /// Whether the schema is small enough to be searched by `specIndex(_:)`.
+    var hasSmallSchema: Bool { specList.count <= 8 }
+
+    /// The position of `key` in `specList`, found by a scan (for a small schema).
+    @inline(__always)
+    func specIndex(_ key: String) -> Int? {
+        for index in specList.indices where specList[index].key == key { return index }
+        return nil
     }
 
     var name: String { scene.name }

@@ -60,55 +60,62 @@ extension ParamValue: PathTextValue {
 }
 
 /// The canonical text of components from the root: keys sorted, values escaped where they must be,
-/// and a root pushed without a navigation container written bare. Written in one pass into the
-/// string's own storage after one pass to size it.
+/// and a root pushed without a navigation container written bare.
+///
+/// Written into a buffer on the stack and copied into the string once; a text too long for it is
+/// sized first and written again straight into the string's storage.
 ///
 /// - Parameter bareRoot: whether a first component pushed without a container is written without its
 ///   `/` (as in a path), or keeps it (a component printed on its own).
 func canonicalPathText<Component: PathTextComponent>(of components: [Component], bareRoot: Bool = true) -> String {
-    canonicalPathText(of: components, bareRoot: bareRoot, markingAfter: 0).text
-}
-
-/// The same, and how many bytes of it the first `marked` components take.
-func canonicalPathText<Component: PathTextComponent>(
-    of components: [Component], bareRoot: Bool = true, markingAfter marked: Int
-) -> (text: String, markedBytes: Int) {
     // Through a buffer, so that each component is read in place rather than copied whole.
     components.withUnsafeBufferPointer { components in
-        let capacity = pathTextCapacity(of: components)
-        guard capacity > 0 else { return ("", 0) }
-        var markedBytes = 0
-        let text = String(unsafeUninitializedCapacity: capacity) { buffer in
-            var writer = PathTextWriter(buffer)
-            for index in components.indices {
-                if index == marked { markedBytes = writer.count }
-                writer.component(components[index], bare: bareRoot && index == 0)
-            }
-            if components.count <= marked { markedBytes = writer.count }
-            return writer.count
+        let text: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: pathTextScratchBytes) { scratch in
+            var writer = PathTextWriter(scratch)
+            writer.components(components, bareRoot: bareRoot)
+            return writer.overflowed ? nil : writer.text
         }
-        return (text, markedBytes)
-    }
-}
-
-/// The texts of a stage before and after a transition that keeps its first `kept` screens and adds
-/// `added` on top: the shared beginning is written once and copied.
-func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: [Screen]) -> (before: String, after: String) {
-    let (beforeText, keptBytes) = canonicalPathText(of: before, markingAfter: kept)
-    let afterText = added.withUnsafeBufferPointer { added in
-        let capacity = keptBytes + pathTextCapacity(of: added)
+        if let text { return text }
+        let capacity = pathTextCapacity(of: components)
         guard capacity > 0 else { return "" }
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var writer = PathTextWriter(buffer)
-            var source = beforeText
-            source.withUTF8 { writer.copy(UnsafeBufferPointer(rebasing: $0.prefix(keptBytes))) }
-            for index in added.indices {
-                writer.component(added[index], bare: kept == 0 && index == 0)
-            }
+            writer.components(components, bareRoot: bareRoot)
             return writer.count
         }
     }
-    return (beforeText, afterText)
+}
+
+/// The bytes of stack a path text is first written into (most paths are far shorter).
+private let pathTextScratchBytes = 1024
+
+/// The texts of a stage before and after a transition that keeps its first `kept` screens and adds
+/// `added` on top: the shared beginning is written once.
+func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: ArraySlice<Screen>) -> (before: String, after: String) {
+    let texts: (String, String)? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: pathTextScratchBytes) { scratch in
+        var writer = PathTextWriter(scratch)
+        var keptBytes = 0
+        before.withUnsafeBufferPointer { screens in
+            for index in screens.indices {
+                if index == kept { keptBytes = writer.count }
+                writer.component(of: screens, at: index, bare: index == 0)
+            }
+            if screens.count <= kept { keptBytes = writer.count }
+        }
+        guard !writer.overflowed else { return nil }
+        let beforeText = writer.text
+        writer.rewind(to: keptBytes)
+        added.withUnsafeBufferPointer { screens in
+            for index in screens.indices {
+                writer.component(of: screens, at: index, bare: kept == 0 && index == 0)
+            }
+        }
+        guard !writer.overflowed else { return nil }
+        return (beforeText, writer.text)
+    }
+    if let texts { return texts }
+    let prefix = before.prefix(kept)
+    return (canonicalPathText(of: before), canonicalPathText(of: Array(prefix) + added))
 }
 
 /// At least the number of bytes the components' text takes.
@@ -140,25 +147,42 @@ func escapedPathValue(_ value: String) -> String {
 struct PathTextWriter {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private(set) var count = 0
+    /// Whether a write did not fit (and was dropped).
+    private(set) var overflowed = false
 
     init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         self.buffer = buffer
     }
 
+    /// What was written, as a string.
+    var text: String {
+        String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+    }
+
+    /// Goes back to an earlier `count`, to write something else after the bytes before it.
+    mutating func rewind(to count: Int) {
+        self.count = min(max(0, count), self.count)
+    }
+
+    @inline(__always)
     mutating func byte(_ byte: UInt8) {
-        guard count < buffer.count else { return }
+        guard count < buffer.count else {
+            overflowed = true
+            return
+        }
         buffer[count] = byte
         count += 1
     }
 
     mutating func utf8(_ text: String) {
         var text = text
-        text.withUTF8 { source in
-            guard let start = source.baseAddress, let destination = buffer.baseAddress,
-                source.count <= buffer.count - count
-            else { return }
-            (destination + count).update(from: start, count: source.count)
-            count += source.count
+        text.withUTF8 { source in copy(source) }
+    }
+
+    /// Components from the root; see `canonicalPathText(of:bareRoot:)`.
+    mutating func components<Component: PathTextComponent>(_ components: UnsafeBufferPointer<Component>, bareRoot: Bool) {
+        for index in components.indices {
+            component(of: components, at: index, bare: bareRoot && index == 0)
         }
     }
 
@@ -183,33 +207,50 @@ struct PathTextWriter {
         if number < 0 { byte(UInt8(ascii: "-")) }
         var magnitude = number.magnitude
         var digits = 1
-        var scale: UInt = 1
-        while magnitude / scale >= 10 {
-            scale *= 10
+        var bound: UInt = 10
+        while digits < 20, magnitude >= bound {
             digits += 1
+            bound = bound &* 10
         }
-        for _ in 0..<digits {
-            byte(UInt8(ascii: "0") + UInt8(magnitude / scale))
-            magnitude %= scale
-            scale /= 10
+        guard digits <= buffer.count - count else {
+            overflowed = true
+            return
         }
+        // Written from the last digit back: divisions by the constant 10 only.
+        var position = count + digits
+        count = position
+        repeat {
+            position -= 1
+            buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
     }
 
     /// Bytes already in their final form.
     mutating func copy(_ source: UnsafeBufferPointer<UInt8>) {
-        guard let start = source.baseAddress, let destination = buffer.baseAddress, source.count <= buffer.count - count
-        else { return }
-        (destination + count).update(from: start, count: source.count)
+        guard let start = source.baseAddress, let destination = buffer.baseAddress else { return }
+        guard source.count <= buffer.count - count else {
+            overflowed = true
+            return
+        }
+        if source.count <= 16 {
+            for offset in 0..<source.count { destination[count + offset] = start[offset] }
+        } else {
+            (destination + count).update(from: start, count: source.count)
+        }
         count += source.count
     }
 
-    /// A component; `bare` (for a root) leaves out the `/` of a push without a navigation container.
-    mutating func component<Component: PathTextComponent>(_ component: Component, bare: Bool) {
-        let segue = component.pathSegue
-        let container = component.pathContainer
+    /// The component at `index`, read in place; `bare` (for a root) leaves out the `/` of a push
+    /// without a navigation container.
+    mutating func component<Component: PathTextComponent>(
+        of components: UnsafeBufferPointer<Component>, at index: Int, bare: Bool
+    ) {
+        let segue = components[index].pathSegue
+        let container = components[index].pathContainer
         self.component(
-            name: component.pathName, segue: segue, container: container, params: component.pathParams,
-            bare: bare && segue == .push && container == .none
+            name: components[index].pathName, segue: segue, container: container,
+            params: components[index].pathParams, bare: bare && segue == .push && container == .none
         )
     }
 

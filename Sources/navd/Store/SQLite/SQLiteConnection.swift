@@ -69,13 +69,13 @@ final class SQLiteConnection {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? statement("ROLLBACK").run()
             throw error
         }
     }

@@ -13,7 +13,8 @@ enum Token {
     }
 
     static func digest(_ token: String) -> TokenDigest {
-        TokenDigest(bytes: SHA256.hash(Array(token.utf8)))
+        var token = token
+        return token.withUTF8 { TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer($0))) }
     }
 
     /// Whether `token` hashes to `expected`, compared in constant time.

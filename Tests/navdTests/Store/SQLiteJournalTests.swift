@@ -83,7 +83,7 @@ import Testing
         _ = try fixture.navigate(created.session.id, Self.pathA)
         var next = stale
         next.state.version += 1
-        #expect(try fixture.store.update(next, expectedVersion: stale.state.version, events: []) == false)
+        #expect(try fixture.store.update(next, expectedVersion: stale.state.version, events: [], eventsJSON: Array("[]".utf8)) == false)
         #expect(try fixture.store.load(created.session.id)?.state.path.description == "/top/list_news(category=1)/show_news(id=2)")
     }
 

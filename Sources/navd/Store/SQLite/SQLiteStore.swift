@@ -39,6 +39,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// Journal rows not yet compacted, by session: their `seq`s, oldest first.
     private var pending: [String: [Int64]] = [:]
     private var journalRows = 0
+    /// The one statement every change runs, kept at hand.
+    private var journalInsert: SQLiteConnection.Statement?
     private var nextJournalSeq: Int64 = 1
     /// Compact once the journal holds this many rows.
     let compactionThreshold: Int
@@ -208,17 +210,17 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         )
     }
 
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
         // Encode before taking the lock: only the database work is serialised.
         let snapshot = session.state.snapshotBytes
-        let encodedEvents = events.jsonBytes
         return try locked { () throws(StoreError) -> Bool in
             // The cache holds every session written since the store opened, and the journal
             // only such sessions, so the cached version is the stored one.
             guard let current = try cachedOrLoaded(session.id), current.state.version == expectedVersion else { return false }
             let seq = nextJournalSeq
             try connection.transaction { () throws(StoreError) in
-                try connection.statement(
+                try connection.prepared(
+                    &journalInsert,
                     "INSERT INTO journal (seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events) VALUES (?,?,?,?,?,?,?,?)"
                 )
                 .bind(1, seq).bind(2, session.id).bind(3, Int64(session.state.version)).bind(4, utf8: snapshot)

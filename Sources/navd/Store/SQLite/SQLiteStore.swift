@@ -1,4 +1,3 @@
-import Dispatch
 import NavCore
 import Synchronization
 
@@ -8,10 +7,10 @@ import Synchronization
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
 /// A change is acknowledged only after its transaction has committed.
 ///
-/// One navd process owns the file (an advisory lock on `PATH.lock` says so), so the store keeps
-/// a write-through cache of decoded sessions and reads never touch the disk twice. Checkpoints
-/// (copying the WAL back into the database file) run on a second connection on a background
-/// queue, so requests never wait for one.
+/// One navd process owns the file (an advisory lock on `PATH.lock` says so, and the connection
+/// holds SQLite's exclusive locking mode, which spares every transaction its file-lock system
+/// calls), so the store keeps a write-through cache of decoded sessions and reads never touch
+/// the disk twice.
 ///
 /// Writes go to a journal first. A change appends one row (the new snapshot and the
 /// transition's events) to the `journal` table, whose integer key puts it at the end of the
@@ -20,8 +19,10 @@ import Synchronization
 /// journal into `sessions` and `event_log` — each session's latest snapshot once, its
 /// events as one batch — when the journal holds ``compactionThreshold`` rows, before a sweep or
 /// a listing, and when the store opens (so a crash leaves nothing to replay by hand) or
-/// closes. Every journal row belongs to a session in the cache, which is why reads never
-/// need to look in the journal for a snapshot.
+/// closes; each compaction is followed by a checkpoint (copying the WAL back into the database
+/// file), so a busy store pauses once per ``compactionThreshold`` changes rather than on
+/// whichever commit fills the WAL. Every journal row belongs to a session in the cache, which
+/// is why reads never need to look in the journal for a snapshot.
 ///
 /// `@unchecked Sendable`: the connection and the cache are only ever used inside `lock`.
 final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
@@ -29,10 +30,6 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     private let lock = Mutex(())
     private let connection: SQLiteConnection
     private let ownership: OwnershipLock
-    /// Checkpoints the WAL every ``checkpointInterval`` on its own connection.
-    private let checkpointer: DispatchSourceTimer
-    private let checkpointQueue = DispatchQueue(label: "navd.sqlite.checkpoint")
-    private let checkpointConnection: SQLiteConnection
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
     private var cache: [String: StoredSession] = [:]
@@ -129,29 +126,18 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
         connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA locking_mode=EXCLUSIVE")
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys=ON")
         // 64 MiB of page cache: the write path then rarely reads a page back from disk.
         try connection.execute("PRAGMA cache_size=-65536")
-        // No checkpoint on commit: the background checkpointer does them.
+        // No checkpoint on commit: compaction runs one after folding the journal.
         try connection.execute("PRAGMA wal_autocheckpoint=0")
-        checkpointConnection = try SQLiteConnection(path: path)
-        try checkpointConnection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
-        checkpointer = DispatchSource.makeTimerSource(queue: checkpointQueue)
         try migrate()
         // What a crash left in the journal is folded in before anything is served.
         try compactJournal(evenIfEmpty: true)
-
-        checkpointer.schedule(deadline: .now() + Self.checkpointInterval, repeating: Self.checkpointInterval)
-        checkpointer.setEventHandler { [checkpointConnection] in
-            // PASSIVE: copies what it can without waiting for the writer, which goes on writing.
-            try? checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        }
-        checkpointer.resume()
     }
-
-    static let checkpointInterval = DispatchTimeInterval.milliseconds(500)
 
     private func migrate() throws(StoreError) {
         try connection.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
@@ -316,6 +302,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         pending = [:]
         journalRows = 0
         nextJournalSeq = 1
+        // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
+        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.
@@ -446,8 +434,6 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func close() {
-        checkpointer.cancel()
-        checkpointQueue.sync { checkpointConnection.close() }
         lock.withLock { _ in
             try? compactJournal()
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

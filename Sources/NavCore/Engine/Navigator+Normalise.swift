@@ -19,7 +19,7 @@ enum TargetSource {
     /// The stage's screen at this index, unchanged: it was valid when it was made, so it is re-checked
     /// cheaply instead of being printed and parsed again.
     case stage(Int)
-    case component(PathComponent)
+    case component(TextComponent)
 }
 
 extension Navigator {
@@ -27,7 +27,7 @@ extension Navigator {
     /// params are typed with defaults filled, and every tabs scene is followed by one of its tabs
     /// (its first when the path names none).
     func normalise(_ path: Path) throws(NavError) -> [TargetComponent] {
-        try normalise(path.components.map(TargetSource.component), stage: [])
+        try normalise(path.components.map { .component(TextComponent($0)) }, stage: [])
     }
 
     /// The same for a target part of which is the current stage.
@@ -50,7 +50,7 @@ extension Navigator {
             }
             let nextSegue = position + 1 < sources.count ? Self.nameAndSegue(of: sources[position + 1], stage: stage).segue : nil
             if let tabs = result.last?.scene.tabs, let firstTab = tabs.first, nextSegue != .tab {
-                result.append(try normalise(PathComponent(name: firstTab, segue: .tab)))
+                result.append(try normalise(TextComponent(name: firstTab, segue: .tab)))
             }
         }
         return result
@@ -64,22 +64,22 @@ extension Navigator {
         }
     }
 
-    func normalise(_ component: PathComponent) throws(NavError) -> TargetComponent {
+    func normalise(_ component: TextComponent) throws(NavError) -> TargetComponent {
         guard let scene = scene(component.name) else {
             throw NavError(.unknownScene, "no scene '\(component.name)' in graph '\(graph.name)'")
         }
-        let params = try typedParams(component.params, for: scene)
+        let params = try typedParams(component.params.pairs, for: scene)
         return TargetComponent(scene: scene, segue: component.segue, container: component.container, params: params)
     }
 
-    /// `normalise(stage[index].component)`, without the round trip through text when the screen's params
+    /// `normalise(TextComponent(stage[index]))`, without the round trip through text when the screen's params
     /// already are what typing their text would give (every key in the schema with its type, every
     /// schema key present); otherwise the full check, with its errors.
     @inline(__always)
     func target(reusing stage: [Screen], at index: Int) throws(NavError) -> TargetComponent {
         let params = stage[index].params
         guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene)
-        else { return try normalise(stage[index].component) }
+        else { return try normalise(TextComponent(stage[index])) }
         return TargetComponent(
             scene: scene, segue: stage[index].segue, container: stage[index].container, params: params,
             reused: scene.name == stage[index].scene ? index : nil

@@ -286,11 +286,13 @@ struct EventRecorder {
         record(type, id: screen.id, scene: screen.scene)
     }
 
+    @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, id: String, scene: String) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, type: type, screen: id, scene: scene, transition: transition))
     }
 
+    @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, from: String, to: String) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, type: type, transition: transition, from: from, to: to))

@@ -249,10 +249,16 @@ struct PathTextWriter {
             overflowed = true
             return
         }
+        let target = destination + count
         if source.count <= 16 {
-            for offset in 0..<source.count { destination[count + offset] = start[offset] }
+            // Names and keys are short: a plain loop beats a call to memmove.
+            var offset = 0
+            while offset < source.count {
+                target[offset] = start[offset]
+                offset &+= 1
+            }
         } else {
-            (destination + count).update(from: start, count: source.count)
+            target.update(from: start, count: source.count)
         }
         count += source.count
     }

@@ -19,6 +19,9 @@
 #   ROUNDS=3          rounds; the table shows medians
 #   CONNECTIONS="32 256"
 #   WARMUP=2s         unrecorded GET run after each server start
+#   PACED_RATE=10000  navigations/s offered by the paced run (navigate-paced): the
+#                     largest connection count, each connection pausing between
+#                     requests (PACE_MS in common.lua), to read latency below saturation
 #   SESSIONS=1000     least sessions a run rotates over (at least 16 per connection)
 #   NAVD=.build/release/navd   GRAPH=Examples/news.json
 #   NAVD_FLAGS=""     extra `navd serve` flags (e.g. "--log-level warning")
@@ -37,6 +40,7 @@ ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-32 256}
 WARMUP=${WARMUP:-2s}
 SESSIONS=${SESSIONS:-1000}
+PACED_RATE=${PACED_RATE:-10000}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
@@ -142,6 +146,12 @@ if [[ $BENCH_HTTP == 1 ]]; then
                 record "$server" "$scenario" "$conns" "$round" "$line"
             done
         done
+        # Latency under an open load: max_conns connections offering PACED_RATE navigations/s.
+        file=$TMP/sessions-paced.txt
+        python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 --out "$file" 2>/dev/null
+        line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/$server-navigate-paced-r$round.txt" "$max_conns" \
+            "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
+        record "$server" navigate-paced "$max_conns" "$round" "$line"
         stop_server "$SERVER_PID"
     }
 

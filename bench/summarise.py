@@ -42,10 +42,12 @@ def http(path):
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for (server, scenario, conns), rows in groups.items():
         rps = median(number(r["rps"]) for r in rows)
-        ratio = rps / ceiling[conns] if rps and ceiling.get(conns) else None
-        per_round = median(number(r["rps"]) / ceiling_round[(conns, r["round"])]
-                           for r in rows
-                           if number(r["rps"]) and ceiling_round.get((conns, r["round"])))
+        # A paced run offers a fixed load: its requests/s is not a throughput to compare.
+        paced = scenario.endswith("-paced")
+        ratio = rps / ceiling[conns] if rps and ceiling.get(conns) and not paced else None
+        per_round = None if paced else median(number(r["rps"]) / ceiling_round[(conns, r["round"])]
+                                              for r in rows
+                                              if number(r["rps"]) and ceiling_round.get((conns, r["round"])))
         rps_all = ", ".join(f"{number(r['rps']):,.0f}" for r in rows if number(r["rps"]) is not None)
         non2xx = sum(int(number(r["non2xx"]) or 0) for r in rows)
         errors = sum(int(number(r["socket_errors"]) or 0) for r in rows)

@@ -29,6 +29,16 @@ import Testing
         #expect(Hex.string(SHA256.hash([UInt8](repeating: UInt8(ascii: "x"), count: length))) == digest)
     }
 
+    /// A digest made from the state words (requests) equals one read back from its bytes (stores).
+    @Test func digestsFromWordsAndFromBytesAgree() {
+        for length in [0, 1, 55, 56, 63, 64, 65, 100, 128, 200] {
+            let message = String((0..<length).map { _ in "0123456789abcdef".randomElement() ?? "0" })
+            let fromBytes = TokenDigest(bytes: SHA256.hash(Array(message.utf8)))
+            #expect(Token.digest(message) == fromBytes)
+            #expect(Token.digest(message).bytes == SHA256.hash(Array(message.utf8)))
+        }
+    }
+
     @Test func tokensMatchOnlyThemselves() {
         let token = Token.generate()
         #expect(token.utf8.count == 64)

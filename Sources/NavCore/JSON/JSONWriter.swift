@@ -49,6 +49,11 @@ public struct JSONWriter {
         text.withUTF8 { writeBytes($0) }
     }
 
+    /// Appends bytes that are already valid JSON (a fragment written by another writer).
+    public mutating func writeRaw(bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { writeBytes($0) }
+    }
+
     /// Appends a literal fragment of JSON (`{"id":`): a plain copy of its bytes.
     @inlinable @inline(__always)
     public mutating func writeLiteral(_ text: StaticString) {

@@ -105,7 +105,7 @@ struct SessionRoutes: Sendable {
             let ifMatch = try Self.ifMatch(context.request.headers)
             return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
                 let mutation = try sessions.mutate(id, intent: intent(session), ifMatch: ifMatch, loaded: session)
-                return .sessionView(mutation.session, events: mutation.events)
+                return .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
             }
         }
     }

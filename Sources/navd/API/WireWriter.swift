@@ -5,12 +5,15 @@ import NavCore
 /// at a fraction of the allocations (the session view is most of every answer).
 extension JSONWriter {
     /// `{context, events?, graph, id, path, screens, token?, version}`.
-    mutating func writeSessionView(_ session: StoredSession, events: [LifecycleEvent]? = nil, token: String? = nil) {
+    /// - Parameter eventsJSON: `events` already written as a JSON array, if at hand.
+    mutating func writeSessionView(
+        _ session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil, token: String? = nil
+    ) {
         writeLiteral("{\"context\":")
         write(.object(session.state.context))
         if let events {
             writeLiteral(",\"events\":")
-            writeEvents(events)
+            if let eventsJSON { writeRaw(bytes: eventsJSON) } else { writeEvents(events) }
         }
         writeLiteral(",\"graph\":{\"name\":")
         writeString(session.graphName)
@@ -164,11 +167,11 @@ extension Array where Element == LifecycleEvent {
 extension HTTPResponse {
     /// A session answer written by ``JSONWriter/writeSessionView(_:events:token:)``.
     static func sessionView(
-        _ session: StoredSession, events: [LifecycleEvent]? = nil, token: String? = nil, status: Int = 200,
-        headers: [(String, String)] = []
+        _ session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil, token: String? = nil,
+        status: Int = 200, headers: [(String, String)] = []
     ) -> HTTPResponse {
         var writer = JSONWriter(reservingCapacity: 512 + 256 * session.state.screens.count + 96 * (events?.count ?? 0))
-        writer.writeSessionView(session, events: events, token: token)
+        writer.writeSessionView(session, events: events, eventsJSON: eventsJSON, token: token)
         return HTTPResponse(
             status: status,
             headers: [("Content-Type", "application/json"), ("ETag", "\"\(session.state.version)\"")] + headers,

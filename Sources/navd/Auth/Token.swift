@@ -13,7 +13,8 @@ enum Token {
     }
 
     static func digest(_ token: String) -> TokenDigest {
-        TokenDigest(bytes: SHA256.hash(Array(token.utf8)))
+        var token = token
+        return token.withUTF8 { TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer($0))) }
     }
 
     /// Whether `token` hashes to `expected`, compared in constant time.
@@ -23,14 +24,22 @@ enum Token {
 
     /// The token of an `Authorization: Bearer …` header, if there is one.
     static func bearer(in headers: HTTPHeaders) -> String? {
-        guard let value = headers["authorization"] else { return nil }
-        var bytes = value.utf8[...]
-        bytes = bytes.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        let scheme = bytes.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
-        guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
-        var token = bytes.dropFirst(6).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        while let last = token.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { token = token.dropLast() }
-        guard !token.isEmpty else { return nil }
-        return String(Substring(token))
+        guard var value = headers["authorization"] else { return nil }
+        return value.withUTF8 { bytes -> String? in
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var start = 0
+            var end = bytes.count
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            // "Bearer", case-insensitively, then blanks, then the token.
+            let scheme = Array("bearer".utf8)
+            guard end - start > scheme.count else { return nil }
+            for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+            var tokenStart = start + scheme.count
+            guard isBlank(bytes[tokenStart]) else { return nil }
+            while tokenStart < end, isBlank(bytes[tokenStart]) { tokenStart += 1 }
+            guard tokenStart < end else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[tokenStart..<end]), as: UTF8.self)
+        }
     }
 }

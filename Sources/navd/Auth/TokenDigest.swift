@@ -17,6 +17,14 @@ struct TokenDigest: Sendable, Hashable {
         (a, b, c, d) = (words[0], words[1], words[2], words[3])
     }
 
+    /// From the eight state words of a SHA-256 digest (no byte array on the way).
+    init(words: SHA256.Words) {
+        a = UInt64(words.0) << 32 | UInt64(words.1)
+        b = UInt64(words.2) << 32 | UInt64(words.3)
+        c = UInt64(words.4) << 32 | UInt64(words.5)
+        d = UInt64(words.6) << 32 | UInt64(words.7)
+    }
+
     var bytes: [UInt8] {
         [a, b, c, d].flatMap { word in (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> UInt64($0 * 8)) } }
     }

@@ -575,7 +575,9 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, conte
     defer { MHD_destroy_response(mhdResponse) }
 
     for (name, value) in response.headers {
-        if MHD_add_response_header(mhdResponse, name, value) != .YES {
+        // `withCString` lends a native string's own NUL-terminated storage: no C string copies.
+        let added = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
+        if added != .YES {
             context.logger.debug("MHD_add_response_header refused a header", metadata: ["header": "\(name)"])
         }
     }

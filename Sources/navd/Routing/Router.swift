@@ -101,23 +101,36 @@ struct Responder: Sendable {
     }
 
     /// The parameters of `path` (`/…`, as many segments as `segments`) if it fits the template.
+    /// Literal segments are compared first, so a template that does not fit allocates nothing.
     private static func capture(_ segments: [Router.Segment], _ path: UnsafeBufferPointer<UInt8>) -> RouteParameters? {
+        var fits = true
+        forEachSegment(of: path, segments) { segment, part in
+            switch segment {
+            case .literal(let literal): if !part.elementsEqual(literal) { fits = false }
+            case .parameter: if part.isEmpty { fits = false }
+            }
+        }
+        guard fits else { return nil }
         var parameters: RouteParameters = [:]
+        forEachSegment(of: path, segments) { segment, part in
+            guard case .parameter(let name) = segment else { return }
+            if let decoded = percentDecoded(part) { parameters.append(name, decoded) } else { fits = false }
+        }
+        return fits ? parameters : nil
+    }
+
+    /// Calls `body` with each template segment and the path segment in its place.
+    private static func forEachSegment(
+        of path: UnsafeBufferPointer<UInt8>, _ segments: [Router.Segment],
+        _ body: (Router.Segment, UnsafeBufferPointer<UInt8>) -> Void
+    ) {
         var start = 1
         for segment in segments {
             var end = start
             while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
-            let part = UnsafeBufferPointer(rebasing: path[start..<end])
-            switch segment {
-            case .literal(let literal):
-                guard part.elementsEqual(literal) else { return nil }
-            case .parameter(let name):
-                guard !part.isEmpty, let decoded = percentDecoded(part) else { return nil }
-                parameters.append(name, decoded)
-            }
+            body(segment, UnsafeBufferPointer(rebasing: path[min(start, path.count)..<end]))
             start = end + 1
         }
-        return parameters
     }
 }
 

@@ -120,6 +120,8 @@ final class SessionService: Sendable {
     struct Mutation {
         var session: StoredSession
         var events: [LifecycleEvent]
+        /// `events` as a JSON array: written once, for the store and for the answer.
+        var eventsJSON: [UInt8]
     }
 
     /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
@@ -139,13 +141,16 @@ final class SessionService: Sendable {
             } catch {
                 throw APIError(error)
             }
-            guard outcome.changed else { return Mutation(session: session, events: []) }
+            guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
             var next = session
             next.state = outcome.state
             next.touchedAt = now()
             let expected = session.state.version
-            let written = try storeCall { () throws(StoreError) in try store.update(next, expectedVersion: expected, events: outcome.events) }
-            if written { return Mutation(session: next, events: outcome.events) }
+            let eventsJSON = outcome.events.jsonBytes
+            let written = try storeCall { () throws(StoreError) in
+                try store.update(next, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
+            }
+            if written { return Mutation(session: next, events: outcome.events, eventsJSON: eventsJSON) }
             guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
                 throw APIError(.sessionNotFound, "no session '\(id)'")
             }

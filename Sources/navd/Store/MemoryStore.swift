@@ -51,7 +51,7 @@ final class MemoryStore: SessionStore {
         shard(id).withLock { $0[id]?.session }
     }
 
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
         let retained = retainedEvents
         return shard(session.id).withLock { entries in
             guard let entry = entries[session.id], entry.session.state.version == expectedVersion else { return false }

@@ -46,9 +46,10 @@ protocol SessionStore: Sendable {
     /// The session with this id, or `nil`.
     func load(_ id: String) throws(StoreError) -> StoredSession?
 
-    /// Replaces the session if the stored version is still `expectedVersion`, appending `events`.
+    /// Replaces the session if the stored version is still `expectedVersion`, appending `events`
+    /// (`eventsJSON` is the same events as a JSON array, written once for the store and the answer).
     /// - Returns: `false` when another writer got there first (nothing was written).
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool
 
     /// Removes a session and its events. - Returns: whether it existed.
     func delete(_ id: String) throws(StoreError) -> Bool

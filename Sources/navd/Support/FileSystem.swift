@@ -16,3 +16,31 @@ enum FileSystem {
         }
     }
 }
+
+/// An exclusive advisory lock (`flock`) on a file of its own, held until `release()`:
+/// it says "this process owns the store" without touching the locks SQLite keeps on its files.
+final class OwnershipLock: @unchecked Sendable {
+    private var descriptor: Int32
+
+    /// - Throws: when another process holds the lock.
+    init(path: String, owner: String) throws(StoreError) {
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError(message: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno == EWOULDBLOCK ? "another process (another navd?) is using \(owner)" : String(cString: strerror(errno))
+            Glibc.close(descriptor)
+            descriptor = -1
+            throw StoreError(message: "cannot lock \(path): \(reason)")
+        }
+    }
+
+    func release() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)  // closing drops the flock
+        descriptor = -1
+    }
+
+    deinit { release() }
+}

@@ -136,7 +136,7 @@ final class PostgresStore: SessionStore, GraphStore {
         )
     }
 
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
@@ -152,7 +152,7 @@ final class PostgresStore: SessionStore, GraphStore {
                 """,
                 [
                     session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
-                    String(expectedVersion), Self.eventsJSON(events), String((events.last?.seq ?? 0) - retainedEvents),
+                    String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
                 ],
                 prepare: true
             )

@@ -6,6 +6,9 @@ import CSQLite
 final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
+    /// The statements every transaction runs, kept at hand rather than looked up by their text.
+    private var begin: Statement?
+    private var commit: Statement?
 
     /// Opens (creating if needed) the database file (`sqlite3_open_v2`).
     init(path: String) throws(StoreError) {
@@ -28,6 +31,8 @@ final class SQLiteConnection {
     func close() {
         for statement in statements.values { statement.finalize() }
         statements = [:]
+        begin = nil
+        commit = nil
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -67,15 +72,26 @@ final class SQLiteConnection {
         handle.map { Int(sqlite3_changes($0)) } ?? 0
     }
 
+    /// The statement kept in `slot`, prepared on first use and rewound (not cleared) after.
+    func prepared(_ slot: inout Statement?, _ sql: String) throws(StoreError) -> Statement {
+        if let statement = slot {
+            statement.rewind()
+            return statement
+        }
+        let statement = try self.statement(sql)
+        slot = statement
+        return statement
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try prepared(&begin, "BEGIN IMMEDIATE").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try prepared(&commit, "COMMIT").run()
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? statement("ROLLBACK").run()
             throw error
         }
     }
@@ -93,6 +109,11 @@ final class SQLiteConnection {
         fileprivate func finalize() {
             sqlite3_finalize(pointer)
             pointer = nil
+        }
+
+        /// Ends the current run, keeping the bindings (for a statement whose every parameter is bound anew).
+        func rewind() {
+            sqlite3_reset(pointer)
         }
 
         /// Ends the current run of the statement, so it holds no lock (a pending read blocks DDL).

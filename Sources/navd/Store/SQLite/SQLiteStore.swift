@@ -1,3 +1,4 @@
+import Dispatch
 import NavCore
 import Synchronization
 
@@ -7,17 +8,42 @@ import Synchronization
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
 /// A change is acknowledged only after its transaction has committed.
 ///
-/// The file is opened in exclusive locking mode: one navd process owns it, so the store keeps
-/// a write-through cache of decoded sessions and reads never touch the disk twice.
+/// One navd process owns the file (an advisory lock on `PATH.lock` says so), so the store keeps
+/// a write-through cache of decoded sessions and reads never touch the disk twice. Checkpoints
+/// (copying the WAL back into the database file) run on a second connection on a background
+/// queue, so requests never wait for one.
+///
+/// Writes go to a journal first. A change appends one row (the new snapshot and the
+/// transition's events) to the `journal` table, whose integer key puts it at the end of the
+/// table: a commit writes the table's last page or two, not the pages of a session row, its
+/// index entries and its event batches scattered through the file. Compaction folds the
+/// journal into `sessions` and `event_log` — each session's latest snapshot once, its
+/// events as one batch — when the journal holds ``compactionThreshold`` rows, before a sweep or
+/// a listing, and when the store opens (so a crash leaves nothing to replay by hand) or
+/// closes. Every journal row belongs to a session in the cache, which is why reads never
+/// need to look in the journal for a snapshot.
 ///
 /// `@unchecked Sendable`: the connection and the cache are only ever used inside `lock`.
 final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let name: String
     private let lock = Mutex(())
     private let connection: SQLiteConnection
+    private let ownership: OwnershipLock
+    /// Checkpoints the WAL every ``checkpointInterval`` on its own connection.
+    private let checkpointer: DispatchSourceTimer
+    private let checkpointQueue = DispatchQueue(label: "navd.sqlite.checkpoint")
+    private let checkpointConnection: SQLiteConnection
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
     private var cache: [String: StoredSession] = [:]
+    /// Journal rows not yet compacted, by session: their `seq`s, oldest first.
+    private var pending: [String: [Int64]] = [:]
+    private var journalRows = 0
+    /// The one statement every change runs, kept at hand.
+    private var journalInsert: SQLiteConnection.Statement?
+    private var nextJournalSeq: Int64 = 1
+    /// Compact once the journal holds this many rows.
+    let compactionThreshold: Int
 
     /// Migrations in order; each runs once, recorded in `migrations`.
     static let migrations: [String] = [
@@ -60,28 +86,72 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             SELECT session_id, seq, seq, '[' || body || ']' FROM events;
         DROP TABLE events;
         """,
+        // Changes are appended here and folded into sessions and the event batches by compaction.
+        """
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            touched_at INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            events TEXT NOT NULL
+        );
+        -- Compaction writes a session's journalled events as one batch of several kilobytes: in
+        -- a table clustered by session (WITHOUT ROWID) such rows split pages wherever they land;
+        -- in a rowid table they are appended, and only a small index entry lands by session.
+        CREATE TABLE event_log (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX event_log_session ON event_log (session_id, first_seq);
+        INSERT INTO event_log (session_id, first_seq, last_seq, body)
+            SELECT session_id, first_seq, last_seq, body FROM event_batches ORDER BY session_id, first_seq;
+        DROP TABLE event_batches;
+        """,
     ]
 
     /// - Parameters:
     ///   - path: the database file; its folder is created if missing.
     ///   - decode: turns a stored snapshot back into a state, checked against its graph.
-    init(path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
+    init(
+        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = 8192,
+        decode: @escaping SnapshotDecoder
+    ) throws(StoreError) {
         self.name = "sqlite:\(path)"
         self.retainedEvents = retainedEvents
+        self.compactionThreshold = compactionThreshold
         self.decode = decode
         try FileSystem.createParentDirectory(of: path)
+        ownership = try OwnershipLock(path: path + ".lock", owner: path)
         connection = try SQLiteConnection(path: path)
-        try connection.execute("PRAGMA locking_mode=EXCLUSIVE")
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys=ON")
         // 64 MiB of page cache: the write path then rarely reads a page back from disk.
         try connection.execute("PRAGMA cache_size=-65536")
-        // Checkpoint every 20,000 pages (~80 MB of WAL) rather than 1,000: hot pages are copied
-        // back once per checkpoint, so fewer checkpoints copy far fewer pages.
-        try connection.execute("PRAGMA wal_autocheckpoint=20000")
+        // No checkpoint on commit: the background checkpointer does them.
+        try connection.execute("PRAGMA wal_autocheckpoint=0")
+        checkpointConnection = try SQLiteConnection(path: path)
+        try checkpointConnection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
+        checkpointer = DispatchSource.makeTimerSource(queue: checkpointQueue)
         try migrate()
+        // What a crash left in the journal is folded in before anything is served.
+        try compactJournal(evenIfEmpty: true)
+
+        checkpointer.schedule(deadline: .now() + Self.checkpointInterval, repeating: Self.checkpointInterval)
+        checkpointer.setEventHandler { [checkpointConnection] in
+            // PASSIVE: copies what it can without waiting for the writer, which goes on writing.
+            try? checkpointConnection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        }
+        checkpointer.resume()
     }
+
+    static let checkpointInterval = DispatchTimeInterval.milliseconds(500)
 
     private func migrate() throws(StoreError) {
         try connection.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
@@ -122,19 +192,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
-        try locked { () throws(StoreError) -> StoredSession? in
-            if let cached = cache[id] { return cached }
-            let statement = try connection.statement(
-                "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
-            )
-            try statement.bind(1, id)
-            // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
-            defer { statement.reset() }
-            guard try statement.step() else { return nil }
-            let session = try row(id: id, statement, offset: 0)
-            cache[id] = session
-            return session
-        }
+        try locked { () throws(StoreError) -> StoredSession? in try cachedOrLoaded(id) }
     }
 
     private func row(id: String, _ statement: SQLiteConnection.Statement, offset: Int32) throws(StoreError) -> StoredSession {
@@ -152,58 +210,174 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         )
     }
 
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent]) throws(StoreError) -> Bool {
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
         // Encode before taking the lock: only the database work is serialised.
         let snapshot = session.state.snapshotBytes
-        let encodedEvents = events.jsonBytes
         return try locked { () throws(StoreError) -> Bool in
-            let written = try connection.transaction { () throws(StoreError) -> Bool in
-                try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ? AND version = ?")
-                    .bind(1, Int64(session.state.version)).bind(2, utf8: snapshot)
-                    .bind(3, session.touchedAt).bind(4, session.id).bind(5, Int64(expectedVersion)).run()
-                guard connection.changes == 1 else { return false }
-                try appendEvents(events, encoded: encodedEvents, to: session.id)
-                // Whole batches leave once all their events are older than the retained ones.
-                if let last = events.last, last.seq > retainedEvents {
-                    try connection.statement("DELETE FROM event_batches WHERE session_id = ? AND last_seq <= ?")
-                        .bind(1, session.id).bind(2, Int64(last.seq - retainedEvents)).run()
-                }
-                return true
+            // The cache holds every session written since the store opened, and the journal
+            // only such sessions, so the cached version is the stored one.
+            guard let current = try cachedOrLoaded(session.id), current.state.version == expectedVersion else { return false }
+            let seq = nextJournalSeq
+            try connection.transaction { () throws(StoreError) in
+                try connection.prepared(
+                    &journalInsert,
+                    "INSERT INTO journal (seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events) VALUES (?,?,?,?,?,?,?,?)"
+                )
+                .bind(1, seq).bind(2, session.id).bind(3, Int64(session.state.version)).bind(4, utf8: snapshot)
+                .bind(5, session.touchedAt).bind(6, Int64(events.first?.seq ?? 0)).bind(7, Int64(events.last?.seq ?? 0))
+                .bind(8, utf8: encodedEvents).run()
             }
-            if written { cache[session.id] = session } else { cache[session.id] = nil }
-            return written
+            nextJournalSeq += 1
+            journalRows += 1
+            pending[session.id, default: []].append(seq)
+            cache[session.id] = session
+            // The change is committed whatever compaction does; a failed one is retried later.
+            if journalRows >= compactionThreshold { try? compactJournal() }
+            return true
         }
+    }
+
+    /// The cached session, or the stored one (then cached). Caller holds the lock.
+    private func cachedOrLoaded(_ id: String) throws(StoreError) -> StoredSession? {
+        if let cached = cache[id] { return cached }
+        let statement = try connection.statement(
+            "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
+        )
+        try statement.bind(1, id)
+        // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        let session = try row(id: id, statement, offset: 0)
+        cache[id] = session
+        return session
+    }
+
+    /// Folds the journal into `sessions` and `event_log` in one transaction: each
+    /// session's newest snapshot, and all its journalled events as one batch. Caller holds the lock.
+    private func compactJournal(evenIfEmpty: Bool = false) throws(StoreError) {
+        guard journalRows > 0 || evenIfEmpty else { return }
+        struct Folded {
+            var version: Int64
+            var snapshot: [UInt8]
+            var touchedAt: Int64
+            /// The journalled transitions' events, oldest first; only as many as are retained.
+            var batches: [(first: Int64, last: Int64, body: [UInt8])]
+            var eventCount: Int64
+        }
+        let retained = Int64(retainedEvents)
+        try connection.transaction { () throws(StoreError) in
+            var folded: [String: Folded] = [:]
+            var order: [String] = []
+            let rows = try connection.statement(
+                "SELECT session_id, version, snapshot, touched_at, first_seq, last_seq, events FROM journal ORDER BY seq"
+            )
+            defer { rows.reset() }
+            while try rows.step() {
+                let id = rows.text(0)
+                let batch = (first: rows.int(4), last: rows.int(5), body: rows.bytes(6))
+                let count = batch.last - batch.first + 1
+                if var entry = folded[id] {
+                    entry.version = rows.int(1)
+                    entry.snapshot = rows.bytes(2)
+                    entry.touchedAt = rows.int(3)
+                    entry.batches.append(batch)
+                    entry.eventCount += count
+                    // A hot session's journal may hold many transitions: keep what is retained.
+                    while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
+                        entry.eventCount -= oldest.last - oldest.first + 1
+                        entry.batches.removeFirst()
+                    }
+                    folded[id] = entry
+                } else {
+                    folded[id] = Folded(
+                        version: rows.int(1), snapshot: rows.bytes(2), touchedAt: rows.int(3), batches: [batch], eventCount: count
+                    )
+                    order.append(id)
+                }
+            }
+            rows.reset()
+            for id in order {
+                guard let entry = folded[id], let first = entry.batches.first, let last = entry.batches.last else { continue }
+                try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
+                    .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
+                guard connection.changes == 1 else { continue }
+                var body = first.body
+                for batch in entry.batches.dropFirst() { Self.appendJSONArray(batch.body, to: &body) }
+                try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                    .bind(1, id).bind(2, first.first).bind(3, last.last).bind(4, utf8: body).run()
+                // Whole batches leave once all their events are older than the retained ones.
+                if last.last > retained {
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND last_seq <= ?")
+                        .bind(1, id).bind(2, last.last - retained).run()
+                }
+            }
+            try connection.statement("DELETE FROM journal").run()
+        }
+        pending = [:]
+        journalRows = 0
+        nextJournalSeq = 1
+    }
+
+    /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.
+    private static func appendJSONArray(_ array: [UInt8], to merged: inout [UInt8]) {
+        guard array.count > 2 else { return }
+        guard merged.count > 2 else {
+            merged = array
+            return
+        }
+        merged.removeLast()  // "]"
+        merged.append(UInt8(ascii: ","))
+        merged.append(contentsOf: array.dropFirst())
     }
 
     private func appendEvents(_ events: [LifecycleEvent], encoded: [UInt8], to id: String) throws(StoreError) {
         guard let first = events.first, let last = events.last else { return }
-        try connection.statement("INSERT INTO event_batches (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+        try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
             .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: encoded).run()
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {
         try locked { () throws(StoreError) -> Bool in
-            try connection.transaction { () throws(StoreError) -> Bool in
-                try connection.statement("DELETE FROM event_batches WHERE session_id = ?").bind(1, id).run()
+            let journalled = pending[id] ?? []
+            let deleted = try connection.transaction { () throws(StoreError) -> Bool in
+                for seq in journalled {
+                    try connection.statement("DELETE FROM journal WHERE seq = ?").bind(1, seq).run()
+                }
+                try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
                 try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
-                cache[id] = nil
                 return connection.changes > 0
             }
+            cache[id] = nil
+            pending[id] = nil
+            journalRows -= journalled.count
+            return deleted
         }
     }
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
         try locked { () throws(StoreError) -> [LifecycleEvent] in
-            let statement = try connection.statement(
-                "SELECT body FROM event_batches WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
-            try statement.bind(1, id).bind(2, Int64(after))
-            defer { statement.reset() }
+            // Batches are trimmed whole, so older events may linger: show the retained ones only.
+            let newest = try cachedOrLoaded(id)?.state.eventCounter ?? 0
+            let after = max(after, newest - retainedEvents)
             var events: [LifecycleEvent] = []
-            while events.count < limit, try statement.step() {
-                for element in (try? JSONValue(parsing: statement.bytes(0)))?.arrayValue ?? [] {
+            func collect(_ body: [UInt8]) {
+                for element in (try? JSONValue(parsing: body))?.arrayValue ?? [] {
                     guard let event = LifecycleEvent(json: element), event.seq > after, events.count < limit else { continue }
                     events.append(event)
                 }
+            }
+            let batches = try connection.statement(
+                "SELECT body FROM event_log WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
+            try batches.bind(1, id).bind(2, Int64(after))
+            defer { batches.reset() }
+            while events.count < limit, try batches.step() { collect(batches.bytes(0)) }
+            batches.reset()
+            // Newer than every compacted batch: what the journal holds for this session.
+            for seq in pending[id] ?? [] where events.count < limit {
+                let row = try connection.statement("SELECT events FROM journal WHERE seq = ? AND last_seq > ?")
+                try row.bind(1, seq).bind(2, Int64(after))
+                defer { row.reset() }
+                if try row.step() { collect(row.bytes(0)) }
             }
             return events
         }
@@ -211,8 +385,10 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
         try locked { () throws(StoreError) -> Int in
-            try connection.transaction { () throws(StoreError) -> Int in
-                try connection.statement("DELETE FROM event_batches WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
+            // `touched_at` in `sessions` is current only once the journal is folded in.
+            try compactJournal()
+            return try connection.transaction { () throws(StoreError) -> Int in
+                try connection.statement("DELETE FROM event_log WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
                     .bind(1, cutoff).run()
                 try connection.statement("DELETE FROM sessions WHERE touched_at < ?").bind(1, cutoff).run()
                 let removed = connection.changes
@@ -224,6 +400,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     func list(limit: Int) throws(StoreError) -> [StoredSession] {
         try locked { () throws(StoreError) -> [StoredSession] in
+            try compactJournal()
             let statement = try connection.statement(
                 "SELECT id, graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT ?"
             )
@@ -269,10 +446,14 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func close() {
+        checkpointer.cancel()
+        checkpointQueue.sync { checkpointConnection.close() }
         lock.withLock { _ in
+            try? compactJournal()
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
         }
+        ownership.release()
     }
 }
 

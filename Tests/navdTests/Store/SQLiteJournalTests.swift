@@ -1,0 +1,202 @@
+import Foundation
+import NavCore
+import Testing
+
+@testable import navd
+
+/// The SQLite store's journal: changes appended, folded into `sessions` and `event_batches`
+/// by compaction, and nothing lost or reordered across compactions, deletes and reopenings.
+@Suite struct SQLiteJournalTests {
+    static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
+    static let pathB = "^/top"
+
+    /// A store and a session service over it, on the news graph, compacting every `threshold` changes.
+    struct Fixture {
+        let store: SQLiteStore
+        let sessions: SessionService
+
+        init(path: String, threshold: Int, retained: Int = 1000, now: @escaping @Sendable () -> Int64 = Clock.milliseconds) throws {
+            let graphs = GraphRegistry()
+            let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+            _ = try graphs.add(document)
+            store = try SQLiteStore(
+                path: path, retainedEvents: retained, compactionThreshold: threshold, decode: StoreFactory.snapshotDecoder(graphs)
+            )
+            sessions = SessionService(store: store, graphs: graphs, configuration: .init(), now: now)
+        }
+
+        func navigate(_ id: String, _ path: String) throws -> SessionService.Mutation {
+            let loaded = try #require(try store.load(id))
+            return try sessions.mutate(id, intent: .navigate(path), ifMatch: nil, loaded: loaded)
+        }
+
+        func allEvents(_ id: String) throws -> [LifecycleEvent] {
+            try store.events(of: id, after: 0, limit: 100_000)
+        }
+    }
+
+    @Test func changesSurviveCompactionAndReopeningWithEveryEventInOrder() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var ids: [String] = []
+        var expected: [String: (version: Int, path: String, events: [LifecycleEvent])] = [:]
+        do {
+            // Compaction every 5 changes: the 23 below cross it several times, mid-session.
+            let fixture = try Fixture(path: path, threshold: 5)
+            for _ in 0..<3 {
+                let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+                ids.append(created.session.id)
+                expected[created.session.id] = (created.session.state.version, created.session.state.path.description, created.events)
+            }
+            for step in 0..<23 {
+                let id = ids[step % 3 == 2 ? 0 : step % 3]  // the first session twice as often
+                let mutation = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB)
+                var entry = try #require(expected[id])
+                entry.version = mutation.session.state.version
+                entry.path = mutation.session.state.path.description
+                entry.events += mutation.events
+                expected[id] = entry
+                #expect(try fixture.allEvents(id) == entry.events, "step \(step): events read back while journalled")
+            }
+            // No close(): what is journalled must come back as if the process had died here.
+        }
+        for round in 0..<2 {
+            let fixture = try Fixture(path: path, threshold: 5)
+            for id in ids {
+                let entry = try #require(expected[id])
+                let session = try #require(try fixture.store.load(id), "round \(round)")
+                #expect(session.state.version == entry.version)
+                #expect(session.state.path.description == entry.path)
+                #expect(try fixture.allEvents(id) == entry.events, "round \(round)")
+                #expect(try fixture.store.events(of: id, after: 10, limit: 3) == Array(entry.events.filter { $0.seq > 10 }.prefix(3)))
+            }
+            #expect(try fixture.store.list(limit: 10).map(\.state.version).sorted() == ids.compactMap { expected[$0]?.version }.sorted())
+            fixture.store.close()
+        }
+    }
+
+    @Test func aWriteBasedOnAnOldVersionIsRefusedWhileJournalled() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        let stale = try #require(try fixture.store.load(created.session.id))
+        _ = try fixture.navigate(created.session.id, Self.pathA)
+        var next = stale
+        next.state.version += 1
+        #expect(try fixture.store.update(next, expectedVersion: stale.state.version, events: [], eventsJSON: Array("[]".utf8)) == false)
+        #expect(try fixture.store.load(created.session.id)?.state.path.description == "/top/list_news(category=1)/show_news(id=2)")
+    }
+
+    @Test func deletingASessionTakesItsJournalledChangesWithIt() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var doomed = ""
+        var kept = ""
+        do {
+            // Dropped without close(): the reopening below recovers from the journal.
+            let fixture = try Fixture(path: path, threshold: 100)
+            doomed = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            kept = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            for step in 0..<4 {
+                _ = try fixture.navigate(doomed, step % 2 == 0 ? Self.pathA : Self.pathB)
+                _ = try fixture.navigate(kept, step % 2 == 0 ? Self.pathA : Self.pathB)
+            }
+            #expect(try fixture.store.delete(doomed))
+            #expect(try fixture.store.load(doomed) == nil)
+            #expect(try fixture.allEvents(doomed).isEmpty)
+        }
+        let reopened = try Fixture(path: path, threshold: 100)
+        #expect(try reopened.store.load(doomed) == nil)
+        #expect(try reopened.store.load(kept)?.state.version == 5)
+        #expect(try reopened.store.count() == 1)
+    }
+
+    @Test func aSweepSeesTheJournalledTouchTime() throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock(1_000_000)
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, now: { clock.now })
+        let idle = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        let busy = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        clock.now += 60_000
+        _ = try fixture.navigate(busy, Self.pathA)  // touched_at only in the journal so far
+        #expect(try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000) == 1)
+        #expect(try fixture.store.load(idle) == nil)
+        #expect(try fixture.store.load(busy) != nil)
+    }
+
+    @Test func aHotSessionKeepsAboutTheRetainedEventsThroughCompaction() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 40, retained: 50)
+        let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        var last: [LifecycleEvent] = []
+        for step in 0..<120 {
+            last = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events
+        }
+        let events = try fixture.allEvents(id)
+        let newest = try #require(last.last?.seq)
+        // Exactly the newest 50, whether they sit in the journal or in compacted batches.
+        #expect(events.map(\.seq) == Array((newest - 49)...newest))
+    }
+}
+
+extension SQLiteJournalTests {
+    @Test func aSecondStoreOnTheSameFileIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        #expect(throws: StoreError.self) { try Fixture(path: "\(folder.path)/navd.db", threshold: 100) }
+        fixture.store.close()
+        // Once closed, the file is free again.
+        let reopened = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        reopened.store.close()
+    }
+
+    /// A database written by the previous schema (events clustered by session in
+    /// `event_batches`, no journal) is migrated with its sessions and events intact.
+    @Test func aSchemaTwoDatabaseIsMigrated() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var id = ""
+        var events: [LifecycleEvent] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 2)
+            let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+            id = created.session.id
+            events = created.events
+            for step in 0..<5 { events += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            fixture.store.close()
+        }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            """
+            CREATE TABLE event_batches (
+                session_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, body TEXT NOT NULL,
+                PRIMARY KEY (session_id, first_seq)
+            ) WITHOUT ROWID;
+            INSERT INTO event_batches SELECT session_id, first_seq, last_seq, body FROM event_log;
+            DROP TABLE event_log;
+            DROP TABLE journal;
+            DELETE FROM migrations WHERE version = 3;
+            """
+        )
+        connection.close()
+        let migrated = try Fixture(path: path, threshold: 2)
+        #expect(try migrated.store.load(id)?.state.version == 6)
+        #expect(try migrated.allEvents(id) == events)
+        _ = try migrated.navigate(id, Self.pathB)  // the last step went to A
+        #expect(try migrated.store.load(id)?.state.version == 7)
+        migrated.store.close()
+    }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64
+
+    init(_ start: Int64) { value = start }
+
+    var now: Int64 {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}

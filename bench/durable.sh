@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/durable.sh: acknowledged navigations per second by store (issue: durable sessions).
+#
+# For each round, starts navd (release, Examples/news.json) on each store in turn —
+# memory, sqlite:$TMP/…db (a fresh file), and postgres:// on a throwaway PostgreSQL
+# cluster it creates (initdb/pg_ctl as the postgres user, fsync and synchronous_commit
+# on, as shipped) — creates SESSIONS fresh sessions, and drives POST …/navigate with
+# bench/navigate.lua (wrk -t1 -cCONNECTIONS for DURATION). Every answer is a change
+# committed by the store before it was sent. Prints a table of medians.
+#
+# Environment: ROUNDS=3 DURATION=8s CONNECTIONS=32 SESSIONS=1000 STORES="memory sqlite postgres"
+#   NAVD GRAPH NAVD_FLAGS (e.g. "--threads 8") BENCH_OUT KEEP_TMP as for bench/run.sh.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench
+cd "$ROOT"
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-8s}
+CONNECTIONS=${CONNECTIONS:-32}
+SESSIONS=${SESSIONS:-1000}
+STORES=${STORES:-memory sqlite postgres}
+NAVD=${NAVD:-$ROOT/.build/release/navd}
+GRAPH=${GRAPH:-$ROOT/Examples/news.json}
+NAVD_FLAGS=${NAVD_FLAGS:-}
+BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
+KEEP_TMP=${KEEP_TMP:-0}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-durable.XXXXXX")
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+PG_BIN=""
+PG_DIR=""
+on_exit() {
+    bench_cleanup
+    if [[ -n $PG_DIR ]]; then
+        runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+        rm -rf "$PG_DIR"
+    fi
+    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+ensure_wrk
+[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd'"
+cp "$NAVD" "$TMP/navd"
+mkdir -p "$BENCH_OUT"
+log "machine: $(machine_info)"
+
+if [[ " $STORES " == *" postgres "* ]]; then
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+    [[ -x $PG_BIN/initdb ]] || die "PostgreSQL server binaries are missing (make test-deps installs them)"
+    PG_PORT=$(free_port)
+    # Its own folder: the postgres user cannot enter $TMP (mode 700).
+    PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/navd-durable-pg.XXXXXX")
+    chown postgres "$PG_DIR"
+    runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 start \
+        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
+    log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
+fi
+
+RESULTS=$BENCH_OUT/durable-results.tsv
+printf 'store\tround\trps\tp50_us\tp99_us\tnon2xx\n' >"$RESULTS"
+for round in $(seq 1 "$ROUNDS"); do
+    for store in $STORES; do
+        case $store in
+        memory) spec=memory ;;
+        sqlite) spec=sqlite:$TMP/navd-$round.db ;;
+        postgres)
+            db=navd_$round
+            runuser -u postgres -- "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db"
+            spec=postgres://postgres@127.0.0.1:$PG_PORT/$db
+            ;;
+        *) die "unknown store $store" ;;
+        esac
+        port=$(free_port)
+        url=http://127.0.0.1:$port
+        # shellcheck disable=SC2086
+        start_server "$TMP/navd-$store-$round.log" "$url/healthz" "$TMP/navd" serve --graph "$GRAPH" --store "$spec" \
+            --listen "127.0.0.1:$port" $NAVD_FLAGS
+        python3 "$BENCH/sessions.py" --url "$url" --count "$SESSIONS" --procs 2 --out "$TMP/sessions.txt" 2>/dev/null
+        line=$(run_wrk "$TMP/wrk-$store-$round.txt" "$CONNECTIONS" "$DURATION" "$BENCH/navigate.lua" "$url" "$TMP/sessions.txt")
+        stop_server "$SERVER_PID"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$store" "$round" "$(field rps "$line")" "$(field p50_us "$line")" \
+            "$(field p99_us "$line")" "$(field non2xx "$line")" >>"$RESULTS"
+        log "round $round $store: $(field rps "$line") navigations/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us, non-2xx $(field non2xx "$line")"
+    done
+done
+
+python3 - "$RESULTS" "$CONNECTIONS" <<'PY' | tee "$BENCH_OUT/durable-summary.md"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+stores = list(dict.fromkeys(r["store"] for r in rows))
+print(f"| store | navigations/s (median) | rounds | p50 ms | p99 ms | non-2xx |  (wrk -t1 -c{sys.argv[2]})")
+print("| --- | ---: | --- | ---: | ---: | ---: |")
+for store in stores:
+    mine = [r for r in rows if r["store"] == store]
+    rps = [float(r["rps"]) for r in mine if r["rps"]]
+    med = lambda key: statistics.median(float(r[key]) for r in mine if r[key]) / 1000
+    print(f"| {store} | {statistics.median(rps):,.0f} | {', '.join(f'{x:,.0f}' for x in rps)} | {med('p50_us'):.2f} | {med('p99_us'):.2f} "
+          f"| {sum(int(r['non2xx'] or 0) for r in mine)} |")
+PY

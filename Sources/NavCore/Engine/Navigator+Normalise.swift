@@ -3,7 +3,7 @@ struct TargetComponent {
     var scene: SceneEntry
     var segue: Segue
     var container: Container
-    var params: [String: ParamValue]
+    var params: ScreenParams
     /// The index of the stage's screen this is, unchanged (see `target(reusing:at:)`); `nil` for
     /// a component typed from its text.
     var reused: Int? = nil
@@ -19,7 +19,7 @@ enum TargetSource {
     /// The stage's screen at this index, unchanged: it was valid when it was made, so it is re-checked
     /// cheaply instead of being printed and parsed again.
     case stage(Int)
-    case component(PathComponent)
+    case component(TextComponent)
 }
 
 extension Navigator {
@@ -27,7 +27,7 @@ extension Navigator {
     /// params are typed with defaults filled, and every tabs scene is followed by one of its tabs
     /// (its first when the path names none).
     func normalise(_ path: Path) throws(NavError) -> [TargetComponent] {
-        try normalise(path.components.map(TargetSource.component), stage: [])
+        try normalise(path.components.map { .component(TextComponent($0)) }, stage: [])
     }
 
     /// The same for a target part of which is the current stage.
@@ -50,7 +50,7 @@ extension Navigator {
             }
             let nextSegue = position + 1 < sources.count ? Self.nameAndSegue(of: sources[position + 1], stage: stage).segue : nil
             if let tabs = result.last?.scene.tabs, let firstTab = tabs.first, nextSegue != .tab {
-                result.append(try normalise(PathComponent(name: firstTab, segue: .tab)))
+                result.append(try normalise(TextComponent(name: firstTab, segue: .tab)))
             }
         }
         return result
@@ -64,114 +64,133 @@ extension Navigator {
         }
     }
 
-    func normalise(_ component: PathComponent) throws(NavError) -> TargetComponent {
+    func normalise(_ component: TextComponent) throws(NavError) -> TargetComponent {
         guard let scene = scene(component.name) else {
             throw NavError(.unknownScene, "no scene '\(component.name)' in graph '\(graph.name)'")
         }
-        let params = try typedParams(component.params, for: scene)
+        let params = try typedParams(component.params.pairs, for: scene)
         return TargetComponent(scene: scene, segue: component.segue, container: component.container, params: params)
     }
 
-    /// `normalise(stage[index].component)`, without the round trip through text when the screen's params
+    /// `normalise(TextComponent(stage[index]))`, without the round trip through text when the screen's params
     /// already are what typing their text would give (every key in the schema with its type, every
     /// schema key present); otherwise the full check, with its errors.
     @inline(__always)
     func target(reusing stage: [Screen], at index: Int) throws(NavError) -> TargetComponent {
         let params = stage[index].params
         guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene)
-        else { return try normalise(stage[index].component) }
+        else { return try normalise(TextComponent(stage[index])) }
         return TargetComponent(
             scene: scene, segue: stage[index].segue, container: stage[index].container, params: params,
             reused: scene.name == stage[index].scene ? index : nil
         )
     }
 
-    private static func fits(_ params: [String: ParamValue], _ scene: SceneEntry) -> Bool {
-        guard let specs = scene.params else {
-            return params.values.allSatisfy { if case .string = $0 { true } else { false } }
+    private static func fits(_ params: ScreenParams, _ scene: SceneEntry) -> Bool {
+        guard scene.params != nil else {
+            return params.allSatisfy { if case .string = $0.value { true } else { false } }
         }
+        // Both are sorted by key with unique keys: the same key set means the same key at each position.
+        let specs = scene.specList
         guard specs.count == params.count else { return false }
-        let small = scene.hasSmallSchema
-        for (key, value) in params {
-            let type = small ? scene.specIndex(key).map { scene.specList[$0].spec.type } : specs[key]?.type
-            switch (type, value) {
-            case (.string?, .string), (.int?, .int), (.bool?, .bool): continue
-            case (.number?, .number(let number)) where number.isFinite: continue
+        for index in params.indices {
+            let (key, value) = params[index]
+            guard key == specs[index].key else { return false }
+            switch (specs[index].spec.type, value) {
+            case (.string, .string), (.int, .int), (.bool, .bool): continue
+            case (.number, .number(let number)) where number.isFinite: continue
             default: return false
             }
         }
         return true
     }
 
-    /// Types parameter texts by the scene's schema and fills defaults.
-    func typedParams(_ texts: [String: String], for scene: SceneEntry) throws(NavError) -> [String: ParamValue] {
+    /// Types parameter texts (keys unique, in any order) by the scene's schema and fills defaults.
+    func typedParams<Texts: Collection>(
+        _ texts: Texts, for scene: SceneEntry
+    ) throws(NavError) -> ScreenParams where Texts.Element == (key: String, value: String) {
         guard texts.count <= limits.maxParams else {
             throw NavError(.invalidParams, "more than \(limits.maxParams) parameters")
         }
         guard let specs = scene.params else {
-            return texts.mapValues { .string($0) }
+            var typed: [ScreenParams.Element] = []
+            typed.reserveCapacity(texts.count)
+            for (key, text) in texts { typed.append((key: key, value: .string(text))) }
+            return ScreenParams(unsorted: typed)
         }
         // Fast paths, in any order: when nothing is wrong, order cannot matter.
         if scene.hasSmallSchema {
             if let typed = Self.typedParams(texts, smallSchemaOf: scene) { return typed }
             return try typedParamsInOrder(texts, specs: specs, scene: scene)
         }
-        var typed = [String: ParamValue](minimumCapacity: specs.count)
+        var typed: [ScreenParams.Element] = []
+        typed.reserveCapacity(specs.count)
         var valid = true
         for (key, text) in texts {
             guard let spec = specs[key], let value = ParamValue(text: text, as: spec.type) else {
                 valid = false
                 break
             }
-            typed[key] = value
+            typed.append((key: key, value: value))
         }
         if valid, typed.count < specs.count {
-            for (key, spec) in specs where typed[key] == nil {
+            let given = Set(texts.map(\.key))
+            for (key, spec) in scene.specList where !given.contains(key) {
                 if let defaultValue = spec.defaultValue {
-                    typed[key] = defaultValue
+                    typed.append((key: key, value: defaultValue))
                 } else if spec.required {
                     valid = false
                     break
                 }
             }
         }
-        if valid { return typed }
+        if valid { return ScreenParams(unsorted: typed) }
         return try typedParamsInOrder(texts, specs: specs, scene: scene)
     }
 
-    /// The fast path for a small schema: specs found by a scan, the keys given marked in a bit set.
-    /// `nil` when something is wrong (the ordered pass then finds what).
-    private static func typedParams(_ texts: [String: String], smallSchemaOf scene: SceneEntry) -> [String: ParamValue]? {
+    /// The fast path for a small schema: the schema is walked in key order (so the result comes out
+    /// sorted), each key's text found by a scan. `nil` when something is wrong (the ordered pass then
+    /// finds what).
+    private static func typedParams<Texts: Collection>(
+        _ texts: Texts, smallSchemaOf scene: SceneEntry
+    ) -> ScreenParams? where Texts.Element == (key: String, value: String) {
         let specs = scene.specList
-        var typed = [String: ParamValue](minimumCapacity: specs.count)
-        var given: UInt64 = 0
-        for (key, text) in texts {
-            guard let index = scene.specIndex(key), let value = ParamValue(text: text, as: specs[index].spec.type) else {
+        // A key outside the schema: some given key would be left unmatched.
+        guard texts.count <= specs.count else { return nil }
+        // Sized exactly (stored sessions keep these arrays): the keys given, plus the defaults filled.
+        var count = texts.count
+        for index in specs.indices where specs[index].spec.defaultValue != nil {
+            if !texts.contains(where: { $0.key == specs[index].key }) { count += 1 }
+        }
+        var typed: [ScreenParams.Element] = []
+        typed.reserveCapacity(count)
+        var matched = 0
+        for index in specs.indices {
+            let spec = specs[index].spec
+            if let text = texts.first(where: { $0.key == specs[index].key })?.value {
+                guard let value = ParamValue(text: text, as: spec.type) else { return nil }
+                typed.append((key: specs[index].key, value: value))
+                matched += 1
+            } else if let defaultValue = spec.defaultValue {
+                typed.append((key: specs[index].key, value: defaultValue))
+            } else if spec.required {
                 return nil
             }
-            typed[key] = value
-            given |= 1 << UInt64(index)
         }
-        for index in specs.indices where given & (1 << UInt64(index)) == 0 {
-            if let defaultValue = specs[index].spec.defaultValue {
-                typed[specs[index].key] = defaultValue
-            } else if specs[index].spec.required {
-                return nil
-            }
-        }
-        return typed
+        guard matched == texts.count else { return nil }
+        return ScreenParams(sorted: typed)
     }
 
     /// The same, in key order, so that the error reported is always that of the first bad key.
-    private func typedParamsInOrder(
-        _ texts: [String: String], specs: [String: ParamSpec], scene: SceneEntry
-    ) throws(NavError) -> [String: ParamValue] {
+    private func typedParamsInOrder<Texts: Collection>(
+        _ texts: Texts, specs: [String: ParamSpec], scene: SceneEntry
+    ) throws(NavError) -> ScreenParams where Texts.Element == (key: String, value: String) {
         var typed: [String: ParamValue] = [:]
-        for key in texts.keys.sorted() {
+        for (key, text) in texts.sorted(by: { $0.key < $1.key }) {
             guard let spec = specs[key] else {
                 throw NavError(.invalidParams, "'\(scene.name)' has no parameter '\(key)'", param: key)
             }
-            guard let text = texts[key], let value = ParamValue(text: text, as: spec.type) else {
+            guard let value = ParamValue(text: text, as: spec.type) else {
                 throw NavError(.invalidParams, "'\(key)' of '\(scene.name)' must be \(spec.type.rawValue)", param: key)
             }
             typed[key] = value
@@ -183,6 +202,6 @@ extension Navigator {
                 throw NavError(.invalidParams, "'\(scene.name)' needs parameter '\(key)'", param: key)
             }
         }
-        return typed
+        return ScreenParams(typed)
     }
 }

@@ -22,14 +22,14 @@ struct RemovedScreen {
 extension Navigator {
     /// Navigates the DeepTransition way: keep the common prefix of the current and the target
     /// stage, remove the rest, add the new components in order; tab switches save and restore.
-    func navigate(to expression: PathExpression, from state: SessionState) throws(NavError) -> Outcome {
+    func navigate(to expression: ParsedExpression<TextComponent>, from state: SessionState) throws(NavError) -> Outcome {
         var resolved = resolve(expression, on: state.screens)
         if isUpMove(expression), let last = resolved.last, scene(Self.name(of: last, on: state.screens))?.tabs != nil {
             // A tab bar leaves with its last tab: going up from a tab root never strands the bar.
             resolved.removeLast()
         }
         guard !resolved.isEmpty else {
-            throw NavError(.stackUnderflow, "'\(expression)' would leave the stage empty")
+            throw NavError(.stackUnderflow, "'\(expression.pathExpression)' would leave the stage empty")
         }
         let target = try normalise(resolved, stage: state.screens)
         guard target.count <= limits.maxDepth else {
@@ -91,20 +91,20 @@ extension Navigator {
 
     /// `state.path.resolving(expression)`, as sources: the screens it keeps from the stage unchanged
     /// are named by index rather than printed into a path.
-    func resolve(_ expression: PathExpression, on screens: [Screen]) -> [TargetSource] {
+    func resolve(_ expression: ParsedExpression<TextComponent>, on screens: [Screen]) -> [TargetSource] {
         let kept: Int
-        let added: [PathComponent]
+        let added: [TextComponent]
         switch expression {
-        case .absolute(let path):
-            (kept, added) = (0, path.components)
+        case .absolute(let components):
+            (kept, added) = (0, components)
         case .up(let count):
             // `up` takes a prefix of the stage as it is, containers included.
             let keep = min(max(0, screens.count - count), screens.count)
             return (0..<keep).map(TargetSource.stage)
-        case .relative(let ups, let path):
+        case .relative(let ups, let components):
             // A bare first name is a push, like an explicit `/`: the loop below gives every push the
             // container of its position.
-            (kept, added) = (screens.count - ups, path.components)
+            (kept, added) = (screens.count - ups, components)
         }
         let keep = min(max(0, kept), screens.count)
         var sources: [TargetSource] = []
@@ -117,7 +117,7 @@ extension Navigator {
             if container == screens[index].container {
                 sources.append(.stage(index))
             } else {
-                var component = screens[index].component
+                var component = TextComponent(screens[index])
                 component.container = container
                 sources.append(.component(component))
             }
@@ -137,10 +137,10 @@ extension Navigator {
         }
     }
 
-    private func isUpMove(_ expression: PathExpression) -> Bool {
+    private func isUpMove(_ expression: ParsedExpression<TextComponent>) -> Bool {
         switch expression {
         case .up: true
-        case .relative(let ups, let path): ups > 0 && path.isEmpty
+        case .relative(let ups, let components): ups > 0 && components.isEmpty
         case .absolute: false
         }
     }
@@ -286,11 +286,13 @@ struct EventRecorder {
         record(type, id: screen.id, scene: screen.scene)
     }
 
+    @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, id: String, scene: String) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, type: type, screen: id, scene: scene, transition: transition))
     }
 
+    @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, from: String, to: String) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, type: type, transition: transition, from: from, to: to))

@@ -60,9 +60,10 @@ public struct Navigator: Sendable {
         guard text.utf8.count <= limits.maxPathLength else {
             throw NavError(.invalidPath, "path longer than \(limits.maxPathLength) bytes", offset: limits.maxPathLength)
         }
-        let expression: PathExpression
+        // Parsed into pairs rather than `PathExpression`'s dictionaries: typing reads each text once.
+        let expression: ParsedExpression<TextComponent>
         do {
-            expression = try PathExpression.parse(text)
+            expression = try PathParser<TextComponent>.with(text) { (parser) throws(PathError) in try parser.parseExpression() }
         } catch {
             throw NavError(error)
         }

@@ -10,7 +10,7 @@ public struct Path: Sendable, Hashable, Codable {
 
     /// Parses a path without `^`, `..` or `up(…)`: the canonical form of a stage.
     public static func parse(_ text: String) throws(PathError) -> Path {
-        try PathParser.with(text) { (parser) throws(PathError) in try parser.parsePathOnly() }
+        Path(try PathParser<PathComponent>.with(text) { (parser) throws(PathError) in try parser.parsePathOnly() })
     }
 
     /// This path followed by `other`, with the containers a stage gives its screens:

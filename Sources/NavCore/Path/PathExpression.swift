@@ -10,7 +10,11 @@ public enum PathExpression: Sendable, Hashable {
 
     /// Parses a path as a client writes it; `invalid_path` with an offset where it breaks the grammar.
     public static func parse(_ text: String) throws(PathError) -> PathExpression {
-        try PathParser.with(text) { (parser) throws(PathError) in try parser.parseExpression() }
+        switch try PathParser<PathComponent>.with(text, { (parser) throws(PathError) in try parser.parseExpression() }) {
+        case .absolute(let components): .absolute(Path(components))
+        case .relative(let ups, let components): .relative(ups: ups, path: Path(components))
+        case .up(let count): .up(count)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-/// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2).
-struct PathParser {
+/// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2), building
+/// `Component`s: `PathComponent` for the public API, `TextComponent` for a navigation.
+struct PathParser<Component: ParsedComponent> {
     /// The text's UTF-8, borrowed for the parse (see `with(_:_:)`).
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
@@ -26,21 +27,21 @@ struct PathParser {
 
     // MARK: Entry points
 
-    mutating func parsePathOnly() throws(PathError) -> Path {
+    mutating func parsePathOnly() throws(PathError) -> [Component] {
         if peek(UInt8(ascii: "^")) { throw error("'^' is only allowed at the start of a path a client sends") }
         if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
-        var components: [PathComponent] = []
+        var components: [Component] = []
         try parseComponents(first: true, into: &components)
-        return Path(components)
+        return components
     }
 
-    mutating func parseExpression() throws(PathError) -> PathExpression {
-        var components: [PathComponent] = []
+    mutating func parseExpression() throws(PathError) -> ParsedExpression<Component> {
+        var components: [Component] = []
         components.reserveCapacity(4)
         if peek(UInt8(ascii: "^")) {
             index += 1
             try parseComponents(first: true, into: &components)
-            return .absolute(Path(components))
+            return .absolute(components)
         }
         if startsWithDots() {
             var ups = 1
@@ -60,18 +61,17 @@ struct PathParser {
                 try parseComponents(first: false, into: &components)
                 break
             }
-            return .relative(ups: ups, path: Path(components))
+            return .relative(ups: ups, components: components)
         }
         try parseComponents(first: true, into: &components)
-        let path = Path(components)
-        if let up = try upCount(path) { return .up(up) }
-        return .relative(ups: 0, path: path)
+        if let up = try upCount(components) { return .up(up) }
+        return .relative(ups: 0, components: components)
     }
 
     // MARK: Grammar
 
     /// `component*`: the first may omit its segue (a bare name is a push).
-    private mutating func parseComponents(first: Bool, into components: inout [PathComponent]) throws(PathError) {
+    private mutating func parseComponents(first: Bool, into components: inout [Component]) throws(PathError) {
         if first, index < bytes.count {
             if isNameByte(bytes[index]) {
                 components.append(try parseComponent(segue: .push, container: .none))
@@ -113,16 +113,15 @@ struct PathParser {
     }
 
     /// `name` or `name(key=value,…)`.
-    private mutating func parseComponent(segue: Segue, container: Container) throws(PathError) -> PathComponent {
+    private mutating func parseComponent(segue: Segue, container: Container) throws(PathError) -> Component {
         if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
         let name = try parseName(what: "name")
         if name == "." { throw PathError(offset: scalarOffset(index - 1), reason: "'.' is not a name") }
-        var params: [String: String] = [:]
+        var params = Component.Params(capacity: 0)
         if peek(UInt8(ascii: "(")) {
             let open = index
             index += 1
-            // Sized once (`init(minimumCapacity:)` is specialised; `reserveCapacity` is a generic call).
-            params = Dictionary(minimumCapacity: parameterCountEstimate())
+            params = Component.Params(capacity: parameterCountEstimate())
             while true {
                 // `/top(` and `/top(a=1,` end where a key should be: the '(' is what is unclosed.
                 guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
@@ -134,7 +133,7 @@ struct PathParser {
                 }
                 index += 1
                 let value = try parseValue(open: open)
-                guard params.updateValue(value, forKey: key) == nil else {
+                guard params.add(key: key, value: value) else {
                     throw PathError(offset: scalarOffset(keyStart), reason: "duplicate key '\(key)'")
                 }
                 guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
@@ -149,7 +148,7 @@ struct PathParser {
                 throw error("text after ')'")
             }
         }
-        return PathComponent(name: name, segue: segue, container: container, params: params)
+        return Component(name: name, segue: segue, container: container, params: params)
     }
 
     private mutating func parseName(what: String) throws(PathError) -> String {
@@ -205,12 +204,12 @@ struct PathParser {
     }
 
     /// `up`, `up(n=K)` as a whole path.
-    private func upCount(_ path: Path) throws(PathError) -> Int? {
-        guard path.components.count == 1, let only = path.components.first, only.name == "up",
+    private func upCount(_ components: [Component]) throws(PathError) -> Int? {
+        guard components.count == 1, let only = components.first, only.name == "up",
             only.segue == .push, only.container == .none
         else { return nil }
-        if only.params.isEmpty { return 1 }
-        guard only.params.count == 1, let text = only.params["n"] else {
+        if only.params.count == 0 { return 1 }
+        guard only.params.count == 1, let text = only.params.text(of: "n") else {
             throw PathError(offset: 3, reason: "up takes one parameter, n")
         }
         guard let count = Int(text), count >= 1, String(count) == text else {

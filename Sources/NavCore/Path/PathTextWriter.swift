@@ -1,11 +1,11 @@
 /// Something printed as one component of a path: a `PathComponent` (params as text) or a `Screen`
 /// (params typed). Both print through `canonicalPathText(of:)`, so they cannot disagree.
 protocol PathTextComponent {
-    associatedtype Value: PathTextValue
-    var pathName: String { get }
-    var pathSegue: Segue { get }
-    var pathContainer: Container { get }
-    var pathParams: [String: Value] { get }
+    /// At least the number of bytes `write(_:bare:to:)` writes.
+    static func pathTextCapacity(of component: UnsafePointer<Self>) -> Int
+    /// Writes the component read in place (a method called on a copied element would copy every
+    /// field of a `Screen`); `bare` (for a root) leaves out the `/` of a push without a container.
+    static func writePathText(of component: UnsafePointer<Self>, bare: Bool, to writer: inout PathTextWriter)
 }
 
 /// A parameter value as it is written into a path.
@@ -17,17 +17,39 @@ protocol PathTextValue {
 }
 
 extension PathComponent: PathTextComponent {
-    var pathName: String { name }
-    var pathSegue: Segue { segue }
-    var pathContainer: Container { container }
-    var pathParams: [String: String] { params }
+    static func pathTextCapacity(of component: UnsafePointer<PathComponent>) -> Int {
+        2 + component.pointee.name.utf8.count + dictionaryParamsCapacity(component.pointee.params)
+    }
+
+    static func writePathText(of component: UnsafePointer<PathComponent>, bare: Bool, to writer: inout PathTextWriter) {
+        let (segue, container) = (component.pointee.segue, component.pointee.container)
+        writer.head(name: component.pointee.name, segue: segue, container: container, bare: bare && segue == .push && container == .none)
+        writer.params(component.pointee.params)
+    }
 }
 
 extension Screen: PathTextComponent {
-    var pathName: String { scene }
-    var pathSegue: Segue { segue }
-    var pathContainer: Container { container }
-    var pathParams: [String: ParamValue] { params }
+    static func pathTextCapacity(of screen: UnsafePointer<Screen>) -> Int {
+        var capacity = 2 + screen.pointee.scene.utf8.count
+        guard !screen.pointee.params.isEmpty else { return capacity }
+        capacity += 2
+        for (key, value) in screen.pointee.params { capacity += key.utf8.count + 2 + value.escapedCapacity }
+        return capacity
+    }
+
+    static func writePathText(of screen: UnsafePointer<Screen>, bare: Bool, to writer: inout PathTextWriter) {
+        let (segue, container) = (screen.pointee.segue, screen.pointee.container)
+        writer.head(name: screen.pointee.scene, segue: segue, container: container, bare: bare && segue == .push && container == .none)
+        writer.params(screen.pointee.params)
+    }
+}
+
+/// At least the number of bytes `(key=value,…)` takes for these parameters.
+private func dictionaryParamsCapacity<Value: PathTextValue>(_ params: [String: Value]) -> Int {
+    guard !params.isEmpty else { return 0 }
+    var capacity = 2
+    for (key, value) in params { capacity += key.utf8.count + 2 + value.escapedCapacity }
+    return capacity
 }
 
 extension String: PathTextValue {
@@ -121,14 +143,8 @@ func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: Ar
 /// At least the number of bytes the components' text takes.
 private func pathTextCapacity<Component: PathTextComponent>(of components: UnsafeBufferPointer<Component>) -> Int {
     var capacity = 0
-    for index in components.indices {
-        capacity += 2 + components[index].pathName.utf8.count
-        let params = components[index].pathParams
-        if !params.isEmpty {
-            capacity += 2
-            for (key, value) in params { capacity += key.utf8.count + 2 + value.escapedCapacity }
-        }
-    }
+    guard let base = components.baseAddress else { return 0 }
+    for index in components.indices { capacity += Component.pathTextCapacity(of: base + index) }
     return capacity
 }
 
@@ -233,10 +249,16 @@ struct PathTextWriter {
             overflowed = true
             return
         }
+        let target = destination + count
         if source.count <= 16 {
-            for offset in 0..<source.count { destination[count + offset] = start[offset] }
+            // Names and keys are short: a plain loop beats a call to memmove.
+            var offset = 0
+            while offset < source.count {
+                target[offset] = start[offset]
+                offset &+= 1
+            }
         } else {
-            (destination + count).update(from: start, count: source.count)
+            target.update(from: start, count: source.count)
         }
         count += source.count
     }
@@ -246,17 +268,12 @@ struct PathTextWriter {
     mutating func component<Component: PathTextComponent>(
         of components: UnsafeBufferPointer<Component>, at index: Int, bare: Bool
     ) {
-        let segue = components[index].pathSegue
-        let container = components[index].pathContainer
-        self.component(
-            name: components[index].pathName, segue: segue, container: container,
-            params: components[index].pathParams, bare: bare && segue == .push && container == .none
-        )
+        guard let base = components.baseAddress else { return }
+        Component.writePathText(of: base + index, bare: bare, to: &self)
     }
 
-    mutating func component<Value: PathTextValue>(
-        name: String, segue: Segue, container: Container, params: [String: Value], bare: Bool
-    ) {
+    /// A component's segue, container mark and name.
+    mutating func head(name: String, segue: Segue, container: Container, bare: Bool) {
         switch segue {
         case .push:
             if !bare { byte(UInt8(ascii: "/")) }
@@ -268,6 +285,22 @@ struct PathTextWriter {
             if container == .navigation { byte(UInt8(ascii: "/")) }
         }
         utf8(name)
+    }
+
+    /// `(key=value,…)` of typed parameters, already in key order; nothing when there are none.
+    mutating func params(_ params: ScreenParams) {
+        guard !params.isEmpty else { return }
+        byte(UInt8(ascii: "("))
+        for index in params.indices {
+            if index > 0 { byte(UInt8(ascii: ",")) }
+            let member = params[index]
+            parameter(member.key, member.value)
+        }
+        byte(UInt8(ascii: ")"))
+    }
+
+    /// `(key=value,…)` of a dictionary, keys sorted; nothing when it is empty.
+    mutating func params<Value: PathTextValue>(_ params: [String: Value]) {
         guard !params.isEmpty else { return }
         byte(UInt8(ascii: "("))
         switch params.count {

@@ -5,7 +5,8 @@ public struct Screen: Sendable, Hashable {
     public var scene: String
     public var segue: Segue
     public var container: Container
-    public var params: [String: ParamValue]
+    /// Sorted by key (see `ScreenParams`).
+    public var params: ScreenParams
     /// Session-context values injected at creation (StoryCode), before `awake`.
     public var deps: [String: JSONValue]
     /// Per-screen state (UseCaseKit), a JSON object.
@@ -14,7 +15,7 @@ public struct Screen: Sendable, Hashable {
     public var tabs: TabsState?
 
     public init(
-        id: String, scene: String, segue: Segue, container: Container, params: [String: ParamValue] = [:],
+        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams = [:],
         deps: [String: JSONValue] = [:], state: JSONValue = .object([:]), tabs: TabsState? = nil
     ) {
         self.id = id

@@ -116,7 +116,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     ///   - path: the database file; its folder is created if missing.
     ///   - decode: turns a stored snapshot back into a state, checked against its graph.
     init(
-        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = 8192,
+        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = 2048,
         decode: @escaping SnapshotDecoder
     ) throws(StoreError) {
         self.name = "sqlite:\(path)"

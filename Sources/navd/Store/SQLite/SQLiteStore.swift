@@ -41,6 +41,9 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     private var nextJournalSeq: Int64 = 1
     /// Compact once the journal holds this many rows.
     let compactionThreshold: Int
+    /// The journal size at which the next change compacts: the threshold, or further off
+    /// after a compaction failed, so a failing one is not retried on every change.
+    private var compactionDue: Int
 
     /// Migrations in order; each runs once, recorded in `migrations`.
     static let migrations: [String] = [
@@ -122,6 +125,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.name = "sqlite:\(path)"
         self.retainedEvents = retainedEvents
         self.compactionThreshold = compactionThreshold
+        self.compactionDue = compactionThreshold
         self.decode = decode
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
@@ -218,7 +222,13 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             pending[session.id, default: []].append(seq)
             cache[session.id] = session
             // The change is committed whatever compaction does; a failed one is retried later.
-            if journalRows >= compactionThreshold { try? compactJournal() }
+            if journalRows >= compactionDue {
+                do {
+                    try compactJournal()
+                } catch {
+                    compactionDue = journalRows + compactionThreshold
+                }
+            }
             return true
         }
     }
@@ -302,6 +312,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         pending = [:]
         journalRows = 0
         nextJournalSeq = 1
+        compactionDue = compactionThreshold
         // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }

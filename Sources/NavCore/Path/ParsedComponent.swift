@@ -23,9 +23,15 @@ protocol ParsedParams {
 extension PathComponent: ParsedComponent {}
 
 extension Dictionary: ParsedParams where Key == String, Value == String {
-    // Sized once (`init(minimumCapacity:)` is specialised; `reserveCapacity` is a generic call).
+    // Sized once (`reserveCapacity` is a generic call). `init(minimumCapacity:)` is not free either
+    // (an unspecialised call with a runtime metadata lookup, ~240 instructions), so a component
+    // without parameters gets the shared empty dictionary instead.
     init(capacity count: Int) {
-        self.init(minimumCapacity: count)
+        if count == 0 {
+            self.init()
+        } else {
+            self.init(minimumCapacity: count)
+        }
     }
 
     mutating func add(key: String, value: String) -> Bool {

@@ -78,7 +78,8 @@ extension Navigator {
     @inline(__always)
     func target(reusing stage: [Screen], at index: Int) throws(NavError) -> TargetComponent {
         let params = stage[index].params
-        guard let scene = stage.withUnsafeBufferPointer({ scene(of: $0[index]) }), params.count <= limits.maxParams,
+        // The two fields read in place (passing `stage[index]` would copy the whole screen).
+        guard let scene = scene(stage[index].scene, hint: stage[index].sceneHint), params.count <= limits.maxParams,
             Self.fits(params, scene)
         else { return try normalise(TextComponent(stage[index])) }
         return TargetComponent(

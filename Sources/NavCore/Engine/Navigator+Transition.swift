@@ -50,7 +50,7 @@ extension Navigator {
         let created = plan.created
         for index in created.indices {
             let name = created[index].scene
-            for key in scene(of: created[index])?.requires ?? [] where (state.context[key] ?? .null) == .null {
+            for key in scene(name, hint: created[index].sceneHint)?.requires ?? [] where (state.context[key] ?? .null) == .null {
                 throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
             }
         }

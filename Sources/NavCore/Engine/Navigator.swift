@@ -56,6 +56,12 @@ public struct Navigator: Sendable {
         entries[name]
     }
 
+    /// The scene named `name`, first tried where `hint` says (a screen's `sceneHint`).
+    @inline(__always)
+    func scene(_ name: String, hint: Int32) -> SceneEntry? {
+        entries[name, hint: hint]
+    }
+
     /// The scene of a screen on the stage, found through the screen's `sceneHint` when it has one.
     @inline(__always)
     func scene(of screen: Screen) -> SceneEntry? {

@@ -349,7 +349,10 @@ struct PathTextWriter {
 @inline(__always)
 func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
     String(unsafeUninitializedCapacity: bytes.count) { buffer in
-        for index in 0..<min(bytes.count, buffer.count) { buffer[index] = bytes[index] }
-        return min(bytes.count, buffer.count)
+        let count = min(bytes.count, buffer.count)
+        if count > 0, let source = bytes.baseAddress, let target = buffer.baseAddress {
+            target.update(from: source, count: count)
+        }
+        return count
     }
 }

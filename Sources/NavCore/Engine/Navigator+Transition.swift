@@ -240,13 +240,13 @@ extension Navigator {
                 let selected = index + 1 < components.endIndex ? components[index + 1].scene.name : (names.first ?? "")
                 tabs = TabsState(selected: selected)
             }
-            var screen = Screen(
-                id: screenID(counter), scene: scene.name, segue: components[index].segue,
-                container: components[index].container, params: components[index].params, deps: deps,
-                state: scene.state, tabs: tabs
+            screens.append(
+                Screen(
+                    id: screenID(counter), scene: scene.name, segue: components[index].segue,
+                    container: components[index].container, params: components[index].params, deps: deps,
+                    state: scene.state, tabs: tabs, sceneHint: scene.index
+                )
             )
-            screen.sceneHint = scene.index
-            screens.append(screen)
         }
     }
 }

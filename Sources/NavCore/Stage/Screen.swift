@@ -35,6 +35,16 @@ public struct Screen: Sendable, Hashable {
         self.tabs = tabs
     }
 
+    /// A new screen of a navigation, with its scene's place in the navigator's table (built in one
+    /// go: setting the hint on a finished screen cost a copy of the whole screen).
+    init(
+        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams,
+        deps: [String: JSONValue], state: JSONValue, tabs: TabsState?, sceneHint: Int32
+    ) {
+        self.init(id: id, scene: scene, segue: segue, container: container, params: params, deps: deps, state: state, tabs: tabs)
+        self.sceneHint = sceneHint
+    }
+
     /// Equal when every field but `sceneHint` is (a hint says nothing about the screen).
     public static func == (lhs: Screen, rhs: Screen) -> Bool {
         lhs.id == rhs.id && lhs.scene == rhs.scene && lhs.segue == rhs.segue && lhs.container == rhs.container

@@ -29,6 +29,8 @@ extension Dictionary: ParsedParams where Key == String, Value == String {
     init(capacity count: Int) {
         if count == 0 {
             self.init()
+        } else if count <= emptyParameterDictionaries.count {
+            self = emptyParameterDictionaries[count - 1]
         } else {
             self.init(minimumCapacity: count)
         }
@@ -42,6 +44,13 @@ extension Dictionary: ParsedParams where Key == String, Value == String {
         self[key]
     }
 }
+
+/// Empty dictionaries with room for 1, 2, 3 and 4 parameters. A component's dictionary starts as a
+/// copy of one: its first insert copies the (empty) storage at that size through the standard
+/// library's inlinable copy-on-write path, which this module specialises, instead of calling the
+/// unspecialised `init(minimumCapacity:)` (it looks up the storage class's generic metadata on every
+/// call, ~425 instructions).
+private let emptyParameterDictionaries: [[String: String]] = (1...4).map { [String: String](minimumCapacity: $0) }
 
 /// A parsed path: what `PathExpression` is, over any `ParsedComponent`.
 enum ParsedExpression<Component: ParsedComponent> {

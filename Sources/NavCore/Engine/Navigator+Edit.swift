@@ -8,7 +8,7 @@ extension Navigator {
             }
             throw NavError(.screenNotFound, "no screen '\(id)' in this session")
         }
-        guard let scene = scene(top.scene) else { throw NavError(.unknownScene, "no scene '\(top.scene)'") }
+        guard let scene = scene(of: top) else { throw NavError(.unknownScene, "no scene '\(top.scene)'") }
         var texts: [String: String] = [:]
         for key in params.keys.sorted() {
             guard let value = params[key], let text = ParamValue.text(of: value) else {

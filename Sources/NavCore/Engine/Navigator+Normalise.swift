@@ -78,7 +78,9 @@ extension Navigator {
     @inline(__always)
     func target(reusing stage: [Screen], at index: Int) throws(NavError) -> TargetComponent {
         let params = stage[index].params
-        guard let scene = scene(stage[index].scene), params.count <= limits.maxParams, Self.fits(params, scene)
+        // The two fields read in place (passing `stage[index]` would copy the whole screen).
+        guard let scene = scene(stage[index].scene, hint: stage[index].sceneHint), params.count <= limits.maxParams,
+            Self.fits(params, scene)
         else { return try normalise(TextComponent(stage[index])) }
         return TargetComponent(
             scene: scene, segue: stage[index].segue, container: stage[index].container, params: params,

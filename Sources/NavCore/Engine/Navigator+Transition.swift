@@ -17,6 +17,8 @@ struct TransitionPlan {
 struct RemovedScreen {
     var id: String
     var scene: String
+    /// The screen's `sceneHint`.
+    var sceneHint: Int32
 }
 
 extension Navigator {
@@ -41,14 +43,14 @@ extension Navigator {
         }
         for index in plan.removed.indices {
             let name = plan.removed[index].scene
-            guard scene(name)?.removable ?? true else {
+            guard scene(of: plan.removed[index])?.removable ?? true else {
                 throw NavError(.notRemovable, "'\(name)' (\(plan.removed[index].id)) is not removable")
             }
         }
         let created = plan.created
         for index in created.indices {
             let name = created[index].scene
-            for key in scene(name)?.requires ?? [] where (state.context[key] ?? .null) == .null {
+            for key in scene(name, hint: created[index].sceneHint)?.requires ?? [] where (state.context[key] ?? .null) == .null {
                 throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
             }
         }
@@ -213,7 +215,9 @@ extension Navigator {
                     result += withSavedStacks((tabs.saved[name] ?? [])[...])
                 }
             }
-            result.append(RemovedScreen(id: screens[index].id, scene: screens[index].scene))
+            result.append(
+                RemovedScreen(id: screens[index].id, scene: screens[index].scene, sceneHint: screens[index].sceneHint)
+            )
         }
         return result
     }
@@ -240,7 +244,7 @@ extension Navigator {
                 Screen(
                     id: screenID(counter), scene: scene.name, segue: components[index].segue,
                     container: components[index].container, params: components[index].params, deps: deps,
-                    state: scene.state, tabs: tabs
+                    state: scene.state, tabs: tabs, sceneHint: scene.index
                 )
             )
         }

@@ -35,7 +35,7 @@ public struct Navigator: Sendable {
         case .exit:
             guard let top = state.top else { throw NavError(.stackUnderflow, "the stage is empty") }
             guard state.screens.count > 1 else { throw NavError(.stackUnderflow, "the root screen cannot be exited") }
-            guard scene(top.scene)?.removable ?? true else {
+            guard scene(of: top)?.removable ?? true else {
                 throw NavError(.notRemovable, "'\(top.scene)' is not removable")
             }
             return try navigate(to: .up(1), from: state)
@@ -56,6 +56,24 @@ public struct Navigator: Sendable {
         entries[name]
     }
 
+    /// The scene named `name`, first tried where `hint` says (a screen's `sceneHint`).
+    @inline(__always)
+    func scene(_ name: String, hint: Int32) -> SceneEntry? {
+        entries[name, hint: hint]
+    }
+
+    /// The scene of a screen on the stage, found through the screen's `sceneHint` when it has one.
+    @inline(__always)
+    func scene(of screen: Screen) -> SceneEntry? {
+        entries[screen.scene, hint: screen.sceneHint]
+    }
+
+    /// The same for a screen removed by a transition.
+    @inline(__always)
+    func scene(of screen: RemovedScreen) -> SceneEntry? {
+        entries[screen.scene, hint: screen.sceneHint]
+    }
+
     private func navigate(_ text: String, from state: SessionState) throws(NavError) -> Outcome {
         guard text.utf8.count <= limits.maxPathLength else {
             throw NavError(.invalidPath, "path longer than \(limits.maxPathLength) bytes", offset: limits.maxPathLength)
@@ -72,7 +90,7 @@ public struct Navigator: Sendable {
 
     /// The path a link leads to, its placeholders filled and percent-encoded.
     private func linkPath(_ name: String, params: [String: JSONValue], state: SessionState) throws(NavError) -> String {
-        let topLinks = state.top.flatMap { scene($0.scene)?.links } ?? [:]
+        let topLinks = state.top.flatMap { scene(of: $0)?.links } ?? [:]
         guard let link = topLinks[name] ?? graph.links[name] else {
             throw NavError(.unknownTransition, "no link '\(name)' on '\(state.top?.scene ?? "")' or in the graph")
         }
@@ -96,11 +114,14 @@ public struct Navigator: Sendable {
 /// One scene of the graph behind a single reference, with the fields navigation reads.
 final class SceneEntry: Sendable {
     let scene: Scene
+    /// The entry's position in its `SceneTable`, kept by the screens made of it (`Screen.sceneHint`).
+    let index: Int32
     /// The parameter schema sorted by key: schemas are small, so a scan is cheaper than hashing.
     let specList: [(key: String, spec: ParamSpec)]
 
-    init(_ scene: Scene) {
+    init(_ scene: Scene, index: Int) {
         self.scene = scene
+        self.index = Int32(truncatingIfNeeded: index)
         self.specList = (scene.params ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, spec: $0.value) }
     }
 

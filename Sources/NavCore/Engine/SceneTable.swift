@@ -21,7 +21,7 @@ struct SceneTable: Sendable {
         for name in names {
             guard let scene = scenes[name] else { continue }
             keys.append(name)
-            entries.append(SceneEntry(scene))
+            entries.append(SceneEntry(scene, index: entries.count))
             var slot = Self.hash(name) & (size - 1)
             while slots[slot] != 0 { slot = (slot + 1) & (size - 1) }
             slots[slot] = Int32(keys.count)
@@ -29,6 +29,16 @@ struct SceneTable: Sendable {
         self.keys = keys
         self.entries = entries
         self.slots = slots
+    }
+
+    /// The entry named `name`, first tried at `hint` (an entry's `index`, which a screen keeps): when
+    /// the entry there has that name, no hashing or probing. A hint from another table (a screen made
+    /// on an earlier graph) or none (`-1`) falls back to the lookup by name.
+    @inline(__always)
+    subscript(name: String, hint hint: Int32) -> SceneEntry? {
+        let index = Int(hint)
+        if index >= 0, index < keys.count, keys[index] == name { return entries[index] }
+        return self[name]
     }
 
     subscript(name: String) -> SceneEntry? {

@@ -23,9 +23,17 @@ protocol ParsedParams {
 extension PathComponent: ParsedComponent {}
 
 extension Dictionary: ParsedParams where Key == String, Value == String {
-    // Sized once (`init(minimumCapacity:)` is specialised; `reserveCapacity` is a generic call).
+    // Sized once (`reserveCapacity` is a generic call). `init(minimumCapacity:)` is not free either
+    // (an unspecialised call with a runtime metadata lookup, ~240 instructions), so a component
+    // without parameters gets the shared empty dictionary instead.
     init(capacity count: Int) {
-        self.init(minimumCapacity: count)
+        if count == 0 {
+            self.init()
+        } else if count <= emptyParameterDictionaries.count {
+            self = emptyParameterDictionaries[count - 1]
+        } else {
+            self.init(minimumCapacity: count)
+        }
     }
 
     mutating func add(key: String, value: String) -> Bool {
@@ -36,6 +44,13 @@ extension Dictionary: ParsedParams where Key == String, Value == String {
         self[key]
     }
 }
+
+/// Empty dictionaries with room for 1, 2, 3 and 4 parameters. A component's dictionary starts as a
+/// copy of one: its first insert copies the (empty) storage at that size through the standard
+/// library's inlinable copy-on-write path, which this module specialises, instead of calling the
+/// unspecialised `init(minimumCapacity:)` (it looks up the storage class's generic metadata on every
+/// call, ~425 instructions).
+private let emptyParameterDictionaries: [[String: String]] = (1...4).map { [String: String](minimumCapacity: $0) }
 
 /// A parsed path: what `PathExpression` is, over any `ParsedComponent`.
 enum ParsedExpression<Component: ParsedComponent> {

@@ -117,7 +117,8 @@ struct PathParser<Component: ParsedComponent> {
         if startsWithDots() { throw error("'..' is only allowed at the start of a relative path") }
         let name = try parseName(what: "name")
         if name == "." { throw PathError(offset: scalarOffset(index - 1), reason: "'.' is not a name") }
-        var params = Component.Params(capacity: 0)
+        // Made once: empty when there is no `(`, else sized for the parameters written.
+        var params: Component.Params
         if peek(UInt8(ascii: "(")) {
             let open = index
             index += 1
@@ -147,6 +148,8 @@ struct PathParser<Component: ParsedComponent> {
             if index < bytes.count, isNameByte(bytes[index]) || bytes[index] == UInt8(ascii: "(") {
                 throw error("text after ')'")
             }
+        } else {
+            params = Component.Params(capacity: 0)
         }
         return Component(name: name, segue: segue, container: container, params: params)
     }
@@ -158,7 +161,7 @@ struct PathParser<Component: ParsedComponent> {
             if index >= bytes.count || isBoundary(bytes[index]) { throw error("empty \(what)") }
             throw error("character not allowed in a \(what)")
         }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
+        return utf8String(UnsafeBufferPointer(rebasing: bytes[start..<index]))
     }
 
     private func isBoundary(_ byte: UInt8) -> Bool {
@@ -196,7 +199,7 @@ struct PathParser<Component: ParsedComponent> {
             index += 1
         }
         guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
-        guard escaped else { return String(decoding: bytes[start..<index], as: UTF8.self) }
+        guard escaped else { return utf8String(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
         guard let value = String(validating: decoded, as: UTF8.self) else {
             throw PathError(offset: scalarOffset(start), reason: "percent-encoded value is not UTF-8")
         }

@@ -172,7 +172,7 @@ struct PathTextWriter {
 
     /// What was written, as a string.
     var text: String {
-        String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        utf8String(UnsafeBufferPointer(rebasing: buffer[..<count]))
     }
 
     /// Goes back to an earlier `count`, to write something else after the bytes before it.
@@ -336,5 +336,23 @@ struct PathTextWriter {
     case UInt8(ascii: ","), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "%"), UInt8(ascii: " "), 0x7F: true
     case 0..<0x20: true
     default: false
+    }
+}
+
+/// `String(decoding: bytes, as: UTF8.self)` — the same string, invalid UTF-8 repaired the same way —
+/// made faster for the short ASCII texts paths are built from (names, keys, values, screen ids).
+///
+/// `String(unsafeUninitializedCapacity:initializingUTF8With:)` builds a text of up to 15 bytes in
+/// place as a small string and skips the separate UTF-8 validation pass when it is all ASCII
+/// (`String(decoding:as:)` validates first, ~140 instructions a name); anything else is validated
+/// and repaired as before.
+@inline(__always)
+func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        let count = min(bytes.count, buffer.count)
+        if count > 0, let source = bytes.baseAddress, let target = buffer.baseAddress {
+            target.update(from: source, count: count)
+        }
+        return count
     }
 }

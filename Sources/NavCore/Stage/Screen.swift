@@ -5,6 +5,13 @@ public struct Screen: Sendable, Hashable {
     public var scene: String
     public var segue: Segue
     public var container: Container
+    /// Where the navigator that made this screen keeps its scene (`SceneEntry.index`), so that later
+    /// navigations find the scene of a screen they keep without hashing its name; `-1` when unknown
+    /// (a screen made by a client or read from a snapshot). Only a hint: it is checked against
+    /// `scene` before use, it is not part of the screen's value (`==`, `hash(into:)`) and it is
+    /// never written out. Declared here, in the padding after `segue` and `container`, so a
+    /// `Screen` is no larger.
+    var sceneHint: Int32 = -1
     /// Sorted by key (see `ScreenParams`).
     public var params: ScreenParams
     /// Session-context values injected at creation (StoryCode), before `awake`.
@@ -26,6 +33,33 @@ public struct Screen: Sendable, Hashable {
         self.deps = deps
         self.state = state
         self.tabs = tabs
+    }
+
+    /// A new screen of a navigation, with its scene's place in the navigator's table (built in one
+    /// go: setting the hint on a finished screen cost a copy of the whole screen).
+    init(
+        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams,
+        deps: [String: JSONValue], state: JSONValue, tabs: TabsState?, sceneHint: Int32
+    ) {
+        self.init(id: id, scene: scene, segue: segue, container: container, params: params, deps: deps, state: state, tabs: tabs)
+        self.sceneHint = sceneHint
+    }
+
+    /// Equal when every field but `sceneHint` is (a hint says nothing about the screen).
+    public static func == (lhs: Screen, rhs: Screen) -> Bool {
+        lhs.id == rhs.id && lhs.scene == rhs.scene && lhs.segue == rhs.segue && lhs.container == rhs.container
+            && lhs.params == rhs.params && lhs.deps == rhs.deps && lhs.state == rhs.state && lhs.tabs == rhs.tabs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(scene)
+        hasher.combine(segue)
+        hasher.combine(container)
+        hasher.combine(params)
+        hasher.combine(deps)
+        hasher.combine(state)
+        hasher.combine(tabs)
     }
 
     /// The screen as one path component, parameters in their canonical text.

@@ -76,21 +76,9 @@ public struct JSONWriter {
                 out[count] = UInt8(ascii: "-")
                 count += 1
             }
-            var magnitude = number.magnitude
-            var digits = 1
-            var scale: UInt = 10
-            while digits < 20, magnitude >= scale {
-                digits += 1
-                if scale > UInt.max / 10 { break }
-                scale *= 10
-            }
-            var position = count + digits
-            count = position
-            repeat {
-                position -= 1
-                out[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
+            let digits = DecimalDigits.count(number.magnitude)
+            DecimalDigits.write(number.magnitude, digits: digits, into: out, at: count)
+            count += digits
         }
     }
 

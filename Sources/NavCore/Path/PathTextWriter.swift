@@ -221,25 +221,13 @@ struct PathTextWriter {
     /// An integer's decimal digits, as `String(number)` spells them.
     mutating func decimal(_ number: Int) {
         if number < 0 { byte(UInt8(ascii: "-")) }
-        var magnitude = number.magnitude
-        var digits = 1
-        var bound: UInt = 10
-        while digits < 20, magnitude >= bound {
-            digits += 1
-            bound = bound &* 10
-        }
+        let digits = DecimalDigits.count(number.magnitude)
         guard digits <= buffer.count - count else {
             overflowed = true
             return
         }
-        // Written from the last digit back: divisions by the constant 10 only.
-        var position = count + digits
-        count = position
-        repeat {
-            position -= 1
-            buffer[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
+        DecimalDigits.write(number.magnitude, digits: digits, into: buffer, at: count)
+        count += digits
     }
 
     /// Bytes already in their final form.

@@ -22,6 +22,8 @@ enum Token {
         digest(token).matches(expected)
     }
 
+    private static let bearerScheme = Array("bearer".utf8)
+
     /// The token of an `Authorization: Bearer …` header, if there is one.
     static func bearer(in headers: HTTPHeaders) -> String? {
         guard var value = headers["authorization"] else { return nil }
@@ -32,7 +34,7 @@ enum Token {
             while start < end, isBlank(bytes[start]) { start += 1 }
             while end > start, isBlank(bytes[end - 1]) { end -= 1 }
             // "Bearer", case-insensitively, then blanks, then the token.
-            let scheme = Array("bearer".utf8)
+            let scheme = bearerScheme
             guard end - start > scheme.count else { return nil }
             for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
             var tokenStart = start + scheme.count

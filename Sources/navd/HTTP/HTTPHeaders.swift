@@ -12,13 +12,19 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         for (name, value) in elements { add(name, value) }
     }
 
-    /// Adds a field; `name` is lowercased here unless it is already (ASCII, RFC 9110).
+    /// Adds a field; `name` is lowercased (ASCII, RFC 9110).
     mutating func add(_ name: String, _ value: String) {
-        add(lowercased: Self.lowercased(name), value)
+        add(name: name.utf8, value)
     }
 
-    /// Adds a field whose name the caller has lowercased.
-    mutating func add(lowercased name: String, _ value: String) {
+    /// Adds a field named by the bytes `name`, lowercased as they are copied into a string.
+    mutating func add(name bytes: some Collection<UInt8>, _ value: String) {
+        let name = String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            return bytes.count
+        }
         if let index = fields.firstIndex(where: { $0.name == name }) {
             fields[index].value += ", " + value
         } else {
@@ -36,10 +42,5 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
-    }
-
-    private static func lowercased(_ name: String) -> String {
-        guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
-        return String(decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -522,13 +522,7 @@ private func collectValue(
     let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
     if kind == .HEADER_KIND {
-        let lowercased = String(unsafeUninitializedCapacity: keySize) { buffer in
-            for (index, byte) in name.enumerated() {
-                buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            }
-            return keySize
-        }
-        values.pointee.headers.add(lowercased: lowercased, text)
+        values.pointee.headers.add(name: name, text)
     } else {
         values.pointee.query[percentDecoded(String(decoding: name, as: UTF8.self))] = percentDecoded(text)
     }

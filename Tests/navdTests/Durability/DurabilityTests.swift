@@ -2,6 +2,8 @@ import Foundation
 import NavCore
 import Testing
 
+@testable import navd
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,12 +127,12 @@ import Glibc
             ("top", ["name": "top"], "/transitions"),
             ("back", [:], "/back"),
         ]
-        let results = Guarded<[Ack]>([])
+        let results = Locked<[Ack]>([])
         let group = DispatchGroup()
         for client in 0..<6 {
             group.enter()
             Thread {
-                var generator = SplitMix(seed: UInt64(client) &* 7919 &+ 17)
+                var generator = SplitMix64(seed: UInt64(client) &* 7919 &+ 17)
                 for _ in 0..<40 {
                     let session = sessions[Int(generator.next() % UInt64(sessions.count))]
                     let daemon = daemons[Int(generator.next() % UInt64(daemons.count))]
@@ -254,7 +256,7 @@ final class TransitionDriver: @unchecked Sendable {
     private let daemon: DaemonHarness
     private let sessions: [DaemonHarness.Session]
     private let paths: [String]
-    private let acks = Guarded<[Acknowledgement]>([])
+    private let acks = Locked<[Acknowledgement]>([])
     private let done = DispatchSemaphore(value: 0)
 
     init(daemon: DaemonHarness, sessions: [DaemonHarness.Session], paths: [String]) {
@@ -284,39 +286,6 @@ final class TransitionDriver: @unchecked Sendable {
     func finish() -> [Acknowledgement] {
         done.wait()
         return acks.withLock { $0 }
-    }
-}
-
-/// A mutex-protected value for test threads.
-final class Guarded<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
-/// A deterministic generator, so a failing interleaving of requests can be told apart from luck.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

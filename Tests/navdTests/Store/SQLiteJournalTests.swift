@@ -113,11 +113,11 @@ import Testing
 
     @Test func aSweepSeesTheJournalledTouchTime() throws {
         let folder = try TemporaryFolder()
-        let clock = ManualClock(1_000_000)
-        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, now: { clock.now })
+        let clock = Locked<Int64>(1_000_000)  // moved by hand
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, now: { clock.withLock { $0 } })
         let idle = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
         let busy = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
-        clock.now += 60_000
+        clock.withLock { $0 += 60_000 }
         _ = try fixture.navigate(busy, Self.pathA)  // touched_at only in the journal so far
         #expect(try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000) == 1)
         #expect(try fixture.store.load(idle) == nil)
@@ -185,18 +185,5 @@ extension SQLiteJournalTests {
         _ = try migrated.navigate(id, Self.pathB)  // the last step went to A
         #expect(try migrated.store.load(id)?.state.version == 7)
         migrated.store.close()
-    }
-}
-
-/// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64
-
-    init(_ start: Int64) { value = start }
-
-    var now: Int64 {
-        get { lock.withLock { value } }
-        set { lock.withLock { value = newValue } }
     }
 }

@@ -27,25 +27,20 @@ NAVD_FLAGS=${NAVD_FLAGS:-}
 BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
 KEEP_TMP=${KEEP_TMP:-0}
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-durable.XXXXXX")
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
+bench_init durable
 PG_BIN=""
 PG_DIR=""
-on_exit() {
-    bench_cleanup
+bench_on_exit() {
     if [[ -n $PG_DIR ]]; then
         runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
         rm -rf "$PG_DIR"
     fi
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
 }
-trap on_exit EXIT
-trap 'exit 130' INT TERM
 
 ensure_wrk
-[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd'"
-cp "$NAVD" "$TMP/navd"
+private_navd
 mkdir -p "$BENCH_OUT"
 log "machine: $(machine_info)"
 
@@ -79,7 +74,7 @@ for round in $(seq 1 "$ROUNDS"); do
         port=$(free_port)
         url=http://127.0.0.1:$port
         # shellcheck disable=SC2086
-        start_server "$TMP/navd-$store-$round.log" "$url/healthz" "$TMP/navd" serve --graph "$GRAPH" --store "$spec" \
+        start_server "$TMP/navd-$store-$round.log" "$url/healthz" "$NAVD" serve --graph "$GRAPH" --store "$spec" \
             --listen "127.0.0.1:$port" $NAVD_FLAGS
         python3 "$BENCH/sessions.py" --url "$url" --count "$SESSIONS" --procs 2 --out "$TMP/sessions.txt" 2>/dev/null
         line=$(run_wrk "$TMP/wrk-$store-$round.txt" "$CONNECTIONS" "$DURATION" "$BENCH/navigate.lua" "$url" "$TMP/sessions.txt")

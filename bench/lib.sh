@@ -1,7 +1,30 @@
-# lib.sh: helpers shared by bench/run.sh and bench/memory.sh (sourced, not run).
-# Expects `set -euo pipefail` and a TMP directory from the caller.
+# lib.sh: helpers shared by the scripts in bench/ (sourced, not run).
+# Expects `set -euo pipefail`; a script calls bench_init first.
 
 BENCH_PIDS=()
+
+# bench_init NAME: makes the temporary folder $TMP (navd-NAME.XXXXXX) and arranges that
+# on exit every process the script started is stopped, the script's own bench_on_exit
+# (if it defines one) runs, and $TMP is removed (kept with KEEP_TMP=1).
+bench_init() {
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-$1.XXXXXX")
+    trap bench_exit EXIT
+    trap 'exit 130' INT TERM
+}
+
+bench_exit() {
+    bench_cleanup
+    if declare -F bench_on_exit >/dev/null; then bench_on_exit; fi
+    if [[ ${KEEP_TMP:-0} == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+
+# private_navd: benchmarks a copy of $NAVD in $TMP (others may rebuild .build/release/navd
+# meanwhile) and points NAVD at it.
+private_navd() {
+    [[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd' (make bench does)"
+    cp "$NAVD" "$TMP/navd"
+    NAVD=$TMP/navd
+}
 
 # Stops every process this script started, newest first, by its pid.
 bench_cleanup() {

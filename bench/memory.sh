@@ -31,20 +31,11 @@ NAVD_FLAGS=${NAVD_FLAGS:-}
 BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
 KEEP_TMP=${KEEP_TMP:-0}
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-memory.XXXXXX")
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
-on_exit() {
-    bench_cleanup
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT TERM
+bench_init memory
 
-# Benchmark a private copy: others may rebuild .build/release/navd meanwhile.
-[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd' (make bench does)"
-cp "$NAVD" "$TMP/navd"
-NAVD=$TMP/navd
+private_navd
 
 ensure_wrk
 mkdir -p "$BENCH_OUT"

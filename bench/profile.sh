@@ -32,15 +32,9 @@ NAVD_FLAGS=${NAVD_FLAGS:-}
 BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
 KEEP_TMP=${KEEP_TMP:-0}
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-profile.XXXXXX")
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
-on_exit() {
-    bench_cleanup
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT TERM
+bench_init profile
 
 ensure_wrk
 command -v valgrind >/dev/null || {

@@ -24,15 +24,12 @@ NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-quick.XXXXXX")
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
-trap 'bench_cleanup; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
+bench_init quick
 
 ensure_wrk
-[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd'"
-cp "$NAVD" "$TMP/navd"
+private_navd
 ceiling_rps=""
 
 report() {
@@ -59,7 +56,7 @@ for server in $SERVERS; do
         store=$server
         [[ $server == sqlite ]] && store="sqlite:$TMP/navd.db"
         # shellcheck disable=SC2086
-        start_server "$TMP/$server.log" "$url/healthz" "$TMP/navd" serve --graph "$GRAPH" --store "$store" \
+        start_server "$TMP/$server.log" "$url/healthz" "$NAVD" serve --graph "$GRAPH" --store "$store" \
             --listen "127.0.0.1:$port" $NAVD_FLAGS
         python3 "$BENCH/sessions.py" --url "$url" --count "$SESSIONS" --procs 2 --out "$TMP/sessions.txt" 2>/dev/null
         line=$(run_wrk "$TMP/$server.txt" "$CONNS" "$DURATION" "$BENCH/$SCENARIO.lua" "$url" "$TMP/sessions.txt")

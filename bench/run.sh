@@ -50,20 +50,11 @@ BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
 KEEP_TMP=${KEEP_TMP:-0}
 export DURATION ROUNDS NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/navd-bench.XXXXXX")
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
-on_exit() {
-    bench_cleanup
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT TERM
+bench_init bench
 
-# Benchmark a private copy: others may rebuild .build/release/navd meanwhile.
-[[ -x $NAVD ]] || die "$NAVD is missing: run 'swift build -c release --product navd' (make bench does)"
-cp "$NAVD" "$TMP/navd"
-NAVD=$TMP/navd
+private_navd
 log "navd: $("$NAVD" --version 2>&1 | head -n1), sha256 $(sha256sum "$NAVD" | cut -c1-16)"
 
 # --- tools --------------------------------------------------------------------

@@ -73,12 +73,18 @@ struct Daemon {
             }
         }
         sweeper.resume()
+        // Buffered log lines (see LogSink) go out at least every 100 ms.
+        let logFlusher = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.log"))
+        logFlusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100), leeway: .milliseconds(20))
+        logFlusher.setEventHandler { LogSink.standardError.flush() }
+        logFlusher.resume()
 
         var received: Int32 = 0
         sigwait(&signals, &received)
         logger.notice("shutting down", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
         application.ready.drain()
         sweeper.cancel()
+        logFlusher.cancel()
         server.stop()
         store.close()
         logger.notice("navd stopped")

@@ -9,8 +9,8 @@ import Glibc
 ///
 /// swift-log's `StreamLogHandler` formats its timestamp with two `strftime` calls and copies
 /// metadata through several strings for every event; with a line per request that was a tenth of
-/// a request's instructions. This writes the same information with one `write(2)` per line and
-/// formats the timestamp once per second.
+/// a request's instructions. This builds the same line as bytes, formats the timestamp once per
+/// second, and hands the line to ``LogSink``, which writes `info` lines in batches.
 struct LineLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -54,14 +54,7 @@ struct LineLogHandler: LogHandler {
             }
         }
         line.append(UInt8(ascii: "\n"))
-        line.withUnsafeBufferPointer { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written <= 0 { break }
-                offset += written
-            }
-        }
+        LogSink.standardError.write(line, urgent: event.level >= .notice)
     }
 
     private static let cached = Mutex<(second: Int, text: String)>((-1, ""))

@@ -51,6 +51,8 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let settings = try ServeSettings(self, environment: Environment.current)
         Log.bootstrap(level: settings.logLevel)
+        // Whatever way serving ends, the buffered log lines are written before the process exits.
+        defer { LogSink.standardError.flush() }
         let logger = Logger(label: "navd")
         try Daemon(settings: settings, logger: logger).runUntilSignalled()
     }

@@ -97,7 +97,7 @@ final class PostgresConnection: @unchecked Sendable {
     }
 
     private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
-        var owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        let owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
         defer { for pointer in owned { free(pointer) } }
         return body(owned.map { $0.map { UnsafePointer($0) } })
     }

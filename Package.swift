@@ -32,10 +32,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
+        .target(name: "CSHA256"),
         .executableTarget(
             name: "navd",
             dependencies: [
                 "NavCore",
+                "CSHA256",
                 "CMicroHTTPD",
                 "CSQLite",
                 "CLibPQ",

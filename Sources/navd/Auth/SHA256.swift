@@ -1,10 +1,17 @@
+import CSHA256
+
 /// SHA-256 (FIPS 180-4), used to store session tokens only as digests.
 ///
 /// Tokens are 256-bit random values, so a plain digest is enough: there is nothing
 /// to brute-force, and no salt or slow hash is needed. Every request that presents a token
-/// hashes it, so the compression function is written out eight rounds at a time (the
-/// working variables rotate by renaming, not by moving) over a 16-word rolling schedule.
+/// hashes it (two blocks for a 64-character token), so where the CPU has the x86 SHA
+/// extensions the blocks go to `CSHA256` (about 1/10 of the instructions); elsewhere the
+/// compression function below is written out eight rounds at a time (the working variables
+/// rotate by renaming, not by moving) over a 16-word rolling schedule.
 enum SHA256 {
+    /// Whether ``digestWords(_:hardware:)`` uses the CPU's SHA instructions by default.
+    static let hardwareAvailable = navd_sha256_hardware_available() == 1
+
     /// The eight state words of a digest, most significant byte first when written out.
     typealias Words = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
 
@@ -26,16 +33,14 @@ enum SHA256 {
         return Array(message).withUnsafeBytes { digestWords($0) }
     }
 
-    static func digestWords(_ input: UnsafeRawBufferPointer) -> Words {
+    /// - Parameter hardware: use the SHA instructions (only where ``hardwareAvailable``); tests
+    ///   compare both ways.
+    static func digestWords(_ input: UnsafeRawBufferPointer, hardware: Bool = hardwareAvailable) -> Words {
         var state: Words = (
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
         )
         let whole = input.count / 64 * 64
-        var offset = 0
-        while offset < whole {
-            compress(&state, UnsafeRawBufferPointer(rebasing: input[offset..<offset + 64]))
-            offset += 64
-        }
+        compress(&state, UnsafeRawBufferPointer(rebasing: input[0..<whole]), hardware: hardware)
         // The tail, 0x80, zeros and the bit length: one or two more blocks.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
             tail.initialize(repeating: 0)
@@ -45,12 +50,26 @@ enum SHA256 {
             let blocks = rest < 56 ? 1 : 2
             let bitLength = UInt64(input.count) &* 8
             for index in 0..<8 { tail[blocks * 64 - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(index * 8)) }
-            let bytes = UnsafeRawBufferPointer(tail)
-            for block in 0..<blocks {
-                compress(&state, UnsafeRawBufferPointer(rebasing: bytes[block * 64..<block * 64 + 64]))
-            }
+            compress(&state, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(tail)[0..<blocks * 64]), hardware: hardware)
         }
         return state
+    }
+
+    /// Whole 64-byte blocks into the state.
+    private static func compress(_ state: inout Words, _ blocks: UnsafeRawBufferPointer, hardware: Bool) {
+        guard let start = blocks.baseAddress, blocks.count >= 64 else { return }
+        if hardware && hardwareAvailable {
+            withUnsafeMutableBytes(of: &state) { words in
+                guard let words = words.baseAddress?.assumingMemoryBound(to: UInt32.self) else { return }
+                navd_sha256_compress_hardware(words, start.assumingMemoryBound(to: UInt8.self), blocks.count / 64)
+            }
+            return
+        }
+        var offset = 0
+        while offset + 64 <= blocks.count {
+            compress(&state, UnsafeRawBufferPointer(start: start + offset, count: 64))
+            offset += 64
+        }
     }
 
     private static let k: [UInt32] = [

@@ -19,7 +19,8 @@ import Synchronization
 /// journal into `sessions` and `event_log` — each session's latest snapshot once, its
 /// events as one batch — when the journal holds ``compactionThreshold`` rows, before a sweep or
 /// a listing, and when the store opens (so a crash leaves nothing to replay by hand) or
-/// closes; each compaction is followed by a checkpoint (copying the WAL back into the database
+/// closes. What compaction writes is folded in memory as the rows are written (``Fold``), so it
+/// never reads the journal back, except at start-up, after a crash; each compaction is followed by a checkpoint (copying the WAL back into the database
 /// file), so a busy store pauses once per ``compactionThreshold`` changes rather than on
 /// whichever commit fills the WAL. Every journal row belongs to a session in the cache, which
 /// is why reads never need to look in the journal for a snapshot.
@@ -33,8 +34,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
     private var cache: [String: StoredSession] = [:]
-    /// Journal rows not yet compacted, by session: their `seq`s, oldest first.
-    private var pending: [String: [Int64]] = [:]
+    /// What the journal holds, by session, folded: compaction writes this.
+    private var pending: [String: Fold] = [:]
     private var journalRows = 0
     /// The one statement every change runs, kept at hand.
     private var journalInsert: SQLiteConnection.Statement?
@@ -140,6 +141,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try connection.execute("PRAGMA wal_autocheckpoint=0")
         try migrate()
         // What a crash left in the journal is folded in before anything is served.
+        try readJournal()
         try compactJournal(evenIfEmpty: true)
     }
 
@@ -219,7 +221,10 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             }
             nextJournalSeq += 1
             journalRows += 1
-            pending[session.id, default: []].append(seq)
+            fold(
+                seq: seq, id: session.id, version: Int64(session.state.version), snapshot: snapshot, touchedAt: session.touchedAt,
+                batch: events.first.map { (Int64($0.seq), Int64(events.last?.seq ?? $0.seq), encodedEvents) }
+            )
             cache[session.id] = session
             // The change is committed whatever compaction does; a failed one is retried later.
             if journalRows >= compactionDue {
@@ -248,55 +253,66 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         return session
     }
 
-    /// Folds the journal into `sessions` and `event_log` in one transaction: each
-    /// session's newest snapshot, and all its journalled events as one batch. Caller holds the lock.
+    /// One session's journalled changes as compaction will write them.
+    private struct Fold {
+        var version: Int64
+        var snapshot: [UInt8]
+        var touchedAt: Int64
+        /// The journalled transitions' events, oldest first; only as many as are retained.
+        var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
+        var eventCount: Int64 = 0
+        /// The session's journal rows.
+        var seqs: [Int64] = []
+    }
+
+    /// Adds one journal row to ``pending``. Caller holds the lock.
+    private func fold(seq: Int64, id: String, version: Int64, snapshot: [UInt8], touchedAt: Int64, batch: (Int64, Int64, [UInt8])?) {
+        var entry = pending.removeValue(forKey: id) ?? Fold(version: version, snapshot: snapshot, touchedAt: touchedAt)
+        entry.version = version
+        entry.snapshot = snapshot
+        entry.touchedAt = touchedAt
+        entry.seqs.append(seq)
+        if let (first, last, body) = batch {
+            entry.batches.append((first, last, body))
+            entry.eventCount += last - first + 1
+            // A hot session's journal may hold many transitions: keep what is retained.
+            let retained = Int64(retainedEvents)
+            while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
+                entry.eventCount -= oldest.last - oldest.first + 1
+                entry.batches.removeFirst()
+            }
+        }
+        pending[id] = entry
+    }
+
+    /// Folds what a crash left in the journal into ``pending``. Caller holds the lock.
+    private func readJournal() throws(StoreError) {
+        pending = [:]
+        journalRows = 0
+        let rows = try connection.statement(
+            "SELECT seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events FROM journal ORDER BY seq"
+        )
+        defer { rows.reset() }
+        while try rows.step() {
+            let first = rows.int(5)
+            fold(
+                seq: rows.int(0), id: rows.text(1), version: rows.int(2), snapshot: rows.bytes(3), touchedAt: rows.int(4),
+                batch: first > 0 ? (first, rows.int(6), rows.bytes(7)) : nil
+            )
+            journalRows += 1
+        }
+    }
+
+    /// Writes ``pending`` into `sessions` and `event_log` and empties the journal, in one
+    /// transaction, then checkpoints. Caller holds the lock.
     private func compactJournal(evenIfEmpty: Bool = false) throws(StoreError) {
         guard journalRows > 0 || evenIfEmpty else { return }
-        struct Folded {
-            var version: Int64
-            var snapshot: [UInt8]
-            var touchedAt: Int64
-            /// The journalled transitions' events, oldest first; only as many as are retained.
-            var batches: [(first: Int64, last: Int64, body: [UInt8])]
-            var eventCount: Int64
-        }
         let retained = Int64(retainedEvents)
         try connection.transaction { () throws(StoreError) in
-            var folded: [String: Folded] = [:]
-            var order: [String] = []
-            let rows = try connection.statement(
-                "SELECT session_id, version, snapshot, touched_at, first_seq, last_seq, events FROM journal ORDER BY seq"
-            )
-            defer { rows.reset() }
-            while try rows.step() {
-                let id = rows.text(0)
-                let batch = (first: rows.int(4), last: rows.int(5), body: rows.bytes(6))
-                let count = batch.last - batch.first + 1
-                if var entry = folded[id] {
-                    entry.version = rows.int(1)
-                    entry.snapshot = rows.bytes(2)
-                    entry.touchedAt = rows.int(3)
-                    entry.batches.append(batch)
-                    entry.eventCount += count
-                    // A hot session's journal may hold many transitions: keep what is retained.
-                    while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
-                        entry.eventCount -= oldest.last - oldest.first + 1
-                        entry.batches.removeFirst()
-                    }
-                    folded[id] = entry
-                } else {
-                    folded[id] = Folded(
-                        version: rows.int(1), snapshot: rows.bytes(2), touchedAt: rows.int(3), batches: [batch], eventCount: count
-                    )
-                    order.append(id)
-                }
-            }
-            rows.reset()
-            for id in order {
-                guard let entry = folded[id], let first = entry.batches.first, let last = entry.batches.last else { continue }
+            for (id, entry) in pending {
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
-                guard connection.changes == 1 else { continue }
+                guard connection.changes == 1, let first = entry.batches.first, let last = entry.batches.last else { continue }
                 var body = first.body
                 for batch in entry.batches.dropFirst() { Self.appendJSONArray(batch.body, to: &body) }
                 try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
@@ -337,7 +353,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     func delete(_ id: String) throws(StoreError) -> Bool {
         try locked { () throws(StoreError) -> Bool in
-            let journalled = pending[id] ?? []
+            let journalled = pending[id]?.seqs ?? []
             let deleted = try connection.transaction { () throws(StoreError) -> Bool in
                 for seq in journalled {
                     try connection.statement("DELETE FROM journal WHERE seq = ?").bind(1, seq).run()
@@ -372,11 +388,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             while events.count < limit, try batches.step() { collect(batches.bytes(0)) }
             batches.reset()
             // Newer than every compacted batch: what the journal holds for this session.
-            for seq in pending[id] ?? [] where events.count < limit {
-                let row = try connection.statement("SELECT events FROM journal WHERE seq = ? AND last_seq > ?")
-                try row.bind(1, seq).bind(2, Int64(after))
-                defer { row.reset() }
-                if try row.step() { collect(row.bytes(0)) }
+            for batch in pending[id]?.batches ?? [] where events.count < limit && batch.last > after {
+                collect(batch.body)
             }
             return events
         }

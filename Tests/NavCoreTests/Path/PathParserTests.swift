@@ -58,6 +58,12 @@ import Testing
         .init(input: "a(q=!^..)", canonical: "a(q=!^..)"),
         .init(input: "a(q=日本)", canonical: "a(q=日本)"),
         .init(input: "a(q=%C3%A9)", canonical: "a(q=é)"),
+        // Decoded in place when the result is ASCII, validated when it is not; short and long values.
+        .init(input: "a(q=é%2C)", canonical: "a(q=é%2C)"),
+        .init(input: "a(q=%C3%A9%2Cabcdefghijklmnop)", canonical: "a(q=é%2Cabcdefghijklmnop)"),
+        .init(input: "a(q=%61bcdefghijklmnopq%72)", canonical: "a(q=abcdefghijklmnopqr)"),
+        .init(input: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)", canonical: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)"),
+        .init(input: "a(q=%00%7F)", canonical: "a(q=%00%7F)"),
         .init(input: "/top!/menu#/settings", canonical: "/top!/menu#/settings"),
     ]
 
@@ -192,6 +198,9 @@ import Testing
         .init(input: "/a(q=x%)", offset: 6, why: "bad percent escape"),
         .init(input: "/a(q=é%zz)", offset: 6, why: "bad percent escape after a 2-byte character"),
         .init(input: "/a(q=%FF)", offset: 5, why: "escape that is not UTF-8"),
+        .init(input: "/a(q=é%C3)", offset: 5, why: "escape that ends a character too early"),
+        .init(input: "/a(q=%F0%90%80A)", offset: 5, why: "truncated 4-byte sequence (repair would keep the length)"),
+        .init(input: "/a(q=abcdefghijklmnopq%ED%A0%80)", offset: 5, why: "surrogate in a long value"),
         // Raw `(` or a control character in a value.
         .init(input: "/a(q=x(y)", offset: 6, why: "( in a value"),
         .init(input: "/a(q=x\ty)", offset: 6, why: "control character in a value"),

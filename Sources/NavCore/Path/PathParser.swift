@@ -156,7 +156,9 @@ struct PathParser<Component: ParsedComponent> {
 
     private mutating func parseName(what: String) throws(PathError) -> String {
         let start = index
-        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        var end = index
+        while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
+        index = end
         guard index > start else {
             if index >= bytes.count || isBoundary(bytes[index]) { throw error("empty \(what)") }
             throw error("character not allowed in a \(what)")

@@ -245,4 +245,27 @@ import Testing
     @Test func errorDescriptionNamesTheOffset() {
         #expect(PathError(offset: 3, reason: "empty name").description == "empty name at offset 3")
     }
+
+    /// Every byte's class, at each boundary of the name-byte test (`A`–`Z`, `a`–`z`, `0`–`9`, `_`,
+    /// `.`, `-`; nothing from 128 up).
+    @Test func nameBytesAreExactlyTheGrammarsNameCharacters() throws {
+        func expected(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+        for byte in UInt8(0)...UInt8(127) {
+            let character = String(UnicodeScalar(byte))
+            #expect(("a" + character + "b").isValidPathName == expected(byte), "byte \(byte)")
+            // The parser agrees: `/a<c>` is one component named `a<c>` exactly when `<c>` is a name byte.
+            let parsed = try? PathExpression.parse("/a" + character)
+            let named = if case .relative(0, let path)? = parsed { path.components.map(\.name) == ["a" + character] } else { false }
+            #expect(named == expected(byte), "byte \(byte)")
+        }
+        // Lead and continuation bytes of UTF-8 (0x80–0xFF) are never name bytes.
+        for scalar in ["\u{80}", "\u{BF}", "\u{FF}", "\u{7FF}", "\u{FFFF}", "\u{10FFFF}", "é"] {
+            #expect(!("a" + scalar).isValidPathName, "\(scalar)")
+            #expect((try? PathExpression.parse("/a" + scalar)) == nil, "\(scalar)")
+        }
+    }
 }

@@ -156,7 +156,9 @@ struct PathParser<Component: ParsedComponent> {
 
     private mutating func parseName(what: String) throws(PathError) -> String {
         let start = index
-        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        var end = index
+        while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
+        index = end
         guard index > start else {
             if index >= bytes.count || isBoundary(bytes[index]) { throw error("empty \(what)") }
             throw error("character not allowed in a \(what)")
@@ -176,34 +178,74 @@ struct PathParser<Component: ParsedComponent> {
     /// A value runs to the next unescaped `,` or `)`; `%XX` decodes to a byte.
     private mutating func parseValue(open: Int) throws(PathError) -> String {
         let start = index
-        var decoded: [UInt8] = []
         var escaped = false
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ")") { break }
             if byte == UInt8(ascii: "(") { throw error("'(' inside a value must be written %28") }
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, let high = hexDigitValue(bytes[index + 1]),
-                    let low = hexDigitValue(bytes[index + 2])
+                guard index + 2 < bytes.count, hexDigitValue(bytes[index + 1]) != nil,
+                    hexDigitValue(bytes[index + 2]) != nil
                 else { throw error("'%' must be followed by two hex digits") }
-                if !escaped {
-                    decoded = Array(bytes[start..<index])
-                    escaped = true
-                }
-                decoded.append(high << 4 | low)
+                escaped = true
                 index += 3
                 continue
             }
             if byte < 0x20 || byte == 0x7F { throw error("control character in a value") }
-            if escaped { decoded.append(byte) }
             index += 1
         }
         guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
-        guard escaped else { return utf8String(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
-        guard let value = String(validating: decoded, as: UTF8.self) else {
+        let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        guard escaped else { return utf8String(raw) }
+        guard let value = Self.percentDecoded(raw) else {
             throw PathError(offset: scalarOffset(start), reason: "percent-encoded value is not UTF-8")
         }
         return value
+    }
+
+    /// `raw` (a value whose escapes `parseValue` checked) with each `%XX` decoded; `nil` when the
+    /// bytes that gives are not UTF-8.
+    ///
+    /// Decoded straight into the string's storage; only a value that decodes to something beyond
+    /// ASCII is decoded a second time, into an array, to be validated (the string's initialiser
+    /// would repair invalid UTF-8 instead of refusing it, and the generic `String(validating:as:)`
+    /// costs ~900 instructions, most of it runtime metadata lookups).
+    private static func percentDecoded(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
+        var ascii = true
+        let text = String(unsafeUninitializedCapacity: raw.count) { buffer in
+            let (count, bits) = percentDecode(raw, into: buffer)
+            ascii = bits < 0x80
+            return count
+        }
+        if ascii { return text }
+        let decoded = [UInt8](unsafeUninitializedCapacity: raw.count) { buffer, count in
+            count = percentDecode(raw, into: buffer).count
+        }
+        return String(validating: decoded, as: UTF8.self)
+    }
+
+    /// Writes `raw` into `buffer` (at least as long) with each `%XX` decoded; returns how many bytes
+    /// that is and all of them or-ed together (below 0x80 when they are ASCII).
+    private static func percentDecode(
+        _ raw: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> (count: Int, bits: UInt8) {
+        var count = 0
+        var bits: UInt8 = 0
+        var position = 0
+        while position < raw.count, count < buffer.count {
+            var byte = raw[position]
+            position += 1
+            if byte == UInt8(ascii: "%"), position + 1 < raw.count, let high = hexDigitValue(raw[position]),
+                let low = hexDigitValue(raw[position + 1])
+            {
+                byte = high << 4 | low
+                position += 2
+            }
+            buffer[count] = byte
+            bits |= byte
+            count += 1
+        }
+        return (count, bits)
     }
 
     /// `up`, `up(n=K)` as a whole path.

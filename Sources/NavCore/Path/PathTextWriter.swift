@@ -190,9 +190,14 @@ struct PathTextWriter {
         count += 1
     }
 
+    /// A text's bytes as they are. Read in place from the borrowed string (`withUTF8` needs a copy of
+    /// it, a retain and a release); a string without contiguous UTF-8 is read byte by byte.
+    @inline(__always)
     mutating func utf8(_ text: String) {
-        var text = text
-        text.withUTF8 { source in copy(source) }
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in copy(source) }
+        if copied == nil {
+            for byte in text.utf8 { self.byte(byte) }
+        }
     }
 
     /// Components from the root; see `canonicalPathText(of:bareRoot:)`.
@@ -204,17 +209,22 @@ struct PathTextWriter {
 
     /// A value, escaping what would end or confuse it (`,` `(` `)` `%` space, control characters).
     mutating func escaped(_ text: String) {
-        var text = text
-        text.withUTF8 { source in
-            for byte in source {
-                if mustEscape(byte) {
-                    self.byte(UInt8(ascii: "%"))
-                    self.byte(hexDigit(byte >> 4))
-                    self.byte(hexDigit(byte & 0xF))
-                } else {
-                    self.byte(byte)
-                }
-            }
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+            for byte in source { escaped(byte) }
+        }
+        if written == nil {
+            for byte in text.utf8 { escaped(byte) }
+        }
+    }
+
+    @inline(__always)
+    private mutating func escaped(_ byte: UInt8) {
+        if mustEscape(byte) {
+            self.byte(UInt8(ascii: "%"))
+            self.byte(hexDigit(byte >> 4))
+            self.byte(hexDigit(byte & 0xF))
+        } else {
+            self.byte(byte)
         }
     }
 
@@ -231,6 +241,7 @@ struct PathTextWriter {
     }
 
     /// Bytes already in their final form.
+    @inline(__always)
     mutating func copy(_ source: UnsafeBufferPointer<UInt8>) {
         guard let start = source.baseAddress, let destination = buffer.baseAddress else { return }
         guard source.count <= buffer.count - count else {
@@ -279,10 +290,15 @@ struct PathTextWriter {
     mutating func params(_ params: ScreenParams) {
         guard !params.isEmpty else { return }
         byte(UInt8(ascii: "("))
-        for index in params.indices {
-            if index > 0 { byte(UInt8(ascii: ",")) }
-            let member = params[index]
-            parameter(member.key, member.value)
+        // Read in place: `params[index]` copies the pair (a retain and a release of each text).
+        params.sortedPairs.withUnsafeBufferPointer { pairs in
+            guard let base = pairs.baseAddress else { return }
+            for index in pairs.indices {
+                if index > 0 { byte(UInt8(ascii: ",")) }
+                utf8(base[index].key)
+                byte(UInt8(ascii: "="))
+                base[index].value.write(to: &self)
+            }
         }
         byte(UInt8(ascii: ")"))
     }

@@ -58,6 +58,12 @@ import Testing
         .init(input: "a(q=!^..)", canonical: "a(q=!^..)"),
         .init(input: "a(q=日本)", canonical: "a(q=日本)"),
         .init(input: "a(q=%C3%A9)", canonical: "a(q=é)"),
+        // Decoded in place when the result is ASCII, validated when it is not; short and long values.
+        .init(input: "a(q=é%2C)", canonical: "a(q=é%2C)"),
+        .init(input: "a(q=%C3%A9%2Cabcdefghijklmnop)", canonical: "a(q=é%2Cabcdefghijklmnop)"),
+        .init(input: "a(q=%61bcdefghijklmnopq%72)", canonical: "a(q=abcdefghijklmnopqr)"),
+        .init(input: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)", canonical: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)"),
+        .init(input: "a(q=%00%7F)", canonical: "a(q=%00%7F)"),
         .init(input: "/top!/menu#/settings", canonical: "/top!/menu#/settings"),
     ]
 
@@ -192,6 +198,9 @@ import Testing
         .init(input: "/a(q=x%)", offset: 6, why: "bad percent escape"),
         .init(input: "/a(q=é%zz)", offset: 6, why: "bad percent escape after a 2-byte character"),
         .init(input: "/a(q=%FF)", offset: 5, why: "escape that is not UTF-8"),
+        .init(input: "/a(q=é%C3)", offset: 5, why: "escape that ends a character too early"),
+        .init(input: "/a(q=%F0%90%80A)", offset: 5, why: "truncated 4-byte sequence (repair would keep the length)"),
+        .init(input: "/a(q=abcdefghijklmnopq%ED%A0%80)", offset: 5, why: "surrogate in a long value"),
         // Raw `(` or a control character in a value.
         .init(input: "/a(q=x(y)", offset: 6, why: "( in a value"),
         .init(input: "/a(q=x\ty)", offset: 6, why: "control character in a value"),
@@ -235,5 +244,28 @@ import Testing
 
     @Test func errorDescriptionNamesTheOffset() {
         #expect(PathError(offset: 3, reason: "empty name").description == "empty name at offset 3")
+    }
+
+    /// Every byte's class, at each boundary of the name-byte test (`A`–`Z`, `a`–`z`, `0`–`9`, `_`,
+    /// `.`, `-`; nothing from 128 up).
+    @Test func nameBytesAreExactlyTheGrammarsNameCharacters() throws {
+        func expected(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+        for byte in UInt8(0)...UInt8(127) {
+            let character = String(UnicodeScalar(byte))
+            #expect(("a" + character + "b").isValidPathName == expected(byte), "byte \(byte)")
+            // The parser agrees: `/a<c>` is one component named `a<c>` exactly when `<c>` is a name byte.
+            let parsed = try? PathExpression.parse("/a" + character)
+            let named = if case .relative(0, let path)? = parsed { path.components.map(\.name) == ["a" + character] } else { false }
+            #expect(named == expected(byte), "byte \(byte)")
+        }
+        // Lead and continuation bytes of UTF-8 (0x80–0xFF) are never name bytes.
+        for scalar in ["\u{80}", "\u{BF}", "\u{FF}", "\u{7FF}", "\u{FFFF}", "\u{10FFFF}", "é"] {
+            #expect(!("a" + scalar).isValidPathName, "\(scalar)")
+            #expect((try? PathExpression.parse("/a" + scalar)) == nil, "\(scalar)")
+        }
     }
 }

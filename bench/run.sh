@@ -7,8 +7,8 @@
 #   navd-memory   navd serve --graph Examples/news.json --store memory
 #   navd-sqlite   navd serve --graph Examples/news.json --store sqlite:$TMP/navd-N.db
 # Scenarios (wrk -t1, Lua scripts in bench/), at each connection count:
-#   ceiling: get;  navd: get, navigate, transitions (fresh sessions for every
-#   mutating run, so that each starts at /top).
+#   ceiling: get, get-paced;  navd: get, navigate, transitions (fresh sessions for every
+#   mutating run, so that each starts at /top), navigate-paced.
 # Prints the median over rounds of requests/s and p50/p99/p99.9 latency, and
 # navd's requests/s as a ratio of the ceiling's at the same connection count.
 # Fails (exit 1, after the table and the memory run) when any run had a
@@ -112,6 +112,11 @@ if [[ $BENCH_HTTP == 1 ]]; then
             line=$(run_wrk "$TMP/ceiling-get-c$conns-r$round.txt" "$conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
             record ceiling get "$conns" "$round" "$line"
         done
+        # The same open load as navd's navigate-paced run: the latency this machine and wrk
+        # give a server that does no work.
+        line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/ceiling-get-paced-r$round.txt" "$max_conns" \
+            "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
+        record ceiling get-paced "$max_conns" "$round" "$line"
         stop_server "$SERVER_PID"
     }
 

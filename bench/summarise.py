@@ -31,12 +31,14 @@ def http(path):
     with open(path) as f:
         for row in csv.DictReader(f, delimiter="\t"):
             groups.setdefault((row["server"], row["scenario"], int(row["connections"])), []).append(row)
+    # Ratios are to the ceiling's saturated GET (its paced run only shows the latency floor).
     ceiling = {conns: median(number(r["rps"]) for r in rows)
-               for (server, _, conns), rows in groups.items() if server == "ceiling"}
+               for (server, scenario, conns), rows in groups.items() if server == "ceiling" and scenario == "get"}
     # The ceiling's requests/s in each round, for ratios within a round: on a
     # shared machine neighbouring runs see the most similar conditions.
     ceiling_round = {(conns, r["round"]): number(r["rps"])
-                     for (server, _, conns), rows in groups.items() if server == "ceiling" for r in rows}
+                     for (server, scenario, conns), rows in groups.items()
+                     if server == "ceiling" and scenario == "get" for r in rows}
     print("| server | scenario | connections | requests/s | p50 ms | p99 ms | p99.9 ms "
           "| ratio to ceiling (medians) | ratio to ceiling (median of per-round ratios) | rounds (req/s) | non-2xx | socket errors |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

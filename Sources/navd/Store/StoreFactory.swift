@@ -12,16 +12,27 @@ enum StoreFactory {
         if spec.hasPrefix("sqlite:") {
             var path = String(spec.dropFirst("sqlite:".count))
             var synchronousFull = false
+            var compaction = 2048
             if let question = path.firstIndex(of: "?") {
-                let options = path[path.index(after: question)...]
-                guard options == "sync=full" || options == "sync=normal" else {
-                    throw SpecError(description: "unknown SQLite option '\(options)': use ?sync=full or ?sync=normal")
+                for option in path[path.index(after: question)...].split(separator: "&") {
+                    switch option {
+                    case "sync=full": synchronousFull = true
+                    case "sync=normal": synchronousFull = false
+                    case _ where option.hasPrefix("compact="):
+                        guard let changes = Int(option.dropFirst("compact=".count)), changes >= 1 else {
+                            throw SpecError(description: "SQLite option '\(option)': compact= takes a number of changes, at least 1")
+                        }
+                        compaction = changes
+                    default:
+                        throw SpecError(description: "unknown SQLite option '\(option)': use sync=full, sync=normal or compact=CHANGES")
+                    }
                 }
-                synchronousFull = options == "sync=full"
                 path = String(path[..<question])
             }
             guard !path.isEmpty else { throw SpecError(description: "--store sqlite:PATH needs a path") }
-            return try SQLiteStore(path: path, synchronousFull: synchronousFull, decode: snapshotDecoder(graphs))
+            return try SQLiteStore(
+                path: path, synchronousFull: synchronousFull, compactionThreshold: compaction, decode: snapshotDecoder(graphs)
+            )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
             return try PostgresStore(url: spec, connections: connections, decode: snapshotDecoder(graphs))

@@ -1,3 +1,4 @@
+import Dispatch
 import NavCore
 import Synchronization
 
@@ -5,46 +6,48 @@ import Synchronization
 ///
 /// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
-/// A change is acknowledged only after its transaction has committed.
 ///
 /// One navd process owns the file (an advisory lock on `PATH.lock` says so, and the connection
 /// holds SQLite's exclusive locking mode, which spares every transaction its file-lock system
 /// calls), so the store keeps a write-through cache of decoded sessions and reads never touch
 /// the disk twice.
 ///
-/// Writes go to a journal first. A change appends one row (the new snapshot and the
-/// transition's events) to the `journal` table, whose integer key puts it at the end of the
-/// table: a commit writes the table's last page or two, not the pages of a session row, its
-/// index entries and its event batches scattered through the file. Compaction folds the
-/// journal into `sessions` and `event_log` — each session's latest snapshot once, its
-/// events as one batch — when the journal holds ``compactionThreshold`` rows, before a sweep or
-/// a listing, and when the store opens (so a crash leaves nothing to replay by hand) or
-/// closes. What compaction writes is folded in memory as the rows are written (``Fold``), so it
-/// never reads the journal back, except at start-up, after a crash; each compaction is followed by a checkpoint (copying the WAL back into the database
-/// file), so a busy store pauses once per ``compactionThreshold`` changes rather than on
-/// whichever commit fills the WAL. Every journal row belongs to a session in the cache, which
-/// is why reads never need to look in the journal for a snapshot.
+/// A change is appended to the ``ChangeLog`` (`PATH-changes-NNNNNN`: one `pwrite` of one
+/// record) and acknowledged once that write has returned (with `sync=full`, once it is on
+/// disk). The database catches up in the background: every ``compactionThreshold`` changes the
+/// log starts a new generation, and the compactor thread folds the previous one into `sessions`
+/// and `event_log` — each session's newest snapshot once, its events as one batch — in one
+/// transaction that also records the last change it holds (`store_meta.compacted_seq`), then
+/// checkpoints and removes that generation's file. Changes keep being appended meanwhile. What
+/// compaction writes is folded in memory as changes are appended (``Fold``), so nothing is read
+/// back. At start-up, whatever the files hold past `compacted_seq` (a crash's leftovers) is
+/// folded in before anything is served; a sweep or a listing folds everything first.
 ///
-/// `@unchecked Sendable`: the connection and the cache are only ever used inside `lock`.
+/// Every session with changes in the log is in the cache, which is why reads never need the log.
+///
+/// Locks: `database` guards the connection, `lock` the cache, the log and the folded
+/// generations; a thread holding both took `database` first. An update takes only `lock`.
+/// `@unchecked Sendable`: all mutable state is used only inside those locks.
 final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let name: String
+    private let database = Mutex(())
     private let lock = Mutex(())
     private let connection: SQLiteConnection
     private let ownership: OwnershipLock
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
+    private let log: ChangeLog
+    private let compactor = DispatchQueue(label: "navd.sqlite.compactor")
     private var cache: [String: StoredSession] = [:]
-    /// What the journal holds, by session, folded: compaction writes this.
+    /// The current generation's changes, folded by session, and how many there are.
     private var pending: [String: Fold] = [:]
-    private var journalRows = 0
-    /// The one statement every change runs, kept at hand.
-    private var journalInsert: SQLiteConnection.Statement?
-    private var nextJournalSeq: Int64 = 1
-    /// Compact once the journal holds this many rows.
+    private var pendingChanges = 0
+    /// The previous generation, until the compactor has written it to the database.
+    private var compacting: Generation?
+    private var nextSeq: Int64
+    private var closed = false
+    /// Start a new generation after this many changes.
     let compactionThreshold: Int
-    /// The journal size at which the next change compacts: the threshold, or further off
-    /// after a compaction failed, so a failing one is not retried on every change.
-    private var compactionDue: Int
 
     /// Migrations in order; each runs once, recorded in `migrations`.
     static let migrations: [String] = [
@@ -114,10 +117,17 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             SELECT session_id, first_seq, last_seq, body FROM event_batches ORDER BY session_id, first_seq;
         DROP TABLE event_batches;
         """,
+        // Changes go to the change log files now; the journal table is folded in before this runs.
+        """
+        CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO store_meta (key, value) VALUES ('compacted_seq', 0);
+        DROP TABLE journal;
+        """,
     ]
 
     /// - Parameters:
-    ///   - path: the database file; its folder is created if missing.
+    ///   - path: the database file; its folder is created if missing. The change log files sit
+    ///     next to it (`PATH-changes-NNNNNN`).
     ///   - decode: turns a stored snapshot back into a state, checked against its graph.
     init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = 2048,
@@ -125,8 +135,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     ) throws(StoreError) {
         self.name = "sqlite:\(path)"
         self.retainedEvents = retainedEvents
-        self.compactionThreshold = compactionThreshold
-        self.compactionDue = compactionThreshold
+        self.compactionThreshold = max(1, compactionThreshold)
         self.decode = decode
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
@@ -135,26 +144,41 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys=ON")
-        // 64 MiB of page cache: the write path then rarely reads a page back from disk.
+        // 64 MiB of page cache: compaction then rarely reads a page back from disk.
         try connection.execute("PRAGMA cache_size=-65536")
-        // No checkpoint on commit: compaction runs one after folding the journal.
+        // No checkpoint on commit: compaction runs one after each generation.
         try connection.execute("PRAGMA wal_autocheckpoint=0")
-        try migrate()
-        // What a crash left in the journal is folded in before anything is served.
-        try readJournal()
-        try compactJournal(evenIfEmpty: true)
+        try Self.migrate(connection, through: 3)
+        // Changes an older navd left in its journal table, before migration 4 drops it.
+        try Self.foldLegacyJournal(connection, retainedEvents: retainedEvents)
+        try Self.migrate(connection, through: Self.migrations.count)
+
+        // What a crash left in the change log is folded in before anything is served.
+        let compacted = try Self.compactedSeq(connection)
+        let (records, lastGeneration) = try ChangeLog.read(prefix: path)
+        var recovered: [String: Fold] = [:]
+        var lastSeq = compacted
+        for record in records where record.seq > compacted {
+            Self.fold(record, into: &recovered, retainedEvents: retainedEvents)
+            lastSeq = max(lastSeq, record.seq)
+        }
+        try Self.write(recovered, through: lastSeq, connection, retainedEvents: retainedEvents)
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        nextSeq = lastSeq + 1
+        log = try ChangeLog(prefix: path, after: lastGeneration, synchronous: synchronousFull)
+        log.remove(through: lastGeneration)
     }
 
-    private func migrate() throws(StoreError) {
+    private static func migrate(_ connection: SQLiteConnection, through last: Int) throws(StoreError) {
         try connection.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         let current = try connection.statement("SELECT COALESCE(MAX(version), 0) FROM migrations")
         _ = try current.step()
         let applied = Int(current.int(0))
         current.reset()
-        guard applied <= Self.migrations.count else {
-            throw StoreError(message: "the database is at schema \(applied); this navd knows up to \(Self.migrations.count)")
+        guard applied <= migrations.count else {
+            throw StoreError(message: "the database is at schema \(applied); this navd knows up to \(migrations.count)")
         }
-        for (index, sql) in Self.migrations.enumerated().dropFirst(applied) {
+        for (index, sql) in migrations.enumerated().prefix(last).dropFirst(applied) {
             try connection.transaction { () throws(StoreError) in
                 try connection.execute(sql)
                 try connection.statement("INSERT INTO migrations (version, applied_at) VALUES (?, strftime('%s','now'))")
@@ -163,12 +187,52 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
     }
 
+    /// Folds and empties the journal table of schema 3, if this database still has one.
+    private static func foldLegacyJournal(_ connection: SQLiteConnection, retainedEvents: Int) throws(StoreError) {
+        let exists = try connection.statement("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'journal'")
+        _ = try exists.step()
+        let hasJournal = exists.int(0) > 0
+        exists.reset()
+        guard hasJournal else { return }
+        var folds: [String: Fold] = [:]
+        let rows = try connection.statement(
+            "SELECT seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events FROM journal ORDER BY seq"
+        )
+        defer { rows.reset() }
+        while try rows.step() {
+            let record = ChangeLog.Record(
+                seq: rows.int(0), sessionID: rows.text(1), version: rows.int(2), touchedAt: rows.int(4),
+                firstEvent: rows.int(5), lastEvent: rows.int(6), snapshot: rows.bytes(3), events: rows.bytes(7)
+            )
+            fold(record, into: &folds, retainedEvents: retainedEvents)
+        }
+        rows.reset()
+        try write(folds, through: nil, connection, retainedEvents: retainedEvents) { () throws(StoreError) in
+            try connection.statement("DELETE FROM journal").run()
+        }
+    }
+
+    private static func compactedSeq(_ connection: SQLiteConnection) throws(StoreError) -> Int64 {
+        let statement = try connection.statement("SELECT value FROM store_meta WHERE key = 'compacted_seq'")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int(0)
+    }
+
     private func locked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try lock.withLock { _ throws(StoreError) -> T in try body() }
     }
 
+    /// Runs `body` holding `database`, on an open store.
+    private func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try database.withLock { _ throws(StoreError) -> T in
+            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
+            return try body()
+        }
+    }
+
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
-        try locked { () throws(StoreError) in
+        try withDatabase { () throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
                 try connection.statement(
                     "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
@@ -177,14 +241,37 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
                 .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: session.state.snapshotBytes)
                 .bind(8, session.createdAt).bind(9, session.touchedAt).run()
-                try appendEvents(events, encoded: events.jsonBytes, to: session.id)
+                if let first = events.first, let last = events.last {
+                    try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                        .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
+                }
             }
-            cache[session.id] = session
+            try locked { cache[session.id] = session }
         }
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
-        try locked { () throws(StoreError) -> StoredSession? in try cachedOrLoaded(id) }
+        if let cached = try locked({ cache[id] }) { return cached }
+        return try withDatabase { () throws(StoreError) -> StoredSession? in try loadHoldingDatabase(id) }
+    }
+
+    /// The cached session, or the stored one (then cached). Caller holds `database`.
+    private func loadHoldingDatabase(_ id: String) throws(StoreError) -> StoredSession? {
+        if let cached = try locked({ cache[id] }) { return cached }
+        let statement = try connection.statement(
+            "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
+        )
+        try statement.bind(1, id)
+        // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        let stored = try row(id: id, statement, offset: 0)
+        // Only an update changes a cached session, and only a cached one: this row is current.
+        return try locked { () -> StoredSession in
+            if let cached = cache[id] { return cached }
+            cache[id] = stored
+            return stored
+        }
     }
 
     private func row(id: String, _ statement: SQLiteConnection.Statement, offset: Int32) throws(StoreError) -> StoredSession {
@@ -203,118 +290,130 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
-        // Encode before taking the lock: only the database work is serialised.
+        // The compare-and-set below is against the cache: bring the session into it first.
+        guard try load(session.id) != nil else { return false }
+        // Encode before taking the lock: only the append is serialised.
         let snapshot = session.state.snapshotBytes
-        return try locked { () throws(StoreError) -> Bool in
-            // The cache holds every session written since the store opened, and the journal
-            // only such sessions, so the cached version is the stored one.
-            guard let current = try cachedOrLoaded(session.id), current.state.version == expectedVersion else { return false }
-            let seq = nextJournalSeq
-            try connection.transaction { () throws(StoreError) in
-                try connection.prepared(
-                    &journalInsert,
-                    "INSERT INTO journal (seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events) VALUES (?,?,?,?,?,?,?,?)"
-                )
-                .bind(1, seq).bind(2, session.id).bind(3, Int64(session.state.version)).bind(4, utf8: snapshot)
-                .bind(5, session.touchedAt).bind(6, Int64(events.first?.seq ?? 0)).bind(7, Int64(events.last?.seq ?? 0))
-                .bind(8, utf8: encodedEvents).run()
-            }
-            nextJournalSeq += 1
-            journalRows += 1
-            fold(
-                seq: seq, id: session.id, version: Int64(session.state.version), snapshot: snapshot, touchedAt: session.touchedAt,
-                batch: events.first.map { (Int64($0.seq), Int64(events.last?.seq ?? $0.seq), encodedEvents) }
+        var startCompaction = false
+        var behind = false
+        let written = try locked { () throws(StoreError) -> Bool in
+            guard !closed else { throw StoreError(message: "the SQLite store is closed") }
+            guard let current = cache[session.id], current.state.version == expectedVersion else { return false }
+            let record = ChangeLog.Record(
+                seq: nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
+                firstEvent: Int64(events.first?.seq ?? 0), lastEvent: Int64(events.last?.seq ?? 0),
+                snapshot: snapshot, events: encodedEvents
             )
+            try log.append(record)
+            nextSeq += 1
+            Self.fold(record, into: &pending, retainedEvents: retainedEvents)
+            pendingChanges += 1
             cache[session.id] = session
-            // The change is committed whatever compaction does; a failed one is retried later.
-            if journalRows >= compactionDue {
-                do {
-                    try compactJournal()
-                } catch {
-                    compactionDue = journalRows + compactionThreshold
-                }
+            if pendingChanges >= compactionThreshold {
+                startCompaction = sealGeneration()
+                // The database is far behind (a slow disk, a failing compaction): wait for it.
+                behind = pendingChanges >= 8 * compactionThreshold
             }
             return true
         }
+        if startCompaction {
+            compactor.async { [weak self] in self?.compactSealedGeneration() }
+        } else if behind {
+            compactor.sync { compactSealedGeneration() }
+        }
+        return written
     }
 
-    /// The cached session, or the stored one (then cached). Caller holds the lock.
-    private func cachedOrLoaded(_ id: String) throws(StoreError) -> StoredSession? {
-        if let cached = cache[id] { return cached }
-        let statement = try connection.statement(
-            "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions WHERE id = ?"
-        )
-        try statement.bind(1, id)
-        // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        let session = try row(id: id, statement, offset: 0)
-        cache[id] = session
-        return session
-    }
+    // MARK: Compaction
 
-    /// One session's journalled changes as compaction will write them.
+    /// One session's logged changes as compaction will write them.
     private struct Fold {
         var version: Int64
         var snapshot: [UInt8]
         var touchedAt: Int64
-        /// The journalled transitions' events, oldest first; only as many as are retained.
+        /// The logged transitions' events, oldest first; only as many as are retained.
         var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
         var eventCount: Int64 = 0
-        /// The session's journal rows.
-        var seqs: [Int64] = []
     }
 
-    /// Adds one journal row to ``pending``. Caller holds the lock.
-    private func fold(seq: Int64, id: String, version: Int64, snapshot: [UInt8], touchedAt: Int64, batch: (Int64, Int64, [UInt8])?) {
-        var entry = pending.removeValue(forKey: id) ?? Fold(version: version, snapshot: snapshot, touchedAt: touchedAt)
-        entry.version = version
-        entry.snapshot = snapshot
-        entry.touchedAt = touchedAt
-        entry.seqs.append(seq)
-        if let (first, last, body) = batch {
-            entry.batches.append((first, last, body))
-            entry.eventCount += last - first + 1
-            // A hot session's journal may hold many transitions: keep what is retained.
+    /// A generation of the log closed for compaction.
+    private struct Generation {
+        var folds: [String: Fold]
+        /// The seq of its last change, recorded with it in the database.
+        var lastSeq: Int64
+        /// Its change log file.
+        var file: Int
+    }
+
+    private static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
+        var entry = folds.removeValue(forKey: record.sessionID)
+            ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
+        entry.version = record.version
+        entry.snapshot = record.snapshot
+        entry.touchedAt = record.touchedAt
+        if record.firstEvent > 0 {
+            entry.batches.append((record.firstEvent, record.lastEvent, record.events))
+            entry.eventCount += record.lastEvent - record.firstEvent + 1
+            // A hot session's log may hold many transitions: keep what is retained.
             let retained = Int64(retainedEvents)
             while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
                 entry.eventCount -= oldest.last - oldest.first + 1
                 entry.batches.removeFirst()
             }
         }
-        pending[id] = entry
+        folds[record.sessionID] = entry
     }
 
-    /// Folds what a crash left in the journal into ``pending``. Caller holds the lock.
-    private func readJournal() throws(StoreError) {
+    /// Closes the current generation for the compactor, if it holds changes and none is being
+    /// compacted. Caller holds `lock`. - Returns: whether it did.
+    private func sealGeneration() -> Bool {
+        guard compacting == nil, pendingChanges > 0, let file = try? log.rotate() else { return false }
+        compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
         pending = [:]
-        journalRows = 0
-        let rows = try connection.statement(
-            "SELECT seq, session_id, version, snapshot, touched_at, first_seq, last_seq, events FROM journal ORDER BY seq"
-        )
-        defer { rows.reset() }
-        while try rows.step() {
-            let first = rows.int(5)
-            fold(
-                seq: rows.int(0), id: rows.text(1), version: rows.int(2), snapshot: rows.bytes(3), touchedAt: rows.int(4),
-                batch: first > 0 ? (first, rows.int(6), rows.bytes(7)) : nil
-            )
-            journalRows += 1
-        }
+        pendingChanges = 0
+        return true
     }
 
-    /// Writes ``pending`` into `sessions` and `event_log` and empties the journal, in one
-    /// transaction, then checkpoints. Caller holds the lock.
-    private func compactJournal(evenIfEmpty: Bool = false) throws(StoreError) {
-        guard journalRows > 0 || evenIfEmpty else { return }
+    /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
+    /// to be written by the next attempt (the log keeps its changes meanwhile).
+    private func compactSealedGeneration() {
+        try? withDatabase { () throws(StoreError) in try writeSealedGeneration() }
+    }
+
+    /// Caller holds `database`.
+    private func writeSealedGeneration() throws(StoreError) {
+        // Read under `lock` now, not when sealed: a delete may have taken a session out since.
+        guard let generation = try locked({ compacting }) else { return }
+        try Self.write(generation.folds, through: generation.lastSeq, connection, retainedEvents: retainedEvents)
+        try locked {
+            compacting = nil
+            log.remove(through: generation.file)
+        }
+        // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
+        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Writes every logged change to the database. Caller holds `database`.
+    private func compactEverything() throws(StoreError) {
+        try writeSealedGeneration()
+        if try locked({ sealGeneration() }) { try writeSealedGeneration() }
+    }
+
+    /// Writes folded changes into `sessions` and `event_log` in one transaction, with `extra`,
+    /// and records `lastSeq` as compacted.
+    private static func write(
+        _ folds: [String: Fold], through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int,
+        extra: () throws(StoreError) -> Void = {}
+    ) throws(StoreError) {
         let retained = Int64(retainedEvents)
         try connection.transaction { () throws(StoreError) in
-            for (id, entry) in pending {
+            for (id, entry) in folds {
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
+                // A session deleted since its change was logged stays deleted.
                 guard connection.changes == 1, let first = entry.batches.first, let last = entry.batches.last else { continue }
                 var body = first.body
-                for batch in entry.batches.dropFirst() { Self.appendJSONArray(batch.body, to: &body) }
+                for batch in entry.batches.dropFirst() { appendJSONArray(batch.body, to: &body) }
                 try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
                     .bind(1, id).bind(2, first.first).bind(3, last.last).bind(4, utf8: body).run()
                 // Whole batches leave once all their events are older than the retained ones.
@@ -323,14 +422,11 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                         .bind(1, id).bind(2, last.last - retained).run()
                 }
             }
-            try connection.statement("DELETE FROM journal").run()
+            if let lastSeq {
+                try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
+            }
+            try extra()
         }
-        pending = [:]
-        journalRows = 0
-        nextJournalSeq = 1
-        compactionDue = compactionThreshold
-        // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
-        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.
@@ -345,34 +441,28 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         merged.append(contentsOf: array.dropFirst())
     }
 
-    private func appendEvents(_ events: [LifecycleEvent], encoded: [UInt8], to id: String) throws(StoreError) {
-        guard let first = events.first, let last = events.last else { return }
-        try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
-            .bind(1, id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: encoded).run()
-    }
+    // MARK: Reads and maintenance
 
     func delete(_ id: String) throws(StoreError) -> Bool {
-        try locked { () throws(StoreError) -> Bool in
-            let journalled = pending[id]?.seqs ?? []
-            let deleted = try connection.transaction { () throws(StoreError) -> Bool in
-                for seq in journalled {
-                    try connection.statement("DELETE FROM journal WHERE seq = ?").bind(1, seq).run()
-                }
+        try withDatabase { () throws(StoreError) -> Bool in
+            // Its logged changes stay in the log files; compaction (or recovery) finds no row for them.
+            try locked {
+                cache[id] = nil
+                pending[id] = nil
+                compacting?.folds[id] = nil
+            }
+            return try connection.transaction { () throws(StoreError) -> Bool in
                 try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
                 try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                 return connection.changes > 0
             }
-            cache[id] = nil
-            pending[id] = nil
-            journalRows -= journalled.count
-            return deleted
         }
     }
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
-        try locked { () throws(StoreError) -> [LifecycleEvent] in
+        try withDatabase { () throws(StoreError) -> [LifecycleEvent] in
             // Batches are trimmed whole, so older events may linger: show the retained ones only.
-            let newest = try cachedOrLoaded(id)?.state.eventCounter ?? 0
+            let newest = try loadHoldingDatabase(id)?.state.eventCounter ?? 0
             let after = max(after, newest - retainedEvents)
             var events: [LifecycleEvent] = []
             func collect(_ body: [UInt8]) {
@@ -387,47 +477,70 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             defer { batches.reset() }
             while events.count < limit, try batches.step() { collect(batches.bytes(0)) }
             batches.reset()
-            // Newer than every compacted batch: what the journal holds for this session.
-            for batch in pending[id]?.batches ?? [] where events.count < limit && batch.last > after {
-                collect(batch.body)
-            }
+            // Newer than every compacted batch: the log's, oldest generation first. Holding
+            // `database`, a sealed generation is one the compactor has not written yet.
+            let logged = try locked { (compacting?.folds[id]?.batches ?? []) + (pending[id]?.batches ?? []) }
+            for batch in logged where events.count < limit && batch.last > after { collect(batch.body) }
             return events
         }
     }
 
     func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
-        try locked { () throws(StoreError) -> Int in
-            // `touched_at` in `sessions` is current only once the journal is folded in.
-            try compactJournal()
-            return try connection.transaction { () throws(StoreError) -> Int in
-                try connection.statement("DELETE FROM event_log WHERE session_id IN (SELECT id FROM sessions WHERE touched_at < ?)")
-                    .bind(1, cutoff).run()
-                try connection.statement("DELETE FROM sessions WHERE touched_at < ?").bind(1, cutoff).run()
-                let removed = connection.changes
-                if removed > 0 { cache = cache.filter { $0.value.touchedAt >= cutoff } }
-                return removed
+        try withDatabase { () throws(StoreError) -> Int in
+            // `touched_at` in `sessions` is current once the log is folded in.
+            try compactEverything()
+            return try lock.withLock { _ throws(StoreError) -> Int in
+                // Updates wait here: none can touch a session between this check and its deletion.
+                let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
+                try expired.bind(1, cutoff)
+                var ids: [String] = []
+                while try expired.step() {
+                    let id = expired.text(0)
+                    // Touched since the compaction above: its change is only in the log.
+                    if let cached = cache[id], cached.touchedAt >= cutoff { continue }
+                    ids.append(id)
+                }
+                expired.reset()
+                try connection.transaction { () throws(StoreError) in
+                    for id in ids {
+                        try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                        try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                    }
+                }
+                for id in ids {
+                    cache[id] = nil
+                    pending[id] = nil
+                }
+                return ids.count
             }
         }
     }
 
     func list(limit: Int) throws(StoreError) -> [StoredSession] {
-        try locked { () throws(StoreError) -> [StoredSession] in
-            try compactJournal()
+        try withDatabase { () throws(StoreError) -> [StoredSession] in
+            try compactEverything()
             let statement = try connection.statement(
                 "SELECT id, graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT ?"
             )
             try statement.bind(1, Int64(limit))
+            defer { statement.reset() }
             var sessions: [StoredSession] = []
             while try statement.step() {
-                // A session that no longer fits its graph is left out of the listing, not fatal to it.
-                if let session = try? row(id: statement.text(0), statement, offset: 1) { sessions.append(session) }
+                let id = statement.text(0)
+                // The cache is newer than the row for a session changed since the compaction above.
+                if let cached = try locked({ cache[id] }) {
+                    sessions.append(cached)
+                } else if let session = try? row(id: id, statement, offset: 1) {
+                    // A session that no longer fits its graph is left out of the listing, not fatal to it.
+                    sessions.append(session)
+                }
             }
             return sessions
         }
     }
 
     func count() throws(StoreError) -> Int {
-        try locked { () throws(StoreError) -> Int in
+        try withDatabase { () throws(StoreError) -> Int in
             let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
             defer { statement.reset() }
             _ = try statement.step()
@@ -436,15 +549,16 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func saveGraph(_ document: JSONValue, name: String, version: Int) throws(StoreError) {
-        try locked { () throws(StoreError) in
+        try withDatabase { () throws(StoreError) in
             try connection.statement("INSERT OR IGNORE INTO graphs (name, version, document) VALUES (?,?,?)")
                 .bind(1, name).bind(2, Int64(version)).bind(3, document.jsonString).run()
         }
     }
 
     func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
-        try locked { () throws(StoreError) -> [(document: JSONValue, version: Int)] in
+        try withDatabase { () throws(StoreError) -> [(document: JSONValue, version: Int)] in
             let statement = try connection.statement("SELECT document, version FROM graphs ORDER BY name, version")
+            defer { statement.reset() }
             var graphs: [(document: JSONValue, version: Int)] = []
             while try statement.step() {
                 do {
@@ -457,10 +571,22 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
     }
 
+    /// Waits until the compactor is idle (it may have a generation to write).
+    func waitForCompaction() {
+        compactor.sync {}
+    }
+
     func close() {
-        lock.withLock { _ in
-            try? compactJournal()
+        waitForCompaction()
+        database.withLock { _ in
+            guard (try? locked({ closed })) == false else { return }
+            // Everything logged goes into the database; if that fails the log files stay, and the
+            // next start folds them in.
+            if (try? compactEverything()) != nil {
+                try? locked { log.discard() }
+            }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try? locked { closed = true }
             connection.close()
         }
         ownership.release()

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@testable import navd
+
+/// The change log's files: records read back as written, in order across generations, and
+/// reading stops at the first record a crash cut short or garbled.
+@Suite struct ChangeLogTests {
+    static func record(_ seq: Int64, snapshot size: Int = 40) -> ChangeLog.Record {
+        ChangeLog.Record(
+            seq: seq, sessionID: "s\(seq % 3)", version: seq + 1, touchedAt: 1_700_000_000_000 + seq,
+            firstEvent: seq * 10, lastEvent: seq * 10 + 4,
+            snapshot: Array(String(repeating: "{\"v\":\(seq)}", count: max(1, size / 8)).utf8),
+            events: Array("[{\"seq\":\(seq)}]".utf8)
+        )
+    }
+
+    @Test func recordsComeBackInOrderAcrossGenerations() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...5 { try log.append(Self.record(Int64(seq), snapshot: seq * 300)) }
+        #expect(try log.rotate() == 1)
+        for seq in 6...8 { try log.append(Self.record(Int64(seq))) }
+        let (records, last) = try ChangeLog.read(prefix: prefix)
+        #expect(records == (1...8).map { Self.record(Int64($0), snapshot: $0 <= 5 ? $0 * 300 : 40) })
+        #expect(last == 2)
+        // A generation's file goes once the database holds it; the current one stays.
+        log.remove(through: 2)
+        #expect(ChangeLog.files(prefix: prefix).map(\.0) == [2])
+        #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [6, 7, 8])
+    }
+
+    @Test func aRecordCutShortEndsTheFile() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...3 { try log.append(Self.record(Int64(seq))) }
+        let path = log.path(of: log.generation)
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        let whole = bytes.count
+        // Every cut inside the last record leaves the first two.
+        var single: [UInt8] = []
+        ChangeLog.encode(Self.record(3), into: &single)
+        for cut in [1, 11, 12, single.count / 2, single.count - 1] {
+            try Data(bytes.prefix(whole - cut)).write(to: URL(fileURLWithPath: path))
+            #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [1, 2], "cut \(cut)")
+        }
+        // A flipped byte in the middle record ends the file there.
+        bytes[whole - single.count - 5] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [1])
+    }
+
+    @Test func garbageAfterTheLastRecordIsIgnored() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 4, synchronous: true)
+        try log.append(Self.record(1))
+        let path = log.path(of: 5)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data([0xFF, 0xFF, 0xFF, 0x7F] + [UInt8](repeating: 0xAB, count: 40)))
+        try handle.close()
+        #expect(try ChangeLog.read(prefix: prefix).records == [Self.record(1)])
+        #expect(try ChangeLog.read(prefix: prefix).lastGeneration == 5)
+    }
+}

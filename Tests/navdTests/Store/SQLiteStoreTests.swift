@@ -1,0 +1,344 @@
+import Foundation
+import Logging
+import NavCore
+import Testing
+
+@testable import navd
+
+/// The SQLite store's change log: changes appended, folded into `sessions` and `event_log`
+/// by compaction, and nothing lost or reordered across compactions, deletes and reopenings.
+@Suite struct SQLiteStoreTests {
+    static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
+    static let pathB = "^/top"
+
+    /// A store and a session service over it, on the news graph, compacting every `threshold` changes.
+    struct Fixture {
+        let store: SQLiteStore
+        let sessions: SessionService
+
+        init(path: String, threshold: Int, retained: Int = 1000, now: @escaping @Sendable () -> Int64 = Clock.milliseconds) throws {
+            let graphs = GraphRegistry()
+            let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+            _ = try graphs.add(document)
+            store = try SQLiteStore(
+                path: path, retainedEvents: retained, compactionThreshold: threshold, decode: StoreFactory.snapshotDecoder(graphs)
+            )
+            sessions = SessionService(store: store, graphs: graphs, configuration: .init(), now: now)
+        }
+
+        func navigate(_ id: String, _ path: String) throws -> SessionService.Mutation {
+            let loaded = try #require(try store.load(id))
+            return try sessions.mutate(id, intent: .navigate(path), ifMatch: nil, loaded: loaded)
+        }
+
+        func allEvents(_ id: String) throws -> [LifecycleEvent] {
+            try store.events(of: id, after: 0, limit: 100_000)
+        }
+    }
+
+    @Test func changesSurviveCompactionAndReopeningWithEveryEventInOrder() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var ids: [String] = []
+        var expected: [String: (version: Int, path: String, events: [LifecycleEvent])] = [:]
+        do {
+            // Compaction every 5 changes: the 23 below cross it several times, mid-session.
+            let fixture = try Fixture(path: path, threshold: 5)
+            for _ in 0..<3 {
+                let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+                ids.append(created.session.id)
+                expected[created.session.id] = (created.session.state.version, created.session.state.path.description, created.events)
+            }
+            for step in 0..<23 {
+                let id = ids[step % 3 == 2 ? 0 : step % 3]  // the first session twice as often
+                let mutation = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB)
+                var entry = try #require(expected[id])
+                entry.version = mutation.session.state.version
+                entry.path = mutation.session.state.path.description
+                entry.events += mutation.events
+                expected[id] = entry
+                #expect(try fixture.allEvents(id) == entry.events, "step \(step): events read back while logged")
+            }
+            // No close(): what is logged must come back as if the process had died here. (The
+            // wait only lets the store go away at once, releasing its lock on the file.)
+            fixture.store.waitForCompaction()
+        }
+        for round in 0..<2 {
+            let fixture = try Fixture(path: path, threshold: 5)
+            for id in ids {
+                let entry = try #require(expected[id])
+                let session = try #require(try fixture.store.load(id), "round \(round)")
+                #expect(session.state.version == entry.version)
+                #expect(session.state.path.description == entry.path)
+                #expect(try fixture.allEvents(id) == entry.events, "round \(round)")
+                #expect(try fixture.store.events(of: id, after: 10, limit: 3) == Array(entry.events.filter { $0.seq > 10 }.prefix(3)))
+            }
+            #expect(try fixture.store.list(limit: 10).map(\.state.version).sorted() == ids.compactMap { expected[$0]?.version }.sorted())
+            fixture.store.close()
+        }
+    }
+
+    @Test func aWriteBasedOnAnOldVersionIsRefusedWhileLogged() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        let stale = try #require(try fixture.store.load(created.session.id))
+        _ = try fixture.navigate(created.session.id, Self.pathA)
+        var next = stale
+        next.state.version += 1
+        #expect(try fixture.store.update(next, expectedVersion: stale.state.version, events: [], eventsJSON: Array("[]".utf8)) == false)
+        #expect(try fixture.store.load(created.session.id)?.state.path.description == "/top/list_news(category=1)/show_news(id=2)")
+    }
+
+    @Test func deletingASessionTakesItsLoggedChangesWithIt() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var doomed = ""
+        var kept = ""
+        do {
+            // Dropped without close(): the reopening below recovers from the change log.
+            let fixture = try Fixture(path: path, threshold: 100)
+            doomed = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            kept = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            for step in 0..<4 {
+                _ = try fixture.navigate(doomed, step % 2 == 0 ? Self.pathA : Self.pathB)
+                _ = try fixture.navigate(kept, step % 2 == 0 ? Self.pathA : Self.pathB)
+            }
+            #expect(try fixture.store.delete(doomed))
+            #expect(try fixture.store.load(doomed) == nil)
+            #expect(try fixture.allEvents(doomed).isEmpty)
+            fixture.store.waitForCompaction()
+        }
+        let reopened = try Fixture(path: path, threshold: 100)
+        #expect(try reopened.store.load(doomed) == nil)
+        #expect(try reopened.store.load(kept)?.state.version == 5)
+        #expect(try reopened.store.count() == 1)
+    }
+
+    @Test func aSweepSeesTheLoggedTouchTime() throws {
+        let folder = try TemporaryFolder()
+        let clock = Locked<Int64>(1_000_000)  // moved by hand
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, now: { clock.withLock { $0 } })
+        let idle = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        let busy = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        clock.withLock { $0 += 60_000 }
+        _ = try fixture.navigate(busy, Self.pathA)  // touched_at only in the change log so far
+        #expect(try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000) == 1)
+        #expect(try fixture.store.load(idle) == nil)
+        #expect(try fixture.store.load(busy) != nil)
+    }
+
+    @Test func aHotSessionKeepsAboutTheRetainedEventsThroughCompaction() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 40, retained: 50)
+        let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        var last: [LifecycleEvent] = []
+        for step in 0..<120 {
+            last = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events
+        }
+        let events = try fixture.allEvents(id)
+        let newest = try #require(last.last?.seq)
+        // Exactly the newest 50, whether they sit in the change log or in compacted batches.
+        #expect(events.map(\.seq) == Array((newest - 49)...newest))
+    }
+}
+
+extension SQLiteStoreTests {
+    @Test func aSecondStoreOnTheSameFileIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        #expect(throws: StoreError.self) { try Fixture(path: "\(folder.path)/navd.db", threshold: 100) }
+        fixture.store.close()
+        // Once closed, the file is free again.
+        let reopened = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        reopened.store.close()
+    }
+
+    /// A database written by schema 2 (events clustered by session in `event_batches`, no
+    /// journal) is migrated with its sessions and events intact.
+    @Test func aSchemaTwoDatabaseIsMigrated() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var id = ""
+        var events: [LifecycleEvent] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 2)
+            let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+            id = created.session.id
+            events = created.events
+            for step in 0..<5 { events += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            fixture.store.close()
+        }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            """
+            CREATE TABLE event_batches (
+                session_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, body TEXT NOT NULL,
+                PRIMARY KEY (session_id, first_seq)
+            ) WITHOUT ROWID;
+            INSERT INTO event_batches SELECT session_id, first_seq, last_seq, body FROM event_log;
+            DROP TABLE event_log;
+            DROP TABLE store_meta;
+            DELETE FROM migrations WHERE version >= 3;
+            """
+        )
+        connection.close()
+        let migrated = try Fixture(path: path, threshold: 2)
+        #expect(try migrated.store.load(id)?.state.version == 6)
+        #expect(try migrated.allEvents(id) == events)
+        _ = try migrated.navigate(id, Self.pathB)  // the last step went to A
+        #expect(try migrated.store.load(id)?.state.version == 7)
+        migrated.store.close()
+    }
+}
+
+extension SQLiteStoreTests {
+    /// A crash in the middle of appending leaves a short record: the session comes back at the
+    /// change before it (that change was the last one acknowledged), and serving goes on.
+    @Test func aRecordCutShortByACrashIsDropped() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var id = ""
+        do {
+            let fixture = try Fixture(path: path, threshold: 100)
+            id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            for step in 0..<3 { _ = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB) }
+            fixture.store.waitForCompaction()
+        }
+        let (file, _) = try #require(ChangeLog.files(prefix: path).last.map { ($0.1, $0.0) })
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        try Data(bytes.dropLast(7)).write(to: URL(fileURLWithPath: file))
+        let reopened = try Fixture(path: path, threshold: 100)
+        let session = try #require(try reopened.store.load(id))
+        #expect(session.state.version == 3)
+        #expect(session.state.path.description == "/top")
+        _ = try reopened.navigate(id, Self.pathA)
+        #expect(try reopened.store.load(id)?.state.version == 4)
+        reopened.store.close()
+        #expect(ChangeLog.files(prefix: path).isEmpty)
+    }
+
+    /// A schema-3 database whose journal table still holds changes (an older navd that crashed)
+    /// has them folded in before the table is dropped.
+    @Test func anOlderJournalTableIsFoldedIn() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var id = ""
+        var events: [LifecycleEvent] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 100)
+            let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+            id = created.session.id
+            events = created.events
+            for step in 0..<3 { events += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            fixture.store.waitForCompaction()
+        }
+        // Turn the logged changes into what schema 3 kept in its journal table.
+        let records = try ChangeLog.read(prefix: path).records
+        #expect(records.count == 3)
+        for (_, file) in ChangeLog.files(prefix: path) { try FileManager.default.removeItem(atPath: file) }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            """
+            CREATE TABLE journal (
+                seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, version INTEGER NOT NULL, snapshot TEXT NOT NULL,
+                touched_at INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, events TEXT NOT NULL
+            );
+            DROP TABLE store_meta;
+            DELETE FROM migrations WHERE version = 4;
+            """
+        )
+        for (index, record) in records.enumerated() {
+            try connection.statement("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)")
+                .bind(1, Int64(index + 1)).bind(2, record.sessionID).bind(3, record.version).bind(4, utf8: record.snapshot)
+                .bind(5, record.touchedAt).bind(6, record.firstEvent).bind(7, record.lastEvent).bind(8, utf8: record.events).run()
+        }
+        connection.close()
+        let migrated = try Fixture(path: path, threshold: 100)
+        #expect(try migrated.store.load(id)?.state.version == 4)
+        #expect(try migrated.allEvents(id) == events)
+        migrated.store.close()
+        let check = try SQLiteConnection(path: path)
+        let tables = try check.statement("SELECT COUNT(*) FROM sqlite_master WHERE name = 'journal'")
+        _ = try tables.step()
+        #expect(tables.int(0) == 0)
+        tables.reset()
+        check.close()
+    }
+}
+
+extension SQLiteStoreTests {
+    @Test func storeSpecOptions() throws {
+        let folder = try TemporaryFolder()
+        let graphs = GraphRegistry()
+        func open(_ options: String) throws -> any SessionStore {
+            try StoreFactory.open("sqlite:\(folder.path)/navd.db\(options)", graphs: graphs, connections: 1, logger: Logger(label: "test"))
+        }
+        for bad in ["?compact=0", "?compact=x", "?sync=sometimes", "?sync=full&fast=1"] {
+            #expect(throws: StoreFactory.SpecError.self, "\(bad)") { try open(bad) }
+        }
+        let store = try #require(try open("?sync=full&compact=10") as? SQLiteStore)
+        #expect(store.compactionThreshold == 10)
+        store.close()
+    }
+}
+
+extension SQLiteStoreTests {
+    /// Navigations on several threads while the compactor runs every few changes and other
+    /// threads read events and listings: every change lands once, in order, and survives reopening.
+    @Test func concurrentChangesReadsAndCompactionsAgree() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let threads = 4
+        let steps = 60
+        var ids: [String] = []
+        let recorded = Locked<[String: [LifecycleEvent]]>([:])
+        do {
+            let fixture = try Fixture(path: path, threshold: 7)
+            for _ in 0..<threads {
+                let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+                ids.append(created.session.id)
+                recorded.withLock { $0[created.session.id] = created.events }
+            }
+            let failures = Locked<[String]>([])
+            let sessionIDs = ids
+            DispatchQueue.concurrentPerform(iterations: threads * 2) { worker in
+                let id = sessionIDs[worker % threads]
+                if worker < threads {
+                    // One writer per session, so each session's changes are in a known order.
+                    for step in 0..<steps {
+                        do {
+                            let mutation = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB)
+                            recorded.withLock { $0[id, default: []] += mutation.events }
+                        } catch {
+                            failures.withLock { $0.append("write \(id) step \(step): \(error)") }
+                        }
+                    }
+                } else {
+                    for _ in 0..<steps / 3 {
+                        do {
+                            let events = try fixture.allEvents(id)
+                            let seqs = events.map(\.seq)
+                            if seqs != Array(1..<(seqs.count + 1)) { failures.withLock { $0.append("gap in \(seqs)") } }
+                            _ = try fixture.store.list(limit: 100)
+                        } catch {
+                            failures.withLock { $0.append("read \(id): \(error)") }
+                        }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+            for id in ids {
+                #expect(try fixture.store.load(id)?.state.version == steps + 1)
+                #expect(try fixture.allEvents(id) == recorded.withLock { $0[id] })
+            }
+            fixture.store.waitForCompaction()
+        }
+        let reopened = try Fixture(path: path, threshold: 7)
+        for id in ids {
+            #expect(try reopened.store.load(id)?.state.version == steps + 1)
+            #expect(try reopened.allEvents(id) == recorded.withLock { $0[id] })
+        }
+        reopened.store.close()
+    }
+}

@@ -12,7 +12,7 @@ enum StoreFactory {
         if spec.hasPrefix("sqlite:") {
             var path = String(spec.dropFirst("sqlite:".count))
             var synchronousFull = false
-            var compaction = 2048
+            var compaction = SQLiteStore.defaultCompactionThreshold
             if let question = path.firstIndex(of: "?") {
                 for option in path[path.index(after: question)...].split(separator: "&") {
                     switch option {

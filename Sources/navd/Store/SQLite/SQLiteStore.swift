@@ -584,14 +584,18 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     func close() {
         waitForCompaction()
         database.withLock { _ in
-            guard (try? locked({ closed })) == false else { return }
+            // Closed first: no change is appended after the last compaction below.
+            let wasOpen = (try? locked { () -> Bool in
+                defer { closed = true }
+                return !closed
+            }) ?? false
+            guard wasOpen else { return }
             // Everything logged goes into the database; if that fails the log files stay, and the
             // next start folds them in.
             if (try? compactEverything()) != nil {
                 try? locked { log.discard() }
             }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try? locked { closed = true }
             connection.close()
         }
         ownership.release()

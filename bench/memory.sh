@@ -2,13 +2,13 @@
 # bench/memory.sh: memory and scale of navd's memory store (run by bench/run.sh
 # when BENCH_MEMORY=1, or on its own after `swift build -c release --product navd`).
 #
-# 1. GET latency with 1,000 idle sessions: navd --store memory, 1,000 sessions,
-#    wrk -t1 -c32 bench/get.lua for DURATION, ROUNDS times.
-# 2. Resident memory (VmRSS, /proc/PID/status) of a fresh navd --store memory
+# 1. Resident memory (VmRSS, /proc/PID/status) of a fresh navd --store memory
 #    --max-sessions 2000000, empty and then holding N idle sessions of 5 screens
 #    each for every N in MEMORY_COUNTS; bytes per session = (RSS(N) - RSS(0)) / N.
-# 3. GET latency at the largest N, over a sample of 1% of the sessions (at least
-#    1,000) spread over the creation order, same wrk settings as in 1.
+# 2. GET latency, wrk -t1 -c32 bench/get.lua for DURATION, ROUNDS times, of that
+#    navd at the largest N (over a sample of 1% of its sessions, at least 1,000,
+#    spread over the creation order) and of a second navd holding 1,000 sessions,
+#    round by round in turn, so that both see the same moments of a shared machine.
 #
 # Environment: DURATION=10s ROUNDS=3 MEMORY_COUNTS="100000 1000000"
 #   START_PATH (a 5-screen path on Examples/news.json) CREATE_PROCS=3
@@ -61,23 +61,20 @@ create() {
         --start "$START_PATH" --procs "$CREATE_PROCS"
 }
 
-# get_latency SESSIONS_HELD FILE: ROUNDS GET runs at c32 over the sessions in FILE.
-get_latency() {
-    local held=$1 file=$2 round line non2xx
-    run_wrk "$TMP/warmup.txt" 32 2s "$BENCH/get.lua" "$URL" "$file" >/dev/null
-    for round in $(seq 1 "$ROUNDS"); do
-        line=$(run_wrk "$TMP/get-$held-r$round.txt" 32 "$DURATION" "$BENCH/get.lua" "$URL" "$file")
-        non2xx=$(field non2xx "$line")
-        if [[ -z $non2xx || $non2xx != 0 ]]; then
-            FAILED=1
-            log "  non-2xx answers: ${non2xx:-wrk failed}"
-            grep -h '^NON2XX_SAMPLE' "$TMP/get-$held-r$round.txt" >&2 || true
-        fi
-        printf 'get\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t%s\n' "$held" "$round" "$(field rps "$line")" \
-            "$(field p50_us "$line")" "$(field p99_us "$line")" "$(field p999_us "$line")" "${non2xx:-NA}" \
-            "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
-        log "  GET with $held sessions, round $round: $(field rps "$line") req/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us"
-    done
+# get_round SESSIONS_HELD URL FILE ROUND: one GET run at c32 over the sessions in FILE.
+get_round() {
+    local held=$1 url=$2 file=$3 round=$4 line non2xx
+    line=$(run_wrk "$TMP/get-$held-r$round.txt" 32 "$DURATION" "$BENCH/get.lua" "$url" "$file")
+    non2xx=$(field non2xx "$line")
+    if [[ -z $non2xx || $non2xx != 0 ]]; then
+        FAILED=1
+        log "  non-2xx answers: ${non2xx:-wrk failed}"
+        grep -h '^NON2XX_SAMPLE' "$TMP/get-$held-r$round.txt" >&2 || true
+    fi
+    printf 'get\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t%s\n' "$held" "$round" "$(field rps "$line")" \
+        "$(field p50_us "$line")" "$(field p99_us "$line")" "$(field p999_us "$line")" "${non2xx:-NA}" \
+        "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+    log "  GET with $held sessions, round $round: $(field rps "$line") req/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us"
 }
 
 # record_rss SESSIONS [KIND]: VmRSS and VmHWM of the navd once it has settled.
@@ -90,16 +87,11 @@ record_rss() {
     log "  $1 sessions: VmRSS $rss KiB (VmHWM $hwm KiB)"
 }
 
-# 1. 1,000 sessions.
-log "GET latency with 1,000 sessions"
-start_navd navd-1k
-create 1000 1000 "$TMP/sessions-1k.txt"
-get_latency 1000 "$TMP/sessions-1k.txt"
-stop_server "$SERVER_PID"
-
-# 2. Memory per session, then 3. latency at the largest count.
+# 1. Memory per session.
 log "memory per idle 5-screen session"
 start_navd navd-memory
+BIG_URL=$URL
+BIG_PID=$SERVER_PID
 record_rss 0
 held=0
 : >"$TMP/sessions-sample.txt"
@@ -111,10 +103,23 @@ for target in $MEMORY_COUNTS; do
     held=$target
     record_rss "$held"
 done
-log "GET latency with $held sessions (rotating over $(wc -l <"$TMP/sessions-sample.txt") of them)"
-get_latency "$held" "$TMP/sessions-sample.txt"
+
+# 2. Latency with 1,000 sessions and with the largest count, in turn.
+log "GET latency with 1,000 sessions and with $held (rotating over $(wc -l <"$TMP/sessions-sample.txt") of them), in turn"
+start_navd navd-1k
+SMALL_URL=$URL
+SMALL_PID=$SERVER_PID
+create 1000 1000 "$TMP/sessions-1k.txt"
+run_wrk "$TMP/warmup.txt" 32 2s "$BENCH/get.lua" "$SMALL_URL" "$TMP/sessions-1k.txt" >/dev/null
+run_wrk "$TMP/warmup.txt" 32 2s "$BENCH/get.lua" "$BIG_URL" "$TMP/sessions-sample.txt" >/dev/null
+for round in $(seq 1 "$ROUNDS"); do
+    get_round 1000 "$SMALL_URL" "$TMP/sessions-1k.txt" "$round"
+    get_round "$held" "$BIG_URL" "$TMP/sessions-sample.txt" "$round"
+done
+stop_server "$SMALL_PID"
+SERVER_PID=$BIG_PID
 record_rss "$held" rss_after_get
-stop_server "$SERVER_PID"
+stop_server "$BIG_PID"
 
 python3 "$BENCH/summarise.py" memory "$RESULTS" | tee "$BENCH_OUT/memory-summary.md"
 exit "$FAILED"

@@ -17,7 +17,7 @@ struct GraphRoutes: Sendable {
             return .json([
                 "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
                 "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
-            ], headers: [("ETag", "\"\(graph.version)\"")])
+            ], headers: [("ETag", .etag(graph.version))])
         }
         router.on("PUT", "/v1/graphs/{name}") { context throws(APIError) in
             try Admin.require(context, adminToken: adminToken)
@@ -49,7 +49,7 @@ struct GraphRoutes: Sendable {
             return .json(
                 ["name": .string(version.graph.name), "version": .int(version.version), "warnings": .array(version.warnings.map(\.json))],
                 status: created ? 201 : 200,
-                headers: [("ETag", "\"\(version.version)\"")] + (created ? [("Location", "/v1/graphs/\(version.graph.name)")] : [])
+                headers: [("ETag", .etag(version.version))] + (created ? [("Location", "/v1/graphs/\(version.graph.name)")] : [])
             )
         }
     }

@@ -168,10 +168,10 @@ enum Admin {
         guard let adminToken else {
             throw APIError(.forbidden, "no admin token is configured (--admin-token or NAVD_ADMIN_TOKEN)")
         }
-        guard let token = Token.bearer(in: context.request.headers) else {
+        guard let presented = Token.bearerDigest(in: context.request.headers) else {
             throw APIError(.unauthorized, "send the admin token as 'Authorization: Bearer <token>'")
         }
-        guard Token.matches(token, digest: adminToken) else {
+        guard presented.matches(adminToken) else {
             throw APIError(.forbidden, "the admin token is not valid")
         }
     }

@@ -24,7 +24,7 @@ extension HTTPResponse {
 
     /// A session answer, with its version as the entity tag.
     static func session(_ value: JSONValue, version: Int, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
-        json(value, status: status, headers: [("ETag", "\"\(version)\"")] + headers)
+        json(value, status: status, headers: [("ETag", .etag(version))] + headers)
     }
 }
 

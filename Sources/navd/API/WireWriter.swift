@@ -172,10 +172,12 @@ extension HTTPResponse {
     ) -> HTTPResponse {
         var writer = JSONWriter(reservingCapacity: 512 + 256 * session.state.screens.count + 96 * (events?.count ?? 0))
         writer.writeSessionView(session, events: events, eventsJSON: eventsJSON, token: token)
-        return HTTPResponse(
-            status: status,
-            headers: [("Content-Type", "application/json"), ("ETag", "\"\(session.state.version)\"")] + headers,
-            body: writer.bytes
-        )
+        // Room for the X-Request-Id that Application adds: one allocation for the list.
+        var allHeaders: [(String, String)] = []
+        allHeaders.reserveCapacity(3 + headers.count)
+        allHeaders.append(("Content-Type", "application/json"))
+        allHeaders.append(("ETag", .etag(session.state.version)))
+        allHeaders.append(contentsOf: headers)
+        return HTTPResponse(status: status, headers: allHeaders, body: writer.bytes)
     }
 }

@@ -34,7 +34,7 @@ struct Daemon {
                 adminToken: settings.adminToken,
                 sessions: .init(maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds)
             ),
-            store: store, logger: logger,
+            store: store, logger: logger, accessLog: .standardError,
             persistGraph: { version throws(APIError) in try StoreFactory.persist(version, in: store) }
         )
         try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)

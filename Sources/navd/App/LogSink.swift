@@ -1,10 +1,12 @@
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Standard error, written in batches.
+/// Standard error, written in batches, one line per log event:
+/// `2026-11-22T01:28:04Z info navd: request method=GET …`.
 ///
 /// A request log line written with its own `write(2)` cost about a tenth of a `GET`'s time.
 /// Lines up to `info` (the request log among them) collect in a buffer that goes out when it
@@ -12,30 +14,62 @@ import Glibc
 /// so the order is kept), and on ``flush()``, which `navd serve` calls every 100 ms and on
 /// its way out. So an `info` line reaches the log at most about 100 ms late, and a `kill -9`
 /// can lose the last such lines — never a warning or an error.
+///
+/// A line is written straight into the buffer under its lock, timestamp first (UTC, to the
+/// second, formatted at most once a second), with no string or array of its own.
 final class LogSink: Sendable {
     static let standardError = LogSink(descriptor: 2)
 
     /// A buffer this full is written at once.
     let batchBytes = 16 * 1024
     private let descriptor: Int32
-    private let pending = Mutex<[UInt8]>([])
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var buffer: [UInt8] = []
+        /// The second `stamp` was formatted for, and `2026-11-22T01:28:04Z`.
+        var second = -1
+        var stamp: [UInt8] = []
+    }
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
-    /// Adds one line (with its newline); `urgent` writes it and everything before it now.
+    /// Adds the line `TIMESTAMP LEVEL LABEL: ` + what `body` appends + a newline. A line at
+    /// `notice` or above goes out at once, with everything before it.
+    func writeLine(level: Logger.Level, label: String, _ body: (inout [UInt8]) -> Void) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        state.withLock { state in
+            if state.second != now.tv_sec {
+                state.second = now.tv_sec
+                state.stamp = Self.timestamp(second: now.tv_sec)
+            }
+            state.buffer.append(contentsOf: state.stamp)
+            state.buffer.append(UInt8(ascii: " "))
+            state.buffer.appendUTF8(level.rawValue)
+            state.buffer.append(UInt8(ascii: " "))
+            state.buffer.appendUTF8(label)
+            state.buffer.appendLiteral(": ")
+            body(&state.buffer)
+            state.buffer.append(UInt8(ascii: "\n"))
+            if level >= .notice || state.buffer.count >= batchBytes { drain(&state.buffer) }
+        }
+    }
+
+    /// Adds raw text (a whole line with its newline); `urgent` writes it and everything before it now.
     func write(_ line: [UInt8], urgent: Bool) {
-        pending.withLock { buffer in
-            buffer.append(contentsOf: line)
-            if urgent || buffer.count >= batchBytes { drain(&buffer) }
+        state.withLock { state in
+            state.buffer.append(contentsOf: line)
+            if urgent || state.buffer.count >= batchBytes { drain(&state.buffer) }
         }
     }
 
     /// Writes whatever is buffered.
     func flush() {
-        pending.withLock { buffer in
-            if !buffer.isEmpty { drain(&buffer) }
+        state.withLock { state in
+            if !state.buffer.isEmpty { drain(&state.buffer) }
         }
     }
 
@@ -51,5 +85,35 @@ final class LogSink: Sendable {
             }
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// `2026-11-22T01:28:04Z` for a second of the Unix epoch.
+    static func timestamp(second: Int) -> [UInt8] {
+        var time = second
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var text: [UInt8] = []
+        text.reserveCapacity(20)
+        func digits(_ value: Int32, _ count: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        digits(parts.tm_year + 1900, 4)
+        text.append(UInt8(ascii: "-"))
+        digits(parts.tm_mon + 1, 2)
+        text.append(UInt8(ascii: "-"))
+        digits(parts.tm_mday, 2)
+        text.append(UInt8(ascii: "T"))
+        digits(parts.tm_hour, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(parts.tm_min, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(parts.tm_sec, 2)
+        text.append(UInt8(ascii: "Z"))
+        return text
     }
 }

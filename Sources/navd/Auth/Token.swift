@@ -17,31 +17,33 @@ enum Token {
         return token.withUTF8 { TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer($0))) }
     }
 
-    /// Whether `token` hashes to `expected`, compared in constant time.
-    static func matches(_ token: String, digest expected: TokenDigest) -> Bool {
-        digest(token).matches(expected)
-    }
-
     private static let bearerScheme = Array("bearer".utf8)
 
-    /// The token of an `Authorization: Bearer …` header, if there is one.
-    static func bearer(in headers: HTTPHeaders) -> String? {
+    /// The digest of the token of an `Authorization: Bearer …` header, if there is one: the
+    /// token is hashed where it lies in the header, never copied into a string of its own.
+    static func bearerDigest(in headers: HTTPHeaders) -> TokenDigest? {
         guard var value = headers["authorization"] else { return nil }
-        return value.withUTF8 { bytes -> String? in
-            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            var start = 0
-            var end = bytes.count
-            while start < end, isBlank(bytes[start]) { start += 1 }
-            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
-            // "Bearer", case-insensitively, then blanks, then the token.
-            let scheme = bearerScheme
-            guard end - start > scheme.count else { return nil }
-            for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
-            var tokenStart = start + scheme.count
-            guard isBlank(bytes[tokenStart]) else { return nil }
-            while tokenStart < end, isBlank(bytes[tokenStart]) { tokenStart += 1 }
-            guard tokenStart < end else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[tokenStart..<end]), as: UTF8.self)
+        return value.withUTF8 { bytes -> TokenDigest? in
+            guard let token = bearerRange(in: bytes) else { return nil }
+            return TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[token]))))
         }
+    }
+
+    /// Where the token is in an `Authorization` value: `Bearer` (any case), blanks, the token,
+    /// blanks around the whole allowed.
+    private static func bearerRange(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0
+        var end = bytes.count
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        let scheme = bearerScheme
+        guard end - start > scheme.count else { return nil }
+        for (offset, letter) in scheme.enumerated() where bytes[start + offset] | 0x20 != letter { return nil }
+        var tokenStart = start + scheme.count
+        guard isBlank(bytes[tokenStart]) else { return nil }
+        while tokenStart < end, isBlank(bytes[tokenStart]) { tokenStart += 1 }
+        guard tokenStart < end else { return nil }
+        return tokenStart..<end
     }
 }

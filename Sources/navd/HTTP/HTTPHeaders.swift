@@ -4,9 +4,21 @@
 /// so a list searched front to back beats a hashed dictionary: no hashing, one allocation.
 /// Repeated fields are joined with `", "` when added (RFC 9110 §5.3).
 struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    private var fields: [(name: String, value: String)] = []
+    /// A struct rather than a tuple: a list of tuples is destroyed through the runtime's
+    /// generic tuple code, string by string.
+    fileprivate struct Field {
+        var name: String
+        var value: String
+    }
+
+    private var fields: [Field] = []
 
     init() {}
+
+    /// Room for `capacity` fields before the list grows (a request's fields are added one by one).
+    init(reservingCapacity capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
 
     init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }
@@ -28,7 +40,7 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if let index = fields.firstIndex(where: { $0.name == name }) {
             fields[index].value += ", " + value
         } else {
-            fields.append((name, value))
+            fields.append(Field(name: name, value: value))
         }
     }
 
@@ -40,7 +52,15 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     var count: Int { fields.count }
 
-    func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
-        fields.makeIterator()
+    struct Iterator: IteratorProtocol {
+        fileprivate var base: IndexingIterator<[Field]>
+
+        mutating func next() -> (name: String, value: String)? {
+            base.next().map { ($0.name, $0.value) }
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        Iterator(base: fields.makeIterator())
     }
 }

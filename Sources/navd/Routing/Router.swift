@@ -13,14 +13,21 @@ struct RequestContext: Sendable {
 /// What a route template's `{name}` segments captured, percent-decoded. A route has one or
 /// two, so a list beats a dictionary.
 struct RouteParameters: Sendable, ExpressibleByDictionaryLiteral {
-    private var pairs: [(name: String, value: String)] = []
+    /// A struct, not a tuple, so the list is destroyed without the runtime's generic tuple code.
+    private struct Pair {
+        var name: String
+        var value: String
+    }
+
+    private var pairs: [Pair] = []
 
     init(dictionaryLiteral elements: (String, String)...) {
-        pairs = elements.map { ($0.0, $0.1) }
+        pairs = elements.map { Pair(name: $0.0, value: $0.1) }
     }
 
     fileprivate mutating func append(_ name: String, _ value: String) {
-        pairs.append((name, value))
+        if pairs.isEmpty { pairs.reserveCapacity(2) }
+        pairs.append(Pair(name: name, value: value))
     }
 
     subscript(name: String) -> String? {
@@ -135,9 +142,17 @@ struct Responder: Sendable {
 }
 
 /// Decodes `%XX` escapes of a path segment; `nil` for a broken escape or invalid UTF-8.
-func percentDecoded(_ text: some Collection<UInt8>) -> String? {
-    guard text.contains(UInt8(ascii: "%")) else { return String(validating: text, as: UTF8.self) }
+/// A segment of plain ASCII (a session id, a screen id) is copied as it is, unvalidated.
+func percentDecoded(_ text: UnsafeBufferPointer<UInt8>) -> String? {
+    var ascii = true
+    var escaped = false
+    for byte in text {
+        if byte >= 0x80 { ascii = false }
+        if byte == UInt8(ascii: "%") { escaped = true }
+    }
+    if !escaped { return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self) }
     var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.count)
     var iterator = text.makeIterator()
     while let byte = iterator.next() {
         if byte == UInt8(ascii: "%") {

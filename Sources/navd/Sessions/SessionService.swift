@@ -90,13 +90,12 @@ final class SessionService: Sendable {
     /// The session, if the request may see it: 401 without a token, 404 for a session that
     /// does not exist, has expired, or is not the caller's (existence is never revealed).
     func authorised(_ id: String, headers: HTTPHeaders, adminToken: TokenDigest?) throws(APIError) -> StoredSession {
-        guard let token = Token.bearer(in: headers) else {
+        guard let presented = Token.bearerDigest(in: headers) else {
             throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
         guard let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
             throw APIError(.sessionNotFound, "no session '\(id)'")
         }
-        let presented = Token.digest(token)
         let isAdmin = adminToken.map { presented.matches($0) } ?? false
         guard isAdmin || presented.matches(session.tokenDigest) else {
             throw APIError(.sessionNotFound, "no session '\(id)'")
@@ -131,7 +130,7 @@ final class SessionService: Sendable {
         for _ in 0..<16 {
             if let ifMatch, ifMatch != session.state.version {
                 var error = APIError(.versionConflict, "the session is at version \(session.state.version), not \(ifMatch)")
-                error.headers = [("ETag", "\"\(session.state.version)\"")]
+                error.headers = [("ETag", .etag(session.state.version))]
                 throw error
             }
             let graph = try graph(of: session)

@@ -1,3 +1,4 @@
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -6,7 +7,8 @@ import Glibc
 
 @testable import navd
 
-/// The log batches `info` lines but never holds back a warning, and never reorders.
+/// The log batches `info` lines but never holds back a notice or worse, and never reorders;
+/// lines have one shape, request lines included.
 @Suite struct LogSinkTests {
     /// A pipe whose write end the sink writes to; reads without blocking.
     final class Pipe {
@@ -39,39 +41,94 @@ import Glibc
         }
     }
 
+    /// The lines written so far, each without its timestamp (checked to be one).
+    static func lines(_ output: String) -> [String] {
+        output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { line in
+            let stamp = line.prefix(20)
+            #expect(stamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil, "\(line)")
+            return String(line.dropFirst(21))
+        }
+    }
+
     @Test func infoLinesWaitForAFlush() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        sink.write(Array("one\n".utf8), urgent: false)
-        sink.write(Array("two\n".utf8), urgent: false)
+        sink.writeLine(level: .info, label: "navd") { $0 += "one".utf8 }
+        sink.writeLine(level: .debug, label: "navd") { $0 += "two".utf8 }
         #expect(pipe.drain() == "")
         sink.flush()
-        #expect(pipe.drain() == "one\ntwo\n")
+        #expect(Self.lines(pipe.drain()) == ["info navd: one", "debug navd: two"])
         sink.flush()
         #expect(pipe.drain() == "")
     }
 
-    @Test func anUrgentLineGoesOutAtOnceAfterTheLinesBeforeIt() throws {
+    @Test func aNoticeOrWorseGoesOutAtOnceAfterTheLinesBeforeIt() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        sink.write(Array("request\n".utf8), urgent: false)
-        sink.write(Array("warning\n".utf8), urgent: true)
-        #expect(pipe.drain() == "request\nwarning\n")
+        sink.writeLine(level: .info, label: "navd") { $0 += "request".utf8 }
+        sink.writeLine(level: .notice, label: "navd") { $0 += "listening".utf8 }
+        #expect(Self.lines(pipe.drain()) == ["info navd: request", "notice navd: listening"])
+        sink.writeLine(level: .error, label: "store") { $0 += "failed".utf8 }
+        #expect(Self.lines(pipe.drain()) == ["error store: failed"])
     }
 
     @Test func aFullBufferIsWrittenWithoutAFlush() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        let line = Array((String(repeating: "x", count: 99) + "\n").utf8)
+        let text = String(repeating: "x", count: 99)
+        let lineBytes = 21 + "info t: ".utf8.count + 99 + 1
         var written = 0
-        while written + line.count < sink.batchBytes {
-            sink.write(line, urgent: false)
-            written += line.count
+        while written + lineBytes < sink.batchBytes {
+            sink.writeLine(level: .info, label: "t") { $0 += text.utf8 }
+            written += lineBytes
         }
         #expect(pipe.drain() == "")
-        sink.write(line, urgent: false)
+        sink.writeLine(level: .info, label: "t") { $0 += text.utf8 }
         let output = pipe.drain()
-        #expect(output.utf8.count == written + line.count)
-        #expect(output.split(separator: "\n").allSatisfy { $0.count == 99 })
+        #expect(output.utf8.count == written + lineBytes)
+        #expect(Self.lines(output).allSatisfy { $0 == "info t: " + text })
+    }
+
+    @Test func timestampsAreUTCToTheSecond() {
+        #expect(String(decoding: LogSink.timestamp(second: 0), as: UTF8.self) == "1970-01-01T00:00:00Z")
+        #expect(String(decoding: LogSink.timestamp(second: 1_795_225_684), as: UTF8.self) == "2026-11-21T01:48:04Z")
+    }
+
+    @Test func theHandlerWritesTheMessageAndSortedMetadata() throws {
+        let pipe = try Pipe()
+        var logger = Logger(label: "navd") { label in LineLogHandler(label: label, level: .info, sink: LogSink(descriptor: pipe.write)) }
+        logger[metadataKey: "zone"] = "a"
+        logger.warning("graph warning", metadata: ["file": "news.json", "issue": "unreachable"])
+        logger.debug("not written")
+        #expect(Self.lines(pipe.drain()) == ["warning navd: graph warning file=news.json issue=unreachable zone=a"])
+    }
+
+    /// The request log, written by the application straight into the sink, has the same shape as
+    /// any other line, with its fields in sorted order.
+    @Test func everyRequestGetsOneLogLine() throws {
+        let pipe = try Pipe()
+        let sink = LogSink(descriptor: pipe.write)
+        let logger = Logger(label: "navd") { label in LineLogHandler(label: label, level: .info, sink: sink) }
+        let application = Application(configuration: .init(), store: MemoryStore(), logger: logger, accessLog: sink)
+        _ = application.handle(HTTPRequest(method: "GET", path: "/healthz", headers: ["X-Request-Id": "probe-1"]))
+        _ = application.handle(HTTPRequest(method: "GET", path: "/v1/sessions/nope", headers: ["X-Request-Id": "probe-2"]))
+        _ = application.handle(HTTPRequest(method: "GET", path: "/nowhere", headers: ["X-Request-Id": "probe-3"]))
+        sink.flush()
+        let lines = Self.lines(pipe.drain()).map { $0.replacing(/\sms=\d+\.\d\s/, with: " ms=T ") }
+        #expect(lines == [
+            "info navd: request method=GET ms=T request_id=probe-1 route=/healthz status=200",
+            "info navd: request method=GET ms=T request_id=probe-2 route=/v1/sessions/{id} status=401",
+            "info navd: request method=GET ms=T request_id=probe-3 route=unmatched status=404",
+        ])
+    }
+
+    @Test func aLogLevelAboveInfoWritesNoRequestLines() throws {
+        let pipe = try Pipe()
+        let sink = LogSink(descriptor: pipe.write)
+        let logger = Logger(label: "navd") { label in LineLogHandler(label: label, level: .notice, sink: sink) }
+        let application = Application(configuration: .init(), store: MemoryStore(), logger: logger, accessLog: sink)
+        _ = application.handle(HTTPRequest(method: "GET", path: "/healthz"))
+        sink.flush()
+        #expect(pipe.drain() == "")
     }
 }

@@ -62,10 +62,12 @@ extension Navigator {
         let from: String
         let to: String
         if let kept = plan.kept {
-            (from, to) = canonicalPathTexts(of: state.screens, keeping: kept, adding: created)
+            (from, to) = canonicalPathTexts(of: state.screens, text: state.stageText, keeping: kept, adding: created)
         } else {
             (from, to) = (state.pathDescription, next.pathDescription)
         }
+        // The next navigation's `from`.
+        next.stageText = to
         var events = EventRecorder(seq: state.eventCounter, transition: next.version)
         events.record(.transitionStart, from: from, to: to)
         for index in created.indices { events.record(.awake, id: created[index].id, scene: created[index].scene) }

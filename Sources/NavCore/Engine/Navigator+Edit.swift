@@ -58,6 +58,8 @@ extension Navigator {
             throw NavError(.screenNotFound, "no screen '\(id)' in this session")
         }
         update(&next.screens)
+        // A screen's state is not part of the path: the stage's text still holds.
+        next.stageText = state.stageText
         guard let screen = changed else { return Outcome(state: state, events: []) }
         // State only grows by patching: bound it, so no client can make a session unboundedly large.
         let size = screen.state.jsonBytes.count

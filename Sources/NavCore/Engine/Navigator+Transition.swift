@@ -62,10 +62,12 @@ extension Navigator {
         let from: String
         let to: String
         if let kept = plan.kept {
-            (from, to) = canonicalPathTexts(of: state.screens, keeping: kept, adding: created)
+            (from, to) = canonicalPathTexts(of: state.screens, text: state.stageText, keeping: kept, adding: created)
         } else {
             (from, to) = (state.pathDescription, next.pathDescription)
         }
+        // The next navigation's `from`.
+        next.stageText = to
         var events = EventRecorder(seq: state.eventCounter, transition: next.version)
         events.record(.transitionStart, from: from, to: to)
         for index in created.indices { events.record(.awake, id: created[index].id, scene: created[index].scene) }
@@ -241,10 +243,11 @@ extension Navigator {
                 tabs = TabsState(selected: selected)
             }
             screens.append(
+                // The memberwise initialiser: one with a body of its own would copy the screen.
                 Screen(
                     id: screenID(counter), scene: scene.name, segue: components[index].segue,
-                    container: components[index].container, params: components[index].params, deps: deps,
-                    state: scene.state, tabs: tabs, sceneHint: scene.index
+                    container: components[index].container, sceneHint: scene.index, params: components[index].params,
+                    deps: deps, state: scene.state, tabs: tabs
                 )
             )
         }
@@ -293,12 +296,13 @@ struct EventRecorder {
     @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, id: String, scene: String) {
         seq += 1
-        events.append(LifecycleEvent(seq: seq, type: type, screen: id, scene: scene, transition: transition))
+        // The memberwise initialiser (`transition` before `type`): the public one would copy the event.
+        events.append(LifecycleEvent(seq: seq, transition: transition, type: type, screen: id, scene: scene))
     }
 
     @inline(__always)
     mutating func record(_ type: LifecycleEvent.Kind, from: String, to: String) {
         seq += 1
-        events.append(LifecycleEvent(seq: seq, type: type, transition: transition, from: from, to: to))
+        events.append(LifecycleEvent(seq: seq, transition: transition, type: type, from: from, to: to))
     }
 }

@@ -140,6 +140,41 @@ func canonicalPathTexts(of before: [Screen], keeping kept: Int, adding added: Ar
     return (canonicalPathText(of: before), canonicalPathText(of: Array(prefix) + added))
 }
 
+/// The same, when the text of the stage before is already known (`SessionState.stageText`): only the
+/// screens removed are written, to be measured, and the text after is the known text's kept
+/// beginning followed by the added screens.
+///
+/// - Parameter text: `canonicalPathText(of: before)`, or `nil` when it is not known.
+func canonicalPathTexts(
+    of before: [Screen], text: String?, keeping kept: Int, adding added: ArraySlice<Screen>
+) -> (before: String, after: String) {
+    guard let text else { return canonicalPathTexts(of: before, keeping: kept, adding: added) }
+    let after: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: pathTextScratchBytes) { scratch in
+        var writer = PathTextWriter(scratch)
+        let textBytes = text.utf8.count
+        var keptBytes = kept <= 0 ? 0 : textBytes
+        if kept > 0, kept < before.count {
+            // The removed screens' text, written where the text after goes, only for its length.
+            before.withUnsafeBufferPointer { screens in
+                for index in kept..<screens.count { writer.component(of: screens, at: index, bare: false) }
+            }
+            guard !writer.overflowed, writer.count <= textBytes else { return nil }
+            keptBytes = textBytes - writer.count
+            writer.rewind(to: 0)
+        }
+        writer.utf8(text, prefix: keptBytes)
+        added.withUnsafeBufferPointer { screens in
+            for index in screens.indices {
+                writer.component(of: screens, at: index, bare: kept <= 0 && index == 0)
+            }
+        }
+        guard !writer.overflowed else { return nil }
+        return writer.text
+    }
+    if let after { return (text, after) }
+    return (text, canonicalPathTexts(of: before, keeping: kept, adding: added).after)
+}
+
 /// At least the number of bytes the components' text takes.
 private func pathTextCapacity<Component: PathTextComponent>(of components: UnsafeBufferPointer<Component>) -> Int {
     var capacity = 0
@@ -197,6 +232,17 @@ struct PathTextWriter {
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in copy(source) }
         if copied == nil {
             for byte in text.utf8 { self.byte(byte) }
+        }
+    }
+
+    /// The first `prefix` bytes of a text (all of it when it is shorter).
+    mutating func utf8(_ text: String, prefix: Int) {
+        guard prefix > 0 else { return }
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+            copy(UnsafeBufferPointer(rebasing: source.prefix(prefix)))
+        }
+        if copied == nil {
+            for byte in text.utf8.prefix(prefix) { self.byte(byte) }
         }
     }
 

@@ -21,30 +21,6 @@ public struct Screen: Sendable, Hashable {
     /// Set on a tabs screen: which tab is selected and the saved stacks of the others.
     public var tabs: TabsState?
 
-    public init(
-        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams = [:],
-        deps: [String: JSONValue] = [:], state: JSONValue = .object([:]), tabs: TabsState? = nil
-    ) {
-        self.id = id
-        self.scene = scene
-        self.segue = segue
-        self.container = container
-        self.params = params
-        self.deps = deps
-        self.state = state
-        self.tabs = tabs
-    }
-
-    /// A new screen of a navigation, with its scene's place in the navigator's table (built in one
-    /// go: setting the hint on a finished screen cost a copy of the whole screen).
-    init(
-        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams,
-        deps: [String: JSONValue], state: JSONValue, tabs: TabsState?, sceneHint: Int32
-    ) {
-        self.init(id: id, scene: scene, segue: segue, container: container, params: params, deps: deps, state: state, tabs: tabs)
-        self.sceneHint = sceneHint
-    }
-
     /// Equal when every field but `sceneHint` is (a hint says nothing about the screen).
     public static func == (lhs: Screen, rhs: Screen) -> Bool {
         lhs.id == rhs.id && lhs.scene == rhs.scene && lhs.segue == rhs.segue && lhs.container == rhs.container
@@ -65,6 +41,23 @@ public struct Screen: Sendable, Hashable {
     /// The screen as one path component, parameters in their canonical text.
     public var component: PathComponent {
         PathComponent(name: scene, segue: segue, container: container, params: params.mapValues(\.text))
+    }
+}
+
+extension Screen {
+    // Declared here rather than in the type, so that the type keeps its synthesised memberwise
+    // initialiser, `init(id:scene:segue:container:sceneHint:params:deps:state:tabs:)` (internal, as
+    // `sceneHint` is): a screen built by an initialiser with a body of its own is copied once more
+    // when it is stored (its fields retained, then the original released), one built by the
+    // memberwise initialiser is not. NavCore makes its screens with the memberwise one.
+    public init(
+        id: String, scene: String, segue: Segue, container: Container, params: ScreenParams = [:],
+        deps: [String: JSONValue] = [:], state: JSONValue = .object([:]), tabs: TabsState? = nil
+    ) {
+        self.init(
+            id: id, scene: scene, segue: segue, container: container, sceneHint: -1, params: params, deps: deps,
+            state: state, tabs: tabs
+        )
     }
 }
 

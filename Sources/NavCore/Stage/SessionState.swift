@@ -3,13 +3,21 @@ public struct SessionState: Sendable, Hashable {
     /// Up by exactly one per applied change.
     public var version: Int
     /// Root first, visible top last.
-    public var screens: [Screen]
+    public var screens: [Screen] {
+        // Any change of the stage, in place or whole, forgets its text.
+        didSet { stageText = nil }
+    }
     /// Session context: the values `requires` checks and `inject` copies.
     public var context: [String: JSONValue]
     /// How many screen ids have been handed out (`e1` … `e\(screenCounter)`).
     public var screenCounter: Int
     /// The `seq` of the last event emitted.
     public var eventCounter: Int
+    /// `canonicalPathText(of: screens)` when it is known: the `to` text of the navigation that made
+    /// this stage, which is the `from` text of the next one. Cleared whenever `screens` is set or
+    /// changed in place; a cache, so not part of the state's value (`==`, `hash(into:)`) and never
+    /// written to a snapshot.
+    var stageText: String?
 
     public init(
         version: Int = 0, screens: [Screen] = [], context: [String: JSONValue] = [:], screenCounter: Int = 0,
@@ -20,6 +28,32 @@ public struct SessionState: Sendable, Hashable {
         self.context = context
         self.screenCounter = screenCounter
         self.eventCounter = eventCounter
+        self.stageText = nil
+    }
+
+    /// Equal when every field but the cached `stageText` is.
+    public static func == (lhs: SessionState, rhs: SessionState) -> Bool {
+        lhs.version == rhs.version && lhs.screens == rhs.screens && lhs.context == rhs.context
+            && lhs.screenCounter == rhs.screenCounter && lhs.eventCounter == rhs.eventCounter
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(version)
+        hasher.combine(screens)
+        hasher.combine(context)
+        hasher.combine(screenCounter)
+        hasher.combine(eventCounter)
+    }
+
+    /// Puts the screens in an array of exactly their count, if they are in a larger one (an array
+    /// grown by appending keeps spare room, which a store holding many idle sessions would keep
+    /// too). The stage itself does not change, so what NavCore keeps about it is kept as well;
+    /// assigning `screens` a copy would forget it.
+    public mutating func compactScreens() {
+        guard screens.capacity > screens.count else { return }
+        let text = stageText
+        screens = screens.withUnsafeBufferPointer { Array($0) }
+        stageText = text
     }
 
     /// The stage as a path.
@@ -27,9 +61,10 @@ public struct SessionState: Sendable, Hashable {
         Path(screens.map(\.component))
     }
 
-    /// `path.description`, written straight from the screens without building the path.
+    /// `path.description`: the cached text when there is one, otherwise written straight from the
+    /// screens without building the path.
     var pathDescription: String {
-        canonicalPathText(of: screens)
+        stageText ?? canonicalPathText(of: screens)
     }
 
     public var top: Screen? { screens.last }

@@ -105,7 +105,9 @@ extension StoredSession {
     /// spare capacity, and a million idle sessions would hold all of it.
     func compacted() -> StoredSession {
         var copy = self
-        copy.state.screens = screensExactly(state.screens)
+        // Not `copy.state.screens = …`: that would also drop the stage's cached path text, which
+        // saves the next navigation of this session writing it again.
+        copy.state.compactScreens()
         return copy
     }
 }
@@ -116,9 +118,4 @@ extension EventLog {
         copy.shrink()
         return copy
     }
-}
-
-private func screensExactly(_ screens: [Screen]) -> [Screen] {
-    guard screens.capacity > screens.count else { return screens }
-    return screens.withUnsafeBufferPointer { Array($0) }
 }

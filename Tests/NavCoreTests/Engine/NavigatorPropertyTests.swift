@@ -1,4 +1,4 @@
-import NavCore
+@testable import NavCore
 import PropertyBased
 import Testing
 
@@ -189,6 +189,15 @@ import Testing
                     tally.refused[code?.rawValue ?? "?", default: 0] += 1
                     continue
                 }
+                // The same intent on the same state without its cached text gives the same answer.
+                var uncached = state
+                uncached.stageText = nil
+                let reference = try? navigator.apply(intent, to: uncached)
+                #expect(reference?.events == outcome.events, comment)
+                #expect(reference?.state == outcome.state, comment)
+                if outcome.events.first?.type == .transitionStart {
+                    #expect(reference?.state.stageText == outcome.state.stageText, comment)
+                }
                 try Self.checkStep(from: state, to: outcome, comment: comment)
                 try Self.checkInvariants(outcome.state, navigator: navigator, comment: comment)
                 tally.count(outcome, from: state)
@@ -201,6 +210,8 @@ import Testing
         #expect(tally.noOps > 0, "\(tally)")
         #expect(tally.removals > 0, "\(tally)")
         #expect(tally.refused.count >= 4, "\(tally)")
+        // Many navigations start from a stage whose text was kept by the one before.
+        #expect(tally.fromCachedText > tally.applied / 8, "\(tally)")
         if subject.file == "news.json" {
             #expect(tally.tabSwitches > 0, "\(tally)")
             #expect(tally.savedScreens > 0, "\(tally)")
@@ -214,6 +225,8 @@ import Testing
         var removals = 0
         var tabSwitches = 0
         var savedScreens = 0
+        /// Transitions from a state that had its stage's text cached (`SessionState.stageText`).
+        var fromCachedText = 0
         var refused: [String: Int] = [:]
         var steps: Int { applied + noOps + refused.values.reduce(0, +) }
 
@@ -223,6 +236,7 @@ import Testing
                 return
             }
             applied += 1
+            if before.stageText != nil, outcome.events.first?.type == .transitionStart { fromCachedText += 1 }
             if outcome.events.contains(where: { $0.type == .remove }) { removals += 1 }
             let selected = { (state: SessionState) in state.screens.compactMap { $0.tabs?.selected } }
             if selected(before) != selected(outcome.state), !selected(before).isEmpty, !selected(outcome.state).isEmpty {
@@ -232,7 +246,7 @@ import Testing
         }
 
         var description: String {
-            "\(steps) steps: \(applied) applied (\(removals) with removals, \(tabSwitches) tab switches, \(savedScreens) with saved tabs), \(noOps) no-ops, refused \(refused.sorted { $0.key < $1.key })"
+            "\(steps) steps: \(applied) applied (\(removals) with removals, \(tabSwitches) tab switches, \(savedScreens) with saved tabs, \(fromCachedText) transitions from a cached text), \(noOps) no-ops, refused \(refused.sorted { $0.key < $1.key })"
         }
     }
 
@@ -265,11 +279,15 @@ import Testing
             #expect(kinds.last == .transitionEnd, comment)
             #expect(outcome.events.first?.from == before.path.description, comment)
             #expect(outcome.events.last?.to == after.path.description, comment)
+            // A transition leaves its `to` text cached for the next one's `from`.
+            #expect(after.stageText == after.path.description, comment)
             let appear = outcome.events.filter { $0.type == .didAppear }
             #expect(appear.map(\.screen) == [after.top?.id], comment)
         } else {
             #expect(kinds == [.paramsChanged] || kinds == [.stateChanged], comment)
             #expect(after.path == before.path || kinds == [.paramsChanged], comment)
+            // A state patch keeps the stage's text; new params make it be written again.
+            #expect(after.stageText == (kinds == [.stateChanged] ? before.stageText : nil), comment)
         }
     }
 
@@ -285,6 +303,8 @@ import Testing
         #expect(!state.screens.isEmpty, comment)
         #expect(state.screens.count <= navigator.limits.maxDepth, comment)
         #expect(try Path.parse(state.path.description) == state.path, comment)
+        // The cached text of the stage, when there is one, is the stage's text.
+        #expect(state.stageText == nil || state.stageText == state.path.description, comment)
         #expect(state.eventCounter >= state.version, comment)
         // A tab bar is followed by its selected tab; its saved stacks are of its other tabs.
         for (position, screen) in state.screens.enumerated() {
@@ -298,5 +318,6 @@ import Testing
         // What a store writes, it can read back.
         let restored = try SessionState(snapshot: try JSONValue(parsing: state.snapshot.jsonString), graph: navigator.graph)
         #expect(restored == state, comment)
+        #expect(restored.stageText == nil, comment)
     }
 }

@@ -64,7 +64,7 @@ extension Navigator {
         if let kept = plan.kept {
             (from, to) = canonicalPathTexts(of: state.screens, text: state.stageText, keeping: kept, adding: created)
         } else {
-            (from, to) = (state.pathDescription, next.pathDescription)
+            (from, to) = (state.pathText, next.pathText)
         }
         // The next navigation's `from`.
         next.stageText = to

@@ -61,9 +61,9 @@ public struct SessionState: Sendable, Hashable {
         Path(screens.map(\.component))
     }
 
-    /// `path.description`: the cached text when there is one, otherwise written straight from the
-    /// screens without building the path.
-    var pathDescription: String {
+    /// The stage's canonical path text, `path.description`: the cached text when there is one,
+    /// otherwise written straight from the screens without building the path.
+    public var pathText: String {
         stageText ?? canonicalPathText(of: screens)
     }
 

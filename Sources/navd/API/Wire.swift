@@ -7,7 +7,7 @@ enum Wire {
             "id": .string(session.id),
             "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
             "version": .int(session.state.version),
-            "path": .string(session.state.path.description),
+            "path": .string(session.state.pathText),
         ]
     }
 

@@ -26,7 +26,7 @@ extension JSONWriter {
         if let end = events?.last, end.type == .transitionEnd, let path = end.to {
             writeString(path)
         } else {
-            writeString(session.state.path.description)
+            writeString(session.state.pathText)
         }
         writeLiteral(",\"screens\":")
         writeScreens(session.state.screens)

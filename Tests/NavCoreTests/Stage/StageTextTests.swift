@@ -29,6 +29,10 @@ import Testing
         var state = start
         state.screens[state.screens.count - 1].params = ["q": .string("x")]
         #expect(state.stageText == nil)
+        // Without the cache, the text is written from the screens.
+        #expect(state.pathText == state.path.description)
+        #expect(state.pathText.hasSuffix("(q=x)"))
+        #expect(start.pathText == start.path.description)
         state = start
         state.screens.removeLast()
         #expect(state.stageText == nil)

@@ -91,6 +91,7 @@ extension JSONWriter {
     }
 
     /// `{from?, scene, screen, seq, to?, transition, type}`.
+    @inline(__always)
     mutating func writeEvent(_ event: LifecycleEvent) {
         writeLiteral("{")
         if let from = event.from {
@@ -110,9 +111,23 @@ extension JSONWriter {
         }
         writeLiteral(",\"transition\":")
         writeInt(event.transition)
-        writeLiteral(",\"type\":")
-        writeString(event.type.rawValue)
-        writeLiteral("}")
+        writeEventType(event.type)
+    }
+
+    /// `,"type":"…"}`, one literal per kind: no string made and scanned for escapes.
+    private mutating func writeEventType(_ kind: LifecycleEvent.Kind) {
+        switch kind {
+        case .transitionStart: writeLiteral(",\"type\":\"transitionStart\"}")
+        case .awake: writeLiteral(",\"type\":\"awake\"}")
+        case .willAppear: writeLiteral(",\"type\":\"willAppear\"}")
+        case .didAppear: writeLiteral(",\"type\":\"didAppear\"}")
+        case .willDisappear: writeLiteral(",\"type\":\"willDisappear\"}")
+        case .didDisappear: writeLiteral(",\"type\":\"didDisappear\"}")
+        case .remove: writeLiteral(",\"type\":\"remove\"}")
+        case .transitionEnd: writeLiteral(",\"type\":\"transitionEnd\"}")
+        case .paramsChanged: writeLiteral(",\"type\":\"paramsChanged\"}")
+        case .stateChanged: writeLiteral(",\"type\":\"stateChanged\"}")
+        }
     }
 }
 
@@ -138,9 +153,12 @@ extension JSONWriter {
     /// `[event, …]`.
     mutating func writeEvents(_ events: [LifecycleEvent]) {
         writeLiteral("[")
-        for (position, event) in events.enumerated() {
-            if position > 0 { writeLiteral(",") }
-            writeEvent(event)
+        // Read in place: iterating the array would copy each event (and retain its strings).
+        events.withUnsafeBufferPointer { events in
+            for index in events.indices {
+                if index > 0 { writeLiteral(",") }
+                writeEvent(events[index])
+            }
         }
         writeLiteral("]")
     }

@@ -18,29 +18,33 @@ struct EventLog: Sendable {
     }
 
     mutating func append(_ events: [LifecycleEvent]) {
-        for event in events {
-            bytes.append(Self.index(of: event.type))
-            let flags: UInt8 =
-                (event.screen != nil ? 1 : 0) | (event.scene != nil ? 2 : 0) | (event.from != nil ? 4 : 0)
-                | (event.to != nil ? 8 : 0)
-            bytes.append(flags)
-            Self.appendNumber(UInt64(max(0, event.seq)), to: &bytes)
-            Self.appendNumber(UInt64(max(0, event.transition)), to: &bytes)
-            appendText(event.screen)
-            appendText(event.scene)
-            appendText(event.from)
-            appendText(event.to)
-            count += 1
+        // Read in place: iterating the array would copy each event (and retain its strings).
+        events.withUnsafeBufferPointer { events in
+            for index in events.indices { append(events[index]) }
         }
+    }
+
+    @inline(__always)
+    private mutating func append(_ event: LifecycleEvent) {
+        bytes.append(Self.index(of: event.type))
+        let flags: UInt8 =
+            (event.screen != nil ? 1 : 0) | (event.scene != nil ? 2 : 0) | (event.from != nil ? 4 : 0)
+            | (event.to != nil ? 8 : 0)
+        bytes.append(flags)
+        Self.appendNumber(UInt64(max(0, event.seq)), to: &bytes)
+        Self.appendNumber(UInt64(max(0, event.transition)), to: &bytes)
+        appendText(event.screen)
+        appendText(event.scene)
+        appendText(event.from)
+        appendText(event.to)
+        count += 1
     }
 
     /// A present string as its LEB128 length and UTF-8; nothing for an absent one.
     private mutating func appendText(_ text: String?) {
-        guard var text else { return }
-        text.withUTF8 { utf8 in
-            Self.appendNumber(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
-        }
+        guard let text else { return }
+        Self.appendNumber(UInt64(text.utf8.count), to: &bytes)
+        bytes.appendUTF8(text)
     }
 
     /// The kind's position in `Kind.allCases`, the byte that stands for it.

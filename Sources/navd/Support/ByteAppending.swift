@@ -4,10 +4,12 @@
 /// instructions a call, most of a log line's cost); these copy a literal's bytes or a native
 /// string's contiguous storage with one `memcpy`.
 extension Array where Element == UInt8 {
+    @inline(__always)
     mutating func appendLiteral(_ text: StaticString) {
         append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
+    @inline(__always)
     mutating func appendUTF8(_ text: String) {
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { append(contentsOf: $0) }
         if copied == nil { append(contentsOf: text.utf8) }

@@ -51,6 +51,7 @@ extension RequestContext {
 
     /// `Application/JSON; charset=utf-8` → `application/json`: the media type, trimmed, lowercased.
     static func mediaType(_ header: String) -> String {
+        if header == "application/json" { return header }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for byte in header.utf8 {
@@ -97,10 +98,13 @@ struct Fields {
         return members
     }
 
-    /// Refuses members the operation does not know, so a typo is not silently ignored.
-    func only(_ keys: Set<String>) throws(APIError) {
-        for key in object.keys.sorted() where !keys.contains(key) {
-            throw APIError(.invalidRequest, "unknown field '\(key)'")
+    /// Refuses members the operation does not know, so a typo is not silently ignored; of
+    /// several unknown members, the error names the first in sorted order.
+    func only(_ keys: [String]) throws(APIError) {
+        var unknown: String?
+        for key in object.keys where !keys.contains(key) {
+            if unknown.map({ key < $0 }) ?? true { unknown = key }
         }
+        if let unknown { throw APIError(.invalidRequest, "unknown field '\(unknown)'") }
     }
 }

@@ -17,6 +17,15 @@ public struct JSONWriter {
         Array(storage[..<count])
     }
 
+    /// The JSON written, ending the writer: its buffer cut to the written bytes in place, with
+    /// no copy (the buffer keeps its capacity: for answers and records that do not live long).
+    public consuming func finish() -> [UInt8] {
+        var result = storage
+        storage = []
+        result.removeSubrange(count...)
+        return result
+    }
+
     public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: writeLiteral("null")

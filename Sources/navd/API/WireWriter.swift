@@ -169,7 +169,7 @@ extension SessionState {
     var snapshotBytes: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 128 + 256 * screens.count)
         writer.writeSnapshot(self)
-        return writer.bytes
+        return writer.finish()
     }
 }
 
@@ -178,7 +178,7 @@ extension Array where Element == LifecycleEvent {
     var jsonBytes: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 16 + 112 * count)
         writer.writeEvents(self)
-        return writer.bytes
+        return writer.finish()
     }
 }
 
@@ -196,6 +196,6 @@ extension HTTPResponse {
         allHeaders.append(("Content-Type", "application/json"))
         allHeaders.append(("ETag", .etag(session.state.version)))
         allHeaders.append(contentsOf: headers)
-        return HTTPResponse(status: status, headers: allHeaders, body: writer.bytes)
+        return HTTPResponse(status: status, headers: allHeaders, body: writer.finish())
     }
 }

@@ -140,7 +140,19 @@ import Testing
             var writer = JSONWriter(reservingCapacity: 0)
             for _ in 0..<50 { writer.writeInt(value) }
             #expect(writer.bytes == Array(String(repeating: String(value), count: 50).utf8))
+            #expect(writer.finish() == Array(String(repeating: String(value), count: 50).utf8))
         }
+    }
+
+    /// `finish()` hands over exactly what `bytes` shows, whether the buffer grew or not.
+    @Test(arguments: [0, 16, 4096])
+    func finishingGivesTheWrittenBytes(capacity: Int) {
+        var writer = JSONWriter(reservingCapacity: capacity)
+        let value: JSONValue = .object(["a": .array([.int(1), .string("x\"y")]), "b": .null])
+        writer.write(value)
+        let shown = writer.bytes
+        #expect(writer.finish() == shown)
+        #expect(shown == Array(#"{"a":[1,"x\"y"],"b":null}"#.utf8))
     }
 
     // MARK: Numbers

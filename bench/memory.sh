@@ -40,7 +40,7 @@ private_navd
 ensure_wrk
 mkdir -p "$BENCH_OUT"
 RESULTS=$BENCH_OUT/memory-results.tsv
-printf 'kind\tsessions\tround\trss_kib\thwm_kib\trps\tp50_us\tp99_us\tp999_us\tnon2xx\tloadavg\n' >"$RESULTS"
+printf 'kind\tsessions\tround\trss_kib\thwm_kib\trps\tp50_us\tp99_us\tp999_us\tnon2xx\tloadavg\tmean_us\n' >"$RESULTS"
 FAILED=0
 log "machine: $(machine_info)"
 log "memory: start path $START_PATH, counts $MEMORY_COUNTS, DURATION=$DURATION ROUNDS=$ROUNDS"
@@ -71,10 +71,10 @@ get_round() {
         log "  non-2xx answers: ${non2xx:-wrk failed}"
         grep -h '^NON2XX_SAMPLE' "$TMP/get-$held-r$round.txt" >&2 || true
     fi
-    printf 'get\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t%s\n' "$held" "$round" "$(field rps "$line")" \
+    printf 'get\t%s\t%s\t\t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$held" "$round" "$(field rps "$line")" \
         "$(field p50_us "$line")" "$(field p99_us "$line")" "$(field p999_us "$line")" "${non2xx:-NA}" \
-        "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
-    log "  GET with $held sessions, round $round: $(field rps "$line") req/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us"
+        "$(cut -d' ' -f1 /proc/loadavg)" "$(field mean_us "$line")" >>"$RESULTS"
+    log "  GET with $held sessions, round $round: $(field rps "$line") req/s, mean $(field mean_us "$line") us, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us"
 }
 
 # record_rss SESSIONS [KIND]: VmRSS and VmHWM of the navd once it has settled.

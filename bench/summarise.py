@@ -83,19 +83,20 @@ def memory(path):
         if r["kind"] == "get":
             get.setdefault(int(r["sessions"]), []).append(r)
     if get:
-        print("| sessions held | GET requests/s | p50 ms | p99 ms | p99.9 ms | p50 vs first row | p99 vs first row | rounds (req/s) | non-2xx |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| sessions held | GET requests/s | mean ms | p50 ms | p99 ms | p99.9 ms | mean vs first row | p50 vs first row | p99 vs first row | rounds (req/s) | non-2xx |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         base = None
         for n, rs in get.items():
             rps = median(number(r["rps"]) for r in rs)
+            mean = median(number(r.get("mean_us") or "") for r in rs)
             p50 = median(number(r["p50_us"]) for r in rs)
             p99 = median(number(r["p99_us"]) for r in rs)
-            base = base or (p50, p99)
+            base = base or (mean, p50, p99)
             rounds = ", ".join(f"{number(r['rps']):,.0f}" for r in rs if number(r["rps"]) is not None)
-            print(f"| {n:,} | {rps:,.0f} | {ms(p50)} | {ms(p99)} | {ms(median(number(r['p999_us']) for r in rs))} "
-                  f"| {p50 / base[0] - 1:+.0%} | {p99 / base[1] - 1:+.0%} "
+            mean_change = f"{mean / base[0] - 1:+.0%}" if mean and base[0] else "n/a"
+            print(f"| {n:,} | {rps:,.0f} | {ms(mean)} | {ms(p50)} | {ms(p99)} | {ms(median(number(r['p999_us']) for r in rs))} "
+                  f"| {mean_change} | {p50 / base[1] - 1:+.0%} | {p99 / base[2] - 1:+.0%} "
                   f"| {rounds} | {sum(int(number(r['non2xx']) or 0) for r in rs)} |")
-
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in ("http", "memory"):

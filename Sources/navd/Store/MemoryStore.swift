@@ -7,7 +7,7 @@ import Synchronization
 /// different sessions rarely wait for each other.
 final class MemoryStore: SessionStore {
     let name = "memory"
-    private let shards: [Locked<[String: Entry]>]
+    private let shards: [Locked<[Key: Entry]>]
     private let retainedEvents: Int
 
     /// A class, so a shard's dictionary holds one word per session: dictionaries keep up to
@@ -29,32 +29,70 @@ final class MemoryStore: SessionStore {
         self.shards = (0..<max(1, shardCount)).map { _ in Locked([:]) }
     }
 
-    private func shard(_ id: String) -> Locked<[String: Entry]> {
-        var hasher = Hasher()
-        hasher.combine(id)
-        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    /// A session id as a dictionary key. navd's ids are 32 hex digits, kept as two words in the
+    /// dictionary's own buckets: a lookup among a million sessions then compares and hashes 16
+    /// bytes in place instead of following each candidate key to its string's storage (a cache
+    /// miss per GET). Any other id (one a client made up) is kept as its text.
+    private enum Key: Hashable {
+        case hex(UInt64, UInt64)
+        case text(String)
+
+        init(_ id: String) {
+            var id = id
+            self = id.withUTF8 { bytes -> Key? in
+                guard bytes.count == 32 else { return nil }
+                var words: (UInt64, UInt64) = (0, 0)
+                for index in 0..<32 {
+                    let byte = bytes[index]
+                    // Lowercase only, as `SessionService.newID` writes them: "AB…" stays its own id.
+                    let digit: UInt8
+                    switch byte {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                    default: return nil
+                    }
+                    if index < 16 { words.0 = words.0 << 4 | UInt64(digit) } else { words.1 = words.1 << 4 | UInt64(digit) }
+                }
+                return .hex(words.0, words.1)
+            } ?? .text(id)
+        }
+    }
+
+    private func shard(_ key: Key) -> Locked<[Key: Entry]> {
+        let index: UInt
+        switch key {
+        case .hex(_, let low): index = UInt(truncatingIfNeeded: low)
+        case .text(let text):
+            var hasher = Hasher()
+            hasher.combine(text)
+            index = UInt(bitPattern: hasher.finalize())
+        }
+        return shards[Int(index % UInt(shards.count))]
     }
 
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
         let retained = retainedEvents
-        let inserted = shard(session.id).withLock { entries in
-            guard entries[session.id] == nil else { return false }
+        let key = Key(session.id)
+        let inserted = shard(key).withLock { entries in
+            guard entries[key] == nil else { return false }
             var log = EventLog(events)
             log.retain(retained)
-            entries[session.id] = Entry(session: session.compacted(), events: log.compacted())
+            entries[key] = Entry(session: session.compacted(), events: log.compacted())
             return true
         }
         guard inserted else { throw StoreError(message: "session \(session.id) exists") }
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
-        shard(id).withLock { $0[id]?.session }
+        let key = Key(id)
+        return shard(key).withLock { $0[key]?.session }
     }
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
         let retained = retainedEvents
-        return shard(session.id).withLock { entries in
-            guard let entry = entries[session.id], entry.session.state.version == expectedVersion else { return false }
+        let key = Key(session.id)
+        return shard(key).withLock { entries in
+            guard let entry = entries[key], entry.session.state.version == expectedVersion else { return false }
             entry.session = session.compacted()
             entry.events.append(events)
             entry.events.retain(retained)
@@ -63,12 +101,14 @@ final class MemoryStore: SessionStore {
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {
-        shard(id).withLock { $0.removeValue(forKey: id) != nil }
+        let key = Key(id)
+        return shard(key).withLock { $0.removeValue(forKey: key) != nil }
     }
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
-        shard(id).withLock { entries in
-            entries[id]?.events.events(after: after, limit: limit) ?? []
+        let key = Key(id)
+        return shard(key).withLock { entries in
+            entries[key]?.events.events(after: after, limit: limit) ?? []
         }
     }
 
@@ -77,7 +117,7 @@ final class MemoryStore: SessionStore {
         for shard in shards {
             removed += shard.withLock { entries in
                 let expired = entries.filter { $0.value.session.touchedAt < cutoff }.map { $0.key }
-                for id in expired { entries.removeValue(forKey: id) }
+                for key in expired { entries.removeValue(forKey: key) }
                 return expired.count
             }
         }

@@ -1,0 +1,63 @@
+import Foundation
+import NavCore
+import Testing
+
+@testable import navd
+
+/// The memory store keys navd's hex session ids by their value and any other id by its text;
+/// either way a session is found by exactly its own id.
+@Suite struct MemoryStoreTests {
+    static func session(_ id: String, in graphs: GraphRegistry) throws -> (StoredSession, [LifecycleEvent]) {
+        let graph = try #require(graphs.latest("news"))
+        let outcome = try graph.navigator.start(at: nil, context: [:])
+        let session = StoredSession(
+            id: id, graphName: "news", graphVersion: graph.version, tokenDigest: Token.digest("t"),
+            state: outcome.state, createdAt: 1, touchedAt: 1
+        )
+        return (session, outcome.events)
+    }
+
+    static func graphs() throws -> GraphRegistry {
+        let graphs = GraphRegistry()
+        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        _ = try graphs.add(document)
+        return graphs
+    }
+
+    @Test func sessionsAreFoundByExactlyTheirOwnId() throws {
+        let graphs = try Self.graphs()
+        let store = MemoryStore()
+        let hex = SessionService.newID()
+        let ids = [hex, "0123456789abcdef0123456789abcdef", "not-hex", "0123456789abcdef0123456789abcdeg", "", "é"]
+        for id in ids {
+            let (session, events) = try Self.session(id, in: graphs)
+            try store.insert(session, events: events)
+        }
+        #expect(try store.count() == ids.count)
+        for id in ids {
+            #expect(try store.load(id)?.id == id)
+            #expect(try store.events(of: id, after: 0, limit: 100).isEmpty == false)
+        }
+        // Case, length and one digit matter.
+        for other in [hex.uppercased(), String(hex.dropLast()), "0123456789abcdef0123456789abcdee", "0123456789ABCDEF0123456789ABCDEF"] {
+            #expect(try store.load(other) == nil, "\(other)")
+        }
+        #expect(throws: StoreError.self) { try store.insert(try Self.session(hex, in: graphs).0, events: []) }
+        #expect(try store.delete(hex))
+        #expect(try store.load(hex) == nil)
+        #expect(try !store.delete(hex))
+        #expect(try store.load("not-hex")?.id == "not-hex")
+    }
+
+    @Test func updatesAreComparedAndSet() throws {
+        let graphs = try Self.graphs()
+        let store = MemoryStore()
+        let (session, events) = try Self.session(SessionService.newID(), in: graphs)
+        try store.insert(session, events: events)
+        var next = session
+        next.state.version += 1
+        #expect(try store.update(next, expectedVersion: session.state.version, events: [], eventsJSON: []))
+        #expect(try !store.update(next, expectedVersion: session.state.version, events: [], eventsJSON: []))
+        #expect(try store.load(session.id)?.state.version == session.state.version + 1)
+    }
+}

@@ -92,8 +92,8 @@ final class Application: HTTPHandler {
     /// status=200`: the message carries the fields (keys sorted, as metadata would print), so a
     /// request costs no metadata dictionary. With an ``accessLog`` sink the line is written
     /// straight into its buffer, as ``LineLogHandler`` would write it, without swift-log's
-    /// event, message string and handler copies (about 5,000 instructions of a 30,000-instruction
-    /// `GET`); without one it goes through `logger`.
+    /// event, message string and handler copies (5,400 → 2,300 instructions a request); without
+    /// one it goes through `logger`.
     private func logRequest(method: String, route: String, status: Int, seconds: Double, requestID: String) {
         if let accessLog {
             accessLog.writeLine(level: .info, label: logger.label) { line in

@@ -408,7 +408,7 @@ private func accessHandler(
         return answerTooLarge(pending, context: context, connection: connection)
     }
     pending.answered = true
-    // Moved out, not copied: the pending request is only released after this.
+    // Moved out, not copied: once answered, nothing reads the pending request again.
     var request = HTTPRequest(method: "", path: "")
     swap(&request, &pending.request)
     let response = context.handler.handle(request)

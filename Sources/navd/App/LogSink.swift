@@ -37,7 +37,8 @@ final class LogSink: Sendable {
     }
 
     /// Adds the line `TIMESTAMP LEVEL LABEL: ` + what `body` appends + a newline. A line at
-    /// `notice` or above goes out at once, with everything before it.
+    /// `notice` or above goes out at once, with everything before it. `body` runs under the
+    /// sink's lock: it only appends bytes already at hand, and never logs.
     func writeLine(level: Logger.Level, label: String, _ body: (inout [UInt8]) -> Void) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

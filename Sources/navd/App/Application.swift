@@ -23,7 +23,7 @@ final class Application: HTTPHandler {
     let ready = Readiness()
     private let responder: Responder
     private let logger: Logger
-    /// Where request log lines go when `logger` writes to a ``LogSink`` (as `navd serve` sets up).
+    /// The sink `logger` writes to, if request lines may go there directly (see `Daemon.accessLog(for:)`).
     private let accessLog: LogSink?
     private let requestCounter = Atomic<UInt64>(0)
     private let requestPrefix: String

@@ -34,7 +34,7 @@ struct Daemon {
                 adminToken: settings.adminToken,
                 sessions: .init(maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds)
             ),
-            store: store, logger: logger, accessLog: .standardError,
+            store: store, logger: logger, accessLog: Self.accessLog(for: logger),
             persistGraph: { version throws(APIError) in try StoreFactory.persist(version, in: store) }
         )
         try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)
@@ -88,6 +88,16 @@ struct Daemon {
         server.stop()
         store.close()
         logger.notice("navd stopped")
+    }
+
+    /// The sink request lines can be written to directly: the logger's own, when its handler is a
+    /// ``LineLogHandler`` that adds no metadata (as `navd serve` sets it up); otherwise none, and
+    /// request lines go through the logger like any other line.
+    static func accessLog(for logger: Logger) -> LogSink? {
+        guard let handler = logger.handler as? LineLogHandler, handler.metadata.isEmpty, handler.metadataProvider == nil else {
+            return nil
+        }
+        return handler.sink
     }
 
     static func load(_ document: JSONValue, into graphs: GraphRegistry, file: String) throws -> (GraphVersion, Bool) {

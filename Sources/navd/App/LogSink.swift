@@ -40,9 +40,10 @@ final class LogSink: Sendable {
     /// `notice` or above goes out at once, with everything before it. `body` runs under the
     /// sink's lock: it only appends bytes already at hand, and never logs.
     func writeLine(level: Logger.Level, label: String, _ body: (inout [UInt8]) -> Void) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
         state.withLock { state in
+            // Read under the lock, so stamps never go backwards from one line to the next.
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
             if state.second != now.tv_sec {
                 state.second = now.tv_sec
                 state.stamp = Self.timestamp(second: now.tv_sec)
@@ -56,14 +57,6 @@ final class LogSink: Sendable {
             body(&state.buffer)
             state.buffer.append(UInt8(ascii: "\n"))
             if level >= .notice || state.buffer.count >= batchBytes { drain(&state.buffer) }
-        }
-    }
-
-    /// Adds raw text (a whole line with its newline); `urgent` writes it and everything before it now.
-    func write(_ line: [UInt8], urgent: Bool) {
-        state.withLock { state in
-            state.buffer.append(contentsOf: line)
-            if urgent || state.buffer.count >= batchBytes { drain(&state.buffer) }
         }
     }
 

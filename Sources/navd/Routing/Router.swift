@@ -142,7 +142,8 @@ struct Responder: Sendable {
 }
 
 /// Decodes `%XX` escapes of a path segment; `nil` for a broken escape or invalid UTF-8.
-/// A segment of plain ASCII (a session id, a screen id) is copied as it is, unvalidated.
+/// A segment of plain ASCII (a session id, a screen id) takes `String(decoding:)`'s fast path
+/// for ASCII instead of the generic validation.
 func percentDecoded(_ text: UnsafeBufferPointer<UInt8>) -> String? {
     var ascii = true
     var escaped = false

@@ -61,6 +61,8 @@ final class MemoryStore: SessionStore {
     private func shard(_ key: Key) -> Locked<[Key: Entry]> {
         let index: UInt
         switch key {
+        // navd makes its ids from 128 random bits, so their low word spreads them evenly;
+        // ids a client could choose would need a seeded hash here.
         case .hex(_, let low): index = UInt(truncatingIfNeeded: low)
         case .text(let text):
             var hasher = Hasher()

@@ -49,8 +49,8 @@ extension String {
         }
     }
 
-    /// `"7"`: the entity tag of a version.
+    /// `"7"`: the entity tag of a version (versions start at 1; a negative one is written as is).
     static func etag(_ version: Int) -> String {
-        String("\"", decimal: UInt64(Swift.max(0, version)), "\"")
+        version >= 0 ? String("\"", decimal: UInt64(version), "\"") : "\"\(version)\""
     }
 }

@@ -131,4 +131,17 @@ import Glibc
         sink.flush()
         #expect(pipe.drain() == "")
     }
+
+    /// Request lines bypass swift-log only when that changes nothing: a plain line handler.
+    @Test func requestLinesGoStraightToTheSinkOnlyForAPlainLineHandler() throws {
+        let pipe = try Pipe()
+        let sink = LogSink(descriptor: pipe.write)
+        let plain = Logger(label: "navd") { label in LineLogHandler(label: label, level: .info, sink: sink) }
+        #expect(Daemon.accessLog(for: plain) === sink)
+        var tagged = plain
+        tagged[metadataKey: "instance"] = "a"
+        #expect(Daemon.accessLog(for: tagged) == nil)
+        let other = Logger(label: "navd") { label in StreamLogHandler.standardError(label: label) }
+        #expect(Daemon.accessLog(for: other) == nil)
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// The byte and string builders used on every request write exactly what interpolation would.
 @Suite struct ByteAppendingTests {
-    @Test(arguments: [0, 7, 9, 10, 99, 100, 12_345, Int(Int32.max), Int.max])
+    @Test(arguments: [0, 7, 9, 10, 99, 100, 12_345, Int(Int32.max), Int.max, -1, Int.min])
     func entityTagsAreTheQuotedVersion(version: Int) {
         #expect(String.etag(version) == "\"\(version)\"")
     }

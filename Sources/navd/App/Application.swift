@@ -112,22 +112,15 @@ final class Application: HTTPHandler {
         line.appendUTF8(method)
         line.appendLiteral(" ms=")
         let tenths = Int((max(0, seconds) * 10_000).rounded())
-        appendDecimal(tenths / 10, to: &line)
+        line.appendDecimal(tenths / 10)
         line.append(UInt8(ascii: "."))
-        appendDecimal(tenths % 10, to: &line)
+        line.appendDecimal(tenths % 10)
         line.appendLiteral(" request_id=")
         line.appendUTF8(requestID)
         line.appendLiteral(" route=")
         line.appendUTF8(route)
         line.appendLiteral(" status=")
-        appendDecimal(status, to: &line)
-    }
-
-    /// The decimal digits of a non-negative number.
-    private static func appendDecimal(_ number: Int, to line: inout [UInt8]) {
-        guard number >= 0 else { return appendDecimal(0, to: &line) }
-        if number >= 10 { appendDecimal(number / 10, to: &line) }
-        line.append(UInt8(ascii: "0") + UInt8(number % 10))
+        line.appendDecimal(status)
     }
 
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {

@@ -88,25 +88,17 @@ final class LogSink: Sendable {
         gmtime_r(&time, &parts)
         var text: [UInt8] = []
         text.reserveCapacity(20)
-        func digits(_ value: Int32, _ count: Int) {
-            var divisor: Int32 = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                text.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
-                divisor /= 10
-            }
-        }
-        digits(parts.tm_year + 1900, 4)
+        text.appendDecimal(Int(parts.tm_year) + 1900, width: 4)
         text.append(UInt8(ascii: "-"))
-        digits(parts.tm_mon + 1, 2)
+        text.appendDecimal(Int(parts.tm_mon) + 1, width: 2)
         text.append(UInt8(ascii: "-"))
-        digits(parts.tm_mday, 2)
+        text.appendDecimal(Int(parts.tm_mday), width: 2)
         text.append(UInt8(ascii: "T"))
-        digits(parts.tm_hour, 2)
+        text.appendDecimal(Int(parts.tm_hour), width: 2)
         text.append(UInt8(ascii: ":"))
-        digits(parts.tm_min, 2)
+        text.appendDecimal(Int(parts.tm_min), width: 2)
         text.append(UInt8(ascii: ":"))
-        digits(parts.tm_sec, 2)
+        text.appendDecimal(Int(parts.tm_sec), width: 2)
         text.append(UInt8(ascii: "Z"))
         return text
     }

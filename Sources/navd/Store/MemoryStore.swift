@@ -45,12 +45,7 @@ final class MemoryStore: SessionStore {
                 for index in 0..<32 {
                     let byte = bytes[index]
                     // Lowercase only, as `SessionService.newID` writes them: "AB…" stays its own id.
-                    let digit: UInt8
-                    switch byte {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                    default: return nil
-                    }
+                    guard !(UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte), let digit = Hex.value(byte) else { return nil }
                     if index < 16 { words.0 = words.0 << 4 | UInt64(digit) } else { words.1 = words.1 << 4 | UInt64(digit) }
                 }
                 return .hex(words.0, words.1)

@@ -14,6 +14,25 @@ extension Array where Element == UInt8 {
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { append(contentsOf: $0) }
         if copied == nil { append(contentsOf: text.utf8) }
     }
+
+    /// The decimal digits of a number, zero-padded to `width` digits; a negative number is
+    /// written as 0 (log lines and timestamps only count up).
+    mutating func appendDecimal(_ number: Int, width: Int = 1) {
+        let value = UInt(Swift.max(0, number))
+        var scale: UInt = 1
+        var digits = 1
+        while value / scale >= 10 {
+            scale *= 10
+            digits += 1
+        }
+        for _ in digits..<Swift.max(digits, width) { append(UInt8(ascii: "0")) }
+        var rest = value
+        while scale > 0 {
+            append(UInt8(ascii: "0") + UInt8(rest / scale))
+            rest %= scale
+            scale /= 10
+        }
+    }
 }
 
 extension String {

@@ -23,4 +23,21 @@ import Testing
         bytes.appendUTF8(String(repeating: "x", count: 100))
         #expect(bytes == Array("route=/v1/sessions/{id}é".utf8) + Array(repeating: UInt8(ascii: "x"), count: 100))
     }
+
+    @Test(arguments: [0, 1, 9, 10, 99, 100, 2026, 12_345, Int(Int32.max), Int.max])
+    func decimalsAreAppendedPadded(number: Int) {
+        var bytes: [UInt8] = []
+        bytes.appendDecimal(number)
+        #expect(bytes == Array(String(number).utf8))
+        bytes = []
+        bytes.appendDecimal(number, width: 4)
+        let text = String(number)
+        #expect(bytes == Array((String(repeating: "0", count: max(0, 4 - text.count)) + text).utf8))
+    }
+
+    @Test func negativeNumbersAreWrittenAsZero() {
+        var bytes: [UInt8] = []
+        bytes.appendDecimal(-5, width: 2)
+        #expect(bytes == Array("00".utf8))
+    }
 }

@@ -26,6 +26,10 @@ def ms(us):
     return "n/a" if us is None else f"{us / 1000:.2f}"
 
 
+def us(value):
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
 def http(path):
     groups = OrderedDict()
     with open(path) as f:
@@ -78,25 +82,45 @@ def memory(path):
                 print(f"\nAfter the GET runs at {int(r['sessions']):,} sessions: VmRSS "
                       f"{number(r['rss_kib']) / 1024:,.1f} MiB, peak (VmHWM) {number(r['hwm_kib']) / 1024:,.1f} MiB.")
         print()
-    get = OrderedDict()
-    for r in rows:
-        if r["kind"] == "get":
-            get.setdefault(int(r["sessions"]), []).append(r)
-    if get:
-        print("| sessions held | GET requests/s | mean ms | p50 ms | p99 ms | p99.9 ms | mean vs first row | p50 vs first row | p99 vs first row | rounds (req/s) | non-2xx |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        base = None
-        for n, rs in get.items():
-            rps = median(number(r["rps"]) for r in rs)
-            mean = median(number(r.get("mean_us") or "") for r in rs)
-            p50 = median(number(r["p50_us"]) for r in rs)
-            p99 = median(number(r["p99_us"]) for r in rs)
-            base = base or (mean, p50, p99)
-            rounds = ", ".join(f"{number(r['rps']):,.0f}" for r in rs if number(r["rps"]) is not None)
-            mean_change = f"{mean / base[0] - 1:+.0%}" if mean and base[0] else "n/a"
-            print(f"| {n:,} | {rps:,.0f} | {ms(mean)} | {ms(p50)} | {ms(p99)} | {ms(median(number(r['p999_us']) for r in rs))} "
-                  f"| {mean_change} | {p50 / base[1] - 1:+.0%} | {p99 / base[2] - 1:+.0%} "
-                  f"| {rounds} | {sum(int(number(r['non2xx']) or 0) for r in rs)} |")
+    kinds = [("get-c1", "one connection (`wrk -c1`): a request's latency with no queue"),
+             ("get", "32 connections (`wrk -c32`), saturated: throughput; latency is mostly the queue")]
+    for kind, title in kinds:
+        held = OrderedDict()
+        for r in rows:
+            if r["kind"] == kind:
+                held.setdefault(int(r["sessions"]), {})[r["round"]] = r
+        if not held:
+            continue
+        print(f"GET, {title}. Changes are to the first row: the ratio of medians, and in brackets the "
+              "median of the ratios within each round (both navds are run in turn in every round).\n")
+        print("| sessions held | requests/s | mean µs | p50 µs | p99 µs | p99.9 µs | requests/s change | mean change "
+              "| p50 change | p99 change | rounds (req/s) | rounds (mean µs) | non-2xx |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        first = None
+        for n, by_round in held.items():
+            rs = list(by_round.values())
+            values = {m: median(number(r.get(m) or "") for r in rs) for m in ("rps", "mean_us", "p50_us", "p99_us", "p999_us")}
+            first = first or (values, by_round)
+
+            def change(measure):
+                base, base_rounds = first
+                if base_rounds is by_round or not values[measure] or not base[measure]:
+                    return "—"
+                paired = median(number(r.get(measure) or "") / number(base_rounds[k].get(measure) or "")
+                                for k, r in by_round.items()
+                                if k in base_rounds and number(r.get(measure) or "")
+                                and number(base_rounds[k].get(measure) or ""))
+                text = f"{values[measure] / base[measure] - 1:+.0%}"
+                return text + (f" ({paired - 1:+.0%})" if paired is not None else "")
+
+            rounds_rps = ", ".join(f"{number(r['rps']):,.0f}" for r in rs if number(r["rps"]) is not None)
+            rounds_mean = ", ".join(us(number(r.get("mean_us") or "")) for r in rs)
+            print(f"| {n:,} | {values['rps']:,.0f} | {us(values['mean_us'])} | {us(values['p50_us'])} "
+                  f"| {us(values['p99_us'])} | {us(values['p999_us'])} | {change('rps')} | {change('mean_us')} "
+                  f"| {change('p50_us')} | {change('p99_us')} | {rounds_rps} | {rounds_mean} "
+                  f"| {sum(int(number(r['non2xx']) or 0) for r in rs)} |")
+        print()
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in ("http", "memory"):

@@ -91,11 +91,13 @@ struct Responder: Sendable {
         var path = path
         return path.withUTF8 { bytes in
             guard bytes.first == UInt8(ascii: "/") else { return .notFound }
-            let segmentCount = bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+            var segmentCount = 0
+            for byte in bytes where byte == UInt8(ascii: "/") { segmentCount += 1 }
             var allowed: [String] = []
             var allowedTemplate: String?
-            for (index, route) in routes.enumerated() where route.segments.count == segmentCount {
-                guard let parameters = Self.capture(route.segments, bytes) else { continue }
+            for index in routes.indices where routes[index].segments.count == segmentCount {
+                guard let parameters = Self.capture(routes[index].segments, bytes) else { continue }
+                let route = routes[index]
                 if route.method == method {
                     return .found(index: index, template: route.template, handler: route.handler, parameters: parameters)
                 }
@@ -108,35 +110,50 @@ struct Responder: Sendable {
     }
 
     /// The parameters of `path` (`/…`, as many segments as `segments`) if it fits the template.
-    /// Literal segments are compared first, so a template that does not fit allocates nothing.
+    /// Literal segments are compared first, in place, so a template that does not fit allocates
+    /// nothing; parameters are decoded only once the whole template fits.
     private static func capture(_ segments: [Router.Segment], _ path: UnsafeBufferPointer<UInt8>) -> RouteParameters? {
-        var fits = true
-        forEachSegment(of: path, segments) { segment, part in
+        var start = 1
+        var hasParameters = false
+        for segment in segments {
+            let end = segmentEnd(in: path, from: start)
             switch segment {
-            case .literal(let literal): if !part.elementsEqual(literal) { fits = false }
-            case .parameter: if part.isEmpty { fits = false }
+            case .literal(let literal):
+                guard Self.equal(path, start..<end, literal) else { return nil }
+            case .parameter:
+                guard end > start else { return nil }
+                hasParameters = true
             }
+            start = end + 1
         }
-        guard fits else { return nil }
         var parameters: RouteParameters = [:]
-        forEachSegment(of: path, segments) { segment, part in
-            guard case .parameter(let name) = segment else { return }
-            if let decoded = percentDecoded(part) { parameters.append(name, decoded) } else { fits = false }
+        guard hasParameters else { return parameters }
+        start = 1
+        for segment in segments {
+            let end = segmentEnd(in: path, from: start)
+            if case .parameter(let name) = segment {
+                guard let decoded = percentDecoded(UnsafeBufferPointer(rebasing: path[start..<end])) else { return nil }
+                parameters.append(name, decoded)
+            }
+            start = end + 1
         }
-        return fits ? parameters : nil
+        return parameters
     }
 
-    /// Calls `body` with each template segment and the path segment in its place.
-    private static func forEachSegment(
-        of path: UnsafeBufferPointer<UInt8>, _ segments: [Router.Segment],
-        _ body: (Router.Segment, UnsafeBufferPointer<UInt8>) -> Void
-    ) {
-        var start = 1
-        for segment in segments {
-            var end = start
-            while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
-            body(segment, UnsafeBufferPointer(rebasing: path[min(start, path.count)..<end]))
-            start = end + 1
+    /// Where the segment starting at `start` ends: the next `/`, or the end of the path.
+    @inline(__always)
+    private static func segmentEnd(in path: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var end = min(start, path.count)
+        while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
+        return end
+    }
+
+    @inline(__always)
+    private static func equal(_ path: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: [UInt8]) -> Bool {
+        guard range.count == literal.count else { return false }
+        return literal.withUnsafeBufferPointer { literal in
+            for offset in 0..<literal.count where path[range.lowerBound + offset] != literal[offset] { return false }
+            return true
         }
     }
 }

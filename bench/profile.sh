@@ -11,6 +11,10 @@
 #
 # Environment: DURATION=20s CONNECTIONS=8 SESSIONS=1000 SCRIPT=navigate.lua STORE=memory
 #   (STORE=sqlite profiles the SQLite store on a file in the temporary folder)
+#   START_PATH (the sessions' start path; default the graph's root)
+#   CACHE_SIM=1 (also simulate the caches: `callgrind_annotate --show=DLmr,DLmw`
+#   on the output then says which functions miss the last-level cache, e.g. with
+#   SESSIONS=100000 against the default 1,000; sessions are then read shuffled)
 #   TOP=25 NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
 # Output: $BENCH_OUT/callgrind.out (open with callgrind_annotate or kcachegrind)
 # and $BENCH_OUT/profile-{self,inclusive}.txt.
@@ -26,6 +30,8 @@ SESSIONS=${SESSIONS:-1000}
 SCRIPT=${SCRIPT:-navigate.lua}
 STORE=${STORE:-memory}
 TOP=${TOP:-25}
+START_PATH=${START_PATH:-}
+CACHE_SIM=${CACHE_SIM:-0}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
@@ -53,10 +59,14 @@ port=$(free_port)
 URL=http://127.0.0.1:$port
 OUT=$TMP/callgrind.out
 # shellcheck disable=SC2086
-start_server "$TMP/navd.log" "$URL/healthz" valgrind --tool=callgrind --instr-atstart=no \
+cache_sim=no
+[[ $CACHE_SIM == 1 ]] && cache_sim=yes
+start_server "$TMP/navd.log" "$URL/healthz" valgrind --tool=callgrind --instr-atstart=no --cache-sim=$cache_sim $([[ $CACHE_SIM == 1 ]] && echo --LL=33554432,16,64) \
     --callgrind-out-file="$OUT" "$TMP/navd" serve --graph "$GRAPH" --store "$store" \
     --listen "127.0.0.1:$port" $NAVD_FLAGS
-python3 "$BENCH/sessions.py" --url "$URL" --count "$SESSIONS" --out "$TMP/sessions.txt"
+python3 "$BENCH/sessions.py" --url "$URL" --count "$SESSIONS" --out "$TMP/sessions.txt" \
+    ${START_PATH:+--start "$START_PATH"}
+[[ $CACHE_SIM == 1 ]] && shuf "$TMP/sessions.txt" -o "$TMP/sessions.txt"
 run_wrk "$TMP/warmup.txt" "$CONNECTIONS" 3s "$BENCH/get.lua" "$URL" "$TMP/sessions.txt" >/dev/null
 
 callgrind_control -i on "$SERVER_PID" >/dev/null

@@ -188,7 +188,16 @@ extension HTTPResponse {
         _ session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil, token: String? = nil,
         status: Int = 200, headers: [(String, String)] = []
     ) -> HTTPResponse {
-        var writer = JSONWriter(reservingCapacity: 512 + 256 * session.state.screens.count + 96 * (events?.count ?? 0))
+        // Close to the size of a plain session's view (a screen without params or state writes
+        // about 110 bytes; its params also appear in the path), so that a GET of a session of up
+        // to five screens asks malloc for less than 1 KiB: a larger request first makes glibc fold
+        // its free chunks together, which, in a heap of a million sessions, reads chunks all over
+        // it (cache misses a lighter request does not pay). A larger view grows the buffer.
+        let eventBytes = eventsJSON?.count ?? 96 * (events?.count ?? 0)
+        var writer = JSONWriter(
+            reservingCapacity: 192 + 128 * session.state.screens.count + session.state.pathText.utf8.count + eventBytes
+                + (token == nil ? 0 : 96)
+        )
         writer.writeSessionView(session, events: events, eventsJSON: eventsJSON, token: token)
         // Room for the X-Request-Id that Application adds: one allocation for the list.
         var allHeaders: [(String, String)] = []

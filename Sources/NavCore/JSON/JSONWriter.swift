@@ -43,6 +43,16 @@ public struct JSONWriter {
             writeByte(UInt8(ascii: "]"))
         case .object(let members):
             writeByte(UInt8(ascii: "{"))
+            // No sorting (an array of keys made) for the objects a session mostly holds: none or one member.
+            if members.count <= 1 {
+                if let (key, member) = members.first {
+                    writeString(key)
+                    writeByte(UInt8(ascii: ":"))
+                    write(member)
+                }
+                writeByte(UInt8(ascii: "}"))
+                return
+            }
             for (position, key) in members.keys.sorted().enumerated() {
                 if position > 0 { writeByte(UInt8(ascii: ",")) }
                 writeString(key)

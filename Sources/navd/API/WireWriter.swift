@@ -41,9 +41,10 @@ extension JSONWriter {
 
     mutating func writeScreens(_ screens: [Screen]) {
         writeLiteral("[")
-        for (position, screen) in screens.enumerated() {
-            if position > 0 { writeLiteral(",") }
-            writeScreen(screen)
+        // By index: the enumerated sequence would copy each screen (and retain all its fields).
+        for index in screens.indices {
+            if index > 0 { writeLiteral(",") }
+            writeScreen(screens[index])
         }
         writeLiteral("]")
     }

@@ -325,6 +325,21 @@ import Testing
         }
     }
 
+    /// Strings without escapes are read in place when they are ASCII and validated otherwise:
+    /// every printable ASCII byte, at lengths on both sides of the small-string limit, and the
+    /// same with a non-ASCII character or an invalid byte after them.
+    @Test func unescapedStringsReadBack() throws {
+        let printable = (UInt8(0x20)...0x7F).filter { $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        for length in [0, 1, 7, 15, 16, 17, 40, printable.count] {
+            let ascii = Array(printable.prefix(length))
+            let text = String(decoding: ascii, as: UTF8.self)
+            #expect(try JSONValue(parsing: [0x22] + ascii + [0x22]) == .string(text))
+            #expect(try JSONValue(parsing: [0x22] + ascii + Array("é".utf8) + [0x22]) == .string(text + "é"))
+            #expect(try JSONValue(parsing: Array(#"{"k":""#.utf8) + ascii + Array(#""}"#.utf8)) == .object(["k": .string(text)]))
+            #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22] + ascii + [0xFF, 0x22]) }
+        }
+    }
+
     @Test func invalidUTF8IsAnError() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xFE, 0x22]] {
             #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }

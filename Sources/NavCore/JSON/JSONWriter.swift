@@ -243,6 +243,7 @@ extension JSONWriter {
     ///
     /// Each write checks that it fits before the buffer's end and is then a plain copy; one that
     /// does not fit is dropped and sets `overflowed` (the writer then keeps nothing of the run).
+    /// A cursor points into the writer's buffer: it is valid only inside the body it is handed to.
     public struct Cursor {
         @usableFromInline var position: UnsafeMutablePointer<UInt8>
         @usableFromInline let end: UnsafeMutablePointer<UInt8>
@@ -331,11 +332,6 @@ extension JSONWriter {
         let digits = DecimalDigits.count(number.magnitude)
         DecimalDigits.write(number.magnitude, digits: digits, into: UnsafeMutableBufferPointer(start: output, count: digits), at: 0)
         return output + digits
-    }
-
-    /// How many bytes ``writeInt(_:)`` writes for `number`.
-    public static func byteCount(of number: Int) -> Int {
-        (number < 0 ? 1 : 0) + DecimalDigits.count(number.magnitude)
     }
 }
 

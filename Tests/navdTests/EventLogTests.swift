@@ -31,6 +31,64 @@ import Testing
         #expect(EventLog([event]).events(after: 0, limit: 10) == [event])
     }
 
+    /// The documented layout written one byte at a time, as `EventLog` wrote it before it wrote
+    /// whole batches through a pointer.
+    static func reference(_ events: [LifecycleEvent]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func number(_ value: Int) {
+            var value = UInt64(max(0, value))
+            while value >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+        for event in events {
+            bytes.append(UInt8(LifecycleEvent.Kind.allCases.firstIndex(of: event.type) ?? 0))
+            let texts = [event.screen, event.scene, event.from, event.to]
+            bytes.append(texts.enumerated().reduce(0) { flags, text in text.element == nil ? flags : flags | 1 << text.offset })
+            number(event.seq)
+            number(event.transition)
+            for case let text? in texts {
+                number(text.utf8.count)
+                bytes.append(contentsOf: Array(text.utf8))
+            }
+        }
+        return bytes
+    }
+
+    @Test func writesTheDocumentedLayout() {
+        let texts: [String?] = [nil, "", "e1", "show_news", "/tøp!/é(x=\"\\\n)", String(repeating: "long/", count: 40) + "日本"]
+        var events: [LifecycleEvent] = []
+        for (position, kind) in LifecycleEvent.Kind.allCases.enumerated() {
+            for present in 0..<16 {
+                func text(_ bit: Int) -> String? { present & 1 << bit == 0 ? nil : texts[(position + present + bit) % texts.count] }
+                events.append(
+                    LifecycleEvent(
+                        seq: [0, 1, 127, 128, 16_384, 1 << 35, Int.max - 16, -4][present % 8] + position, type: kind, screen: text(0),
+                        scene: text(1), transition: [0, 300, -1, 1 << 21][present % 4], from: text(2), to: text(3)
+                    ))
+            }
+        }
+        let whole = EventLog(events)
+        #expect(whole.bytes == Self.reference(events))
+        #expect(whole.count == events.count)
+        var batched = EventLog()
+        for start in stride(from: 0, to: events.count, by: 7) {
+            batched.append(Array(events[start..<min(start + 7, events.count)]))
+        }
+        batched.append([])
+        #expect(batched.bytes == whole.bytes)
+        #expect(batched.count == events.count)
+        let clamped = events.map { event in
+            var event = event
+            event.seq = max(0, event.seq)
+            event.transition = max(0, event.transition)
+            return event
+        }
+        #expect(whole.events(after: -1, limit: 10_000) == clamped)
+    }
+
     @Test func keepsTheNewestWhenTrimmed() {
         var log = EventLog()
         for batch in 0..<50 {

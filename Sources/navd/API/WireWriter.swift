@@ -41,9 +41,10 @@ extension JSONWriter {
 
     mutating func writeScreens(_ screens: [Screen]) {
         writeLiteral("[")
-        for (position, screen) in screens.enumerated() {
-            if position > 0 { writeLiteral(",") }
-            writeScreen(screen)
+        // By index: the enumerated sequence would copy each screen (and retain all its fields).
+        for index in screens.indices {
+            if index > 0 { writeLiteral(",") }
+            writeScreen(screens[index])
         }
         writeLiteral("]")
     }
@@ -90,8 +91,8 @@ extension JSONWriter {
         writeLiteral("}")
     }
 
-    /// `{from?, scene, screen, seq, to?, transition, type}`.
-    @inline(__always)
+    /// `{from?, scene, screen, seq, to?, transition, type}`, through the plain writes (see
+    /// `JSONWriter.Cursor.writeEvent(_:)` for the direct writing of the same bytes).
     mutating func writeEvent(_ event: LifecycleEvent) {
         writeLiteral("{")
         if let from = event.from {
@@ -152,15 +153,101 @@ extension JSONWriter {
 
     /// `[event, …]`.
     mutating func writeEvents(_ events: [LifecycleEvent]) {
-        writeLiteral("[")
         // Read in place: iterating the array would copy each event (and retain its strings).
-        events.withUnsafeBufferPointer { events in
+        events.withUnsafeBufferPointer { events in writeEvents(events, estimate: Self.estimatedCount(of: events)) }
+    }
+
+    /// `[event, …]`, measured and written in one run through a cursor; through the plain writes
+    /// only when escapes made the strings outgrow the buffer's room.
+    mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
+        guard let first = events.baseAddress else {
+            writeLiteral("[]")
+            return
+        }
+        let written = writeDirect(estimate: estimate) { cursor in
+            cursor.literal("[")
             for index in events.indices {
-                if index > 0 { writeLiteral(",") }
-                writeEvent(events[index])
+                if index > 0 { cursor.literal(",") }
+                // The event's fields read where they lie: an event passed on by value would be
+                // copied (all its strings retained) while the cursor writes.
+                cursor.writeEvent(first + index)
             }
+            cursor.literal("]")
+        }
+        guard !written else { return }
+        writeEventsChecked(events)
+    }
+
+    /// `[event, …]` through the plain writes.
+    mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
+        writeLiteral("[")
+        for index in events.indices {
+            if index > 0 { writeLiteral(",") }
+            writeEvent(events[index])
         }
         writeLiteral("]")
+    }
+
+    /// The bytes of `events` as a JSON array when no string needs an escape (an integer counted
+    /// at its longest, a type at the longest name's length).
+    static func estimatedCount(of events: UnsafeBufferPointer<LifecycleEvent>) -> Int {
+        // `{"scene":`, `,"screen":`, `,"seq":`, `,"transition":`, `,"type":"`, `"}`, a comma.
+        let fixed = 9 + 10 + 7 + 14 + 9 + 2 + 1
+        var total = 2
+        for index in events.indices {
+            total += fixed + 20 + 20 + 15
+            total += events[index].scene.map { $0.utf8.count + 2 } ?? 4
+            total += events[index].screen.map { $0.utf8.count + 2 } ?? 4
+            if let from = events[index].from { total += 8 + from.utf8.count + 2 }
+            if let to = events[index].to { total += 6 + to.utf8.count + 2 }
+        }
+        return total
+    }
+}
+
+extension JSONWriter.Cursor {
+    /// `{from?, scene, screen, seq, to?, transition, type}`: the bytes of
+    /// ``JSONWriter/writeEvent(_:)``, each key written with the punctuation around it.
+    @inline(__always)
+    mutating func writeEvent(_ event: UnsafePointer<LifecycleEvent>) {
+        if let from = event.pointee.from {
+            literal("{\"from\":")
+            string(from)
+            literal(",\"scene\":")
+        } else {
+            literal("{\"scene\":")
+        }
+        if let scene = event.pointee.scene {
+            string(scene)
+            literal(",\"screen\":")
+        } else {
+            literal("null,\"screen\":")
+        }
+        if let screen = event.pointee.screen {
+            string(screen)
+            literal(",\"seq\":")
+        } else {
+            literal("null,\"seq\":")
+        }
+        int(event.pointee.seq)
+        if let to = event.pointee.to {
+            literal(",\"to\":")
+            string(to)
+        }
+        literal(",\"transition\":")
+        int(event.pointee.transition)
+        switch event.pointee.type {
+        case .transitionStart: literal(",\"type\":\"transitionStart\"}")
+        case .awake: literal(",\"type\":\"awake\"}")
+        case .willAppear: literal(",\"type\":\"willAppear\"}")
+        case .didAppear: literal(",\"type\":\"didAppear\"}")
+        case .willDisappear: literal(",\"type\":\"willDisappear\"}")
+        case .didDisappear: literal(",\"type\":\"didDisappear\"}")
+        case .remove: literal(",\"type\":\"remove\"}")
+        case .transitionEnd: literal(",\"type\":\"transitionEnd\"}")
+        case .paramsChanged: literal(",\"type\":\"paramsChanged\"}")
+        case .stateChanged: literal(",\"type\":\"stateChanged\"}")
+        }
     }
 }
 
@@ -176,9 +263,13 @@ extension SessionState {
 extension Array where Element == LifecycleEvent {
     /// The events as a JSON array, for a store.
     var jsonBytes: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 16 + 112 * count)
-        writer.writeEvents(self)
-        return writer.finish()
+        withUnsafeBufferPointer { events in
+            let estimate = JSONWriter.estimatedCount(of: events)
+            // Some room to spare, for a few escapes.
+            var writer = JSONWriter(reservingCapacity: estimate + 32)
+            writer.writeEvents(events, estimate: estimate)
+            return writer.finish()
+        }
     }
 }
 

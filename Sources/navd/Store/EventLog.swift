@@ -17,34 +17,92 @@ struct EventLog: Sendable {
         append(events)
     }
 
+    /// Measures the events, then writes them all into room made for them at once, through a
+    /// pointer: one copy into `bytes` instead of an `Array.append` (a uniqueness and capacity
+    /// check) per byte.
     mutating func append(_ events: [LifecycleEvent]) {
-        // Read in place: iterating the array would copy each event (and retain its strings).
+        guard !events.isEmpty else { return }
+        // Read in place, and written field by field: iterating the array, or passing an event on
+        // while bytes are written, would copy each event (and retain all its strings).
         events.withUnsafeBufferPointer { events in
-            for index in events.indices { append(events[index]) }
+            guard let first = events.baseAddress else { return }
+            var size = 0
+            for index in events.indices { size += Self.size(of: events[index]) }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+                guard let start = buffer.baseAddress else { return }
+                var end = start
+                for index in events.indices { end = Self.write(first + index, at: end) }
+                bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
+            }
         }
+        count += events.count
     }
 
+    /// The bytes `write(_:at:)` writes for `event`.
+    private static func size(of event: borrowing LifecycleEvent) -> Int {
+        2 + size(of: UInt64(max(0, event.seq))) + size(of: UInt64(max(0, event.transition))) + size(of: event.screen)
+            + size(of: event.scene) + size(of: event.from) + size(of: event.to)
+    }
+
+    /// The bytes of a present string's length and UTF-8; 0 for an absent one.
     @inline(__always)
-    private mutating func append(_ event: LifecycleEvent) {
-        bytes.append(Self.index(of: event.type))
-        let flags: UInt8 =
-            (event.screen != nil ? 1 : 0) | (event.scene != nil ? 2 : 0) | (event.from != nil ? 4 : 0)
-            | (event.to != nil ? 8 : 0)
-        bytes.append(flags)
-        Self.appendNumber(UInt64(max(0, event.seq)), to: &bytes)
-        Self.appendNumber(UInt64(max(0, event.transition)), to: &bytes)
-        appendText(event.screen)
-        appendText(event.scene)
-        appendText(event.from)
-        appendText(event.to)
-        count += 1
+    private static func size(of text: String?) -> Int {
+        guard let text else { return 0 }
+        let length = text.utf8.count
+        return size(of: UInt64(length)) + length
+    }
+
+    /// The bytes of `value` as LEB128: one per seven bits, at least one.
+    @inline(__always)
+    private static func size(of value: UInt64) -> Int {
+        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
+    }
+
+    /// Writes one event at `out`, which has room for `size(of: event)` bytes. - Returns: the end.
+    @inline(__always)
+    private static func write(_ event: UnsafePointer<LifecycleEvent>, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        out[0] = index(of: event.pointee.type)
+        out[1] =
+            (event.pointee.screen != nil ? 1 : 0) | (event.pointee.scene != nil ? 2 : 0) | (event.pointee.from != nil ? 4 : 0)
+            | (event.pointee.to != nil ? 8 : 0)
+        var end = write(UInt64(max(0, event.pointee.seq)), at: out + 2)
+        end = write(UInt64(max(0, event.pointee.transition)), at: end)
+        end = write(event.pointee.screen, at: end)
+        end = write(event.pointee.scene, at: end)
+        end = write(event.pointee.from, at: end)
+        return write(event.pointee.to, at: end)
     }
 
     /// A present string as its LEB128 length and UTF-8; nothing for an absent one.
-    private mutating func appendText(_ text: String?) {
-        guard let text else { return }
-        Self.appendNumber(UInt64(text.utf8.count), to: &bytes)
-        bytes.appendUTF8(text)
+    @inline(__always)
+    private static func write(_ text: String?, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        guard let text else { return out }
+        let length = text.utf8.count
+        let start = write(UInt64(length), at: out)
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+            if let base = source.baseAddress { start.update(from: base, count: length) }
+        }
+        if copied == nil {
+            var end = start
+            for byte in text.utf8 {
+                end.pointee = byte
+                end += 1
+            }
+        }
+        return start + length
+    }
+
+    @inline(__always)
+    private static func write(_ value: UInt64, at out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var value = value
+        var end = out
+        while value >= 0x80 {
+            end.pointee = UInt8(truncatingIfNeeded: value) | 0x80
+            end += 1
+            value >>= 7
+        }
+        end.pointee = UInt8(value)
+        return end + 1
     }
 
     /// The kind's position in `Kind.allCases`, the byte that stands for it.
@@ -87,15 +145,6 @@ struct EventLog: Sendable {
             if event.seq > after { result.append(event) }
         }
         return result
-    }
-
-    private static func appendNumber(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 
     private struct Reader {

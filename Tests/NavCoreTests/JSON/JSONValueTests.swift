@@ -155,6 +155,57 @@ import Testing
         #expect(shown == Array(#"{"a":[1,"x\"y"],"b":null}"#.utf8))
     }
 
+    /// A cursor writes the bytes of the plain writes, wherever the buffer's room ends (so also
+    /// when a string is measured to see whether it fits); a run that does not fit keeps nothing.
+    @Test func directWritesMatchThePlainWrites() {
+        let texts = ["", "a", "e12", "show_news", "a\"b\\c\n\u{01}\u{1F}é日本\u{7F}", String(repeating: "x\"", count: 30)]
+        var fits = 0
+        var overflows = 0
+        for capacity in 0...200 {
+            for text in texts {
+                for number in [0, -42, Int.min, Int.max] {
+                    var plain = JSONWriter()
+                    plain.writeLiteral("{")
+                    plain.writeLiteral("[")
+                    plain.writeString(text)
+                    plain.writeLiteral(",")
+                    plain.writeInt(number)
+                    plain.writeLiteral("]")
+                    var direct = JSONWriter(reservingCapacity: capacity)
+                    direct.writeLiteral("{")
+                    let fit = direct.writeDirect(estimate: 0) { cursor in
+                        cursor.literal("[")
+                        cursor.string(text)
+                        cursor.literal(",")
+                        cursor.int(number)
+                        cursor.literal("]")
+                    }
+                    if fit {
+                        fits += 1
+                        #expect(direct.bytes == plain.bytes, "\(capacity) \(text) \(number)")
+                    } else {
+                        overflows += 1
+                        #expect(direct.bytes == Array("{".utf8))
+                        direct.writeLiteral("[")
+                        #expect(direct.finish() == Array("{[".utf8))
+                    }
+                    var reserved = JSONWriter(reservingCapacity: capacity)
+                    reserved.writeLiteral("{")
+                    let estimate = 2 + text.utf8.count * 6 + 2 + 1 + 21
+                    #expect(reserved.writeDirect(estimate: estimate) { cursor in
+                        cursor.literal("[")
+                        cursor.string(text)
+                        cursor.literal(",")
+                        cursor.int(number)
+                        cursor.literal("]")
+                    })
+                    #expect(reserved.finish() == plain.bytes)
+                }
+            }
+        }
+        #expect(fits > 0 && overflows > 0)
+    }
+
     // MARK: Numbers
 
     struct Number: CustomTestStringConvertible, Sendable {
@@ -271,6 +322,21 @@ import Testing
             Issue.record("parsed as \(value)")
         } catch {
             #expect(error.offset == bad.offset, "\(error)")
+        }
+    }
+
+    /// Strings without escapes are read in place when they are ASCII and validated otherwise:
+    /// every printable ASCII byte, at lengths on both sides of the small-string limit, and the
+    /// same with a non-ASCII character or an invalid byte after them.
+    @Test func unescapedStringsReadBack() throws {
+        let printable = (UInt8(0x20)...0x7F).filter { $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        for length in [0, 1, 7, 15, 16, 17, 40, printable.count] {
+            let ascii = Array(printable.prefix(length))
+            let text = String(decoding: ascii, as: UTF8.self)
+            #expect(try JSONValue(parsing: [0x22] + ascii + [0x22]) == .string(text))
+            #expect(try JSONValue(parsing: [0x22] + ascii + Array("é".utf8) + [0x22]) == .string(text + "é"))
+            #expect(try JSONValue(parsing: Array(#"{"k":""#.utf8) + ascii + Array(#""}"#.utf8)) == .object(["k": .string(text)]))
+            #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22] + ascii + [0xFF, 0x22]) }
         }
     }
 

@@ -19,6 +19,7 @@ def main():
     parser.add_argument("--requests", type=int, default=0)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--mode", default="self")
+    parser.add_argument("--what", default="instructions", help="what the counts are (for the headings)")
     args = parser.parse_args()
 
     total = None
@@ -44,11 +45,12 @@ def main():
         rows.append((count, percent, function.strip(), obj))
 
     per_request = lambda n: f"{n / args.requests:,.0f}" if args.requests else "n/a"
-    kind = "own instructions (exclusive)" if args.mode == "self" else "instructions including callees (inclusive)"
-    print(f"{kind}; total {total:,} instructions over {args.requests:,} requests"
+    what = args.what
+    kind = f"own {what} (exclusive)" if args.mode == "self" else f"{what} including callees (inclusive)"
+    print(f"{kind}; total {total or 0:,} {what} over {args.requests:,} requests"
           f" = {per_request(total or 0)} per request")
     print()
-    print("| # | % of instructions | per request | function | object |")
+    print(f"| # | % of {what} | per request | function | object |")
     print("| ---: | ---: | ---: | --- | --- |")
     for rank, (count, percent, function, obj) in enumerate(rows[: args.top], 1):
         function = function.replace("|", "\\|")

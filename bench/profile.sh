@@ -17,7 +17,7 @@
 #   SESSIONS=100000 against the default 1,000; sessions are then read shuffled)
 #   TOP=25 NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
 # Output: $BENCH_OUT/callgrind.out (open with callgrind_annotate or kcachegrind)
-# and $BENCH_OUT/profile-{self,inclusive}.txt.
+# and $BENCH_OUT/profile-{self,inclusive}.txt (and profile-misses.txt with CACHE_SIM=1).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -82,9 +82,17 @@ cp "$OUT" "$BENCH_OUT/callgrind.out"
 requests=$(field requests "$line")
 for mode in self inclusive; do
     flag=no; [[ $mode == inclusive ]] && flag=yes
-    callgrind_annotate --inclusive=$flag --threshold=100 "$OUT" 2>/dev/null \
+    callgrind_annotate --show=Ir --inclusive=$flag --threshold=100 "$OUT" 2>/dev/null \
         | python3 "$BENCH/callgrind_top.py" --requests "${requests:-0}" --top "$TOP" --mode "$mode" \
         | swift demangle --simplified >"$BENCH_OUT/profile-$mode.txt"
     cat "$BENCH_OUT/profile-$mode.txt"
     echo
 done
+if [[ $CACHE_SIM == 1 ]]; then
+    # Reads that missed the simulated 32 MiB last-level cache, by the function that made them.
+    callgrind_annotate --show=DLmr --sort=DLmr --threshold=100 "$OUT" 2>/dev/null \
+        | python3 "$BENCH/callgrind_top.py" --requests "${requests:-0}" --top "$TOP" --mode self \
+            --what "last-level cache read misses" \
+        | swift demangle --simplified >"$BENCH_OUT/profile-misses.txt"
+    cat "$BENCH_OUT/profile-misses.txt"
+fi

@@ -40,16 +40,43 @@ final class MemoryStore: SessionStore {
         init(_ id: String) {
             var id = id
             self = id.withUTF8 { bytes -> Key? in
-                guard bytes.count == 32 else { return nil }
-                var words: (UInt64, UInt64) = (0, 0)
-                for index in 0..<32 {
-                    let byte = bytes[index]
-                    // Lowercase only, as `SessionService.newID` writes them: "AB…" stays its own id.
-                    guard !(UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte), let digit = Hex.value(byte) else { return nil }
-                    if index < 16 { words.0 = words.0 << 4 | UInt64(digit) } else { words.1 = words.1 << 4 | UInt64(digit) }
+                guard bytes.count == 32, let base = bytes.baseAddress else { return nil }
+                let raw = UnsafeRawPointer(base)
+                var digits: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+                for index in 0..<4 {
+                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+                    guard let value = Self.value(ofEightDigits: word) else { return nil }
+                    switch index {
+                    case 0: digits.0 = value
+                    case 1: digits.1 = value
+                    case 2: digits.2 = value
+                    default: digits.3 = value
+                    }
                 }
-                return .hex(words.0, words.1)
+                return .hex(UInt64(digits.0) << 32 | UInt64(digits.1), UInt64(digits.2) << 32 | UInt64(digits.3))
             } ?? .text(id)
+        }
+
+        /// Eight lowercase hex digits, read as a little-endian word (the first digit in the low
+        /// byte), as their value; `nil` if one byte is anything else (uppercase too, which
+        /// `SessionService.newID` never writes: "AB…" stays its own id). All eight at once: a byte
+        /// below 0x80 plus `0x80 - c` has its top bit set exactly when it is at least `c`.
+        @inline(__always)
+        static func value(ofEightDigits word: UInt64) -> UInt32? {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let tops = ones &* 0x80
+            guard word & tops == 0 else { return nil }
+            let atLeastZero = (word &+ ones &* (0x80 - 0x30)) & tops
+            let pastNine = (word &+ ones &* (0x80 - 0x3A)) & tops
+            let atLeastA = (word &+ ones &* (0x80 - 0x61)) & tops
+            let pastF = (word &+ ones &* (0x80 - 0x67)) & tops
+            guard (atLeastZero & ~pastNine) | (atLeastA & ~pastF) == tops else { return nil }
+            // '0'…'9' are 0x30…0x39 and 'a'…'f' 0x61…0x66: the low four bits, plus 9 for a letter (bit 6).
+            let nibbles = (word & (ones &* 0x0F)) &+ ((word >> 6) & ones) &* 9
+            // Neighbouring digits joined, the first the higher: bytes, then 16-bit lanes, then the word.
+            let pairs = ((nibbles << 4) | (nibbles >> 8)) & 0x00FF_00FF_00FF_00FF
+            let quads = ((pairs << 8) | (pairs >> 16)) & 0x0000_FFFF_0000_FFFF
+            return UInt32(truncatingIfNeeded: (quads << 16) | (quads >> 32))
         }
     }
 

@@ -49,6 +49,48 @@ import Testing
         #expect(try store.load("not-hex")?.id == "not-hex")
     }
 
+    /// A character next to the hex ranges (`/` `:` `@` `G` `` ` `` `g`, uppercase `A`–`F`) in
+    /// either half of an id makes another id, never one that reads as a hex id's digits.
+    @Test func nearMissCharactersAreNotDigits() throws {
+        let graphs = try Self.graphs()
+        let store = MemoryStore()
+        let hex = "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d"
+        try store.insert(try Self.session(hex, in: graphs).0, events: [])
+        var others: [String] = []
+        for position in [0, 1, 15, 16, 17, 31] {
+            for replacement in ["/", ":", "@", "G", "`", "g", "A", "F", "\u{0}", "\u{80}"] {
+                var characters = Array(hex)
+                characters[position] = Character(replacement)
+                others.append(String(characters))
+            }
+        }
+        for other in others {
+            #expect(try store.load(other) == nil, "\(other)")
+            try store.insert(try Self.session(other, in: graphs).0, events: [])
+        }
+        #expect(try store.count() == 1 + others.count)
+        for id in [hex] + others { #expect(try store.load(id)?.id == id, "\(id)") }
+    }
+
+    /// Hex ids are keyed by their value: ids one digit apart, at every position, are different
+    /// sessions (a decoding that lost or mixed digits would make some of them one).
+    @Test func hexIdsOneDigitApartAreDifferentSessions() throws {
+        let graphs = try Self.graphs()
+        let store = MemoryStore()
+        let base = Array("0123456789abcdeffedcba9876543210")
+        var ids: Set<String> = [String(base)]
+        for position in base.indices {
+            for digit in "0123456789abcdef" where digit != base[position] {
+                var characters = base
+                characters[position] = digit
+                ids.insert(String(characters))
+            }
+        }
+        for id in ids { try store.insert(try Self.session(id, in: graphs).0, events: []) }
+        #expect(try store.count() == 1 + 32 * 15)
+        for id in ids { #expect(try store.load(id)?.id == id, "\(id)") }
+    }
+
     @Test func updatesAreComparedAndSet() throws {
         let graphs = try Self.graphs()
         let store = MemoryStore()

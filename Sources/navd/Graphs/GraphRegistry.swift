@@ -2,11 +2,21 @@ import NavCore
 import Synchronization
 
 /// One version of a graph as the daemon serves it.
-struct GraphVersion: Sendable {
-    var version: Int
-    var document: JSONValue
-    var navigator: Navigator
-    var warnings: [GraphIssue]
+///
+/// A class, immutable once made: every mutation looks its graph up, and handing out one
+/// reference costs one retain where a copy of the value retained each of its parts.
+final class GraphVersion: Sendable {
+    let version: Int
+    let document: JSONValue
+    let navigator: Navigator
+    let warnings: [GraphIssue]
+
+    init(version: Int, document: JSONValue, navigator: Navigator, warnings: [GraphIssue]) {
+        self.version = version
+        self.document = document
+        self.navigator = navigator
+        self.warnings = warnings
+    }
 
     var graph: Graph { navigator.graph }
 }

@@ -125,7 +125,10 @@ final class SessionService: Sendable {
 
     /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
     /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`).
-    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded: StoredSession) throws(APIError) -> Mutation {
+    ///
+    /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
+    /// retains and later releases each of its strings and arrays).
+    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded: consuming StoredSession) throws(APIError) -> Mutation {
         var session = loaded
         for _ in 0..<16 {
             if let ifMatch, ifMatch != session.state.version {
@@ -134,22 +137,23 @@ final class SessionService: Sendable {
                 throw error
             }
             let graph = try graph(of: session)
-            let outcome: Outcome
+            var outcome: Outcome
             do {
                 outcome = try graph.navigator.apply(intent, to: session.state)
             } catch {
                 throw APIError(error)
             }
             guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
-            var next = session
-            next.state = outcome.state
-            next.touchedAt = now()
             let expected = session.state.version
+            // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
+            // A lost race below reloads the session, so the old state is not needed again.
+            swap(&session.state, &outcome.state)
+            session.touchedAt = now()
             let eventsJSON = outcome.events.jsonBytes
             let written = try storeCall { () throws(StoreError) in
-                try store.update(next, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
+                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
             }
-            if written { return Mutation(session: next, events: outcome.events, eventsJSON: eventsJSON) }
+            if written { return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON) }
             guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
                 throw APIError(.sessionNotFound, "no session '\(id)'")
             }

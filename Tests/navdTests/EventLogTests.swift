@@ -59,17 +59,9 @@ import Testing
 
     @Test func writesTheDocumentedLayout() {
         let texts: [String?] = [nil, "", "e1", "show_news", "/tøp!/é(x=\"\\\n)", String(repeating: "long/", count: 40) + "日本"]
-        var events: [LifecycleEvent] = []
-        for (position, kind) in LifecycleEvent.Kind.allCases.enumerated() {
-            for present in 0..<16 {
-                func text(_ bit: Int) -> String? { present & 1 << bit == 0 ? nil : texts[(position + present + bit) % texts.count] }
-                events.append(
-                    LifecycleEvent(
-                        seq: [0, 1, 127, 128, 16_384, 1 << 35, Int.max - 16, -4][present % 8] + position, type: kind, screen: text(0),
-                        scene: text(1), transition: [0, 300, -1, 1 << 21][present % 4], from: text(2), to: text(3)
-                    ))
-            }
-        }
+        let events = LifecycleEvent.everyShape(
+            texts: texts, seqs: [0, 1, 127, 128, 16_384, 1 << 35, Int.max - 16, -4], transitions: [0, 300, -1, 1 << 21]
+        )
         let whole = EventLog(events)
         #expect(whole.bytes == Self.reference(events))
         #expect(whole.count == events.count)

@@ -55,17 +55,7 @@ import Testing
     @Test(arguments: [0, 16, 100, 4096])
     func eventsMatchThePlainWrites(capacity: Int) throws {
         let texts: [String?] = [nil, "", "e1", "show_news", "/tøp/日本(q=a%2Cb)", "a\"b\\c\n\t\u{01}", String(repeating: "\"", count: 100)]
-        var events: [LifecycleEvent] = []
-        for (position, kind) in LifecycleEvent.Kind.allCases.enumerated() {
-            for present in 0..<16 {
-                func text(_ bit: Int) -> String? { present & 1 << bit == 0 ? nil : texts[(position + present + bit) % texts.count] }
-                events.append(
-                    LifecycleEvent(
-                        seq: [0, 7, 1_000_000, -3][present % 4] + position, type: kind, screen: text(0), scene: text(1),
-                        transition: [Int.max, 12, Int.min, 0][present % 4], from: text(2), to: text(3)
-                    ))
-            }
-        }
+        let events = LifecycleEvent.everyShape(texts: texts, seqs: [0, 7, 1_000_000, -3], transitions: [Int.max, 12, Int.min, 0])
         let reference = JSONValue.array(events.map(\.json)).jsonBytes
         #expect(events.jsonBytes == reference)
         for batch in [Array(events.prefix(1)), Array(events.prefix(8)), events, []] {

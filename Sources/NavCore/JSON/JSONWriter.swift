@@ -116,12 +116,7 @@ public struct JSONWriter {
 
     /// A JSON string: quotes, and the escapes RFC 8259 requires (`"`, `\\`, control characters).
     public mutating func writeString(_ text: String) {
-        // Read in place from the borrowed string (`withUTF8` needs a copy of it, a retain and a release).
-        let written: Void? = text.utf8.withContiguousStorageIfAvailable { writeEscaped($0) }
-        if written == nil {
-            var text = text
-            text.withUTF8 { writeEscaped($0) }
-        }
+        text.withUTF8Bytes { writeEscaped($0) }
     }
 
     /// Makes room for `extra` more bytes.
@@ -281,11 +276,7 @@ extension JSONWriter {
         /// A string, as ``JSONWriter/writeString(_:)``.
         @inlinable @inline(__always)
         public mutating func string(_ text: String) {
-            let written: Void? = text.utf8.withContiguousStorageIfAvailable { string(utf8: $0) }
-            if written == nil {
-                var text = text
-                text.withUTF8 { string(utf8: $0) }
-            }
+            text.withUTF8Bytes { string(utf8: $0) }
         }
 
         @inlinable @inline(__always)

@@ -225,25 +225,16 @@ struct PathTextWriter {
         count += 1
     }
 
-    /// A text's bytes as they are. Read in place from the borrowed string (`withUTF8` needs a copy of
-    /// it, a retain and a release); a string without contiguous UTF-8 is read byte by byte.
+    /// A text's bytes as they are.
     @inline(__always)
     mutating func utf8(_ text: String) {
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in copy(source) }
-        if copied == nil {
-            for byte in text.utf8 { self.byte(byte) }
-        }
+        text.withUTF8Bytes { copy($0) }
     }
 
     /// The first `prefix` bytes of a text (all of it when it is shorter).
     mutating func utf8(_ text: String, prefix: Int) {
         guard prefix > 0 else { return }
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in
-            copy(UnsafeBufferPointer(rebasing: source.prefix(prefix)))
-        }
-        if copied == nil {
-            for byte in text.utf8.prefix(prefix) { self.byte(byte) }
-        }
+        text.withUTF8Bytes { copy(UnsafeBufferPointer(rebasing: $0.prefix(prefix))) }
     }
 
     /// Components from the root; see `canonicalPathText(of:bareRoot:)`.
@@ -255,11 +246,8 @@ struct PathTextWriter {
 
     /// A value, escaping what would end or confuse it (`,` `(` `)` `%` space, control characters).
     mutating func escaped(_ text: String) {
-        let written: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+        text.withUTF8Bytes { source in
             for byte in source { escaped(byte) }
-        }
-        if written == nil {
-            for byte in text.utf8 { escaped(byte) }
         }
     }
 
@@ -404,5 +392,17 @@ func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
             target.update(from: source, count: count)
         }
         return count
+    }
+}
+
+extension String {
+    /// Calls `body` with the text's UTF-8. A native string's own storage is read in place, from
+    /// the borrowed string (`withUTF8` needs a mutable copy of it: a retain and a release); a
+    /// string without contiguous UTF-8 is made native first.
+    @inlinable @inline(__always)
+    public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var native = self
+        return native.withUTF8(body)
     }
 }

@@ -79,15 +79,8 @@ struct EventLog: Sendable {
         guard let text else { return out }
         let length = text.utf8.count
         let start = write(UInt64(length), at: out)
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+        text.withUTF8Bytes { source in
             if let base = source.baseAddress { start.update(from: base, count: length) }
-        }
-        if copied == nil {
-            var end = start
-            for byte in text.utf8 {
-                end.pointee = byte
-                end += 1
-            }
         }
         return start + length
     }

@@ -1,3 +1,5 @@
+import NavCore
+
 /// Appending text to a byte buffer as plain copies of its UTF-8 storage.
 ///
 /// `append(contentsOf: text.utf8)` copies through the generic collection path (about 170
@@ -11,8 +13,7 @@ extension Array where Element == UInt8 {
 
     @inline(__always)
     mutating func appendUTF8(_ text: String) {
-        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { append(contentsOf: $0) }
-        if copied == nil { append(contentsOf: text.utf8) }
+        text.withUTF8Bytes { append(contentsOf: $0) }
     }
 
     /// The decimal digits of a number, zero-padded to `width` digits; a negative number is

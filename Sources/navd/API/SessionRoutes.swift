@@ -15,34 +15,34 @@ struct SessionRoutes: Sendable {
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["path"])
             let path = try fields.string("path", required: true) ?? ""
-            return try mutate(context) { _ in .navigate(path) }
+            return try mutate(context, .navigate(path))
         }
         router.on("POST", "/v1/sessions/{id}/transitions") { context throws(APIError) in
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["name", "params"])
             let name = try fields.string("name", required: true) ?? ""
             let params = try fields.object("params") ?? [:]
-            return try mutate(context) { _ in .link(name: name, params: params) }
+            return try mutate(context, .link(name: name, params: params))
         }
         router.on("POST", "/v1/sessions/{id}/exit") { context throws(APIError) in
             try Fields(object: try context.jsonObject(optional: true)).only([])
-            return try mutate(context) { _ in .exit }
+            return try mutate(context, .exit)
         }
         router.on("POST", "/v1/sessions/{id}/back") { context throws(APIError) in
             let fields = Fields(object: try context.jsonObject(optional: true))
             try fields.only(["count"])
             let count = try fields.int("count") ?? 1
-            return try mutate(context) { _ in .back(count) }
+            return try mutate(context, .back(count))
         }
         router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context throws(APIError) in
             let params = try context.jsonObject()
             let screen = context.parameter("screen")
-            return try mutate(context) { _ in .setParams(screen: screen, params: params) }
+            return try mutate(context, .setParams(screen: screen, params: params))
         }
         router.on("PATCH", "/v1/sessions/{id}/screens/{screen}/state") { context throws(APIError) in
             let patch = try context.jsonObject(mediaTypes: ["application/merge-patch+json", "application/json"])
             let screen = context.parameter("screen")
-            return try mutate(context) { _ in .patchState(screen: screen, patch: .object(patch)) }
+            return try mutate(context, .patchState(screen: screen, patch: .object(patch)))
         }
         router.on("GET", "/v1/sessions/{id}/events") { context throws(APIError) in try events(context) }
     }
@@ -98,13 +98,16 @@ struct SessionRoutes: Sendable {
     }
 
     /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.
-    private func mutate(_ context: RequestContext, _ intent: @escaping (StoredSession) -> Intent) throws(APIError) -> HTTPResponse {
+    private func mutate(_ context: RequestContext, _ intent: Intent) throws(APIError) -> HTTPResponse {
         let id = context.parameter("id")
         return try sessions.serialised(id) { () throws(APIError) in
-            let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            // Optional, so that the closure below can move the session out (`take()`) and hand it
+            // over: a captured value could only be copied, retaining each of its strings and arrays.
+            var loaded: StoredSession? = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
             let ifMatch = try Self.ifMatch(context.request.headers)
             return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
-                let mutation = try sessions.mutate(id, intent: intent(session), ifMatch: ifMatch, loaded: session)
+                guard let session = loaded.take() else { throw APIError(.internal, "a mutation ran twice") }
+                let mutation = try sessions.mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
                 return .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
             }
         }

@@ -128,8 +128,7 @@ final class SessionService: Sendable {
     ///
     /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
     /// retains and later releases each of its strings and arrays).
-    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded: consuming StoredSession) throws(APIError) -> Mutation {
-        var session = loaded
+    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded session: consuming StoredSession) throws(APIError) -> Mutation {
         for _ in 0..<16 {
             if let ifMatch, ifMatch != session.state.version {
                 var error = APIError(.versionConflict, "the session is at version \(session.state.version), not \(ifMatch)")

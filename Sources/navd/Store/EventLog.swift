@@ -118,7 +118,8 @@ struct EventLog: Sendable {
     mutating func retain(_ limit: Int) {
         guard count > limit + limit / 4 else { return }
         var reader = Reader(bytes: bytes)
-        for _ in 0..<(count - limit) { _ = reader.next() }
+        // Skipped, not decoded: decoding would build each dropped event's strings only to free them.
+        for _ in 0..<(count - limit) where !reader.skip() { break }
         bytes.removeFirst(reader.offset)
         bytes.reserveCapacity(0)
         count = limit
@@ -164,6 +165,27 @@ struct EventLog: Sendable {
                 seq: Int(seq), type: EventLog.kinds[kindIndex], screen: texts[0], scene: texts[1], transition: Int(transition),
                 from: texts[2], to: texts[3]
             )
+        }
+
+        /// Moves past the next event without decoding it. - Returns: false at the end or at a
+        /// malformed event (the offset then stays put).
+        mutating func skip() -> Bool {
+            let start = offset
+            guard offset + 2 <= bytes.count else { return false }
+            let flags = bytes[offset + 1]
+            offset += 2
+            guard number() != nil, number() != nil else {
+                offset = start
+                return false
+            }
+            for bit in 0..<4 where flags & (1 << bit) != 0 {
+                guard let length = number(), offset + Int(length) <= bytes.count else {
+                    offset = start
+                    return false
+                }
+                offset += Int(length)
+            }
+            return true
         }
 
         private mutating func number() -> UInt64? {

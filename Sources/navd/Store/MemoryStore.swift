@@ -117,7 +117,9 @@ final class MemoryStore: SessionStore {
         let key = Key(session.id)
         return shard(key).withLock { entries in
             guard let entry = entries[key], entry.session.state.version == expectedVersion else { return false }
-            entry.session = session.compacted()
+            // One copy, compacted in place (`compacted()` would copy it once more on the way).
+            entry.session = session
+            entry.session.state.compactScreens()
             entry.events.append(events)
             entry.events.retain(retained)
             return true

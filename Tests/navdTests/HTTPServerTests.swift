@@ -293,7 +293,7 @@ struct HTTPServerTests {
 /// Echoes what it was sent: `/echo` returns the body, `/status/N` answers N,
 /// `/slow` sleeps first, anything else lists the query and headers as lines.
 private struct EchoHandler: HTTPHandler {
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    func handle(_ request: consuming HTTPRequest) -> HTTPResponse {
         var headers = [("X-Method", request.method), ("X-Path", request.path)]
         if request.path == "/echo" {
             return HTTPResponse(status: 200, headers: headers, body: request.body)

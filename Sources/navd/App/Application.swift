@@ -53,37 +53,41 @@ final class Application: HTTPHandler {
 
     var routeTemplates: [(method: String, template: String)] { responder.templates }
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    func handle(_ request: consuming HTTPRequest) -> HTTPResponse {
         let started = Clock.seconds()
         let requestID = requestID(for: request)
+        let method = request.method
         var route = "unmatched"
         var routeIndex: Int?
         var response: HTTPResponse
-        switch responder.match(method: request.method, path: request.path) {
+        switch responder.match(method: method, path: request.path) {
         case .found(let index, let template, let handler, let parameters):
             route = template
             routeIndex = index
+            // The request moves into the context: a copy would retain (and later release) each
+            // of its strings, headers and body.
+            let context = RequestContext(request: request, parameters: parameters, requestID: requestID)
             do {
-                response = try handler(RequestContext(request: request, parameters: parameters, requestID: requestID))
+                response = try handler(context)
             } catch {
-                response = failure(error, request: request, route: template, requestID: requestID)
+                response = failure(error, route: template, requestID: requestID)
             }
         case .methodNotAllowed(let template, let allowed):
             route = template
-            var error = APIError(.methodNotAllowed, "\(request.method) is not allowed on \(template); use \(allowed.joined(separator: ", "))")
+            var error = APIError(.methodNotAllowed, "\(method) is not allowed on \(template); use \(allowed.joined(separator: ", "))")
             error.headers = [("Allow", allowed.joined(separator: ", "))]
             response = error.response
         case .notFound:
-            response = APIError(.notFound, "no route \(request.method) \(request.path.prefix(200))").response
+            response = APIError(.notFound, "no route \(method) \(request.path.prefix(200))").response
         }
         response.headers.append(("X-Request-Id", requestID))
         let seconds = Clock.seconds() - started
-        metrics.recordRequest(method: request.method, route: routeIndex, status: response.status, seconds: seconds)
-        if request.method != "GET", route.hasPrefix("/v1/sessions/{id}") {
+        metrics.recordRequest(method: method, route: routeIndex, status: response.status, seconds: seconds)
+        if method != "GET", route.hasPrefix("/v1/sessions/{id}") {
             metrics.recordTransition(Self.outcome(response))
         }
         if logger.logLevel <= .info {
-            logRequest(method: request.method, route: route, status: response.status, seconds: seconds, requestID: requestID)
+            logRequest(method: method, route: route, status: response.status, seconds: seconds, requestID: requestID)
         }
         return response
     }
@@ -141,7 +145,7 @@ final class Application: HTTPHandler {
         return String(requestPrefix, decimal: requestCounter.add(1, ordering: .relaxed).newValue)
     }
 
-    private func failure(_ error: APIError, request: HTTPRequest, route: String, requestID: String) -> HTTPResponse {
+    private func failure(_ error: APIError, route: String, requestID: String) -> HTTPResponse {
         if error.code == .internal {
             logger.error("internal error", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response

@@ -17,7 +17,7 @@ import Darwin
 /// blocked call holds up every connection of its pool thread.
 protocol HTTPHandler: Sendable {
     /// Answers a fully read request.
-    func handle(_ request: HTTPRequest) -> HTTPResponse
+    func handle(_ request: consuming HTTPRequest) -> HTTPResponse
 
     /// Answers a request whose body is larger than `limit` bytes, either by its
     /// `Content-Length` or while a chunked body was streaming in.
@@ -411,7 +411,7 @@ private func accessHandler(
     // Moved out, not copied: once answered, nothing reads the pending request again.
     var request = HTTPRequest(method: "", path: "")
     swap(&request, &pending.request)
-    let response = context.handler.handle(request)
+    let response = context.handler.handle(consume request)
     return queue(response, on: connection, context: context)
 }
 

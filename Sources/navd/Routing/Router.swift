@@ -97,12 +97,12 @@ struct Responder: Sendable {
             var allowedTemplate: String?
             for index in routes.indices where routes[index].segments.count == segmentCount {
                 guard let parameters = Self.capture(routes[index].segments, bytes) else { continue }
-                let route = routes[index]
-                if route.method == method {
-                    return .found(index: index, template: route.template, handler: route.handler, parameters: parameters)
+                // Fields read in place: a copy of the route would retain each of them.
+                if routes[index].method == method {
+                    return .found(index: index, template: routes[index].template, handler: routes[index].handler, parameters: parameters)
                 }
-                allowed.append(route.method)
-                allowedTemplate = route.template
+                allowed.append(routes[index].method)
+                allowedTemplate = routes[index].template
             }
             if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
             return .notFound

@@ -9,10 +9,16 @@
 --   and, when some answer was not 2xx, "NON2XX_SAMPLE <status> <body…>";
 -- * load_sessions() reads the "id token" lines bench/sessions.py writes;
 -- * alternate() drives mutations that alternate per session (see below);
--- * with PACE_MS set, every connection waits that many milliseconds before
---   each request (wrk's delay()): 256 connections with PACE_MS=25.6 offer
---   about 10,000 requests/s, an open load below saturation, where latency
---   says how long a request takes rather than how long the queue is.
+-- * with PACE_MS set, every connection waits before each request (wrk's
+--   delay()), on average PACE_MS milliseconds: 256 connections with
+--   PACE_MS=25 offer about 10,000 requests/s, an open load below saturation,
+--   where latency says how long a request takes rather than how long the
+--   queue is. Each wait is drawn from an exponential distribution (seeded, so
+--   runs repeat), as the think times of independent clients are: their
+--   requests arrive spread out. With PACE_FIXED=1 every wait is exactly
+--   PACE_MS; the connections, started together, then stay in step and send
+--   their requests in bursts of one per connection, so that run's latency
+--   is the time to answer a whole burst (kept to compare with earlier runs).
 --
 -- wrk runs setup() and done() in its main Lua state and init(), request()
 -- and response() in one state per thread, hence the thread:get() in done().
@@ -22,8 +28,16 @@ first_bad = nil
 
 local pace = tonumber(os.getenv("PACE_MS") or "")
 if pace and pace > 0 then
-   function delay()
-      return pace
+   if os.getenv("PACE_FIXED") == "1" then
+      function delay()
+         return pace
+      end
+   else
+      math.randomseed(1)
+      function delay()
+         -- An exponential wait with mean `pace`: 1 - random() is in (0, 1].
+         return -pace * math.log(1 - math.random())
+      end
    end
 end
 

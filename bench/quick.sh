@@ -10,7 +10,8 @@
 # ceiling of this run, and the server's own CPU time per request (user and system,
 # from /proc/PID/stat: what a request costs the server, whatever the machine's other
 # tenants do to the throughput). SERVERS="memory sqlite" skips the ceiling; NAVD_FLAGS adds
-# `navd serve` flags. bench/run.sh is the full, recorded benchmark.
+# `navd serve` flags; THREADS (1) is both servers' pool size, as in bench/run.sh.
+# bench/run.sh is the full, recorded benchmark.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +26,7 @@ SERVERS=${SERVERS:-ceiling memory sqlite}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
+THREADS=${THREADS:-1}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
@@ -74,7 +76,7 @@ for server in $SERVERS; do
     ceiling)
         # shellcheck disable=SC2046
         "${CC:-cc}" -O2 -o "$TMP/ceiling" "$BENCH/ceiling.c" $(pkg-config --cflags --libs libmicrohttpd) -lpthread
-        start_server "$TMP/ceiling.log" "$url/" "$TMP/ceiling" "$port" 2
+        start_server "$TMP/ceiling.log" "$url/" "$TMP/ceiling" "$port" "$THREADS"
         measure "$TMP/ceiling.txt" "$BENCH/ceiling.lua" "$url"
         ceiling_rps=$(field rps "$LINE")
         ;;
@@ -83,7 +85,7 @@ for server in $SERVERS; do
         [[ $server == sqlite ]] && store="sqlite:$TMP/navd.db"
         # shellcheck disable=SC2086
         start_server "$TMP/$server.log" "$url/healthz" "$NAVD" serve --graph "$GRAPH" --store "$store" \
-            --listen "127.0.0.1:$port" $NAVD_FLAGS
+            --listen "127.0.0.1:$port" --threads "$THREADS" $NAVD_FLAGS
         python3 "$BENCH/sessions.py" --url "$url" --count "$SESSIONS" --procs 2 --out "$TMP/sessions.txt" 2>/dev/null
         measure "$TMP/$server.txt" "$BENCH/$SCENARIO.lua" "$url" "$TMP/sessions.txt"
         ;;

@@ -6,9 +6,15 @@
 #   ceiling       bench/ceiling.c: MHD with navd's flags, a fixed 304-byte JSON body
 #   navd-memory   navd serve --graph Examples/news.json --store memory
 #   navd-sqlite   navd serve --graph Examples/news.json --store sqlite:$TMP/navd-N.db
+# Both servers run THREADS pool threads (navd --threads, the ceiling's second argument).
 # Scenarios (wrk -t1, Lua scripts in bench/), at each connection count:
-#   ceiling: get, get-paced;  navd: get, navigate, transitions (fresh sessions for every
-#   mutating run, so that each starts at /top), navigate-paced.
+#   ceiling: get, get-paced, get-paced-lockstep;  navd: get, navigate, transitions (fresh
+#   sessions for every mutating run, so that each starts at /top), navigate-paced,
+#   navigate-paced-lockstep. A paced run offers an open load below saturation: each
+#   connection waits between requests, an exponentially distributed time (independent
+#   clients, Poisson-like arrivals) or, in the -lockstep runs, a fixed one (which keeps the
+#   connections firing together, so its latency is that of a burst of max-connections
+#   requests; see BENCHMARKS.md).
 # Prints the median over rounds of requests/s and p50/p99/p99.9 latency, and
 # navd's requests/s as a ratio of the ceiling's at the same connection count.
 # Fails (exit 1, after the table and the memory run) when any run had a
@@ -18,6 +24,10 @@
 #   DURATION=10s      length of each measured wrk run
 #   ROUNDS=3          rounds; the table shows medians
 #   CONNECTIONS="32 256"
+#   THREADS=1         MHD pool threads of both servers. 1 by default: wrk -t1 keeps one of
+#                     this 2-core machine's cores busy, so a server has about one core, and
+#                     two server threads time-share it (THREADS=2 measures that; BENCHMARKS.md
+#                     has both). navd's own default is one thread per core.
 #   WARMUP=2s         unrecorded GET run after each server start
 #   PACED_RATE=10000  navigations/s offered by the paced run (navigate-paced): the
 #                     largest connection count, each connection pausing between
@@ -38,6 +48,7 @@ cd "$ROOT"
 DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-32 256}
+THREADS=${THREADS:-1}
 WARMUP=${WARMUP:-2s}
 SESSIONS=${SESSIONS:-1000}
 PACED_RATE=${PACED_RATE:-10000}
@@ -68,7 +79,7 @@ mkdir -p "$BENCH_OUT"
 
 log "machine: $(machine_info)"
 log "wrk: $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2), libmicrohttpd $(pkg-config --modversion libmicrohttpd)"
-log "DURATION=$DURATION ROUNDS=$ROUNDS CONNECTIONS=\"$CONNECTIONS\" NAVD_FLAGS=\"$NAVD_FLAGS\""
+log "DURATION=$DURATION ROUNDS=$ROUNDS CONNECTIONS=\"$CONNECTIONS\" THREADS=$THREADS NAVD_FLAGS=\"$NAVD_FLAGS\""
 
 STATUS=0
 if [[ $BENCH_HTTP == 1 ]]; then
@@ -106,17 +117,20 @@ if [[ $BENCH_HTTP == 1 ]]; then
     bench_ceiling() {
         local round=$1 port conns line
         port=$(free_port)
-        start_server "$TMP/ceiling.log" "http://127.0.0.1:$port/" "$TMP/ceiling" "$port" 2
+        start_server "$TMP/ceiling.log" "http://127.0.0.1:$port/" "$TMP/ceiling" "$port" "$THREADS"
         run_wrk "$TMP/warmup.txt" 32 "$WARMUP" "$BENCH/ceiling.lua" "http://127.0.0.1:$port" >/dev/null
         for conns in $CONNECTIONS; do
             line=$(run_wrk "$TMP/ceiling-get-c$conns-r$round.txt" "$conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
             record ceiling get "$conns" "$round" "$line"
         done
-        # The same open load as navd's navigate-paced run: the latency this machine and wrk
+        # The same open loads as navd's navigate-paced runs: the latency this machine and wrk
         # give a server that does no work.
         line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/ceiling-get-paced-r$round.txt" "$max_conns" \
             "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
         record ceiling get-paced "$max_conns" "$round" "$line"
+        line=$(PACE_FIXED=1 PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/ceiling-get-paced-lockstep-r$round.txt" \
+            "$max_conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
+        record ceiling get-paced-lockstep "$max_conns" "$round" "$line"
         stop_server "$SERVER_PID"
     }
 
@@ -126,7 +140,7 @@ if [[ $BENCH_HTTP == 1 ]]; then
         url=http://127.0.0.1:$port
         # shellcheck disable=SC2086
         start_server "$TMP/$server-r$round.log" "$url/healthz" \
-            "$NAVD" serve --graph "$GRAPH" --store "$store" --listen "127.0.0.1:$port" $NAVD_FLAGS
+            "$NAVD" serve --graph "$GRAPH" --store "$store" --listen "127.0.0.1:$port" --threads "$THREADS" $NAVD_FLAGS
         python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 \
             --out "$TMP/sessions-get.txt" 2>/dev/null
         run_wrk "$TMP/warmup.txt" 32 "$WARMUP" "$BENCH/get.lua" "$url" "$TMP/sessions-get.txt" >/dev/null
@@ -148,6 +162,11 @@ if [[ $BENCH_HTTP == 1 ]]; then
         line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/$server-navigate-paced-r$round.txt" "$max_conns" \
             "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
         record "$server" navigate-paced "$max_conns" "$round" "$line"
+        file=$TMP/sessions-paced-lockstep.txt
+        python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 --out "$file" 2>/dev/null
+        line=$(PACE_FIXED=1 PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/$server-navigate-paced-lockstep-r$round.txt" \
+            "$max_conns" "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
+        record "$server" navigate-paced-lockstep "$max_conns" "$round" "$line"
         stop_server "$SERVER_PID"
     }
 

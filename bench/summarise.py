@@ -49,7 +49,7 @@ def http(path):
     for (server, scenario, conns), rows in groups.items():
         rps = median(number(r["rps"]) for r in rows)
         # A paced run offers a fixed load: its requests/s is not a throughput to compare.
-        paced = scenario.endswith("-paced")
+        paced = "-paced" in scenario
         ratio = rps / ceiling[conns] if rps and ceiling.get(conns) and not paced else None
         per_round = None if paced else median(number(r["rps"]) / ceiling_round[(conns, r["round"])]
                                               for r in rows

@@ -14,7 +14,7 @@
 FROM swift:6.3-bookworm AS build
 
 RUN apt-get update \
-    && apt-get install -y libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config \
+    && apt-get install -y libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -39,13 +39,14 @@ LABEL org.opencontainers.image.title="navd" \
 #   libmicrohttpd.so.12  libmicrohttpd12 (brings libgnutls30 and its dependencies)
 #   libsqlite3.so.0      libsqlite3-0
 #   libpq.so.5           libpq5 (brings libssl3, libgssapi-krb5-2, libldap-2.5-0)
+#   libjemalloc.so.2     libjemalloc2 (navd's malloc; see Package.swift)
 #   libc.so.6, libm.so.6 libc6        } already in debian:bookworm-slim,
 #   libstdc++.so.6       libstdc++6   } so not installed again
 #   libgcc_s.so.1        libgcc-s1    }
 # The Swift runtime and Foundation are linked in statically (--static-swift-stdlib).
 # ca-certificates: the system CA bundle, for a PostgreSQL store reached over TLS with
 # sslrootcert=/etc/ssl/certs/ca-certificates.crt.
-RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 ca-certificates && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libjemalloc2 ca-certificates && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 navd \
     && useradd --system --uid 10001 --gid navd --home-dir /var/lib/navd --no-create-home \

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 LISTEN ?= 127.0.0.1:8080
 STORE ?= sqlite:./.navd/navd.db
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
 PG_PACKAGES := postgresql
 
 .PHONY: all build release run test deps test-deps openapi-check openapi docker-check bench clean
@@ -11,7 +11,7 @@ all: build
 
 ## Install the C libraries navd links, with apt-get, when pkg-config cannot find them.
 deps:
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq jemalloc 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi

@@ -45,15 +45,24 @@ public struct SessionState: Sendable, Hashable {
         hasher.combine(eventCounter)
     }
 
-    /// Puts the screens in an array of exactly their count, if they are in a larger one (an array
-    /// grown by appending keeps spare room, which a store holding many idle sessions would keep
-    /// too). The stage itself does not change, so what NavCore keeps about it is kept as well;
-    /// assigning `screens` a copy would forget it.
+    /// Puts the screens in an array of about their count, if they are in a much larger one (an
+    /// array grown by appending keeps up to as much spare room as it uses, which a store holding
+    /// many idle sessions would keep too). An array made for exactly its count can still have a
+    /// little room, since the allocator rounds a request up to its next size class (jemalloc's are
+    /// up to a quarter apart): room within that is left alone, or every call would copy again. The
+    /// stage itself does not change, so what NavCore keeps about it is kept as well; assigning
+    /// `screens` a copy would forget it.
     public mutating func compactScreens() {
-        guard screens.capacity > screens.count else { return }
+        guard screens.capacity > Self.roomyCapacity(for: screens.count) else { return }
         let text = stageText
         screens = screens.withUnsafeBufferPointer { Array($0) }
         stageText = text
+    }
+
+    /// The most capacity an array of `count` screens made for its count can have: the count, plus a
+    /// quarter for an allocator's size classes, plus one for its header's share.
+    public static func roomyCapacity(for count: Int) -> Int {
+        count + count / 4 + 1
     }
 
     /// The stage as a path.

@@ -280,10 +280,10 @@ extension HTTPResponse {
         status: Int = 200, headers: [(String, String)] = []
     ) -> HTTPResponse {
         // Close to the size of a plain session's view (a screen without params or state writes
-        // about 110 bytes; its params also appear in the path), so that a GET of a session of up
-        // to five screens asks malloc for less than 1 KiB: a larger request first makes glibc fold
-        // its free chunks together, which, in a heap of a million sessions, reads chunks all over
-        // it (cache misses a lighter request does not pay). A larger view grows the buffer.
+        // about 110 bytes; its params also appear in the path): one allocation of about the right
+        // size. (Under glibc's malloc, which navd used before jemalloc, a request of 1 KiB or more
+        // first folded its free chunks together, reading chunks all over a heap of a million
+        // sessions; this kept a GET of up to five screens below that.) A larger view grows the buffer.
         let eventBytes = eventsJSON?.count ?? 96 * (events?.count ?? 0)
         var writer = JSONWriter(
             reservingCapacity: 192 + 128 * session.state.screens.count + session.state.pathText.utf8.count + eventBytes

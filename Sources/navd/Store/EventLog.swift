@@ -125,9 +125,11 @@ struct EventLog: Sendable {
         count = limit
     }
 
-    /// Drops spare capacity (a buffer grown by appending may hold up to twice its bytes).
+    /// Drops spare capacity (a buffer grown by appending may hold up to twice its bytes). Room
+    /// that an allocator's size classes leave an exact buffer (up to a quarter of it and its
+    /// 32-byte header, with jemalloc) is kept: a copy would get it again.
     mutating func shrink() {
-        guard bytes.capacity > bytes.count else { return }
+        guard bytes.capacity > bytes.count + (bytes.count + 32) / 4 else { return }
         bytes = bytes.withUnsafeBufferPointer { Array($0) }
     }
 

@@ -64,12 +64,15 @@ import Testing
         state.screens.reserveCapacity(state.screens.count + 8)
         state.stageText = state.path.description
         let before = state
+        #expect(state.screens.capacity > SessionState.roomyCapacity(for: state.screens.count))
         state.compactScreens()
-        #expect(state.screens.capacity == state.screens.count)
+        #expect(state.screens.capacity <= SessionState.roomyCapacity(for: state.screens.count))
         #expect(state == before)
         #expect(state.stageText == before.path.description)
-        // Already exact: nothing to do, nothing lost.
+        // Already compact: nothing to do (the same storage, not a copy), nothing lost.
+        let storage = state.screens.withUnsafeBufferPointer { $0.baseAddress }
         state.compactScreens()
+        #expect(state.screens.withUnsafeBufferPointer { $0.baseAddress } == storage)
         #expect(state.stageText == before.path.description)
     }
 

@@ -10,7 +10,7 @@
 # ceiling of this run, and the server's own CPU time per request (user and system,
 # from /proc/PID/stat: what a request costs the server, whatever the machine's other
 # tenants do to the throughput). SERVERS="memory sqlite" skips the ceiling; NAVD_FLAGS adds
-# `navd serve` flags; THREADS (1) is both servers' pool size, as in bench/run.sh.
+# `navd serve` flags; THREADS (default: the cores) is both servers' pool size, as in bench/run.sh.
 # bench/run.sh is the full, recorded benchmark.
 set -euo pipefail
 
@@ -26,7 +26,7 @@ SERVERS=${SERVERS:-ceiling memory sqlite}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
-THREADS=${THREADS:-1}
+THREADS=${THREADS:-$(nproc)}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"

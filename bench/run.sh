@@ -24,10 +24,9 @@
 #   DURATION=10s      length of each measured wrk run
 #   ROUNDS=3          rounds; the table shows medians
 #   CONNECTIONS="32 256"
-#   THREADS=1         MHD pool threads of both servers. 1 by default: wrk -t1 keeps one of
-#                     this 2-core machine's cores busy, so a server has about one core, and
-#                     two server threads time-share it (THREADS=2 measures that; BENCHMARKS.md
-#                     has both). navd's own default is one thread per core.
+#   THREADS=$(nproc)  MHD pool threads of both servers: by default navd's own default, one
+#                     per core. THREADS=1 gives each server one thread, which suits a machine
+#                     where wrk keeps one of two cores busy (BENCHMARKS.md has both).
 #   WARMUP=2s         unrecorded GET run after each server start
 #   PACED_RATE=10000  navigations/s offered by the paced run (navigate-paced): the
 #                     largest connection count, each connection pausing between
@@ -48,7 +47,7 @@ cd "$ROOT"
 DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-32 256}
-THREADS=${THREADS:-1}
+THREADS=${THREADS:-$(nproc)}
 WARMUP=${WARMUP:-2s}
 SESSIONS=${SESSIONS:-1000}
 PACED_RATE=${PACED_RATE:-10000}

@@ -167,8 +167,8 @@ final class MemoryStore: SessionStore {
 }
 
 extension StoredSession {
-    /// The same session with its screen array at its exact size: arrays grown by appending keep
-    /// spare capacity, and a million idle sessions would hold all of it.
+    /// The same session with its screen array at about its size (`SessionState.compactScreens()`):
+    /// arrays grown by appending keep spare capacity, and a million idle sessions would hold all of it.
     func compacted() -> StoredSession {
         var copy = self
         // Not `copy.state.screens = …`: that would also drop the stage's cached path text, which

@@ -1,9 +1,9 @@
 /// An integer's decimal digits written straight into a byte buffer, as `String(number)` spells
-/// them: shared by ``JSONWriter`` and the path text writer, the two places that print numbers.
-enum DecimalDigits {
+/// them: shared by ``JSONWriter``, the path text writer and the daemon's byte and string writers.
+public enum DecimalDigits {
     /// How many digits `magnitude` has (1 for 0).
-    @inline(__always)
-    static func count(_ magnitude: UInt) -> Int {
+    @inlinable @inline(__always)
+    public static func count(_ magnitude: UInt) -> Int {
         var digits = 1
         var bound: UInt = 10
         while digits < 20, magnitude >= bound {
@@ -15,8 +15,8 @@ enum DecimalDigits {
 
     /// Writes the `digits` digits of `magnitude` into `buffer[start..<start + digits]`, from
     /// the last one back (divisions by the constant 10 only).
-    @inline(__always)
-    static func write(_ magnitude: UInt, digits: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+    @inlinable @inline(__always)
+    public static func write(_ magnitude: UInt, digits: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
         var magnitude = magnitude
         var position = start + digits
         repeat {

@@ -92,13 +92,8 @@ public struct JSONWriter {
     public mutating func writeInt(_ number: Int) {
         reserve(21)  // a sign and up to 20 digits
         storage.withUnsafeMutableBufferPointer { out in
-            if number < 0 {
-                out[count] = UInt8(ascii: "-")
-                count += 1
-            }
-            let digits = DecimalDigits.count(number.magnitude)
-            DecimalDigits.write(number.magnitude, digits: digits, into: out, at: count)
-            count += digits
+            guard let base = out.baseAddress else { return }
+            count = Self.digits(number, at: base + count) - base
         }
     }
 

@@ -148,24 +148,19 @@ struct EventLog: Sendable {
         var offset = 0
 
         mutating func next() -> LifecycleEvent? {
-            guard offset + 2 <= bytes.count else { return nil }
-            let kindIndex = Int(bytes[offset])
-            let flags = bytes[offset + 1]
-            offset += 2
-            guard kindIndex < EventLog.kinds.count, let seq = number(), let transition = number() else { return nil }
+            guard let header = header(), header.kind < EventLog.kinds.count else { return nil }
             var texts: [String?] = []
-            for bit in [UInt8(1), 2, 4, 8] {
-                guard flags & bit != 0 else {
+            for bit in 0..<4 {
+                guard header.flags & (1 << bit) != 0 else {
                     texts.append(nil)
                     continue
                 }
-                guard let length = number(), offset + Int(length) <= bytes.count else { return nil }
-                texts.append(String(decoding: bytes[offset..<offset + Int(length)], as: UTF8.self))
-                offset += Int(length)
+                guard let range = text() else { return nil }
+                texts.append(String(decoding: bytes[range], as: UTF8.self))
             }
             return LifecycleEvent(
-                seq: Int(seq), type: EventLog.kinds[kindIndex], screen: texts[0], scene: texts[1], transition: Int(transition),
-                from: texts[2], to: texts[3]
+                seq: Int(header.seq), type: EventLog.kinds[header.kind], screen: texts[0], scene: texts[1],
+                transition: Int(header.transition), from: texts[2], to: texts[3]
             )
         }
 
@@ -173,21 +168,37 @@ struct EventLog: Sendable {
         /// malformed event (the offset then stays put).
         mutating func skip() -> Bool {
             let start = offset
-            guard offset + 2 <= bytes.count else { return false }
-            let flags = bytes[offset + 1]
-            offset += 2
-            guard number() != nil, number() != nil else {
+            guard let header = header() else {
                 offset = start
                 return false
             }
-            for bit in 0..<4 where flags & (1 << bit) != 0 {
-                guard let length = number(), offset + Int(length) <= bytes.count else {
+            for bit in 0..<4 where header.flags & (1 << bit) != 0 {
+                guard text() != nil else {
                     offset = start
                     return false
                 }
-                offset += Int(length)
             }
             return true
+        }
+
+        /// The next event's kind byte, text flags, seq and transition, leaving the offset at its
+        /// first text.
+        private mutating func header() -> (kind: Int, flags: UInt8, seq: UInt64, transition: UInt64)? {
+            guard offset + 2 <= bytes.count else { return nil }
+            let kind = Int(bytes[offset])
+            let flags = bytes[offset + 1]
+            offset += 2
+            guard let seq = number(), let transition = number() else { return nil }
+            return (kind, flags, seq, transition)
+        }
+
+        /// Where the next text's UTF-8 lies (after its length), moving past it; nil if the bytes
+        /// end first.
+        private mutating func text() -> Range<Int>? {
+            guard let length = number(), length <= UInt64(bytes.count - offset) else { return nil }
+            let range = offset..<offset + Int(length)
+            offset = range.upperBound
+            return range
         }
 
         private mutating func number() -> UInt64? {

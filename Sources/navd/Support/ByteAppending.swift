@@ -20,19 +20,11 @@ extension Array where Element == UInt8 {
     /// written as 0 (log lines and timestamps only count up).
     mutating func appendDecimal(_ number: Int, width: Int = 1) {
         let value = UInt(Swift.max(0, number))
-        var scale: UInt = 1
-        var digits = 1
-        while value / scale >= 10 {
-            scale *= 10
-            digits += 1
-        }
-        for _ in digits..<Swift.max(digits, width) { append(UInt8(ascii: "0")) }
-        var rest = value
-        while scale > 0 {
-            append(UInt8(ascii: "0") + UInt8(rest / scale))
-            rest %= scale
-            scale /= 10
-        }
+        let digits = DecimalDigits.count(value)
+        let padding = Swift.max(0, width - digits)
+        let start = count
+        append(contentsOf: repeatElement(UInt8(ascii: "0"), count: padding + digits))
+        withUnsafeMutableBufferPointer { DecimalDigits.write(value, digits: digits, into: $0, at: start + padding) }
     }
 }
 
@@ -40,12 +32,8 @@ extension String {
     /// `prefix`, the decimal digits of `number` and `suffix`, written into the string's storage at
     /// once (an ETag, a request id): interpolation appends piece by piece.
     init(_ prefix: String, decimal number: UInt64, _ suffix: StaticString = "") {
-        var digits: (UInt64, Int) = (number, 1)
-        while digits.0 >= 10 {
-            digits.0 /= 10
-            digits.1 += 1
-        }
-        let count = digits.1
+        let magnitude = UInt(number)
+        let count = DecimalDigits.count(magnitude)
         var prefix = prefix
         self = prefix.withUTF8 { head in
             String(unsafeUninitializedCapacity: head.count + count + suffix.utf8CodeUnitCount) { buffer in
@@ -54,11 +42,7 @@ extension String {
                     buffer[position] = byte
                     position += 1
                 }
-                var rest = number
-                for offset in stride(from: position + count - 1, through: position, by: -1) {
-                    buffer[offset] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
+                DecimalDigits.write(magnitude, digits: count, into: buffer, at: position)
                 position += count
                 for byte in UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount) {
                     buffer[position] = byte

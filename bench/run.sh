@@ -110,6 +110,9 @@ if [[ $BENCH_HTTP == 1 ]]; then
         log "  $server $scenario c$conns: $(field rps "$line") req/s, p50 $(field p50_us "$line") us, p99 $(field p99_us "$line") us, non-2xx $non2xx, socket errors $errors"
     }
 
+    # paced_fixed SCENARIO: PACE_FIXED for a paced scenario (1: fixed pauses, the -lockstep runs).
+    paced_fixed() { [[ $1 == *-lockstep ]] && echo 1 || echo 0; }
+
     # sessions_for CONNS: how many sessions a run at CONNS connections rotates over.
     sessions_for() { local n=$((16 * $1)); ((n < SESSIONS)) && n=$SESSIONS; echo "$n"; }
 
@@ -122,14 +125,13 @@ if [[ $BENCH_HTTP == 1 ]]; then
             line=$(run_wrk "$TMP/ceiling-get-c$conns-r$round.txt" "$conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
             record ceiling get "$conns" "$round" "$line"
         done
-        # The same open loads as navd's navigate-paced runs: the latency this machine and wrk
-        # give a server that does no work.
-        line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/ceiling-get-paced-r$round.txt" "$max_conns" \
-            "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
-        record ceiling get-paced "$max_conns" "$round" "$line"
-        line=$(PACE_FIXED=1 PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/ceiling-get-paced-lockstep-r$round.txt" \
-            "$max_conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
-        record ceiling get-paced-lockstep "$max_conns" "$round" "$line"
+        # The same open loads as navd's paced runs: the latency this machine and wrk give a
+        # server that does no work.
+        for scenario in get-paced get-paced-lockstep; do
+            line=$(PACE_FIXED=$(paced_fixed "$scenario") PACE_MS=$((max_conns * 1000 / PACED_RATE)) \
+                run_wrk "$TMP/ceiling-$scenario-r$round.txt" "$max_conns" "$DURATION" "$BENCH/ceiling.lua" "http://127.0.0.1:$port")
+            record ceiling "$scenario" "$max_conns" "$round" "$line"
+        done
         stop_server "$SERVER_PID"
     }
 
@@ -155,17 +157,14 @@ if [[ $BENCH_HTTP == 1 ]]; then
                 record "$server" "$scenario" "$conns" "$round" "$line"
             done
         done
-        # Latency under an open load: max_conns connections offering PACED_RATE navigations/s.
-        file=$TMP/sessions-paced.txt
-        python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 --out "$file" 2>/dev/null
-        line=$(PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/$server-navigate-paced-r$round.txt" "$max_conns" \
-            "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
-        record "$server" navigate-paced "$max_conns" "$round" "$line"
-        file=$TMP/sessions-paced-lockstep.txt
-        python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 --out "$file" 2>/dev/null
-        line=$(PACE_FIXED=1 PACE_MS=$((max_conns * 1000 / PACED_RATE)) run_wrk "$TMP/$server-navigate-paced-lockstep-r$round.txt" \
-            "$max_conns" "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
-        record "$server" navigate-paced-lockstep "$max_conns" "$round" "$line"
+        # Latency under open loads: max_conns connections offering PACED_RATE navigations/s.
+        for scenario in navigate-paced navigate-paced-lockstep; do
+            file=$TMP/sessions-$scenario.txt
+            python3 "$BENCH/sessions.py" --url "$url" --count "$(sessions_for "$max_conns")" --procs 2 --out "$file" 2>/dev/null
+            line=$(PACE_FIXED=$(paced_fixed "$scenario") PACE_MS=$((max_conns * 1000 / PACED_RATE)) \
+                run_wrk "$TMP/$server-$scenario-r$round.txt" "$max_conns" "$DURATION" "$BENCH/navigate.lua" "$url" "$file")
+            record "$server" "$scenario" "$max_conns" "$round" "$line"
+        done
         stop_server "$SERVER_PID"
     }
 

@@ -11,6 +11,8 @@ extension Navigator {
         guard let scene = scene(of: top) else { throw NavError(.unknownScene, "no scene '\(top.scene)'") }
         var texts: [String: String] = [:]
         for key in params.keys.sorted() {
+            // Checked here too (not only by typing), so that of several bad keys the first is named.
+            guard key.isValidPathName else { throw Self.invalidKey(key) }
             guard let value = params[key], let text = ParamValue.text(of: value) else {
                 throw NavError(.invalidParams, "'\(key)' must be a string, number or boolean", param: key)
             }

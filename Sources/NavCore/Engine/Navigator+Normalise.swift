@@ -117,7 +117,13 @@ extension Navigator {
         guard let specs = scene.params else {
             var typed: [ScreenParams.Element] = []
             typed.reserveCapacity(texts.count)
-            for (key, text) in texts { typed.append((key: key, value: .string(text))) }
+            for (key, text) in texts {
+                // A scene without a schema takes any key, but only one the path grammar can print
+                // and read back: a key from a parsed path always is one, a key sent as JSON (the
+                // params route) may not be. (A schema's keys were checked when the graph was read.)
+                guard key.isValidPathName else { throw Self.invalidKey(key) }
+                typed.append((key: key, value: .string(text)))
+            }
             return ScreenParams(unsorted: typed)
         }
         // Fast paths, in any order: when nothing is wrong, order cannot matter.
@@ -181,6 +187,11 @@ extension Navigator {
         }
         guard matched == texts.count else { return nil }
         return ScreenParams(sorted: typed)
+    }
+
+    /// A key that is not a path name (`[A-Za-z0-9_.-]+`, not `.` or `..`), named in the refusal.
+    static func invalidKey(_ key: String) -> NavError {
+        NavError(.invalidParams, "parameter name '\(key)' may use only A-Z a-z 0-9 _ . - (and is not . or ..)", param: key)
     }
 
     /// The same, in key order, so that the error reported is always that of the first bad key.

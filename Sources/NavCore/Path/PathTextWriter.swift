@@ -183,13 +183,28 @@ private func pathTextCapacity<Component: PathTextComponent>(of components: Unsaf
     return capacity
 }
 
-/// A value escaped for a path, as text (a link's placeholder filled in).
+/// A value escaped for a path, as text (a link's placeholder filled in): every byte but the name
+/// bytes `A-Z a-z 0-9 _ . -` percent-encoded, and every byte of `.`, `..` and `up`, so that whatever
+/// a client sends stays one value wherever the template puts it: `/ ! # ^ = ( ) ,` cannot add a
+/// component or a parameter, `..` and `up` cannot go up, and in a name's place anything but a name
+/// is an invalid name. (In a value's place every escape reads back as the value sent.)
 func escapedPathValue(_ value: String) -> String {
     guard !value.isEmpty else { return "" }
-    return String(unsafeUninitializedCapacity: value.escapedCapacity) { buffer in
-        var writer = PathTextWriter(buffer)
-        writer.escaped(value)
-        return writer.count
+    let syntax = value == "." || value == ".." || value == "up"
+    return String(unsafeUninitializedCapacity: 3 * value.utf8.count) { buffer in
+        var count = 0
+        for byte in value.utf8 {
+            if isNameByte(byte), !syntax {
+                buffer[count] = byte
+                count += 1
+            } else {
+                buffer[count] = UInt8(ascii: "%")
+                buffer[count + 1] = hexDigit(byte >> 4)
+                buffer[count + 2] = hexDigit(byte & 0xF)
+                count += 3
+            }
+        }
+        return count
     }
 }
 

@@ -103,6 +103,10 @@ extension SessionState {
             guard seen.insert(id).inserted else { throw SnapshotError(message: "screen id \(id) appears twice") }
             var typed: [String: ParamValue] = [:]
             for (key, value) in params {
+                // A key the path grammar cannot print would make the stage's path read back as another.
+                guard key.isValidPathName else {
+                    throw SnapshotError(message: "screen \(id): parameter name '\(key)' is not a path name")
+                }
                 guard let text = ParamValue.text(of: value) else {
                     throw SnapshotError(message: "screen \(id): parameter '\(key)' is not a scalar")
                 }

@@ -18,7 +18,10 @@ enum GraphDocument {
         }
     }
 
+    /// A YAML document, read in time and memory bounded by its length: aliases and deep nesting
+    /// are refused before Yams composes it (see `YAMLPreflight`).
     static func yaml(_ text: String) throws(ReadError) -> JSONValue {
+        try YAMLPreflight.check(text)
         let node: Node?
         do {
             node = try Yams.compose(yaml: text)
@@ -51,6 +54,7 @@ enum GraphDocument {
             for element in sequence { elements.append(try json(element, depth: depth + 1)) }
             return .array(elements)
         case .alias:
+            // Yams composes aliases into copies, and YAMLPreflight refuses them before that.
             throw ReadError(message: "YAML aliases are not supported in graphs")
         }
     }

@@ -55,6 +55,8 @@ final class DaemonHarness: @unchecked Sendable {
     let options: Options
     let logFile: URL
     private let process: Process
+    /// The daemon's process id (to read its memory from `/proc`).
+    var processIdentifier: Int32 { process.processIdentifier }
     private let validator: OpenAPIValidator?
     private let lock = NSLock()
     private var exitStatus: Int32?

@@ -131,7 +131,8 @@ struct APIError: Error, Sendable {
     var response: HTTPResponse {
         var fields = [("Content-Type", "application/problem+json")] + headers
         switch code {
-        case .unauthorized: fields.append(("WWW-Authenticate", "Bearer"))
+        // The plain challenge, unless the error brought its own (`Bearer error="invalid_token"`).
+        case .unauthorized where !headers.contains(where: { $0.0 == "WWW-Authenticate" }): fields.append(("WWW-Authenticate", "Bearer"))
         case .tooManySessions: fields.append(("Retry-After", "60"))
         default: break
         }

@@ -63,8 +63,17 @@ paths:
         Starts a session on a graph (default: the daemon's default graph) at a start path
         (default: the graph's `start`), with a session context that `requires` and `inject` read.
         The answer carries the opening transition's events and the session's `token`, which is
-        shown only here. No authentication.
-      security: []
+        shown only here. The context may be at most `--max-context` bytes of JSON (default 4096);
+        a larger one is 400 `invalid_request` with `param: "context"`.
+
+        No authentication, unless the daemon runs with `--backend-token` (the production
+        setting): then this needs that token or the admin token. Without one: 401
+        `unauthorized` with `WWW-Authenticate: Bearer`; with another token: 401 `unauthorized`
+        with `WWW-Authenticate: Bearer error="invalid_token"`.
+      security:
+        - {}
+        - backendToken: []
+        - adminToken: []
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -117,6 +126,8 @@ paths:
                     token: q7Vh2XcN9pLw3RtY8bKm5ZsD1fGa6EuJ0oTi4nHxWyA
         '400':
           $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '403':
           $ref: '#/components/responses/Forbidden'
         '405':
@@ -1125,6 +1136,13 @@ components:
         daemon stores only its hash). Every `/v1/sessions/{id}…` route also accepts the admin
         token in its place. Without a token: 401 `unauthorized`; with another session's token:
         404 `session_not_found`.
+    backendToken:
+      type: http
+      scheme: bearer
+      description: |
+        The daemon's backend token (`--backend-token` / `NAVD_BACKEND_TOKEN`), for the backend
+        that creates sessions and so sets their context. When the daemon has one, `createSession`
+        needs it (or the admin token); without one, anyone may create a session.
     adminToken:
       type: http
       scheme: bearer
@@ -1215,7 +1233,7 @@ components:
         type: string
       example: GET, DELETE
     WWW-Authenticate:
-      description: The challenge, `Bearer`.
+      description: The challenge, `Bearer` (no token was sent) or `Bearer error="invalid_token"` (the token sent is not accepted).
       schema:
         type: string
       example: Bearer
@@ -1540,7 +1558,8 @@ components:
       type: object
       description: |
         An RFC 9457 problem document. `offset` comes only with `invalid_path` (always),
-        `param` only with `invalid_params` (when one parameter is at fault), `issues` only with
+        `param` only with `invalid_params` (when one parameter is at fault) and `invalid_request`
+        (when a field is over its limit, e.g. `context`), `issues` only with
         `invalid_graph` (always).
       required: [type, title, status, detail, code]
       additionalProperties: false
@@ -1593,7 +1612,7 @@ components:
           description: '`invalid_path`: the character offset where the path stopped parsing.'
         param:
           type: string
-          description: '`invalid_params`: the parameter at fault.'
+          description: '`invalid_params`: the parameter at fault; `invalid_request`: the field over its limit.'
         issues:
           type: array
           description: '`invalid_graph`: every problem found in the document, errors first.'
@@ -1614,7 +1633,7 @@ components:
             required: [code]
             properties:
               code:
-                const: invalid_params
+                enum: [invalid_params, invalid_request]
           then: true
           else:
             not:
@@ -1960,7 +1979,7 @@ components:
           description: The start path; default the graph's `start`.
         context:
           type: object
-          description: The session context (`requires` and `inject` read it).
+          description: The session context (`requires` and `inject` read it); at most `--max-context` bytes of JSON (default 4096).
 
     NavigateRequest:
       type: object

@@ -5,6 +5,8 @@ struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
+    /// `--backend-token`'s digest: when set, creating a session needs it (or the admin token).
+    var backendToken: TokenDigest? = nil
 
     func register(in router: inout Router) {
         router.on("POST", "/v1/sessions") { context throws(APIError) in try create(context) }
@@ -50,6 +52,7 @@ struct SessionRoutes: Sendable {
     // MARK: Handlers
 
     private func create(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+        try requireBackend(context)
         let fields = Fields(object: try context.jsonObject(optional: true))
         try fields.only(["graph", "start", "context"])
         let graph = try fields.string("graph")
@@ -61,6 +64,24 @@ struct SessionRoutes: Sendable {
                 created.session, events: created.events, token: created.token, status: 201,
                 headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
+        }
+    }
+
+    /// With `--backend-token` set, creating a session needs that token or the admin token (DESIGN §4
+    /// Auth: `requires` guards are only as trustworthy as whoever may set the context). RFC 6750 §3.1:
+    /// a missing token is challenged with `Bearer`, a wrong one with `Bearer error="invalid_token"`.
+    private func requireBackend(_ context: RequestContext) throws(APIError) {
+        guard let backendToken else { return }
+        guard let presented = Token.bearerDigest(in: context.request.headers) else {
+            throw APIError(.unauthorized, "creating a session needs the backend token as 'Authorization: Bearer <token>'")
+        }
+        // Both compared, whichever matches, so the time taken does not tell which token was sent.
+        let isBackend = presented.matches(backendToken)
+        let isAdmin = adminToken.map { presented.matches($0) } ?? false
+        guard isBackend || isAdmin else {
+            var error = APIError(.unauthorized, "the token is neither the backend token nor the admin token")
+            error.headers = [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
+            throw error
         }
     }
 

@@ -13,6 +13,8 @@ import Glibc
 final class Application: HTTPHandler {
     struct Configuration: Sendable {
         var adminToken: String?
+        /// When set, creating a session needs it (or the admin token): `--backend-token`.
+        var backendToken: String?
         var sessions = SessionService.Configuration()
         var limits = Limits()
     }
@@ -44,7 +46,8 @@ final class Application: HTTPHandler {
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
         var router = Router()
         let adminDigest = configuration.adminToken.map(Token.digest)
-        SessionRoutes(sessions: sessions, adminToken: adminDigest).register(in: &router)
+        SessionRoutes(sessions: sessions, adminToken: adminDigest, backendToken: configuration.backendToken.map(Token.digest))
+            .register(in: &router)
         GraphRoutes(graphs: graphs, adminToken: adminDigest, persist: persistGraph).register(in: &router)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &router)
         self.responder = router.freeze()

@@ -32,7 +32,10 @@ struct Daemon {
             graphs: graphs,
             configuration: .init(
                 adminToken: settings.adminToken,
-                sessions: .init(maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds)
+                backendToken: settings.backendToken,
+                sessions: .init(
+                    maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
+                )
             ),
             store: store, logger: logger, accessLog: Self.accessLog(for: logger),
             persistGraph: { version throws(APIError) in try StoreFactory.persist(version, in: store) }

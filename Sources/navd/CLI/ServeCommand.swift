@@ -27,6 +27,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Token for admin routes (graph upload, session listing). (NAVD_ADMIN_TOKEN)")
     var adminToken: String?
 
+    @Option(help: "Token that creating a session needs (the admin token works too); the production setting. At least 16 characters. (NAVD_BACKEND_TOKEN; default: none, anyone may create)")
+    var backendToken: String?
+
+    @Option(help: "Largest session context in bytes of JSON; a larger one is 400 invalid_request. (NAVD_MAX_CONTEXT; default 4096)")
+    var maxContext: Int?
+
     @Option(help: "HTTP worker threads. (NAVD_THREADS; default: number of cores)")
     var threads: Int?
 

@@ -12,8 +12,12 @@ struct ServeSettings: Sendable {
     var port: UInt16
     var store: String
     var adminToken: String?
+    /// Needed (or the admin token) to create a session, when set.
+    var backendToken: String?
     var threads: Int
     var maxBody: Int
+    /// The largest session context, in bytes of its JSON.
+    var maxContext: Int
     var maxSessions: Int
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
@@ -44,8 +48,13 @@ struct ServeSettings: Sendable {
         if let adminToken, adminToken.utf8.count < 16 {
             throw ValidationError("the admin token must be at least 16 characters")
         }
+        backendToken = value(command.backendToken, "NAVD_BACKEND_TOKEN")
+        if let backendToken, backendToken.utf8.count < 16 {
+            throw ValidationError("the backend token must be at least 16 characters")
+        }
         threads = try number(command.threads, "NAVD_THREADS", System.coreCount, 1...256)
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
+        maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 1024, 1...1_000_000)
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)

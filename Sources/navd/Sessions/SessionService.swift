@@ -12,6 +12,8 @@ final class SessionService: Sendable {
         /// Idle sessions expire after this many milliseconds.
         var sessionTTL: Int64 = 24 * 3600 * 1000
         var maxEventsPerPage = 1000
+        /// The largest context a session may be created with, in bytes of its JSON: `--max-context`.
+        var maxContextBytes = 4096
     }
 
     let store: any SessionStore
@@ -52,6 +54,15 @@ final class SessionService: Sendable {
     }
 
     func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(APIError) -> Created {
+        // Every session keeps its context for life: bound it, so no client can make sessions large.
+        if !context.isEmpty {
+            let size = JSONValue.object(context).jsonBytes.count
+            guard size <= configuration.maxContextBytes else {
+                throw APIError(
+                    .invalidRequest, "the context is \(size) bytes of JSON (limit \(configuration.maxContextBytes))", param: "context"
+                )
+            }
+        }
         guard let graphName = name ?? graphs.defaultName, let graph = graphs.latest(graphName) else {
             throw APIError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
         }

@@ -135,6 +135,20 @@ final class Application: HTTPHandler {
         return response
     }
 
+    func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        let started = Clock.seconds()
+        let requestID = requestID(for: request)
+        var response = APIError(.invalidRequest, reason).response
+        response.headers.append(("Connection", "close"))
+        response.headers.append(("X-Request-Id", requestID))
+        let seconds = Clock.seconds() - started
+        metrics.recordRequest(method: request.method, route: nil, status: response.status, seconds: seconds)
+        if logger.logLevel <= .info {
+            logRequest(method: request.method, route: "malformed", status: response.status, seconds: seconds, requestID: requestID)
+        }
+        return response
+    }
+
     /// The client's `X-Request-Id` when it sent a sensible one, else a new id.
     private func requestID(for request: HTTPRequest) -> String {
         if let sent = request.headers["x-request-id"], !sent.isEmpty, sent.utf8.count <= 128,

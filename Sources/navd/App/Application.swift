@@ -113,7 +113,8 @@ final class Application: HTTPHandler {
 
     static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout [UInt8]) {
         line.appendLiteral("request method=")
-        line.appendUTF8(method)
+        // The client chose the method: escaped and cut short like any client text in a log line.
+        line.appendEscaped(method, limit: Self.methodLogLimit)
         line.appendLiteral(" ms=")
         let tenths = Int((max(0, seconds) * 10_000).rounded())
         line.appendDecimal(tenths / 10)
@@ -126,6 +127,9 @@ final class Application: HTTPHandler {
         line.appendLiteral(" status=")
         line.appendDecimal(status)
     }
+
+    /// Bytes of a request's method written to its log line (methods are short words).
+    static let methodLogLimit = 32
 
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response

@@ -151,4 +151,61 @@ navd_mhd_option_keep_escapes(void)
     return item;
 }
 
+/// `MHD_OPTION_URI_LOG_CALLBACK`'s callback (microhttpd.h declares no type for it): called
+/// once the request line is parsed, before MHD splits the query off the URI; its result
+/// becomes the request's `*con_cls`.
+typedef void *(*navd_mhd_uri_log_callback)(void *cls, const char *uri,
+                                           struct MHD_Connection *connection);
+
+/// An `MHD_OPTION_URI_LOG_CALLBACK` entry for an `MHD_OPTION_ARRAY`.
+static inline struct MHD_OptionItem
+navd_mhd_option_uri_log(navd_mhd_uri_log_callback callback, void *cls)
+{
+    struct MHD_OptionItem item = {
+        MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)callback, cls
+    };
+    return item;
+}
+
+/// An `MHD_OPTION_NOTIFY_CONNECTION` entry for an `MHD_OPTION_ARRAY`.
+static inline struct MHD_OptionItem
+navd_mhd_option_notify_connection(MHD_NotifyConnectionCallback callback, void *cls)
+{
+    struct MHD_OptionItem item = {
+        MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)callback, cls
+    };
+    return item;
+}
+
+/// The size in bytes of the request's head, request line to blank line included
+/// (`MHD_get_connection_info(MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE)`), or 0 when MHD
+/// cannot tell (before the headers are in).
+static inline size_t
+navd_mhd_request_header_size(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
+
+/// The connection's socket (`MHD_get_connection_info(MHD_CONNECTION_INFO_CONNECTION_FD)`),
+/// or `MHD_INVALID_SOCKET`.
+static inline MHD_socket
+navd_mhd_connection_socket(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? MHD_INVALID_SOCKET : info->connect_fd;
+}
+
+/// The pointer an `MHD_OPTION_NOTIFY_CONNECTION` callback kept in the connection's
+/// `socket_context` (`MHD_get_connection_info(MHD_CONNECTION_INFO_SOCKET_CONTEXT)`), or NULL.
+static inline void *
+navd_mhd_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 #endif

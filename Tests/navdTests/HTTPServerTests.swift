@@ -272,6 +272,66 @@ struct HTTPServerTests {
         #expect(try client.readResponse().status == 200)
     }
 
+    /// A NUL byte anywhere in the request line or a header is refused with a 400 and never
+    /// reaches the handler: libmicrohttpd hands the method, URL and header values over as C
+    /// strings, so the request would otherwise be acted on cut short at the NUL
+    /// (`DELETE /s/1\0/screens/e1/state` arrived as `DELETE /s/1`).
+    @Test(arguments: [
+        "DELETE /s/1\0/screens/e1/state HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a\0 HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a%00\0b HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a?x=1\0&y=2 HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a?x=1&\0 HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a?\0 HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GE\0T /a HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET\0 /a HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET  \0/a HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer a\0b\r\n\r\n",
+        "GET /a HTTP/1.1\r\nX-A: a\0\r\nHost: test\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nX-A: a\0\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nX-A:\0 b\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\n\0X-A: b\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nX-\0A: b\r\n\r\n",
+        "GET /a HTTP/1.1\nHost: test\nX-A: a\0b\n\n",
+    ])
+    func aNULInTheRequestHeadIsRefusedWith400(request: String) throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send(request)
+        let response = try client.readResponse()
+
+        #expect(response.status == 400)
+        #expect(response.header("x-method") == nil, "the handler answered: \(response.text)")
+        // The server goes on serving.
+        let next = try RawClient(port: server.boundPort)
+        try next.send("GET /after HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try next.readResponse().header("x-path") == "/after")
+    }
+
+    /// What the NUL check must let through: spaces MHD tolerates, a bare LF for CRLF, empty
+    /// values and query pieces, headers with blanks before their value.
+    @Test(arguments: [
+        "GET /a HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET    /a HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a HTTP/1.1\nHost: test\n\n",
+        "GET /a HTTP/1.1\r\nHost: test\n\r\n",
+        "GET /a HTTP/1.1\r\n\r\n",
+        "GET /a? HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a?x=&&y&z=1& HTTP/1.1\r\nHost: test\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nX-Empty:\r\nX-Blank: \t  \r\nX-Tab:\tv\r\n\r\n",
+    ])
+    func wellFormedHeadsPassTheNULCheck(request: String) throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send(request)
+        let response = try client.readResponse()
+
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.header("x-path") == "/a")
+    }
+
     /// Quiet unless something goes wrong; `.trace` shows what MHD reports.
     private static let logger: Logger = {
         var logger = Logger(label: "navd.test.http")
@@ -312,6 +372,10 @@ private struct EchoHandler: HTTPHandler {
 
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         HTTPResponse(status: 413, body: Array("too large: \(limit)".utf8))
+    }
+
+    func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        HTTPResponse(status: 400, headers: [("X-Path", request.path)], body: Array("malformed: \(reason)".utf8))
     }
 }
 

@@ -36,7 +36,7 @@ info:
     - Every answer about a session carries `ETag: "<version>"`. Mutations accept `If-Match`; a
       value that does not match the current version answers 412 `version_conflict` and changes
       nothing.
-    - POSTs accept `Idempotency-Key` (at most 200 characters): a retry with the same key and the
+    - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters): a retry with the same key and the
       same body gets the first answer again; the same key with another body answers 422
       `idempotency_key_reused`.
     - A refused intent changes nothing and emits nothing. An intent that changes nothing (for
@@ -1194,11 +1194,13 @@ components:
       description: |
         Makes a retry safe: the same key with the same body gets the first answer again (status,
         headers and body); the same key with another body answers 422 `idempotency_key_reused`.
-        Use a fresh value (a UUID, say) for each new intent.
+        Use a fresh value (a UUID, say) for each new intent. Printable ASCII only; any other key
+        answers 400 `invalid_request`.
       schema:
         type: string
         minLength: 1
         maxLength: 200
+        pattern: '^[ -~]+$'
 
   headers:
     GraphETag:

@@ -139,8 +139,10 @@ struct SessionRoutes: Sendable {
         _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws(APIError) -> HTTPResponse
     ) throws(APIError) -> HTTPResponse {
         guard context.request.method == "POST", let key = context.request.headers["idempotency-key"] else { return try body() }
-        guard !key.isEmpty, key.utf8.count <= 200 else {
-            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 characters")
+        // Printable ASCII only: the key is part of a cache key, and is never text a log or a
+        // C call could take for something else.
+        guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters")
         }
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = SHA256.hash(Array((context.request.method + " " + context.request.path + "\n").utf8) + context.request.body)

@@ -116,7 +116,8 @@ final class Application: HTTPHandler {
 
     static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout [UInt8]) {
         line.appendLiteral("request method=")
-        line.appendUTF8(method)
+        // The client chose the method: escaped and cut short like any client text in a log line.
+        line.appendEscaped(method, limit: Self.methodLogLimit)
         line.appendLiteral(" ms=")
         let tenths = Int((max(0, seconds) * 10_000).rounded())
         line.appendDecimal(tenths / 10)
@@ -130,11 +131,28 @@ final class Application: HTTPHandler {
         line.appendDecimal(status)
     }
 
+    /// Bytes of a request's method written to its log line (methods are short words).
+    static let methodLogLimit = 32
+
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response
         response.headers.append(("Connection", "close"))
         response.headers.append(("X-Request-Id", requestID(for: request)))
         metrics.recordRequest(method: request.method, route: nil, status: 413, seconds: 0)
+        return response
+    }
+
+    func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        let started = Clock.seconds()
+        let requestID = requestID(for: request)
+        var response = APIError(.invalidRequest, reason).response
+        response.headers.append(("Connection", "close"))
+        response.headers.append(("X-Request-Id", requestID))
+        let seconds = Clock.seconds() - started
+        metrics.recordRequest(method: request.method, route: nil, status: response.status, seconds: seconds)
+        if logger.logLevel <= .info {
+            logRequest(method: request.method, route: "malformed", status: response.status, seconds: seconds, requestID: requestID)
+        }
         return response
     }
 

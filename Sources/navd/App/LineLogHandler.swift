@@ -13,6 +13,10 @@ struct LineLogHandler: LogHandler {
     var metadataProvider: Logger.MetadataProvider?
     let sink: LogSink
 
+    /// Bytes of a message, and of a metadata value, written before the rest is cut off.
+    static let messageLimit = 2048
+    static let valueLimit = 512
+
     init(label: String, level: Logger.Level, sink: LogSink = .standardError) {
         self.label = label
         self.logLevel = level
@@ -33,16 +37,19 @@ struct LineLogHandler: LogHandler {
         }
         // The message and the values are rendered before the sink's lock is taken: a
         // `description` that logs (or is slow) must not run while the lock is held.
+        // Every piece is escaped and bounded (`appendEscaped`): messages and values carry what
+        // clients sent (a method, a path, a store's error about their input), and a control
+        // character must not reach an operator's terminal, nor a newline forge a line.
         var text: [UInt8] = []
-        text.appendUTF8(event.message.description)
+        text.appendEscaped(event.message.description, limit: Self.messageLimit)
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             text.append(UInt8(ascii: " "))
-            text.appendUTF8(key)
+            text.appendEscaped(key, limit: Self.valueLimit)
             text.append(UInt8(ascii: "="))
             switch value {
-            case .string(let string): text.appendUTF8(string)
-            case .stringConvertible(let convertible): text.appendUTF8(convertible.description)
-            default: text.appendUTF8(value.description)
+            case .string(let string): text.appendEscaped(string, limit: Self.valueLimit)
+            case .stringConvertible(let convertible): text.appendEscaped(convertible.description, limit: Self.valueLimit)
+            default: text.appendEscaped(value.description, limit: Self.valueLimit)
             }
         }
         sink.writeLine(level: event.level, label: label) { line in line.append(contentsOf: text) }

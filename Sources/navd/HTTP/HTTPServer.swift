@@ -19,6 +19,15 @@ protocol HTTPHandler: Sendable {
     /// Answers a fully read request.
     func handle(_ request: consuming HTTPRequest) -> HTTPResponse
 
+    /// Answers a request refused before it reached ``handle(_:)``: its request line or a header
+    /// holds a NUL byte, which libmicrohttpd would have read as the end of that text. The answer
+    /// closes the connection, the body unread.
+    ///
+    /// - Parameters:
+    ///   - request: the request as far as it could be read, with an empty body.
+    ///   - reason: what is wrong with it, for the client.
+    func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse
+
     /// Answers a request whose body is larger than `limit` bytes, either by its
     /// `Content-Length` or while a chunked body was streaming in.
     ///
@@ -153,6 +162,8 @@ final class HTTPServer: Sendable {
                     // The logger first, so that start-up messages reach it too.
                     navd_mhd_option_logger(mhdLog, contextPointer),
                     navd_mhd_option_keep_escapes(),
+                    // Measures the request line before MHD cuts it up (see `uriLogged`).
+                    navd_mhd_option_uri_log(uriLogged, contextPointer),
                     MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(addressPointer)),
                     MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, configuration.connectionLimit), ptr_value: nil),
@@ -307,22 +318,27 @@ private final class ServerContext: Sendable {
     }
 }
 
-/// One request being read: created on the first access-handler call, kept in
-/// MHD's per-request pointer (`*con_cls`) and released when MHD reports the
-/// request completed. MHD drives a connection from one thread at a time.
+/// One request being read: created when its request line is parsed (the URI log
+/// callback, whose result MHD keeps as the request's `*con_cls`), filled in on the
+/// first access-handler call, and released when MHD reports the request completed.
+/// MHD drives a connection from one thread at a time.
 private final class PendingRequest {
-    var request: HTTPRequest
+    var request = HTTPRequest(method: "", path: "")
     /// The body size the client announced, when it announced one.
-    let contentLength: Int?
+    var contentLength: Int?
+    /// Bytes of the URI, query included, up to its first NUL, measured before MHD cut it up;
+    /// -1 when MHD passed none.
+    let uriLength: Int
+    /// The access handler has seen the request (and counted it in `inFlight`).
+    var started = false
     /// Body bytes received past `maxBody` (counting what was kept before):
     /// nonzero once the body is known to be too large and is being discarded.
     var discarded = 0
     /// A response has been queued; anything still uploaded is ignored.
     var answered = false
 
-    init(request: HTTPRequest, contentLength: Int?) {
-        self.request = request
-        self.contentLength = contentLength
+    init(uriLength: Int) {
+        self.uriLength = uriLength
     }
 }
 
@@ -356,21 +372,36 @@ private func accessHandler(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
-    guard let existing = requestState.pointee else {
-        let pending = makePendingRequest(connection: connection, url: url, method: method)
-        requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
+    let existing: UnsafeMutableRawPointer
+    if let made = requestState.pointee {
+        existing = made
+    } else {
+        // `uriLogged` makes it for every request; this is only a fallback.
+        existing = Unmanaged.passRetained(PendingRequest(uriLength: -1)).toOpaque()
+        requestState.pointee = existing
+    }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+
+    if !pending.started {
+        pending.started = true
         context.inFlight.add(1, ordering: .relaxed)
+        let clean = read(pending, connection: connection, url: url, method: method, version: version)
+        if !clean {
+            // Queued on the first call: MHD closes the connection after it, reading no body.
+            pending.answered = true
+            let response = context.handler.malformed(pending.request, reason: "the request line or a header contains a NUL byte")
+            return queue(response, on: connection, context: context)
+        }
         if let declared = pending.contentLength, declared > context.maxBody {
-            // The one answer queued on the first call: MHD then reads none of
-            // the body and closes the connection after the response, which is
-            // what a body that will not be read needs.
+            // Queued on the first call, like the answer above: MHD then reads
+            // none of the body and closes the connection after the response,
+            // which is what a body that will not be read needs.
             return answerTooLarge(pending, context: context, connection: connection)
         }
         // Otherwise only set up the request: a response queued now would make
         // MHD close the connection after it (no keep-alive).
         return .YES
     }
-    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
 
     let size = uploadDataSize.pointee
     uploadDataSize.pointee = 0  // every byte handed over is consumed, kept or not
@@ -439,11 +470,26 @@ private func requestCompleted(
         return
     }
     requestState.pointee = nil
-    Unmanaged<PendingRequest>.fromOpaque(existing).release()
-    if let cls {
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
+    // A request MHD refused before the access handler saw it was never counted.
+    if pending.takeUnretainedValue().started, let cls {
         Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
             .inFlight.subtract(1, ordering: .releasing)
     }
+    pending.release()
+}
+
+/// The URI log callback (`MHD_OPTION_URI_LOG_CALLBACK`): called once the request line is
+/// parsed, while the URI is still whole (MHD has only ended it where the HTTP version
+/// begins), so its length up to a first NUL is the length of the URI exactly when it holds
+/// no NUL. Its result is the request's `*con_cls`; ``requestCompleted`` releases it.
+private func uriLogged(
+    _ cls: UnsafeMutableRawPointer?,
+    _ uri: UnsafePointer<CChar>?,
+    _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    let pending = PendingRequest(uriLength: uri.map { strlen($0) } ?? -1)
+    return Unmanaged.passRetained(pending).toOpaque()
 }
 
 /// `MHD_LogCallback`: MHD's error messages, formatted and sent to the logger.
@@ -481,24 +527,40 @@ private func mhdLog(
 
 // MARK: - Building requests, queueing responses
 
-private func makePendingRequest(
+/// Fills in `pending` from what MHD parsed.
+///
+/// - Returns: false when the request line or a header holds a NUL byte. MHD parses the head
+///   in place, ending each piece with a NUL, and hands over C strings: a NUL the client sent
+///   silently cuts the method, the URI or a header value short (`DELETE /s/{id}\0/screens/…`
+///   reached `DELETE /s/{id}`). So the pieces are checked to lie exactly where MHD put them:
+///   the URI's length as measured before MHD cut it up must reach the HTTP version, and each
+///   header must start where the line before it ended (see ``HeadCheck``).
+private func read(
+    _ pending: PendingRequest,
     connection: OpaquePointer,
     url: UnsafePointer<CChar>?,
-    method: UnsafePointer<CChar>?
-) -> PendingRequest {
+    method: UnsafePointer<CChar>?,
+    version: UnsafePointer<CChar>?
+) -> Bool {
     var values = ConnectionValues()
+    let requestLineIsClean = HeadCheck.requestLine(method: method, url: url, version: version, uriLength: pending.uriLength)
+    if requestLineIsClean, let version {
+        // The request line ends right after the eight bytes of `HTTP/1.1`.
+        values.check = HeadCheck(cursor: UnsafeRawPointer(version) + 8)
+    }
     withUnsafeMutablePointer(to: &values) { pointer in
         _ = MHD_get_connection_values_n(connection, navd_mhd_headers_and_arguments, collectValue, UnsafeMutableRawPointer(pointer))
     }
-    let request = HTTPRequest(
+    pending.request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
         query: values.query,
         headers: values.headers,
         body: []
     )
-    let contentLength = values.headers["content-length"].flatMap { Int($0) }
-    return PendingRequest(request: request, contentLength: contentLength)
+    pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
+    guard requestLineIsClean, let method, let check = values.check else { return false }
+    return check.endsHead(at: UnsafeRawPointer(method) + navd_mhd_request_header_size(connection))
 }
 
 /// What ``collectValue(_:_:_:_:_:_:)`` gathers from one request's header fields and query.
@@ -506,6 +568,82 @@ private struct ConnectionValues {
     /// Most clients send fewer than eight fields: one allocation, no regrowth.
     var headers = HTTPHeaders(reservingCapacity: 8)
     var query: [String: String] = [:]
+    /// Follows the header lines through MHD's buffer; nil once one is found out of place.
+    var check: HeadCheck?
+}
+
+/// Checks that the request's head, as MHD left it in its read buffer, holds no NUL byte the
+/// client sent (libmicrohttpd 0.9.75, `connection.c`).
+///
+/// MHD reads the head into one buffer and parses it in place: the space after the method, the
+/// space before the version, each line end (CR and LF, or a bare LF) and each header's colon
+/// become NULs, and the method, URI, header names and values it hands over are C strings into
+/// that buffer, measured with `strlen`. So with no NUL from the client every piece lies exactly
+/// where the one before it ended plus MHD's own NULs; a NUL from the client ends a piece early,
+/// and the next piece is then not where it should be. Only pointers MHD handed over are
+/// compared, and bytes are read only between two of them that are a few bytes apart, so a
+/// piece MHD moved (a folded header line, which this check refuses too; RFC 9112 §5.2 allows
+/// that) is never followed far. A NUL sent right before a bare LF is the one case left: it reads
+/// exactly like the CR of a CRLF, and ends nothing early.
+private struct HeadCheck {
+    /// Where the current line's content ended: its line end starts here.
+    var cursor: UnsafeRawPointer
+
+    /// The request line: the method ends at the NUL MHD wrote for the first space (any further
+    /// spaces MHD skipped follow it), the URI starts there, and its length measured before MHD
+    /// cut it up reaches the NUL MHD wrote for the space before the version.
+    static func requestLine(
+        method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, uriLength: Int
+    ) -> Bool {
+        guard let method, let url, let version, uriLength >= 0 else { return false }
+        let methodStart = UnsafeRawPointer(method)
+        let uriStart = UnsafeRawPointer(url)
+        let versionStart = UnsafeRawPointer(version)
+        guard methodStart < uriStart, uriStart < versionStart else { return false }
+        var position = methodStart + strlen(method)
+        guard position < uriStart, position.load(as: UInt8.self) == 0 else { return false }
+        position += 1
+        while position < uriStart {
+            guard position.load(as: UInt8.self) == UInt8(ascii: " ") else { return false }
+            position += 1
+        }
+        return uriStart + uriLength + 1 == versionStart
+    }
+
+    /// Whether a header line whose name starts at `name` (`nameSize` bytes) and whose value
+    /// starts at `value` follows the line that ended at `cursor`; moves past its value if so.
+    mutating func follows(name: UnsafeRawPointer, nameSize: Int, value: UnsafeRawPointer, valueSize: Int) -> Bool {
+        // One line end: CRLF (two NULs) or a bare LF (one).
+        guard name > cursor, name - cursor <= 2 else { return false }
+        var position = cursor
+        while position < name {
+            guard position.load(as: UInt8.self) == 0 else { return false }
+            position += 1
+        }
+        // The name, then the NUL that was its colon, then the blanks MHD skipped.
+        position = name + nameSize
+        guard position < value, position.load(as: UInt8.self) == 0 else { return false }
+        position += 1
+        while position < value {
+            let byte = position.load(as: UInt8.self)
+            guard byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") else { return false }
+            position += 1
+        }
+        cursor = value + valueSize
+        return true
+    }
+
+    /// Whether the last line's end and the blank line (each CRLF or LF: two to four NULs) are
+    /// all that lies between `cursor` and `end`, where MHD says the head ends.
+    func endsHead(at end: UnsafeRawPointer) -> Bool {
+        guard end > cursor, end - cursor >= 2, end - cursor <= 4 else { return false }
+        var position = cursor
+        while position < end {
+            guard position.load(as: UInt8.self) == 0 else { return false }
+            position += 1
+        }
+        return true
+    }
 }
 
 /// `MHD_KeyValueIteratorN` adding a header field or query argument to the
@@ -526,6 +664,10 @@ private func collectValue(
     let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
     if kind == .HEADER_KIND {
+        if values.pointee.check != nil, let value,
+           values.pointee.check?.follows(name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true {
+            values.pointee.check = nil
+        }
         values.pointee.headers.add(name: name, text)
     } else {
         values.pointee.query[percentDecoded(String(decoding: name, as: UTF8.self))] = percentDecoded(text)

@@ -104,7 +104,9 @@ final class SessionService: Sendable {
         guard let presented = Token.bearerDigest(in: headers) else {
             throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
-        guard let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
+        // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
+        // answered without asking the store (SessionID).
+        guard SessionID.isValid(id), let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
             throw APIError(.sessionNotFound, "no session '\(id)'")
         }
         let isAdmin = adminToken.map { presented.matches($0) } ?? false

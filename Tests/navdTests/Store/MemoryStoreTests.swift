@@ -4,8 +4,8 @@ import Testing
 
 @testable import navd
 
-/// The memory store keys navd's hex session ids by their value and any other id by its text;
-/// either way a session is found by exactly its own id.
+/// The memory store keys navd's hex session ids by their value; an id of any other form names
+/// no session and is refused (SessionID), so a session is found by exactly its own id.
 @Suite struct MemoryStoreTests {
     static func session(_ id: String, in graphs: GraphRegistry) throws -> (StoredSession, [LifecycleEvent]) {
         let graph = try #require(graphs.latest("news"))
@@ -28,10 +28,15 @@ import Testing
         let graphs = try Self.graphs()
         let store = MemoryStore()
         let hex = SessionService.newID()
-        let ids = [hex, "0123456789abcdef0123456789abcdef", "not-hex", "0123456789abcdef0123456789abcdeg", "", "é"]
+        let ids = [hex, "0123456789abcdef0123456789abcdef"]
         for id in ids {
             let (session, events) = try Self.session(id, in: graphs)
             try store.insert(session, events: events)
+        }
+        // Ids of another form are refused, never kept as text.
+        for id in ["not-hex", "0123456789abcdef0123456789abcdeg", "", "é", hex + "\0"] {
+            #expect(throws: StoreError.self) { try store.insert(try Self.session(id, in: graphs).0, events: []) }
+            #expect(try store.load(id) == nil)
         }
         #expect(try store.count() == ids.count)
         for id in ids {
@@ -46,11 +51,10 @@ import Testing
         #expect(try store.delete(hex))
         #expect(try store.load(hex) == nil)
         #expect(try !store.delete(hex))
-        #expect(try store.load("not-hex")?.id == "not-hex")
     }
 
     /// A character next to the hex ranges (`/` `:` `@` `G` `` ` `` `g`, uppercase `A`–`F`) in
-    /// either half of an id makes another id, never one that reads as a hex id's digits.
+    /// either half of an id makes an id of another form, never one that reads as a hex id's digits.
     @Test func nearMissCharactersAreNotDigits() throws {
         let graphs = try Self.graphs()
         let store = MemoryStore()
@@ -65,11 +69,12 @@ import Testing
             }
         }
         for other in others {
+            #expect(!SessionID.isValid(other), "\(other)")
             #expect(try store.load(other) == nil, "\(other)")
-            try store.insert(try Self.session(other, in: graphs).0, events: [])
+            #expect(throws: StoreError.self) { try store.insert(try Self.session(other, in: graphs).0, events: []) }
         }
-        #expect(try store.count() == 1 + others.count)
-        for id in [hex] + others { #expect(try store.load(id)?.id == id, "\(id)") }
+        #expect(try store.count() == 1)
+        #expect(try store.load(hex)?.id == hex)
     }
 
     /// Hex ids are keyed by their value: ids one digit apart, at every position, are different

@@ -54,6 +54,11 @@ final class PostgresConnection: @unchecked Sendable {
             try connect()
         }
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        // libpq reads text-format parameters as C strings (it ignores `paramLengths` for them), so a
+        // NUL would silently end a value early: refuse it (PostgreSQL text cannot hold one anyway).
+        for parameter in parameters where parameter?.utf8.contains(0) == true {
+            throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
+        }
         var name: String?
         if prepare {
             if let existing = prepared[sql] {

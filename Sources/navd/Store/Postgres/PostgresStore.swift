@@ -92,6 +92,7 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
@@ -112,6 +113,7 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
+        guard SessionID.isValid(id) else { return nil }
         let row = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 "SELECT graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions WHERE id = $1",
@@ -137,6 +139,7 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
@@ -161,6 +164,7 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     func delete(_ id: String) throws(StoreError) -> Bool {
+        guard SessionID.isValid(id) else { return false }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1) SELECT count(*) FROM d",
@@ -170,6 +174,7 @@ final class PostgresStore: SessionStore, GraphStore {
     }
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
+        guard SessionID.isValid(id) else { return [] }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",

@@ -122,9 +122,13 @@ final class SQLiteConnection {
             sqlite3_clear_bindings(pointer)
         }
 
+        /// Binds `text` by its UTF-8 length, never as a C string: a NUL inside it is kept, not an end.
         @discardableResult
         func bind(_ index: Int32, _ text: String) throws(StoreError) -> Statement {
-            let result = text.withCString { navd_sqlite3_bind_text_transient(pointer, index, $0, -1) }
+            guard text.utf8.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
+            let result = text.withUTF8Bytes { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
+            }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self
         }
@@ -132,6 +136,7 @@ final class SQLiteConnection {
         /// Binds UTF-8 bytes (JSON written by navd) as text, without making a `String` first.
         @discardableResult
         func bind(_ index: Int32, utf8 bytes: [UInt8]) throws(StoreError) -> Statement {
+            guard bytes.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
             let result = bytes.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
             }
@@ -172,9 +177,10 @@ final class SQLiteConnection {
             sqlite3_column_int64(pointer, column)
         }
 
+        /// The column's text by its length (`sqlite3_column_bytes`), not up to a first NUL.
         func text(_ column: Int32) -> String {
             guard let bytes = sqlite3_column_text(pointer, column) else { return "" }
-            return String(cString: bytes)
+            return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(pointer, column))), as: UTF8.self)
         }
 
         /// The column's bytes, for JSON text parsed without an intermediate `String`.

@@ -237,6 +237,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         try withDatabase { () throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
                 try connection.statement(
@@ -256,6 +257,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func load(_ id: String) throws(StoreError) -> StoredSession? {
+        // Another form never names a session, nor makes a cache entry (SessionID).
+        guard SessionID.isValid(id) else { return nil }
         if let cached = try locked({ cache[id] }) { return cached }
         return try withDatabase { () throws(StoreError) -> StoredSession? in try loadHoldingDatabase(id) }
     }
@@ -295,6 +298,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         // The compare-and-set below is against the cache: bring the session into it first.
         guard try load(session.id) != nil else { return false }
         // Encode before taking the lock: only the append is serialised.
@@ -449,7 +453,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     // MARK: Reads and maintenance
 
     func delete(_ id: String) throws(StoreError) -> Bool {
-        try withDatabase { () throws(StoreError) -> Bool in
+        guard SessionID.isValid(id) else { return false }
+        return try withDatabase { () throws(StoreError) -> Bool in
             // Its logged changes stay in the log files; compaction (or recovery) finds no row for them.
             try locked {
                 cache[id] = nil
@@ -465,7 +470,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
-        try withDatabase { () throws(StoreError) -> [LifecycleEvent] in
+        guard SessionID.isValid(id) else { return [] }
+        return try withDatabase { () throws(StoreError) -> [LifecycleEvent] in
             // Batches are trimmed whole, so older events may linger: show the retained ones only.
             let newest = try loadHoldingDatabase(id)?.state.eventCounter ?? 0
             let after = max(after, newest - retainedEvents)

@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import navd
+
+/// Client text reaches log lines (a method, a store's message about the input, metadata):
+/// every piece is escaped, so no control character reaches a terminal and no newline forges a
+/// line, and bounded, so one request cannot write kilobytes.
+@Suite(.serialized) struct LineLogHandlerTests {
+    @Test func messagesAndValuesAreEscapedAndBounded() throws {
+        let pipe = try LogSinkTests.Pipe()
+        let logger = Logger(label: "navd") { label in LineLogHandler(label: label, level: .info, sink: LogSink(descriptor: pipe.write)) }
+        logger.error("bad \u{1B}[2J\nforged é\\", metadata: ["value": "\(String(repeating: "v", count: 10_000))", "nl": "a\r\nb"])
+        let lines = LogSinkTests.lines(pipe.drain())
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line.hasPrefix(#"error navd: bad \x1b[2J\x0aforged \xc3\xa9\\ nl=a\x0d\x0ab value=vvv"#), "\(line)")
+        #expect(line.hasSuffix("...(10000 bytes)"))
+        #expect(line.utf8.count < 700)
+        #expect(line.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F })
+    }
+
+    /// The request line's method, through the fast path that writes straight into the sink.
+    @Test func theMethodOfARequestLineIsEscapedAndBounded() {
+        var line: [UInt8] = []
+        Application.appendRequestFields(
+            method: "\u{1B}]0;owned\u{7}" + String(repeating: "M", count: 10_000), route: "unmatched", status: 404, seconds: 0.001,
+            requestID: "r-1", to: &line
+        )
+        let text = String(decoding: line, as: UTF8.self)
+        #expect(text.hasPrefix(#"request method=\x1b]0;owned\x07MMM"#), "\(text)")
+        #expect(text.contains("...(10010 bytes) ms="))
+        #expect(text.utf8.count < 120)
+        #expect(line.allSatisfy { $0 >= 0x20 && $0 < 0x7F })
+    }
+
+    /// The review's reproduction against the real daemon: a 10 KB method of escape sequences.
+    @Test func aDaemonLogsAHostileMethodSafely() throws {
+        let navd = try DaemonHarness()
+        let method = "\u{1B}[31m" + String(repeating: "X", count: 10_000)
+        _ = try navd.raw(Array("\(method) /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), validate: false)
+        #expect(try navd.stop() == 0)
+        let log = navd.log
+        #expect(!log.utf8.contains(0x1B))
+        let line = try #require(log.split(separator: "\n").first { $0.contains("request method=") && $0.contains(#"\x1b[31m"#) }, "\(log.suffix(2000))")
+        #expect(line.utf8.count < 300, "\(line)")
+        #expect(line.contains("...(10005 bytes)"))
+    }
+}

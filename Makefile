@@ -5,7 +5,7 @@ STORE ?= sqlite:./.navd/navd.db
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
 PG_PACKAGES := postgresql
 
-.PHONY: all build release run test deps test-deps openapi-check openapi docker-check bench clean
+.PHONY: all build release run test deps test-deps openapi-check openapi docker-check bench clean fuzz fuzz-smoke
 
 all: build
 
@@ -34,11 +34,22 @@ release: deps
 run: release
 	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
 
-## Unit, integration and contract tests, then the container check.
+## Unit, integration and contract tests, the container check, then a short run of each fuzz target.
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	scripts/check-docker-libs.sh
+	$(MAKE) fuzz-smoke
+
+## Each libFuzzer target (Fuzz/, FUZZING.md) for FUZZ_SECONDS seconds, one after another on one core.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## A few seconds of each fuzz target: the harnesses build, the seeds pass, nothing shallow crashes.
+FUZZ_SMOKE_SECONDS ?= 4
+fuzz-smoke: deps
+	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
 
 ## The Dockerfile's runtime stage installs every library the static release binary links.
 docker-check: deps
@@ -57,4 +68,4 @@ bench: release
 	bench/run.sh
 
 clean:
-	rm -rf .build .navd
+	rm -rf .build .build-fuzz .navd

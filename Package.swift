@@ -6,7 +6,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NavCore", targets: ["NavCore"]),
-        .executable(name: "navd", targets: ["navd"]),
+        .executable(name: "navd", targets: ["NavdEntry"]),
+        // The daemon as a library, for the fuzz targets (Fuzz/Package.swift), which link it
+        // with libFuzzer's `main` in place of the daemon's.
+        .library(name: "NavDaemon", targets: ["navd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -34,7 +37,9 @@ let package = Package(
         ),
         // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
         .target(name: "CSHA256"),
-        .executableTarget(
+        // Everything the daemon is, as a library: the `navd` binary's `main` lives in `NavdEntry`,
+        // so that tests and fuzz targets can link the daemon without it.
+        .target(
             name: "navd",
             dependencies: [
                 "NavCore",
@@ -45,7 +50,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
-            ],
+            ]
+        ),
+        .executableTarget(
+            name: "NavdEntry",
+            dependencies: ["navd"],
             // jemalloc (Debian's libjemalloc) in place of glibc's malloc: a navigation allocates
             // and frees a few dozen small objects, and jemalloc's per-thread caches answer them
             // for less (navigate ~9% more requests/s on the benchmark machine; BENCHMARKS.md).

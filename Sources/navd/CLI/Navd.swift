@@ -1,7 +1,11 @@
 import ArgumentParser
 
+/// Runs the `navd` command line (the binary's `main`, in `Sources/NavdEntry`).
+public func runNavd() {
+    Navd.main()
+}
+
 /// The `navd` command: the daemon and its tools.
-@main
 struct Navd: ParsableCommand {
     static let version = "0.1.0"
 

@@ -1,0 +1,180 @@
+import FuzzSupport
+@testable import NavCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The navigator (DESIGN §3): the input is a sequence of intents applied from the start of an
+/// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal
+/// changed nothing; an applied change is one version with consecutive events, a no-op not a byte;
+/// screen ids are unique; the stage's canonical text parses back to the same stage; the
+/// snapshot a store writes reads back to the same state.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    withFuzzInput(data, size) { bytes in
+        var input = FuzzInput(bytes)
+        let subject = input.bool() ? Subject.kabukit : Subject.news
+        var state = subject.start
+        var steps = 0
+        while !input.isAtEnd, steps < 32 {
+            steps += 1
+            let intent = subject.intent(from: &input, on: state)
+            let before = state.snapshot.jsonBytes
+            let outcome: Outcome
+            do throws(NavError) {
+                outcome = try subject.navigator.apply(intent, to: state)
+            } catch {
+                // A refusal is an answer with a stable code (the typed `NavError`) and leaves the state as it was.
+                require(state.snapshot.jsonBytes == before, "refused \(intent) (\(error.code)) changed the state")
+                continue
+            }
+            check(outcome, of: intent, from: state, before: before, navigator: subject.navigator)
+            state = outcome.state
+        }
+    }
+    return 0
+}
+
+private func check(_ outcome: Outcome, of intent: Intent, from state: SessionState, before: [UInt8], navigator: Navigator) {
+    let after = outcome.state
+    guard outcome.changed else {
+        require(after.snapshot.jsonBytes == before, "no-op \(intent) changed the state")
+        return
+    }
+    require(after.version == state.version + 1, "\(intent): version \(state.version) → \(after.version)")
+    require(
+        outcome.events.map(\.seq) == Array(state.eventCounter + 1...state.eventCounter + outcome.events.count),
+        "\(intent): events not numbered from \(state.eventCounter + 1)"
+    )
+    let all = after.allScreens
+    require(Set(all.map(\.id)).count == all.count, "\(intent): screen ids repeat in \(all.map(\.id))")
+    require(!after.screens.isEmpty, "\(intent): the stage is empty")
+    require(after.screens.count <= navigator.limits.maxDepth, "\(intent): \(after.screens.count) screens")
+    let text = after.path.description
+    require((try? Path.parse(text)) == after.path, "\(intent): the stage's text \(text.debugDescription) does not parse back to the stage")
+    require(after.stageText == nil || after.stageText == text, "\(intent): cached text \(after.stageText ?? "") is not \(text)")
+    for screen in all {
+        require(navigator.graph.scenes[screen.scene] != nil, "\(intent): screen of unknown scene \(screen.scene)")
+    }
+    let restored: SessionState
+    do {
+        restored = try SessionState(snapshot: try JSONValue(parsing: after.snapshot.jsonBytes), graph: navigator.graph)
+    } catch {
+        violated("\(intent): the snapshot of \(text) does not read back: \(error)")
+    }
+    require(restored == after, "\(intent): the snapshot of \(text) reads back as another state")
+}
+
+/// An example graph and the vocabulary intents are built from.
+private struct Subject: Sendable {
+    let navigator: Navigator
+    let start: SessionState
+    /// Pieces of path text: the graph's scene names, an unknown one, the grammar's punctuation.
+    let tokens: [String]
+    let links: [String]
+    let keys: [String]
+
+    init(_ graph: Graph) {
+        navigator = Navigator(graph: graph, limits: Limits(maxDepth: 8, maxParams: 8))
+        do {
+            start = try navigator.start(context: ["user": "u1", "locale": "ja"]).state
+        } catch {
+            fatalError("the example graph \(graph.name) does not start: \(error)")
+        }
+        let names = graph.scenes.keys.sorted()
+        let paramNames = Set(graph.scenes.values.flatMap { $0.params?.keys.map { $0 } ?? [] }).sorted()
+        keys = paramNames + ["q", "a", "n"]
+        links = Set(graph.scenes.values.flatMap(\.links.keys) + graph.links.keys).sorted() + ["nosuch"]
+        tokens = names + names + ["nosuch", "up", "/", "/", "!", "!/", "#", "^", "..", "../", "(", ")", "=", ",", "%2C", "%29", "%", "n=2", "id=1", "x", "-2", "0", "é"]
+            + paramNames.map { "(\($0)=1)" }
+    }
+
+    static let news = Subject(ExampleGraphs.news)
+    static let kabukit = Subject(ExampleGraphs.kabukit)
+
+    func intent(from input: inout FuzzInput, on state: SessionState) -> Intent {
+        switch input.below(8) {
+        case 0, 1, 2: return .navigate(path(from: &input))
+        case 3: return .link(name: input.pick(links), params: params(from: &input))
+        case 4: return .exit
+        case 5:
+            let count = input.byte()
+            return .back(count >= 0xF8 ? Int(Int8(bitPattern: count)) : Int(count % 5))
+        case 6: return .setParams(screen: screen(from: &input, on: state), params: params(from: &input))
+        default: return .patchState(screen: screen(from: &input, on: state), patch: json(from: &input))
+        }
+    }
+
+    /// Path text from tokens, with a raw ASCII byte now and then (bytes from 0xE0).
+    func path(from input: inout FuzzInput) -> String {
+        var text = ""
+        for _ in 0..<input.below(16) {
+            let byte = input.byte()
+            if byte >= 0xE0 {
+                text.unicodeScalars.append(Unicode.Scalar(byte & 0x7F))
+            } else {
+                text += tokens[Int(byte) % tokens.count]
+            }
+        }
+        return text
+    }
+
+    /// The top screen's id mostly, else another screen's, one that does not exist, or raw text.
+    func screen(from input: inout FuzzInput, on state: SessionState) -> String {
+        let all = state.allScreens
+        switch input.below(4) {
+        case 0, 1: return state.top?.id ?? ""
+        case 2: return all.isEmpty ? "e1" : all[input.below(all.count)].id
+        default: return input.text(maximum: 8)
+        }
+    }
+
+    func params(from input: inout FuzzInput) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for _ in 0..<input.below(4) {
+            let key = input.bool() ? input.pick(keys) : Self.filteredKey(input.text(maximum: 8))
+            guard !key.isEmpty || Self.rawKeys else { continue }
+            result[key] = value(from: &input)
+        }
+        return result
+    }
+
+    func value(from input: inout FuzzInput) -> JSONValue {
+        switch input.below(8) {
+        case 0: return .int(Int(Int8(bitPattern: input.byte())))
+        case 1: return .int(input.bool() ? Int.max : Int.min)
+        case 2: return .bool(input.bool())
+        case 3: return .double(Double(Int8(bitPattern: input.byte())) / 4)
+        case 4: return .null
+        case 5: return .array([.int(1)])
+        default: return .string(input.text(maximum: 12))
+        }
+    }
+
+    func json(from input: inout FuzzInput) -> JSONValue {
+        switch input.below(4) {
+        case 0: return ["editing": .bool(input.bool())]
+        case 1: return [input.pick(keys): value(from: &input), "n": .null]
+        case 2: return .object(params(from: &input))
+        default: return (try? JSONValue(parsing: input.text(maximum: 64).utf8)) ?? .null
+        }
+    }
+
+    /// Parameter keys with path syntax in them (`a)/evil(x`), or empty, are accepted by the params
+    /// intent on a scene without a schema, and the stage's text then does not parse back to the
+    /// stage: a known defect another change fixes in NavCore (FUZZING.md). Until it lands, keys
+    /// keep only the name characters and empty ones are dropped, unless NAVD_FUZZ_RAW_KEYS=1;
+    /// remove this filter once the fix is merged.
+    static func filteredKey(_ key: String) -> String {
+        if rawKeys { return key }
+        return String(key.unicodeScalars.filter { scalar in
+            switch scalar {
+            case "A"..."Z", "a"..."z", "0"..."9", "_", ".", "-": true
+            default: false
+            }
+        }.map(Character.init))
+    }
+
+    static let rawKeys = getenv("NAVD_FUZZ_RAW_KEYS").map { String(cString: $0) == "1" } ?? false
+}

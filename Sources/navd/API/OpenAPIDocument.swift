@@ -143,7 +143,7 @@ paths:
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
-          $ref: '#/components/responses/TooManySessions'
+          $ref: '#/components/responses/ServiceUnavailable'
     get:
       operationId: listSessions
       tags: [sessions]
@@ -175,6 +175,8 @@ paths:
           $ref: '#/components/responses/MethodNotAllowed'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}:
     parameters:
@@ -246,6 +248,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
     delete:
       operationId: deleteSession
       tags: [sessions]
@@ -270,6 +274,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/navigate:
     parameters:
@@ -386,6 +392,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/transitions:
     parameters:
@@ -463,6 +471,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/exit:
     parameters:
@@ -536,6 +546,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/back:
     parameters:
@@ -610,6 +622,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/screens/{screen}/params:
     parameters:
@@ -678,6 +692,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/screens/{screen}/state:
     parameters:
@@ -747,6 +763,8 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/events:
     parameters:
@@ -824,6 +842,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/graphs:
     get:
@@ -1022,6 +1042,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /healthz:
     get:
@@ -1051,7 +1073,10 @@ paths:
       operationId: ready
       tags: [operations]
       summary: Readiness
-      description: 200 while the daemon takes new work; 503 once it is draining for shutdown.
+      description: |
+        200 while the daemon takes new work; 503 once it is draining for shutdown (`draining`),
+        or while its store cannot take writes (`store_unavailable`, e.g. a full disk: checked
+        at most about once a second, and 200 again once the store can write).
       security: []
       responses:
         '200':
@@ -1069,7 +1094,7 @@ paths:
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
-          description: Draining; take this instance out of the load balancer.
+          description: Draining or the store cannot write; take this instance out of the load balancer.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
@@ -1537,8 +1562,40 @@ components:
             status: 500
             detail: internal error
             code: internal
-    TooManySessions:
-      description: '503: `too_many_sessions` (the daemon holds as many sessions as it may).'
+    ServiceUnavailable:
+      description: |
+        503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+        `store_unavailable` (the store cannot take writes now, e.g. its disk is full; nothing was
+        changed). Retry after `Retry-After` seconds.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/X-Request-Id'
+        Retry-After:
+          $ref: '#/components/headers/Retry-After'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+          examples:
+            too_many_sessions:
+              value:
+                type: urn:navd:problem:too_many_sessions
+                title: Too many sessions
+                status: 503
+                detail: the daemon holds its maximum of 100000 sessions
+                code: too_many_sessions
+            store_unavailable:
+              value:
+                type: urn:navd:problem:store_unavailable
+                title: Store unavailable
+                status: 503
+                detail: the session store cannot take writes now; nothing was changed, retry later
+                code: store_unavailable
+    StoreUnavailable:
+      description: |
+        503: `store_unavailable`: the store cannot take writes now (e.g. its disk is full or
+        failing); nothing was changed. The daemon recovers by itself once the store can write
+        again (`/readyz` answers 503 meanwhile); retry after `Retry-After` seconds.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1549,11 +1606,11 @@ components:
           schema:
             $ref: '#/components/schemas/Problem'
           example:
-            type: urn:navd:problem:too_many_sessions
-            title: Too many sessions
+            type: urn:navd:problem:store_unavailable
+            title: Store unavailable
             status: 503
-            detail: the daemon holds its maximum of 100000 sessions
-            code: too_many_sessions
+            detail: the session store cannot take writes now; nothing was changed, retry later
+            code: store_unavailable
 
   schemas:
     Problem:
@@ -1607,6 +1664,7 @@ components:
             - stack_too_deep
             - idempotency_key_reused
             - too_many_sessions
+            - store_unavailable
             - internal
         offset:
           type: integer
@@ -1967,7 +2025,7 @@ components:
       properties:
         status:
           type: string
-          description: '`ok` (`/healthz`), `ready` or `draining` (`/readyz`).'
+          description: '`ok` (`/healthz`), `ready`, `draining` or `store_unavailable` (`/readyz`).'
 
     CreateSessionRequest:
       type: object

@@ -11,7 +11,11 @@ struct OperationsRoutes: Sendable {
     func register(in router: inout Router) {
         router.on("GET", "/healthz") { _ throws(APIError) in .json(["status": "ok"]) }
         router.on("GET", "/readyz") { _ throws(APIError) in
-            ready.isReady ? .json(["status": "ready"]) : .json(["status": "draining"], status: 503)
+            guard ready.isReady else { return .json(["status": "draining"], status: 503) }
+            // A store that cannot take writes (a full disk) takes this instance out of rotation
+            // until it can again; cheap while it can (see SessionStore.isAvailable).
+            guard sessions.store.isAvailable() else { return .json(["status": "store_unavailable"], status: 503) }
+            return .json(["status": "ready"])
         }
         router.on("GET", "/metrics") { _ throws(APIError) in
             let count = try? sessions.store.count()

@@ -171,6 +171,9 @@ final class Application: HTTPHandler {
             logger.error("internal error", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response
         }
+        if error.code == .storeUnavailable {
+            logger.warning("store unavailable", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+        }
         return error.response
     }
 

@@ -23,7 +23,9 @@ struct Daemon {
         signal(SIGPIPE, SIG_IGN)
 
         let graphs = GraphRegistry()
-        let store = try StoreFactory.open(settings.store, graphs: graphs, connections: settings.threads + 1, logger: logger)
+        let store = try StoreFactory.open(
+            settings.store, graphs: graphs, connections: settings.threads + 1, cacheBytes: settings.cacheBytes, logger: logger
+        )
         if let durable = store as? any GraphStore {
             // Another process may upload a graph version: look it up in the store on a miss.
             graphs.setReloader { () throws(StoreError) in try durable.loadGraphs() }

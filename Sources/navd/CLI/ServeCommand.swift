@@ -21,7 +21,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "HOST:PORT to listen on. (NAVD_LISTEN)")
     var listen: String?
 
-    @Option(help: "memory, sqlite:PATH or postgres://user@host:port/db. (NAVD_STORE; default sqlite:./.navd/navd.db)")
+    @Option(help: "memory, sqlite:PATH[?sync=full][&compact=N][&check=off] or postgres://user@host:port/db. (NAVD_STORE; default sqlite:./.navd/navd.db)")
     var store: String?
 
     @Option(help: "Token for admin routes (graph upload, session listing). (NAVD_ADMIN_TOKEN)")
@@ -41,6 +41,9 @@ struct ServeCommand: ParsableCommand {
 
     @Option(help: "Most sessions held at once. (NAVD_MAX_SESSIONS; default 100000)")
     var maxSessions: Int?
+
+    @Option(help: "Memory for decoded sessions kept by the SQLite store, by estimate: bytes, or with K, M, G (KiB, MiB, GiB). (NAVD_CACHE_SIZE; default 256M)")
+    var cacheSize: String?
 
     @Option(help: "Idle time after which a session expires: 90s, 30m, 24h, 7d. (NAVD_SESSION_TTL; default 24h)")
     var sessionTTL: String?

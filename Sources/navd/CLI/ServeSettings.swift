@@ -19,6 +19,7 @@ struct ServeSettings: Sendable {
     /// The largest session context, in bytes of its JSON.
     var maxContext: Int
     var maxSessions: Int
+    var cacheBytes: Int
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
     var connectionTimeout: Int
@@ -56,6 +57,11 @@ struct ServeSettings: Sendable {
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
+        let cacheSize = value(command.cacheSize, "NAVD_CACHE_SIZE") ?? "256M"
+        guard let cacheBytes = Self.bytes(cacheSize), cacheBytes >= 1 << 20 else {
+            throw ValidationError("--cache-size must be at least 1M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(cacheSize)'")
+        }
+        self.cacheBytes = cacheBytes
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 1024, 1...1_000_000)
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
@@ -66,6 +72,19 @@ struct ServeSettings: Sendable {
         let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed
+    }
+}
+
+extension ServeSettings {
+    /// `4096`, `64K`, `256M`, `2G` (powers of 1024; `KiB`, `MiB`, `GiB` too) → bytes.
+    static func bytes(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+        for (suffix, unit) in units where text.hasSuffix(suffix) {
+            guard let amount = Int(text.dropLast(suffix.count)), amount >= 0 else { return nil }
+            let (product, overflow) = amount.multipliedReportingOverflow(by: unit)
+            return overflow ? nil : product
+        }
+        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
     }
 }
 

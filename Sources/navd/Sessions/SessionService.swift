@@ -188,12 +188,15 @@ final class SessionService: Sendable {
         return try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
     }
 
-    /// Store failures are the daemon's problem, never the client's: a bare 500.
+    /// Store failures are the daemon's problem, never the client's: a 503 the client may retry
+    /// when the store cannot write for now (nothing was changed), a bare 500 otherwise.
     func storeCall<T>(_ body: () throws(StoreError) -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch where error.kind == .incompatible {
             throw APIError(.unknownGraph, error.message)
+        } catch where error.kind == .unavailable {
+            throw APIError(.storeUnavailable, "the session store cannot take writes now; nothing was changed, retry later", storeMessage: error.message)
         } catch {
             throw APIError(.internal, "the session store failed", storeMessage: error.message)
         }

@@ -25,6 +25,9 @@ struct StoreError: Error, Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         /// I/O or database failure: the daemon's problem, a 500.
         case failure
+        /// The store cannot take a write now (disk full, an I/O error) but may again later:
+        /// nothing was changed, and a retry may succeed (a 503).
+        case unavailable
         /// One session's stored stage no longer fits its graph: that session cannot be served.
         case incompatible
     }
@@ -68,4 +71,12 @@ protocol SessionStore: Sendable {
 
     /// Flushes and closes; later calls fail.
     func close()
+
+    /// Whether the store can take writes now, for `/readyz`: cheap while writes succeed; after a
+    /// failed write it probes the store (at most about once a second).
+    func isAvailable() -> Bool
+}
+
+extension SessionStore {
+    func isAvailable() -> Bool { true }
 }

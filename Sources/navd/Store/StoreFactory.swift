@@ -7,37 +7,56 @@ enum StoreFactory {
         var description: String
     }
 
-    static func open(_ spec: String, graphs: GraphRegistry, connections: Int, logger: Logger) throws -> any SessionStore {
+    static func open(
+        _ spec: String, graphs: GraphRegistry, connections: Int, cacheBytes: Int = SQLiteStore.defaultCacheBytes, logger: Logger
+    ) throws -> any SessionStore {
         if spec == "memory" { return MemoryStore() }
-        if spec.hasPrefix("sqlite:") {
-            var path = String(spec.dropFirst("sqlite:".count))
-            var synchronousFull = false
-            var compaction = SQLiteStore.defaultCompactionThreshold
-            if let question = path.firstIndex(of: "?") {
-                for option in path[path.index(after: question)...].split(separator: "&") {
-                    switch option {
-                    case "sync=full": synchronousFull = true
-                    case "sync=normal": synchronousFull = false
-                    case _ where option.hasPrefix("compact="):
-                        guard let changes = Int(option.dropFirst("compact=".count)), changes >= 1 else {
-                            throw SpecError(description: "SQLite option '\(option)': compact= takes a number of changes, at least 1")
-                        }
-                        compaction = changes
-                    default:
-                        throw SpecError(description: "unknown SQLite option '\(option)': use sync=full, sync=normal or compact=CHANGES")
-                    }
-                }
-                path = String(path[..<question])
-            }
-            guard !path.isEmpty else { throw SpecError(description: "--store sqlite:PATH needs a path") }
+        if let options = try SQLiteOptions(spec) {
             return try SQLiteStore(
-                path: path, synchronousFull: synchronousFull, compactionThreshold: compaction, decode: snapshotDecoder(graphs)
+                path: options.path, synchronousFull: options.synchronousFull, compactionThreshold: options.compaction,
+                cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs)
             )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
             return try PostgresStore(url: spec, connections: connections, decode: snapshotDecoder(graphs))
         }
         throw SpecError(description: "unknown --store '\(spec)': use memory, sqlite:PATH or postgres://user@host:port/db")
+    }
+
+    /// `sqlite:PATH[?sync=full|normal][&compact=N][&check=quick|off]`.
+    struct SQLiteOptions {
+        var path: String
+        var synchronousFull = false
+        var compaction = SQLiteStore.defaultCompactionThreshold
+        /// `PRAGMA quick_check` at start-up (`check=off` skips it).
+        var checkDatabase = true
+
+        /// - Returns: nil when `spec` is not an SQLite store.
+        init?(_ spec: String) throws {
+            guard spec.hasPrefix("sqlite:") else { return nil }
+            path = String(spec.dropFirst("sqlite:".count))
+            if let question = path.firstIndex(of: "?") {
+                for option in path[path.index(after: question)...].split(separator: "&") {
+                    switch option {
+                    case "sync=full": synchronousFull = true
+                    case "sync=normal": synchronousFull = false
+                    case "check=quick": checkDatabase = true
+                    case "check=off": checkDatabase = false
+                    case _ where option.hasPrefix("compact="):
+                        guard let changes = Int(option.dropFirst("compact=".count)), changes >= 1 else {
+                            throw SpecError(description: "SQLite option '\(option)': compact= takes a number of changes, at least 1")
+                        }
+                        compaction = changes
+                    default:
+                        throw SpecError(
+                            description: "unknown SQLite option '\(option)': use sync=full, sync=normal, compact=CHANGES, check=quick or check=off"
+                        )
+                    }
+                }
+                path = String(path[..<question])
+            }
+            guard !path.isEmpty else { throw SpecError(description: "--store sqlite:PATH needs a path") }
+        }
     }
 
     /// Restores snapshots against the graph version each session was created with.
@@ -69,6 +88,8 @@ enum StoreFactory {
         guard let durable = store as? any GraphStore else { return }
         do {
             try durable.saveGraph(version.document, name: version.graph.name, version: version.version)
+        } catch where error.kind == .unavailable {
+            throw APIError(.storeUnavailable, "the store cannot take writes now; the graph was not stored, retry later", storeMessage: error.message)
         } catch {
             throw APIError(.internal, "could not store the graph", storeMessage: error.message)
         }

@@ -50,10 +50,34 @@ import Glibc
             try Data(bytes.prefix(whole - cut)).write(to: URL(fileURLWithPath: path))
             #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [1, 2], "cut \(cut)")
         }
-        // A flipped byte in the middle record ends the file there.
-        bytes[whole - single.count - 5] ^= 0x40
+    }
+
+    /// A flipped byte with whole records after it is damage, not a crash's tail: the scan says
+    /// where it is and reads on past it (a crash can only cut the last record short).
+    @Test func aFlippedByteBeforeWholeRecordsIsReportedWhereItIs() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...3 { try log.append(Self.record(Int64(seq), snapshot: 500)) }
+        let path = log.path(of: log.generation)
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        var single: [UInt8] = []
+        ChangeLog.encode(Self.record(1, snapshot: 500), into: &single)
+        let middle = single.count  // records 1 and 2 have the same size
+        bytes[middle + single.count / 2] ^= 0x40
         try bytes.write(to: URL(fileURLWithPath: path))
-        #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [1])
+        let scan = try #require(try ChangeLog.scan(prefix: prefix).first)
+        #expect(scan.records.map(\.seq) == [1, 3])
+        #expect(scan.offsets == [0, 2 * single.count])
+        #expect(scan.problems == [ChangeLog.Problem(offset: middle, length: single.count, followedByRecords: true)])
+        // The same byte flipped in the last record is a tail like any other.
+        var last = try #require(FileManager.default.contents(atPath: path))
+        last[middle + single.count / 2] ^= 0x40
+        last[2 * single.count + 30] ^= 0x40
+        try last.write(to: URL(fileURLWithPath: path))
+        let tail = try #require(try ChangeLog.scan(prefix: prefix).first)
+        #expect(tail.records.map(\.seq) == [1, 2])
+        #expect(tail.problems == [ChangeLog.Problem(offset: 2 * single.count, length: single.count, followedByRecords: false)])
     }
 
     @Test func garbageAfterTheLastRecordIsIgnored() throws {

@@ -13,15 +13,20 @@ import Testing
 
     /// A store and a session service over it, on the news graph, compacting every `threshold` changes.
     struct Fixture {
+        static let canonicalA = "/top/list_news(category=1)/show_news(id=2)"
         let store: SQLiteStore
         let sessions: SessionService
 
-        init(path: String, threshold: Int, retained: Int = 1000, now: @escaping @Sendable () -> Int64 = Clock.milliseconds) throws {
+        init(
+            path: String, threshold: Int, retained: Int = 1000, synchronousFull: Bool = false, cacheBytes: Int = SQLiteStore.defaultCacheBytes,
+            acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(), now: @escaping @Sendable () -> Int64 = Clock.milliseconds
+        ) throws {
             let graphs = GraphRegistry()
             let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
             _ = try graphs.add(document)
             store = try SQLiteStore(
-                path: path, retainedEvents: retained, compactionThreshold: threshold, decode: StoreFactory.snapshotDecoder(graphs)
+                path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold, cacheBytes: cacheBytes,
+                acceptingLoss: acceptingLoss, files: files, decode: StoreFactory.snapshotDecoder(graphs)
             )
             sessions = SessionService(store: store, graphs: graphs, configuration: .init(), now: now)
         }
@@ -274,7 +279,7 @@ extension SQLiteStoreTests {
         func open(_ options: String) throws -> any SessionStore {
             try StoreFactory.open("sqlite:\(folder.path)/navd.db\(options)", graphs: graphs, connections: 1, logger: Logger(label: "test"))
         }
-        for bad in ["?compact=0", "?compact=x", "?sync=sometimes", "?sync=full&fast=1"] {
+        for bad in ["?compact=0", "?compact=x", "?sync=sometimes", "?sync=full&fast=1", "?check=full"] {
             #expect(throws: StoreFactory.SpecError.self, "\(bad)") { try open(bad) }
         }
         let store = try #require(try open("?sync=full&compact=10") as? SQLiteStore)
@@ -339,6 +344,181 @@ extension SQLiteStoreTests {
             #expect(try reopened.store.load(id)?.state.version == steps + 1)
             #expect(try reopened.allEvents(id) == recorded.withLock { $0[id] })
         }
+        reopened.store.close()
+    }
+}
+
+extension SQLiteStoreTests {
+    /// A flipped byte in the middle of a change log, with whole records after it, is damage: the
+    /// store refuses to open, naming the file and the offset, and keeps the file; `inspect` (`navd
+    /// store check`) reports it; opening with `acceptingLoss` (`navd store repair --accept-loss`)
+    /// keeps each session's changes up to the damage, says what was lost and sets the file aside.
+    @Test func aFlippedByteInTheMiddleOfTheChangeLogIsRefusedUntilTheLossIsAccepted() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var ids: [String] = []
+        var versions: [String: [Int]] = [:]
+        do {
+            let fixture = try Fixture(path: path, threshold: 100_000)
+            for _ in 0..<3 { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+            for step in 0..<60 {
+                let id = ids[step % 3]
+                let version = try fixture.navigate(id, (step / 3) % 2 == 0 ? Self.pathA : Self.pathB).session.state.version
+                versions[id, default: []].append(version)
+            }
+            fixture.store.waitForCompaction()
+        }
+        let file = try #require(ChangeLog.files(prefix: path).last?.1)
+        let scan = try #require(try ChangeLog.scan(prefix: path).last)
+        #expect(scan.records.count == 60)
+        // Record 30 (the 30th change: the third session's 10th) gets a flipped byte.
+        let damaged = scan.offsets[29]
+        let victim = scan.records[29]
+        var bytes = try #require(FileManager.default.contents(atPath: file))
+        bytes[damaged + 100] ^= 0x20
+        try bytes.write(to: URL(fileURLWithPath: file))
+
+        do {
+            _ = try Fixture(path: path, threshold: 100_000)
+            Issue.record("a damaged change log was accepted")
+        } catch let error as StoreError {
+            #expect(error.description.contains(file), "\(error)")
+            #expect(error.description.contains("byte offset \(damaged)"), "\(error)")
+            #expect(error.description.contains("navd store repair --store sqlite:\(path) --accept-loss"), "\(error)")
+        }
+        #expect(FileManager.default.contents(atPath: file) == bytes, "the damaged file is kept as it was")
+
+        let (report, isDamaged) = try SQLiteStore.inspect(path: path)
+        #expect(isDamaged)
+        #expect(report.contains { $0.hasPrefix("DAMAGE: \(file) at byte offset \(damaged)") }, "\(report)")
+        #expect(report.contains { $0.contains("byte offset \(damaged):") && $0.contains("records follow") }, "\(report)")
+
+        let repaired = try Fixture(path: path, threshold: 100_000, acceptingLoss: true)
+        let lines = repaired.store.recoveryReport
+        // The victim's session keeps its changes before the damage; its later ones are named as lost.
+        let kept = victim.version - 1
+        #expect(lines.contains { $0.contains("session \(victim.sessionID): kept at version \(kept)") }, "\(lines)")
+        #expect(lines.contains { $0.contains("change seq \(victim.seq) is missing") }, "\(lines)")
+        #expect(try repaired.store.load(victim.sessionID)?.state.version == Int(kept))
+        for id in ids where id != victim.sessionID {
+            #expect(try repaired.store.load(id)?.state.version == versions[id]?.last, "untouched sessions keep every change")
+        }
+        let events = try repaired.allEvents(victim.sessionID).map(\.seq)
+        #expect(events == Array(1...events.count), "no gap in the kept events")
+        repaired.store.close()
+        #expect(FileManager.default.fileExists(atPath: file + ".damaged"))
+        #expect(!FileManager.default.fileExists(atPath: file))
+
+        // It starts now, and the session goes on from the version it kept.
+        let reopened = try Fixture(path: path, threshold: 100_000)
+        let current = try #require(try reopened.store.load(victim.sessionID)).state.path.description
+        let next = current == Fixture.canonicalA ? Self.pathB : Self.pathA
+        #expect(try reopened.navigate(victim.sessionID, next).session.state.version == Int(kept) + 1)
+        reopened.store.close()
+        #expect(try SQLiteStore.inspect(path: path).damaged == false)
+    }
+
+    /// 4 KiB of garbage in the middle of the database: refused at start-up with a clear error,
+    /// instead of answering 500 for some sessions and incomplete event lists for others.
+    @Test func aDamagedDatabaseIsRefusedAtStart() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        do {
+            let fixture = try Fixture(path: path, threshold: 50)
+            for _ in 0..<200 {
+                let id = try fixture.sessions.create(graph: nil, start: nil, context: ["note": .string(String(repeating: "x", count: 300))]).session.id
+                _ = try fixture.navigate(id, Self.pathA)
+            }
+            fixture.store.close()
+        }
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        #expect(bytes.count > 64 * 4096)
+        let middle = bytes.count / 2 / 4096 * 4096
+        var generator = SplitMix64(seed: 7)
+        for index in middle..<middle + 4096 { bytes[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try Fixture(path: path, threshold: 50)
+            Issue.record("a damaged database was accepted")
+        } catch let error as StoreError {
+            #expect(error.description.contains("the database \(path) cannot be used"), "\(error)")
+            #expect(error.description.contains("quick_check") || error.description.contains("malformed"), "\(error)")
+        }
+        #expect(try SQLiteStore.inspect(path: path).damaged)
+        // The check can be skipped (see README for what it costs on a large file).
+        #expect(try StoreFactory.SQLiteOptions("sqlite:\(path)?check=off")?.checkDatabase == false)
+        #expect(try StoreFactory.SQLiteOptions("sqlite:\(path)")?.checkDatabase == true)
+    }
+}
+
+extension SQLiteStoreTests {
+    /// With a small cache, many sessions with large contexts keep the cache within its bound, and
+    /// every session still reads back exactly — also one evicted while its newest change was only
+    /// in the change log, not yet folded into the database — and takes further changes.
+    @Test func aSmallCacheStaysWithinItsBoundAndEvictedSessionsReadBackExactly() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let limit = 400_000
+        var ids: [String] = []
+        var expected: [String: (version: Int, path: String, context: [String: JSONValue], events: [LifecycleEvent])] = [:]
+        do {
+            // A generation every 50 changes: of the 120 below, the last 20 are only in the log.
+            let fixture = try Fixture(path: path, threshold: 50, cacheBytes: limit)
+            for index in 0..<40 {
+                let context: [String: JSONValue] = ["user": .string("u\(index)"), "blob": .string(String(repeating: "\(index % 10)", count: 16_000))]
+                let created = try fixture.sessions.create(graph: nil, start: nil, context: context)
+                ids.append(created.session.id)
+                expected[created.session.id] = (1, created.session.state.path.description, context, created.events)
+            }
+            for round in 0..<3 {
+                for id in ids {
+                    let mutation = try fixture.navigate(id, round % 2 == 0 ? Self.pathA : Self.pathB)
+                    // Each is a real change from the version before (a stale read would make it a no-op).
+                    #expect(mutation.session.state.version == round + 2)
+                    #expect(mutation.session.state.path.description == (round % 2 == 0 ? Fixture.canonicalA : "/top"))
+                    expected[id]?.version = mutation.session.state.version
+                    expected[id]?.path = mutation.session.state.path.description
+                    expected[id]?.events += mutation.events
+                    #expect(fixture.store.cacheUsage.bytes <= limit)
+                }
+            }
+            #expect(fixture.store.cacheUsage.sessions < 20, "\(fixture.store.cacheUsage)")
+            func check(_ id: String, _ note: String) throws {
+                let entry = try #require(expected[id])
+                let session = try #require(try fixture.store.load(id), "\(note)")
+                #expect(session.state.version == entry.version, "\(note)")
+                #expect(session.state.path.description == entry.path, "\(note)")
+                #expect(session.state.context == entry.context, "\(note)")
+                #expect(try fixture.allEvents(id) == entry.events, "\(note)")
+                #expect(fixture.store.cacheUsage.bytes <= limit, "\(note)")
+            }
+            // The last-changed session's newest change is only in the log; read the others first,
+            // so that it is evicted before it is read back.
+            let newest = try #require(ids.last)
+            for id in ids.dropLast() { try check(id, "read back") }
+            #expect(!fixture.store.isCached(newest))
+            #expect(expected[newest]?.version == 4)
+            try check(newest, "evicted with its newest change only in the log")
+            // It takes a change again (the compare-and-set works on an evicted session too).
+            for id in ids.dropLast() { _ = try fixture.store.load(id) }
+            #expect(!fixture.store.isCached(newest))
+            let mutation = try fixture.navigate(newest, Self.pathB)
+            #expect(mutation.session.state.version == (expected[newest]?.version ?? 0) + 1)
+            expected[newest]?.version = mutation.session.state.version
+            expected[newest]?.path = mutation.session.state.path.description
+            expected[newest]?.events += mutation.events
+            fixture.store.waitForCompaction()
+        }
+        // Dropped without close(): everything comes back from the database and the change log.
+        let reopened = try Fixture(path: path, threshold: 50, cacheBytes: limit)
+        for id in ids {
+            let entry = try #require(expected[id])
+            let session = try #require(try reopened.store.load(id))
+            #expect(session.state.version == entry.version)
+            #expect(session.state.context == entry.context)
+            #expect(try reopened.allEvents(id) == entry.events)
+        }
+        #expect(reopened.store.cacheUsage.bytes <= limit)
         reopened.store.close()
     }
 }

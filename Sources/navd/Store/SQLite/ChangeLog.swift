@@ -11,8 +11,10 @@ import Glibc
 /// the next. A generation's file is removed once the database holds its changes.
 ///
 /// A record is `[payload length: UInt32][checksum: UInt64][payload]`, little-endian; the checksum
-/// covers the length and the payload. Reading stops, file by file, at the first record that is
-/// short or does not match its checksum: the tail a crash cut off was never acknowledged.
+/// covers the length and the payload. Records are appended back to back, so bytes that are not a
+/// record can only be a tail a crash cut short (never acknowledged) — unless a whole record
+/// follows them: that is damage, and ``scan(prefix:)`` reports it with its offset instead of
+/// stopping there (see ``SQLiteStore`` for what start-up does with it).
 ///
 /// Not thread-safe: ``SQLiteStore`` uses it inside its lock.
 final class ChangeLog {
@@ -33,6 +35,7 @@ final class ChangeLog {
 
     let prefix: String
     private let synchronous: Bool
+    private let files: any ChangeLogFiles
     private(set) var generation: Int
     private var descriptor: Int32 = -1
     private var size = 0
@@ -42,9 +45,11 @@ final class ChangeLog {
     /// - Parameters:
     ///   - prefix: the path the generation numbers are appended to.
     ///   - synchronous: `fdatasync` every record (survives power loss, not only `kill -9`).
-    init(prefix: String, after generation: Int, synchronous: Bool) throws(StoreError) {
+    ///   - files: the system calls records are written with (tests inject failures).
+    init(prefix: String, after generation: Int, synchronous: Bool, files: any ChangeLogFiles = SystemFiles()) throws(StoreError) {
         self.prefix = prefix
         self.synchronous = synchronous
+        self.files = files
         self.generation = generation
         try rotate()
     }
@@ -65,20 +70,35 @@ final class ChangeLog {
         let written = buffer.withUnsafeBytes { bytes -> Bool in
             var offset = 0
             while offset < bytes.count {
-                let count = pwrite(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset, off_t(size + offset))
+                let count = files.pwrite(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset, off_t(size + offset))
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { return false }
                 offset += count
             }
             return true
         }
-        guard written, !synchronous || fdatasync(descriptor) == 0 else {
+        guard written, !synchronous || files.fdatasync(descriptor) == 0 else {
             let reason = String(cString: strerror(errno))
             // Whatever part was written is overwritten by the next record, or cut off here.
             _ = ftruncate(descriptor, off_t(size))
-            throw StoreError(message: "cannot write to \(path(of: generation)): \(reason)")
+            // Disk full, an I/O error: nothing was acknowledged, and once there is room again the
+            // next record goes where this one would have.
+            throw StoreError(message: "cannot write to \(path(of: generation)): \(reason)", kind: .unavailable)
         }
         size += buffer.count
+    }
+
+    /// Checks that the current file can take `count` more bytes now (written, and synced with
+    /// `synchronous`), leaving it as it was: how the store learns that a full disk has room again.
+    func probe(_ count: Int) throws(StoreError) {
+        let zeros = [UInt8](repeating: 0, count: count)
+        let written = zeros.withUnsafeBytes { files.pwrite(descriptor, $0.baseAddress, $0.count, off_t(size)) }
+        let reason = String(cString: strerror(errno))
+        let synced = written == count && (!synchronous || files.fdatasync(descriptor) == 0)
+        _ = ftruncate(descriptor, off_t(size))
+        guard synced else {
+            throw StoreError(message: "cannot write to \(path(of: generation)): \(written < 0 ? reason : "short write")", kind: .unavailable)
+        }
     }
 
     /// Closes the current generation and starts the next, empty one.
@@ -114,20 +134,85 @@ final class ChangeLog {
         }
     }
 
-    /// The records of every generation on disk, oldest first, and the newest generation number.
+    /// The records of every generation on disk, oldest first, and the newest generation number;
+    /// bytes that are not records are skipped (``scan(prefix:)`` says where they are).
     static func read(prefix: String) throws(StoreError) -> (records: [Record], lastGeneration: Int) {
+        let scans = try scan(prefix: prefix)
+        return (scans.flatMap(\.records), scans.last?.generation ?? 0)
+    }
+
+    /// What reading one generation's file found.
+    struct FileScan {
+        var generation: Int
+        var path: String
+        var size: Int
         var records: [Record] = []
-        var last = 0
+        /// Where each record starts.
+        var offsets: [Int] = []
+        var problems: [Problem] = []
+    }
+
+    /// Bytes of a file that are not records.
+    struct Problem: Equatable {
+        var offset: Int
+        var length: Int
+        /// Records follow it in the same file: damage, not the tail a crash cut short.
+        var followedByRecords: Bool
+    }
+
+    /// Every generation's file, oldest first: its records and the bytes that are not records.
+    static func scan(prefix: String) throws(StoreError) -> [FileScan] {
+        var scans: [FileScan] = []
         for (generation, path) in files(prefix: prefix) {
-            last = generation
-            let bytes = try contents(of: path)
-            var offset = 0
-            while let (record, next) = decode(bytes, at: offset) {
-                records.append(record)
-                offset = next
-            }
+            scans.append(scan(try contents(of: path), generation: generation, path: path))
         }
-        return (records, last)
+        return scans
+    }
+
+    static func scan(_ bytes: [UInt8], generation: Int, path: String) -> FileScan {
+        var result = FileScan(generation: generation, path: path, size: bytes.count)
+        var offset = 0
+        var lastSeq: Int64?
+        while offset < bytes.count {
+            if let (record, next) = decode(bytes, at: offset) {
+                result.records.append(record)
+                result.offsets.append(offset)
+                lastSeq = record.seq
+                offset = next
+                continue
+            }
+            let resume = nextRecord(in: bytes, after: offset, seqAbove: lastSeq)
+            result.problems.append(Problem(offset: offset, length: (resume ?? bytes.count) - offset, followedByRecords: resume != nil))
+            guard let resume else { break }
+            offset = resume
+        }
+        return result
+    }
+
+    /// Smallest record: the header, five integers and three field lengths.
+    private static let minimumRecord = 12 + 5 * 8 + 3 * 4
+
+    /// Where the first whole record after the unreadable bytes at `offset` starts, if one does.
+    /// Candidates are filtered by a plausible length and seq before their checksum is computed, so
+    /// a search through a large file stays about linear.
+    private static func nextRecord(in bytes: [UInt8], after offset: Int, seqAbove lastSeq: Int64?) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            var candidate = offset + 1
+            while candidate + minimumRecord <= raw.count {
+                defer { candidate += 1 }
+                let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: candidate, as: UInt32.self)))
+                guard length >= minimumRecord - 12, candidate + 12 + length <= raw.count else { continue }
+                let seq = Int64(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: candidate + 12, as: UInt64.self)))
+                if let lastSeq {
+                    // Seqs are consecutive: at most one record lost per smallest record's bytes.
+                    guard seq > lastSeq, seq - lastSeq <= Int64((candidate - offset) / minimumRecord + 1) else { continue }
+                } else {
+                    guard seq > 0, seq < 1 << 48 else { continue }
+                }
+                if decode(bytes, at: candidate) != nil { return candidate }
+            }
+            return nil
+        }
     }
 
     /// `(generation, path)` of the files under `prefix`, by generation.
@@ -256,5 +341,24 @@ final class ChangeLog {
         }
         hash = (hash ^ tail ^ (UInt64(payload.count & 7) << 56)) &* multiplier
         return hash ^ (hash >> 32)
+    }
+}
+
+/// The system calls the change log writes records with: the real ones (``SystemFiles``), or in
+/// tests ones that fail on demand as a full disk or a failing one would.
+protocol ChangeLogFiles: Sendable {
+    /// `pwrite(2)`: bytes written, or -1 with `errno` set.
+    func pwrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int
+    /// `fdatasync(2)`: 0, or -1 with `errno` set.
+    func fdatasync(_ descriptor: Int32) -> Int32
+}
+
+struct SystemFiles: ChangeLogFiles {
+    func pwrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+        Glibc.pwrite(descriptor, bytes, count, offset)
+    }
+
+    func fdatasync(_ descriptor: Int32) -> Int32 {
+        Glibc.fdatasync(descriptor)
     }
 }

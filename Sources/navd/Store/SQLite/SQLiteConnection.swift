@@ -41,10 +41,11 @@ final class SQLiteConnection {
     func execute(_ sql: String) throws(StoreError) {
         guard let handle else { throw StoreError(message: "the SQLite store is closed") }
         var message: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
+        let result = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard result == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(message)
-            throw StoreError(message: "sqlite3_exec: \(text)")
+            throw Self.error(result, "sqlite3_exec: \(text)")
         }
     }
 
@@ -62,6 +63,17 @@ final class SQLiteConnection {
         let statement = Statement(pointer, connection: self)
         statements[sql] = statement
         return statement
+    }
+
+    /// A failed call's error: `unavailable` when the disk is full or failing (SQLite rolled back,
+    /// so nothing was written, and a retry may succeed once there is room), `failure` otherwise.
+    static func error(_ result: Int32, _ message: String) -> StoreError {
+        switch result & 0xFF {
+        case SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY:
+            StoreError(message: message, kind: .unavailable)
+        default:
+            StoreError(message: message)
+        }
     }
 
     var lastError: String {
@@ -164,7 +176,7 @@ final class SQLiteConnection {
             switch sqlite3_step(pointer) {
             case SQLITE_ROW: return true
             case SQLITE_DONE: return false
-            default: throw StoreError(message: "sqlite3_step: \(connection.lastError)")
+            case let result: throw SQLiteConnection.error(result, "sqlite3_step: \(connection.lastError)")
             }
         }
 

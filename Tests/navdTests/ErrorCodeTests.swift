@@ -59,14 +59,15 @@ import Testing
         #expect(emptyKey["offset"]?.int != nil)
         // 401
         codes.expect(try navd.request("GET", url), 401, "unauthorized")
+        codes.expect(try navd.send("GET", other.url, token: session.token), 401, "unauthorized")
+        codes.expect(try navd.send("GET", "/v1/sessions/nosuch", token: session.token), 401, "unauthorized")
         codes.expect(try admin.request("GET", "/v1/sessions"), 401, "unauthorized")
         // 403
         codes.expect(try navd.request("GET", "/v1/sessions", headers: ["Authorization": "Bearer \(Self.adminToken)"]), 403, "forbidden")
         codes.expect(try admin.request("GET", "/v1/sessions", headers: ["Authorization": "Bearer not-the-admin-token"]), 403, "forbidden")
         codes.expect(try navd.navigate(session, "home#profile"), 403, "transition_refused")
         // 404
-        codes.expect(try navd.send("GET", other.url, token: session.token), 404, "session_not_found")
-        codes.expect(try navd.send("GET", "/v1/sessions/nosuch", token: session.token), 404, "session_not_found")
+        codes.expect(try admin.send("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", token: Self.adminToken), 404, "session_not_found")
         codes.expect(try navd.request("GET", "/nope"), 404, "not_found")
         codes.expect(try navd.request("GET", "/v1/sessions/\(session.id)/nope"), 404, "not_found")
         codes.expect(try navd.request("GET", "/v1/graphs/nosuch"), 404, "not_found")

@@ -358,6 +358,113 @@ struct NewsFlowTests {
         #expect(try any.json()["version"] == 4)
     }
 
+    /// If-Match is a list of entity tags compared strongly (RFC 9110 §13.1.1), and DELETE honours it.
+    @Test func ifMatchIsAStrongListAndDeleteHonoursIt() throws {
+        let navd = try DaemonHarness.shared()
+        let session = try navd.createSession()
+        #expect(try navd.navigate(session, "list_news").status == 200)
+
+        // At version 2: a weak tag never matches, nor does a list without "2", a tag spelled
+        // otherwise, or a value that is not a list of entity tags.
+        for ifMatch in [#"W/"2""#, #""1", "3""#, #"W/"2", "3""#, #""02""#, #""2"#, #"2"#, #""2" "3""#, #""1", *"#, ""] {
+            let refused = try navd.navigate(session, "help", headers: ["If-Match": ifMatch])
+            #expect(refused.status == 412 && refused.code == "version_conflict", "If-Match \(ifMatch): \(refused)")
+            #expect(refused.headers["etag"] == #""2""#)
+        }
+        #expect(try navd.view(session)["version"] == 2)
+        // Any listed strong tag matching is a match.
+        let listed = try navd.navigate(session, "show_news(id=1)", headers: ["If-Match": #""1", W/"3", "2""#])
+        #expect(listed.status == 200, "\(listed)")
+        #expect(listed.headers["etag"] == #""3""#)
+        let spaced = try navd.exit(session, headers: ["If-Match": #" "7" ,"3","#])
+        #expect(spaced.status == 200, "\(spaced)")
+
+        // DELETE: a stale If-Match is 412 and nothing is deleted; a matching one deletes.
+        let stale = try navd.send("DELETE", session.url, token: session.token, headers: ["If-Match": #""3""#])
+        #expect(stale.status == 412 && stale.code == "version_conflict", "\(stale)")
+        let weak = try navd.send("DELETE", session.url, token: session.token, headers: ["If-Match": #"W/"4""#])
+        #expect(weak.status == 412 && weak.code == "version_conflict", "\(weak)")
+        #expect(try navd.view(session)["version"] == 4)
+        let gone = try navd.send("DELETE", session.url, token: session.token, headers: ["If-Match": #""3", "4""#])
+        #expect(gone.status == 204, "\(gone)")
+
+        // `*` matches any version of a session that exists.
+        let other = try navd.createSession()
+        #expect(try navd.send("DELETE", other.url, token: other.token, headers: ["If-Match": "*"]).status == 204)
+    }
+
+    /// A retry is the same request when its route, If-Match and parsed body are (DESIGN §4 Retries).
+    @Test func anIdempotentRetryComparesParsedJSONAndIfMatch() throws {
+        let navd = try DaemonHarness.shared()
+        let session = try navd.createSession()
+        let key = "json-\(UUID().uuidString)"
+        func post(_ route: String, _ body: String, _ headers: [String: String] = [:]) throws -> HTTPMessage {
+            try navd.request(
+                "POST", session.url + route,
+                headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json", "Idempotency-Key": key].merging(headers) { $1 },
+                body: Array(body.utf8)
+            )
+        }
+        let first = try post("/transitions", #"{"name":"news","params":{"category":3}}"#, ["If-Match": #""1""#])
+        #expect(first.status == 200, "\(first)")
+        // The same JSON with other blanks, member order and number spelling: the first answer again.
+        let retry = try post("/transitions", "{ \"params\" : { \"category\" : 3.0 } ,\n \"name\": \"news\" }", ["If-Match": #""1""#])
+        #expect(retry.status == 200, "\(retry)")
+        #expect(retry.headers["idempotent-replayed"] == "true")
+        #expect(retry.body == first.body)
+        // Another If-Match, no If-Match, another route or another body: the key was used for another request.
+        for reused in [
+            try post("/transitions", #"{"name":"news","params":{"category":3}}"#, ["If-Match": #""2""#]),
+            try post("/transitions", #"{"name":"news","params":{"category":3}}"#),
+            try post("/navigate", #"{"path":"help"}"#, ["If-Match": #""1""#]),
+            try post("/transitions", #"{"name":"news","params":{"category":4}}"#, ["If-Match": #""1""#]),
+        ] {
+            #expect(reused.status == 422 && reused.code == "idempotency_key_reused", "\(reused)")
+        }
+        #expect(try navd.view(session)["version"] == 2)
+    }
+
+    /// Whatever openapi.yaml's request schemas forbid is 400 invalid_request naming the member,
+    /// and changes nothing.
+    @Test func bodiesAndQueriesTheSchemaForbidsAreRefusedWithTheirParam() throws {
+        let navd = try DaemonHarness.shared()
+        let session = try navd.createSession()
+        #expect(try navd.navigate(session, "list_news").status == 200)
+        let cases: [(String, String, String, String)] = [
+            ("POST", "/v1/sessions", #"{"start": null}"#, "start"),
+            ("POST", "/v1/sessions", #"{"graph": null}"#, "graph"),
+            ("POST", "/v1/sessions", #"{"context": null}"#, "context"),
+            ("POST", "/v1/sessions", #"{"bogus": 1}"#, "bogus"),
+            ("POST", session.url + "/navigate", #"{"path": null}"#, "path"),
+            ("POST", session.url + "/navigate", #"{}"#, "path"),
+            ("POST", session.url + "/transitions", #"{"name": "news", "params": null}"#, "params"),
+            ("POST", session.url + "/transitions", #"{"name": "news", "params": {"category": null}}"#, "params.category"),
+            ("POST", session.url + "/transitions", #"{"name": "news", "params": {"category": [3]}}"#, "params.category"),
+            ("POST", session.url + "/back", #"{"count": 2147483648}"#, "count"),
+            ("POST", session.url + "/back", #"{"count": 1.0}"#, "count"),
+            ("POST", session.url + "/back", #"{"count": 1e0}"#, "count"),
+            ("POST", session.url + "/back", #"{"count": 0}"#, "count"),
+            ("POST", session.url + "/back", #"{"count": null}"#, "count"),
+            ("POST", session.url + "/exit", #"{"result": 1}"#, "result"),
+            ("PUT", session.url + "/screens/e2/params", #"{"category": null}"#, "category"),
+            ("PUT", session.url + "/screens/e2/params", #"{"category": {"a": 1}}"#, "category"),
+        ]
+        for (method, target, body, param) in cases {
+            let answer = try navd.request(
+                method, target, headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"], body: Array(body.utf8)
+            )
+            #expect(answer.status == 400 && answer.code == "invalid_request", "\(method) \(target) \(body): \(answer)")
+            #expect(try answer.json()["param"] == .string(param), "\(method) \(target) \(body): \(answer)")
+        }
+        for query in ["after=9007199254740992", "after=%2B1", "after=1.0", "limit=1e2", "limit= 5"] {
+            let answer = try navd.send("GET", session.url + "/events?" + query, token: session.token)
+            #expect(answer.status == 400 && answer.code == "invalid_request", "\(query): \(answer)")
+        }
+        #expect(try navd.send("GET", session.url + "/events?after=9007199254740991", token: session.token).status == 200)
+        let view = try navd.view(session)
+        #expect(view["version"] == 2 && view["path"] == "/top/list_news(category=0)", "\(view)")
+    }
+
     @Test func anIdempotentRetryGetsTheFirstAnswerAndAppliesOnce() throws {
         let navd = try DaemonHarness.shared()
         let session = try navd.createSession()
@@ -418,24 +525,34 @@ struct NewsFlowTests {
         ] {
             #expect(answer.status == 401, "\(answer)")
             #expect(answer.code == "unauthorized")
+            #expect(answer.headers["www-authenticate"] == "Bearer", "no token sent: a bare challenge (RFC 6750 §3)")
         }
-        for answer in [
+        // A wrong token gets one answer whether or not the session exists (RFC 6750 §3.1
+        // invalid_token): another session's token, a made-up one, a token on an id that was
+        // never issued, a deleted session's own token. The bodies are byte for byte the same,
+        // so nothing tells a token holder which sessions exist.
+        let nowhere = "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b"
+        var wrong = [
             try navd.send("GET", mine.url, token: theirs.token),
             try navd.send("POST", mine.url + "/navigate", json: ["path": "help"], token: theirs.token),
             try navd.send("GET", mine.url, token: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
-            try navd.send("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", token: mine.token),
+            try navd.send("GET", nowhere, token: mine.token),
+            try navd.send("POST", nowhere + "/navigate", json: ["path": "help"], token: mine.token),
             try navd.send("DELETE", mine.url, token: theirs.token),
-        ] {
-            #expect(answer.status == 404, "\(answer)")
-            #expect(answer.code == "session_not_found")
-        }
+            try navd.send("DELETE", nowhere, token: mine.token),
+        ]
         #expect(try navd.view(mine)["version"] == 1)
 
         let deleted = try navd.send("DELETE", mine.url, token: mine.token)
         #expect(deleted.status == 204)
         #expect(deleted.body.isEmpty)
-        #expect(try navd.get(mine).code == "session_not_found")
-        #expect(try navd.navigate(mine, "help").code == "session_not_found")
+        wrong += [try navd.get(mine), try navd.navigate(mine, "help"), try navd.send("GET", mine.url + "/events", token: mine.token)]
+        for answer in wrong {
+            #expect(answer.status == 401, "\(answer)")
+            #expect(answer.code == "unauthorized")
+            #expect(answer.headers["www-authenticate"] == #"Bearer error="invalid_token""#)
+            #expect(answer.body == wrong[0].body, "\(answer)")
+        }
         #expect(try navd.view(theirs)["version"] == 1)
     }
 
@@ -526,6 +643,19 @@ struct AdminFlowTests {
         #expect(read.status == 200)
         let moved = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], headers: Self.admin)
         #expect(try moved.json()["version"] == 2)
+
+        // Only the admin token learns that a session does not exist (a session's token gets 401).
+        let deleted = try navd.request("DELETE", session.url, headers: Self.admin)
+        #expect(deleted.status == 204)
+        for answer in [
+            try navd.request("GET", session.url, headers: Self.admin),
+            try navd.send("POST", session.url + "/navigate", json: ["path": "help"], headers: Self.admin),
+            try navd.request("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", headers: Self.admin),
+        ] {
+            #expect(answer.status == 404 && answer.code == "session_not_found", "\(answer)")
+        }
+        let holder = try navd.send("GET", session.url, token: session.token)
+        #expect(holder.status == 401 && holder.code == "unauthorized", "\(holder)")
     }
 
     @Test func graphsUploadAsJSONThenYAMLAsNewVersions() throws {

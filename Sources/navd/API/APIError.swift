@@ -133,8 +133,9 @@ struct APIError: Error, Sendable {
     var response: HTTPResponse {
         var fields = [("Content-Type", "application/problem+json")] + headers
         switch code {
-        // The plain challenge, unless the error brought its own (`Bearer error="invalid_token"`).
-        case .unauthorized where !headers.contains(where: { $0.0 == "WWW-Authenticate" }): fields.append(("WWW-Authenticate", "Bearer"))
+        // A wrong token sets its own challenge (`Bearer error="invalid_token"`, RFC 6750 §3.1).
+        case .unauthorized where !headers.contains(where: { $0.0 == "WWW-Authenticate" }):
+            fields.append(("WWW-Authenticate", "Bearer"))
         case .tooManySessions: fields.append(("Retry-After", "60"))
         // The store heals by itself once it can write again (readiness probes it every second).
         case .storeUnavailable: fields.append(("Retry-After", "1"))

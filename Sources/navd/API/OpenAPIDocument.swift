@@ -27,18 +27,24 @@ info:
     - An unknown route answers 404 `not_found`; a known route with another method answers 405
       `method_not_allowed` with an `Allow` header; a body over the limit answers 413
       `payload_too_large`; a body of another media type answers 415 `unsupported_media_type`;
-      a body that is not JSON answers 400 `malformed_json`; a body of the wrong shape (a missing
-      or unknown member, a wrong type) answers 400 `invalid_request`. Bad input changes nothing.
+      a body that is not JSON answers 400 `malformed_json`; a body, query or header of the wrong
+      shape (whatever the operation's schemas forbid: a missing or unknown member, a wrong type,
+      `null` where a value is expected, a number out of range or with a fraction where an integer
+      is expected) answers 400 `invalid_request` with `param` naming the member, query parameter
+      or header at fault. Bad input changes nothing.
     - Session routes (`/v1/sessions/{id}…`) need `Authorization: Bearer <token>` with the token
       returned when the session was created; the admin token is accepted there too. A missing
-      token answers 401 `unauthorized`. A session that does not exist, has expired, or is not the
-      caller's (a wrong token) answers 404 `session_not_found`: existence is never revealed.
-    - Every answer about a session carries `ETag: "<version>"`. Mutations accept `If-Match`; a
-      value that does not match the current version answers 412 `version_conflict` and changes
-      nothing.
-    - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters): a retry with the same key and the
-      same body gets the first answer again; the same key with another body answers 422
-      `idempotency_key_reused`.
+      token answers 401 `unauthorized` with `WWW-Authenticate: Bearer`; a wrong token — another
+      session's, or any token for a session that does not exist or has expired — answers the same
+      401 with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750 §3.1): existence is never
+      revealed. Only the admin token learns 404 `session_not_found` for an unknown session.
+    - Every answer about a session carries `ETag: "<version>"`. Mutations and `DELETE` accept
+      `If-Match` (RFC 9110 §13.1.1): `*` or a list of entity tags, compared strongly; a value none
+      of whose tags is the current version (a weak tag never is) answers 412 `version_conflict`
+      and changes nothing.
+    - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters): a retry with the same key, route,
+      `If-Match` and body (compared as parsed JSON, not bytes) gets the first answer again; the
+      same key with any of those different answers 422 `idempotency_key_reused`.
     - A refused intent changes nothing and emits nothing. An intent that changes nothing (for
       example navigating to the current path) answers 200 with the same version and no events.
 servers:
@@ -124,6 +130,63 @@ paths:
                       - {"seq": 4, "type": "didAppear", "screen": "e1", "scene": "top", "transition": 1}
                       - {"seq": 5, "type": "transitionEnd", "screen": null, "scene": null, "transition": 1, "from": "", "to": "/top"}
                     token: q7Vh2XcN9pLw3RtY8bKm5ZsD1fGa6EuJ0oTi4nHxWyA
+          links:
+            getSession:
+              operationId: getSession
+              description: 'Read the new session.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            deleteSession:
+              operationId: deleteSession
+              description: 'End the new session.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            navigate:
+              operationId: navigate
+              description: 'Navigate the new session.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            applyTransition:
+              operationId: applyTransition
+              description: 'Apply a link on the new session.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            exitScene:
+              operationId: exitScene
+              description: 'Exit the new session''s top screen.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            goBack:
+              operationId: goBack
+              description: 'Go back on the new session.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            setParams:
+              operationId: setParams
+              description: 'Replace the params of the new session''s top screen (its only screen at the graph''s start path).'
+              parameters:
+                path.id: '$response.body#/id'
+                path.screen: '$response.body#/screens/0/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            patchState:
+              operationId: patchState
+              description: 'Patch the state of the new session''s root screen.'
+              parameters:
+                path.id: '$response.body#/id'
+                path.screen: '$response.body#/screens/0/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
+            listEvents:
+              operationId: listEvents
+              description: 'Read the new session''s event log.'
+              parameters:
+                path.id: '$response.body#/id'
+                header.Authorization: 'Bearer {$response.body#/token}'
         '400':
           $ref: '#/components/responses/BadRequest'
         '401':
@@ -153,6 +216,16 @@ paths:
         token, or a daemon started without an admin token, answers 403 `forbidden`.
       security:
         - adminToken: []
+      parameters:
+        - name: limit
+          in: query
+          required: false
+          description: The most sessions to list.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 1000
+            default: 100
       responses:
         '200':
           description: The live sessions.
@@ -167,6 +240,8 @@ paths:
                 sessions:
                   - {"id": "7f3c9a2e5b1d4c6f8a0e2b4d6f8a1c3e", "graph": {"name": "news", "version": 1}, "version": 2, "path": "/top/list_news(category=0)/show_news(id=44)"}
                   - {"id": "0d41b7e2c95a4f38b6e1a7c3d2f05e9b", "graph": {"name": "news", "version": 1}, "version": 1, "path": "/top"}
+        '400':
+          $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
         '403':
@@ -254,10 +329,14 @@ paths:
       operationId: deleteSession
       tags: [sessions]
       summary: End a session
-      description: Ends the session and forgets it; its token stops working.
+      description: |
+        Ends the session and forgets it; its token stops working. With `If-Match`, only if the
+        session is still at a version it names (otherwise 412 and nothing is deleted).
       security:
         - sessionToken: []
         - adminToken: []
+      parameters:
+        - $ref: '#/components/parameters/IfMatch'
       responses:
         '204':
           description: The session is gone.
@@ -270,6 +349,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
         '422':
           $ref: '#/components/responses/SessionUnusable'
         '500':
@@ -1159,8 +1240,9 @@ components:
       description: |
         The session's token, returned once by `createSession` (at least 128 random bits; the
         daemon stores only its hash). Every `/v1/sessions/{id}…` route also accepts the admin
-        token in its place. Without a token: 401 `unauthorized`; with another session's token:
-        404 `session_not_found`.
+        token in its place. Without a token: 401 `unauthorized` (`WWW-Authenticate: Bearer`);
+        with a token that is not this session's, whether or not the session exists: the same 401
+        with `WWW-Authenticate: Bearer error="invalid_token"`.
     backendToken:
       type: http
       scheme: bearer
@@ -1207,8 +1289,11 @@ components:
       in: header
       required: false
       description: |
-        Apply the change only if the session is at this version (its `ETag`, quoted); otherwise
-        412 `version_conflict` and nothing changes.
+        Apply the change only if the session is at one of these versions (its `ETag`, quoted):
+        `*` (any version: the session exists) or a comma-separated list of entity tags such as
+        `"2", "3"`, compared strongly (RFC 9110 §13.1.1), so a weak tag (`W/"2"`) never matches.
+        Otherwise, or when the value is not such a list, 412 `version_conflict` and nothing
+        changes.
       schema:
         type: string
       example: '"2"'
@@ -1217,10 +1302,11 @@ components:
       in: header
       required: false
       description: |
-        Makes a retry safe: the same key with the same body gets the first answer again (status,
-        headers and body); the same key with another body answers 422 `idempotency_key_reused`.
-        Use a fresh value (a UUID, say) for each new intent. Printable ASCII only; any other key
-        answers 400 `invalid_request`.
+        Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
+        parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
+        first answer again (status, headers and body); the same key with any of those different
+        answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
+        A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
       schema:
         type: string
         minLength: 1
@@ -1260,9 +1346,13 @@ components:
         type: string
       example: GET, DELETE
     WWW-Authenticate:
-      description: The challenge, `Bearer` (no token was sent) or `Bearer error="invalid_token"` (the token sent is not accepted).
+      description: |
+        The challenge (RFC 6750 §3): `Bearer` when no token was sent, `Bearer error="invalid_token"`
+        when the token sent is not valid for the resource.
+      required: true
       schema:
         type: string
+        pattern: '^Bearer( error="invalid_token")?$'
       example: Bearer
     Retry-After:
       description: Seconds after which a retry may succeed.
@@ -1307,7 +1397,9 @@ components:
                 code: invalid_path
                 offset: 5
     Unauthorized:
-      description: '401: `unauthorized` (no bearer token; on admin routes, see the operation).'
+      description: |
+        401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+        the session, whether or not it exists. On admin routes, see the operation.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1351,8 +1443,8 @@ components:
                 code: transition_refused
     NotFound:
       description: |
-        404: `session_not_found` (no such session, it expired, or the token is not this
-        session's), `not_found` (no such screen, graph or route).
+        404: `session_not_found` (no such session, or it expired; answered to the admin token
+        only), `not_found` (no such screen, graph or route).
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1617,9 +1709,9 @@ components:
       type: object
       description: |
         An RFC 9457 problem document. `offset` comes only with `invalid_path` (always),
-        `param` only with `invalid_params` (when one parameter is at fault) and `invalid_request`
-        (when a field is over its limit, e.g. `context`), `issues` only with
-        `invalid_graph` (always).
+        `param` only with `invalid_params` (when one parameter is at fault) and
+        `invalid_request` (when one member, query parameter or header is at fault, or a field is
+        over its limit, e.g. `context`), `issues` only with `invalid_graph` (always).
       required: [type, title, status, detail, code]
       additionalProperties: false
       properties:
@@ -1672,7 +1764,10 @@ components:
           description: '`invalid_path`: the character offset where the path stopped parsing.'
         param:
           type: string
-          description: '`invalid_params`: the parameter at fault; `invalid_request`: the field over its limit.'
+          description: |
+            `invalid_params`: the parameter at fault. `invalid_request`: the body member (as
+            `params.<name>` inside `params`), query parameter or header at fault, or the field over
+            its limit.
         issues:
           type: array
           description: '`invalid_graph`: every problem found in the document, errors first.'
@@ -2036,7 +2131,8 @@ components:
           description: The graph name; default the daemon's default graph. Its latest version is used.
         start:
           type: string
-          description: The start path; default the graph's `start`.
+          maxLength: 4096
+          description: The start path; default the graph's `start`. At most 4096 bytes (400 `invalid_path`).
         context:
           type: object
           description: The session context (`requires` and `inject` read it); at most `--max-context` bytes of JSON (default 4096).
@@ -2048,7 +2144,10 @@ components:
       properties:
         path:
           type: string
-          description: A target path (see the operation's description for the grammar).
+          maxLength: 4096
+          description: |
+            A target path (see the operation's description for the grammar). At most 4096 bytes
+            of UTF-8; a longer one answers 400 `invalid_path`.
 
     TransitionRequest:
       type: object
@@ -2075,7 +2174,7 @@ components:
           minimum: 1
           maximum: 2147483647
           default: 1
-          description: How many screens to go back.
+          description: How many screens to go back, as an integer literal (`2`, not `2.0`).
 
     MergePatch:
       type: object

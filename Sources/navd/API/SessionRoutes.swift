@@ -23,7 +23,7 @@ struct SessionRoutes: Sendable {
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["name", "params"])
             let name = try fields.string("name", required: true) ?? ""
-            let params = try fields.object("params") ?? [:]
+            let params = try fields.params("params") ?? [:]
             return try mutate(context, .link(name: name, params: params))
         }
         router.on("POST", "/v1/sessions/{id}/exit") { context throws(APIError) in
@@ -33,11 +33,12 @@ struct SessionRoutes: Sendable {
         router.on("POST", "/v1/sessions/{id}/back") { context throws(APIError) in
             let fields = Fields(object: try context.jsonObject(optional: true))
             try fields.only(["count"])
-            let count = try fields.int("count") ?? 1
+            let count = try fields.int("count", range: 1...Int(Int32.max)) ?? 1
             return try mutate(context, .back(count))
         }
         router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context throws(APIError) in
             let params = try context.jsonObject()
+            try Fields.checkParams(params)
             let screen = context.parameter("screen")
             return try mutate(context, .setParams(screen: screen, params: params))
         }
@@ -100,7 +101,8 @@ struct SessionRoutes: Sendable {
     private func delete(_ context: RequestContext) throws(APIError) -> HTTPResponse {
         let id = context.parameter("id")
         return try sessions.serialised(id) { () throws(APIError) in
-            _ = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            try SessionService.check(Self.ifMatch(context.request.headers), session.state.version)
             try sessions.delete(id)
             return HTTPResponse(status: 204)
         }
@@ -109,7 +111,7 @@ struct SessionRoutes: Sendable {
     private func events(_ context: RequestContext) throws(APIError) -> HTTPResponse {
         let id = context.parameter("id")
         let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
-        let after = try Query.int(context, "after", default: 0, range: 0...Int.max)
+        let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let events = try sessions.events(id, after: after, limit: limit)
         return .session(
@@ -125,7 +127,7 @@ struct SessionRoutes: Sendable {
             // Optional, so that the closure below can move the session out (`take()`) and hand it
             // over: a captured value could only be copied, retaining each of its strings and arrays.
             var loaded: StoredSession? = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
-            let ifMatch = try Self.ifMatch(context.request.headers)
+            let ifMatch = Self.ifMatch(context.request.headers)
             return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
                 guard let session = loaded.take() else { throw APIError(.internal, "a mutation ran twice") }
                 let mutation = try sessions.mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
@@ -142,10 +144,10 @@ struct SessionRoutes: Sendable {
         // Printable ASCII only: the key is part of a cache key, and is never text a log or a
         // C call could take for something else.
         guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters")
+            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", param: "Idempotency-Key")
         }
         let cacheKey = scope + "\u{0}" + key
-        let fingerprint = SHA256.hash(Array((context.request.method + " " + context.request.path + "\n").utf8) + context.request.body)
+        let fingerprint = Self.fingerprint(context.request)
         func run() throws(APIError) -> HTTPResponse {
             if let record = sessions.idempotency.lookup(cacheKey) {
                 guard record.fingerprint == fingerprint else {
@@ -164,25 +166,50 @@ struct SessionRoutes: Sendable {
         return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws(APIError) in try run() }
     }
 
-    /// `If-Match: "3"` → 3; `*` or no header → nil. A tag that is not a version can never match.
-    static func ifMatch(_ headers: HTTPHeaders) throws(APIError) -> Int? {
-        guard let value = headers["if-match"]?.trimmingCharacters(in: " \t"), value != "*" else { return nil }
-        var tag = value
-        if tag.hasPrefix("W/") { tag = String(tag.dropFirst(2)) }
-        tag = tag.trimmingCharacters(in: "\"")
-        guard let version = Int(tag) else {
-            throw APIError(.versionConflict, "If-Match '\(value)' is not a version of this session")
+    /// What makes a retry the same request (DESIGN §4 Retries): the route, the `If-Match` value,
+    /// and the body as parsed JSON, written canonically (keys sorted, numbers in one form, no
+    /// blanks), so `{"a":1, "b":2}` and `{ "b": 2.0,"a":1 }` are one body. Only requests with
+    /// an `Idempotency-Key` pay for it; their body has already been parsed once by the handler.
+    static func fingerprint(_ request: HTTPRequest) -> [UInt8] {
+        var text = Array((request.method + " " + request.path + "\n").utf8)
+        // A marker byte tells "no If-Match" from any value the header can have.
+        if let ifMatch = request.headers["if-match"] {
+            text.append(UInt8(ascii: "="))
+            text += Array(ifMatch.trimmingCharacters(in: " \t").utf8)
+        } else {
+            text.append(0)
         }
-        return version
+        text.append(UInt8(ascii: "\n"))
+        if request.body.isEmpty {
+            // An optional body left out is the empty object.
+            text += Array("{}".utf8)
+        } else if let body = try? JSONValue(parsing: request.body) {
+            text += body.jsonBytes
+        } else {
+            text += request.body
+        }
+        return SHA256.hash(text)
+    }
+
+    /// The request's `If-Match` precondition, if it sent one (see ``IfMatch``).
+    static func ifMatch(_ headers: HTTPHeaders) -> IfMatch? {
+        headers["if-match"].map(IfMatch.init)
     }
 }
 
 /// Query parameters with bounds.
 enum Query {
+    /// The largest integer a JSON number holds exactly everywhere (2^53 − 1), the schema's bound.
+    static let maxSafeInteger = 9_007_199_254_740_991
+
+    /// A query integer in `range`, written as decimal digits (a `-` allowed first): no `+`, blanks or fractions.
     static func int(_ context: RequestContext, _ name: String, default value: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
         guard let text = context.request.query[name] else { return value }
-        guard let number = Int(text), range.contains(number) else {
-            throw APIError(.invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound == Int.max ? "" : String(range.upperBound))")
+        let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let number = Int(text), range.contains(number)
+        else {
+            throw APIError(.invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", param: name)
         }
         return number
     }

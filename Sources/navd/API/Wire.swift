@@ -73,29 +73,65 @@ extension String {
     }
 }
 
-/// Reads typed fields out of a request object, with clear errors.
+/// Reads typed fields out of a request object, with clear errors: whatever openapi.yaml's
+/// request schemas forbid is 400 `invalid_request` with `param` naming the member at fault.
+///
+/// A member that is present must have its type: `null` is not "left out" (the schemas give
+/// no member a `null` type), and an integer is an integer literal (`1`, not `1.0` or `1e0`).
 struct Fields {
     let object: [String: JSONValue]
 
     func string(_ key: String, required: Bool = false) throws(APIError) -> String? {
-        guard let value = object[key], value != .null else {
-            if required { throw APIError(.invalidRequest, "'\(key)' is required") }
+        guard let value = object[key] else {
+            if required { throw APIError(.invalidRequest, "'\(key)' is required", param: key) }
             return nil
         }
-        guard let text = value.stringValue else { throw APIError(.invalidRequest, "'\(key)' must be a string, not \(value.typeName)") }
+        guard let text = value.stringValue else {
+            throw APIError(.invalidRequest, "'\(key)' must be a string, not \(value.typeName)", param: key)
+        }
         return text
     }
 
-    func int(_ key: String) throws(APIError) -> Int? {
-        guard let value = object[key], value != .null else { return nil }
-        guard let number = value.intValue else { throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName)") }
+    /// An integer member within `range`.
+    func int(_ key: String, range: ClosedRange<Int>) throws(APIError) -> Int? {
+        guard let value = object[key] else { return nil }
+        guard case .int(let number) = value else {
+            throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName == "number" ? "a fraction" : value.typeName)", param: key)
+        }
+        guard range.contains(number) else {
+            throw APIError(.invalidRequest, "'\(key)' must be in \(range.lowerBound)...\(range.upperBound)", param: key)
+        }
         return number
     }
 
     func object(_ key: String) throws(APIError) -> [String: JSONValue]? {
-        guard let value = object[key], value != .null else { return nil }
-        guard let members = value.objectValue else { throw APIError(.invalidRequest, "'\(key)' must be an object, not \(value.typeName)") }
+        guard let value = object[key] else { return nil }
+        guard let members = value.objectValue else {
+            throw APIError(.invalidRequest, "'\(key)' must be an object, not \(value.typeName)", param: key)
+        }
         return members
+    }
+
+    /// An object of parameter values (openapi.yaml `Params`): each a string, number or boolean.
+    func params(_ key: String) throws(APIError) -> [String: JSONValue]? {
+        guard let members = try object(key) else { return nil }
+        try Self.checkParams(members, prefix: key + ".")
+        return members
+    }
+
+    /// Refuses a parameter value that is `null`, an array or an object, naming it.
+    static func checkParams(_ params: [String: JSONValue], prefix: String = "") throws(APIError) {
+        var bad: String?
+        for (name, value) in params {
+            switch value {
+            case .string, .int, .double, .bool: continue
+            case .null, .array, .object:
+                if bad.map({ name < $0 }) ?? true { bad = name }
+            }
+        }
+        if let bad, let value = params[bad] {
+            throw APIError(.invalidRequest, "parameter '\(bad)' must be a string, number or boolean, not \(value.typeName)", param: prefix + bad)
+        }
     }
 
     /// Refuses members the operation does not know, so a typo is not silently ignored; of
@@ -105,6 +141,6 @@ struct Fields {
         for key in object.keys where !keys.contains(key) {
             if unknown.map({ key < $0 }) ?? true { unknown = key }
         }
-        if let unknown { throw APIError(.invalidRequest, "unknown field '\(unknown)'") }
+        if let unknown { throw APIError(.invalidRequest, "unknown field '\(unknown)'", param: unknown) }
     }
 }

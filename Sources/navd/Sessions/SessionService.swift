@@ -98,23 +98,35 @@ final class SessionService: Sendable {
 
     // MARK: Read
 
-    /// The session, if the request may see it: 401 without a token, 404 for a session that
-    /// does not exist, has expired, or is not the caller's (existence is never revealed).
+    /// The session, if the request may see it (DESIGN §4 Auth). Without a bearer token: 401
+    /// `unauthorized` (`WWW-Authenticate: Bearer`). With a token that is not this session's —
+    /// including any token for a session that does not exist or has expired: the same 401, with
+    /// `Bearer error="invalid_token"`, so a token holder learns nothing about other sessions'
+    /// existence. Only the admin token learns 404 `session_not_found`.
+    ///
+    /// Both refusals take the same steps: the store is asked either way, and a missing session's
+    /// digest is replaced by one no token matches, so the comparison still runs.
     func authorised(_ id: String, headers: HTTPHeaders, adminToken: TokenDigest?) throws(APIError) -> StoredSession {
         guard let presented = Token.bearerDigest(in: headers) else {
             throw APIError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
+        let isAdmin = adminToken.map { presented.matches($0) } ?? false
         // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
         // answered without asking the store (SessionID).
-        guard SessionID.isValid(id), let session = try storeCall({ () throws(StoreError) in try store.load(id) }), !isExpired(session) else {
-            throw APIError(.sessionNotFound, "no session '\(id)'")
-        }
-        let isAdmin = adminToken.map { presented.matches($0) } ?? false
-        guard isAdmin || presented.matches(session.tokenDigest) else {
-            throw APIError(.sessionNotFound, "no session '\(id)'")
+        var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
+        if let session = found, isExpired(session) { found = nil }
+        let isOwner = presented.matches(found?.tokenDigest ?? Self.noToken)
+        guard let session = found, isOwner || isAdmin else {
+            if isAdmin { throw APIError(.sessionNotFound, "no session '\(id)'") }
+            var error = APIError(.unauthorized, "the bearer token is not valid for this session")
+            error.headers = [("WWW-Authenticate", "Bearer error=\"invalid_token\"")]
+            throw error
         }
         return session
     }
+
+    /// A digest no token has (its bytes are not a SHA-256 output anyone can invert to).
+    private static let noToken = TokenDigest(bytes: [])
 
     func graph(of session: StoredSession) throws(APIError) -> GraphVersion {
         guard let graph = graphs.version(session.graphName, session.graphVersion) else {
@@ -141,13 +153,9 @@ final class SessionService: Sendable {
     ///
     /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
     /// retains and later releases each of its strings and arrays).
-    func mutate(_ id: String, intent: Intent, ifMatch: Int?, loaded session: consuming StoredSession) throws(APIError) -> Mutation {
+    func mutate(_ id: String, intent: Intent, ifMatch: IfMatch?, loaded session: consuming StoredSession) throws(APIError) -> Mutation {
         for _ in 0..<16 {
-            if let ifMatch, ifMatch != session.state.version {
-                var error = APIError(.versionConflict, "the session is at version \(session.state.version), not \(ifMatch)")
-                error.headers = [("ETag", .etag(session.state.version))]
-                throw error
-            }
+            try Self.check(ifMatch, session.state.version)
             let graph = try graph(of: session)
             var outcome: Outcome
             do {
@@ -172,6 +180,15 @@ final class SessionService: Sendable {
             session = fresh
         }
         throw APIError(.versionConflict, "the session changed too often to apply this intent; retry")
+    }
+
+    /// 412 `version_conflict` (with the current `ETag`) unless the session at `version`
+    /// satisfies the request's `If-Match`; a request without one always passes.
+    static func check(_ ifMatch: IfMatch?, _ version: Int) throws(APIError) {
+        guard let ifMatch, !ifMatch.matches(version) else { return }
+        var error = APIError(.versionConflict, "If-Match does not match the session's current version \"\(version)\"")
+        error.headers = [("ETag", .etag(version))]
+        throw error
     }
 
     func delete(_ id: String) throws(APIError) {

@@ -28,7 +28,7 @@ import Testing
                 path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold, cacheBytes: cacheBytes,
                 acceptingLoss: acceptingLoss, files: files, decode: StoreFactory.snapshotDecoder(graphs)
             )
-            sessions = SessionService(store: store, graphs: graphs, configuration: .init(), now: now)
+            sessions = SessionService(store: store, graphs: graphs, configuration: .init(maxContextBytes: 64 * 1024), now: now)
         }
 
         func navigate(_ id: String, _ path: String) throws -> SessionService.Mutation {

@@ -121,7 +121,8 @@ import Testing
         let validator = try OpenAPIValidator.shared.get()
         let specCodes = Set(validator.schema(named: "Problem")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
         #expect(specCodes.count > 20)
-        #expect(Set(codes.seen.keys) == specCodes.subtracting(["internal"]), "missing: \(specCodes.subtracting(codes.seen.keys))")
+        // store_unavailable needs a store that fails: PostgresOutageTests stops PostgreSQL under navd.
+        #expect(Set(codes.seen.keys) == specCodes.subtracting(["internal", "store_unavailable"]), "missing: \(specCodes.subtracting(codes.seen.keys))")
 
         // The daemons still serve, and the sessions refused all along still work.
         for daemon in [navd, admin, limited] {

@@ -28,6 +28,7 @@ struct APIError: Error, Sendable {
         case stackTooDeep = "stack_too_deep"
         case idempotencyKeyReused = "idempotency_key_reused"
         case tooManySessions = "too_many_sessions"
+        case storeUnavailable = "store_unavailable"
         case `internal`
 
         var status: Int {
@@ -44,7 +45,7 @@ struct APIError: Error, Sendable {
             case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
                 .idempotencyKeyReused:
                 422
-            case .tooManySessions: 503
+            case .tooManySessions, .storeUnavailable: 503
             case .internal: 500
             }
         }
@@ -73,6 +74,7 @@ struct APIError: Error, Sendable {
             case .stackTooDeep: "Stack too deep"
             case .idempotencyKeyReused: "Idempotency key reused"
             case .tooManySessions: "Too many sessions"
+            case .storeUnavailable: "Store unavailable"
             case .internal: "Internal error"
             }
         }
@@ -133,6 +135,7 @@ struct APIError: Error, Sendable {
         switch code {
         case .unauthorized: fields.append(("WWW-Authenticate", "Bearer"))
         case .tooManySessions: fields.append(("Retry-After", "60"))
+        case .storeUnavailable: fields.append(("Retry-After", "1"))
         default: break
         }
         return HTTPResponse(status: code.status, headers: fields, body: json.jsonBytes)

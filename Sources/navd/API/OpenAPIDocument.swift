@@ -132,7 +132,7 @@ paths:
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
-          $ref: '#/components/responses/TooManySessions'
+          $ref: '#/components/responses/ServiceUnavailable'
     get:
       operationId: listSessions
       tags: [sessions]
@@ -164,6 +164,8 @@ paths:
           $ref: '#/components/responses/MethodNotAllowed'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}:
     parameters:
@@ -235,6 +237,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
     delete:
       operationId: deleteSession
       tags: [sessions]
@@ -259,6 +263,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/navigate:
     parameters:
@@ -375,6 +381,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/transitions:
     parameters:
@@ -452,6 +460,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/exit:
     parameters:
@@ -525,6 +535,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/back:
     parameters:
@@ -599,6 +611,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/screens/{screen}/params:
     parameters:
@@ -667,6 +681,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/screens/{screen}/state:
     parameters:
@@ -736,6 +752,8 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/sessions/{id}/events:
     parameters:
@@ -813,6 +831,8 @@ paths:
           $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /v1/graphs:
     get:
@@ -846,10 +866,22 @@ paths:
       tags: [graphs]
       summary: Read a graph
       description: |
-        The latest version of a graph, its document as uploaded and its warnings. An unknown
-        graph answers 404 `not_found` (like any resource that is not there; `unknown_graph`, 422,
-        is for a request that names a graph to use). No authentication.
+        The latest version of a graph (or the one `version` names), its document as uploaded
+        and its warnings. An unknown graph or version answers 404 `not_found` (like any
+        resource that is not there; `unknown_graph`, 422, is for a request that names a graph to
+        use). Every process sharing a store serves every version stored through any of them; a
+        version another process uploaded becomes the latest here within about a second. No
+        authentication.
       security: []
+      parameters:
+        - name: version
+          in: query
+          required: false
+          description: A stored version of the graph; default the latest.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 2147483647
       responses:
         '200':
           description: The graph.
@@ -896,19 +928,27 @@ paths:
                   - {"pointer": "/scenes/profile", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'profile'", "severity": "warning"}
                   - {"pointer": "/scenes/show_coupon", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_coupon'", "severity": "warning"}
                   - {"pointer": "/scenes/show_friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_friend'", "severity": "warning"}
+        '400':
+          $ref: '#/components/responses/BadRequest'
         '404':
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
     put:
       operationId: putGraph
       tags: [graphs]
       summary: Upload a graph (admin)
       description: |
         Validates and stores a graph document as the next version of `{name}` (version 1 for a
-        new graph). The document's `name` must equal `{name}`. A document with errors answers
+        new graph, 201). The store allocates the number, so one version number names one
+        document in every process sharing the store, and concurrent uploads through different
+        processes get distinct versions. A document equal to the latest version (as parsed
+        JSON) is not a new version: it answers 200 with that version. The document's `name`
+        must equal `{name}`. A document with errors answers
         422 `invalid_graph` listing every issue with its JSON pointer; warnings (such as an
         unreachable scene) do not stop a graph from loading. Sessions keep the graph version
         they started on. Needs the admin token: a missing `Authorization` answers 401
@@ -948,7 +988,7 @@ paths:
               $ref: '#/components/schemas/GraphDocument'
       responses:
         '200':
-          description: A new version of an existing graph was stored.
+          description: A new version of an existing graph was stored, or the document already is its latest version (that version is answered).
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
@@ -1011,6 +1051,8 @@ paths:
           $ref: '#/components/responses/UnprocessableContent'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
 
   /healthz:
     get:
@@ -1040,7 +1082,10 @@ paths:
       operationId: ready
       tags: [operations]
       summary: Readiness
-      description: 200 while the daemon takes new work; 503 once it is draining for shutdown.
+      description: |
+        200 while the daemon takes new work; 503 once it is draining for shutdown, or while its
+        store cannot be reached (PostgreSQL: a `SELECT 1` probe, its answer reused for about a
+        second), with `Retry-After`. Ready again by itself when the store answers.
       security: []
       responses:
         '200':
@@ -1058,15 +1103,21 @@ paths:
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
-          description: Draining; take this instance out of the load balancer.
+          description: Draining, or the store is unavailable; take this instance out of the load balancer.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
+            Retry-After:
+              $ref: '#/components/headers/Retry-After'
           content:
             application/json:
               schema:
                 $ref: '#/components/schemas/Health'
-              example: {"status": "draining"}
+              examples:
+                draining:
+                  value: {"status": "draining"}
+                store_unavailable:
+                  value: {"status": "store_unavailable"}
 
   /metrics:
     get:
@@ -1517,8 +1568,11 @@ components:
             status: 500
             detail: internal error
             code: internal
-    TooManySessions:
-      description: '503: `too_many_sessions` (the daemon holds as many sessions as it may).'
+    StoreUnavailable:
+      description: |
+        503: `store_unavailable` (the store cannot take a read or write now, e.g. PostgreSQL is
+        down or restarting; nothing was changed unless an earlier answer said so). Retry after
+        `Retry-After` seconds; navd reconnects by itself.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1529,11 +1583,39 @@ components:
           schema:
             $ref: '#/components/schemas/Problem'
           example:
-            type: urn:navd:problem:too_many_sessions
-            title: Too many sessions
+            type: urn:navd:problem:store_unavailable
+            title: Store unavailable
             status: 503
-            detail: the daemon holds its maximum of 100000 sessions
-            code: too_many_sessions
+            detail: the store is unavailable; retry later
+            code: store_unavailable
+    ServiceUnavailable:
+      description: |
+        503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+        `store_unavailable` (the store cannot take the write now; retry after `Retry-After`).
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/X-Request-Id'
+        Retry-After:
+          $ref: '#/components/headers/Retry-After'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+          examples:
+            too_many_sessions:
+              value:
+                type: urn:navd:problem:too_many_sessions
+                title: Too many sessions
+                status: 503
+                detail: the daemon holds its maximum of 100000 sessions
+                code: too_many_sessions
+            store_unavailable:
+              value:
+                type: urn:navd:problem:store_unavailable
+                title: Store unavailable
+                status: 503
+                detail: the store is unavailable; retry later
+                code: store_unavailable
 
   schemas:
     Problem:
@@ -1586,6 +1668,7 @@ components:
             - stack_too_deep
             - idempotency_key_reused
             - too_many_sessions
+            - store_unavailable
             - internal
         offset:
           type: integer
@@ -1946,7 +2029,7 @@ components:
       properties:
         status:
           type: string
-          description: '`ok` (`/healthz`), `ready` or `draining` (`/readyz`).'
+          description: '`ok` (`/healthz`), `ready`, `draining` or `store_unavailable` (`/readyz`).'
 
     CreateSessionRequest:
       type: object

@@ -52,7 +52,9 @@ final class SessionService: Sendable {
     }
 
     func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(APIError) -> Created {
-        guard let graphName = name ?? graphs.defaultName, let graph = graphs.latest(graphName) else {
+        let graphName: String?
+        if let name { graphName = name } else { graphName = try graphs.defaultName() }
+        guard let graphName, let graph = try graphs.latest(graphName) else {
             throw APIError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
         }
         let outcome: Outcome
@@ -175,14 +177,15 @@ final class SessionService: Sendable {
         return try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
     }
 
-    /// Store failures are the daemon's problem, never the client's: a bare 500.
+    /// Store failures are the daemon's problem, never the client's: a bare 500, or a 503 the
+    /// client may retry while the store cannot be reached.
     func storeCall<T>(_ body: () throws(StoreError) -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch where error.kind == .incompatible {
             throw APIError(.unknownGraph, error.message)
         } catch {
-            throw APIError(.internal, "the session store failed", storeMessage: error.message)
+            throw APIError(storeError: error, "the session store failed")
         }
     }
 }
@@ -192,5 +195,15 @@ extension APIError {
     init(_ code: Code, _ detail: String, storeMessage: String) {
         self.init(code, detail)
         self.logMessage = storeMessage
+    }
+
+    /// A store failure: 503 `store_unavailable` when the store cannot be reached now (its cause
+    /// logged, never sent), else an internal error described by `detail`.
+    init(storeError error: StoreError, _ detail: String) {
+        if error.kind == .unavailable {
+            self.init(.storeUnavailable, "the store is unavailable; retry later", storeMessage: error.message)
+        } else {
+            self.init(.internal, detail, storeMessage: error.message)
+        }
     }
 }

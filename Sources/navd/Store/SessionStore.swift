@@ -25,6 +25,9 @@ struct StoreError: Error, Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         /// I/O or database failure: the daemon's problem, a 500.
         case failure
+        /// The store cannot be reached now (PostgreSQL down or restarting, no connection free):
+        /// a 503 `store_unavailable` the client may retry.
+        case unavailable
         /// One session's stored stage no longer fits its graph: that session cannot be served.
         case incompatible
     }
@@ -68,4 +71,10 @@ protocol SessionStore: Sendable {
 
     /// Flushes and closes; later calls fail.
     func close()
+}
+
+/// A store that can become unreachable while the daemon runs (PostgreSQL): `/readyz` probes it.
+protocol StoreProbe: Sendable {
+    /// Runs the cheapest query the store takes (`SELECT 1`). - Throws: when it cannot.
+    func probe() throws(StoreError)
 }

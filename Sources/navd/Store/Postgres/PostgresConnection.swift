@@ -29,9 +29,11 @@ final class PostgresConnection: @unchecked Sendable {
 
     private func connect() throws(StoreError) {
         // `dbname` is expanded from the URL after `connect_timeout`, so a timeout the URL names wins.
-        let handle = Self.withCStrings(["connect_timeout", "dbname", nil]) { keywords in
-            Self.withCStrings([Self.connectTimeout, conninfo, nil]) { values in PQconnectdbParams(keywords, values, 1) }
-        }
+        let keywords: [UnsafeMutablePointer<CChar>?] = ["connect_timeout", "dbname"].map { (text: String) in strdup(text) }
+        let values: [UnsafeMutablePointer<CChar>?] = [Self.connectTimeout, conninfo].map { (text: String) in strdup(text) }
+        defer { for pointer in keywords + values { free(pointer) } }
+        let handle = PQconnectdbParams(
+            keywords.map { $0.map { UnsafePointer($0) } } + [nil], values.map { $0.map { UnsafePointer($0) } } + [nil], 1)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             let message = handle.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             PQfinish(handle)

@@ -137,7 +137,7 @@ struct APIError: Error, Sendable {
         case .unauthorized where !headers.contains(where: { $0.0 == "WWW-Authenticate" }):
             fields.append(("WWW-Authenticate", "Bearer"))
         case .tooManySessions: fields.append(("Retry-After", "60"))
-        // The store heals by itself once it can write again (readiness probes it every second).
+        // The store heals by itself once it can take work again (readiness probes it every second).
         case .storeUnavailable: fields.append(("Retry-After", "1"))
         default: break
         }

@@ -4,8 +4,6 @@ import NavCore
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
     let adminToken: TokenDigest?
-    /// Called with every accepted upload, so a durable store can keep it.
-    let persist: @Sendable (GraphVersion) throws(APIError) -> Void
 
     func register(in router: inout Router) {
         router.on("GET", "/v1/graphs") { _ throws(APIError) in
@@ -13,7 +11,19 @@ struct GraphRoutes: Sendable {
         }
         router.on("GET", "/v1/graphs/{name}") { context throws(APIError) in
             let name = context.parameter("name")
-            guard let graph = graphs.latest(name) else { throw APIError(.notFound, "no graph '\(name)'") }
+            let found: GraphVersion?
+            if context.request.query["version"] != nil {
+                let number = try Query.int(context, "version", default: 1, range: 1...Int(Int32.max))
+                do throws(StoreError) {
+                    found = try graphs.version(name, number, readingThrough: true)
+                } catch {
+                    throw APIError(storeError: error, "could not read the stored graphs")
+                }
+                guard found != nil else { throw APIError(.notFound, "no version \(number) of graph '\(name)'") }
+            } else {
+                found = try graphs.latest(name)
+            }
+            guard let graph = found else { throw APIError(.notFound, "no graph '\(name)'") }
             return .json([
                 "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
                 "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
@@ -44,8 +54,8 @@ struct GraphRoutes: Sendable {
             default:
                 throw APIError(.unsupportedMediaType, "send the graph as application/json or application/yaml")
             }
+            // The store allocates the version (GraphRegistry.add): one number, one document everywhere.
             let (version, created) = try graphs.add(document, expectedName: context.parameter("name"))
-            try persist(version)
             return .json(
                 ["name": .string(version.graph.name), "version": .int(version.version), "warnings": .array(version.warnings.map(\.json))],
                 status: created ? 201 : 200,

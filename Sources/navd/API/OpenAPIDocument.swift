@@ -958,10 +958,22 @@ paths:
       tags: [graphs]
       summary: Read a graph
       description: |
-        The latest version of a graph, its document as uploaded and its warnings. An unknown
-        graph answers 404 `not_found` (like any resource that is not there; `unknown_graph`, 422,
-        is for a request that names a graph to use). No authentication.
+        The latest version of a graph (or the one `version` names), its document as uploaded
+        and its warnings. An unknown graph or version answers 404 `not_found` (like any
+        resource that is not there; `unknown_graph`, 422, is for a request that names a graph to
+        use). Every process sharing a store serves every version stored through any of them; a
+        version another process uploaded becomes the latest here within about a second. No
+        authentication.
       security: []
+      parameters:
+        - name: version
+          in: query
+          required: false
+          description: A stored version of the graph; default the latest.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 2147483647
       responses:
         '200':
           description: The graph.
@@ -1008,19 +1020,27 @@ paths:
                   - {"pointer": "/scenes/profile", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'profile'", "severity": "warning"}
                   - {"pointer": "/scenes/show_coupon", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_coupon'", "severity": "warning"}
                   - {"pointer": "/scenes/show_friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_friend'", "severity": "warning"}
+        '400':
+          $ref: '#/components/responses/BadRequest'
         '404':
           $ref: '#/components/responses/NotFound'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/StoreUnavailable'
     put:
       operationId: putGraph
       tags: [graphs]
       summary: Upload a graph (admin)
       description: |
         Validates and stores a graph document as the next version of `{name}` (version 1 for a
-        new graph). The document's `name` must equal `{name}`. A document with errors answers
+        new graph, 201). The store allocates the number, so one version number names one
+        document in every process sharing the store, and concurrent uploads through different
+        processes get distinct versions. A document equal to the latest version (as parsed
+        JSON) is not a new version: it answers 200 with that version. The document's `name`
+        must equal `{name}`. A document with errors answers
         422 `invalid_graph` listing every issue with its JSON pointer; warnings (such as an
         unreachable scene) do not stop a graph from loading. Sessions keep the graph version
         they started on. Needs the admin token: a missing `Authorization` answers 401
@@ -1060,7 +1080,7 @@ paths:
               $ref: '#/components/schemas/GraphDocument'
       responses:
         '200':
-          description: A new version of an existing graph was stored.
+          description: A new version of an existing graph was stored, or the document already is its latest version (that version is answered).
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
@@ -1156,8 +1176,9 @@ paths:
       summary: Readiness
       description: |
         200 while the daemon takes new work; 503 once it is draining for shutdown (`draining`),
-        or while its store cannot take writes (`store_unavailable`, e.g. a full disk: checked
-        at most about once a second, and 200 again once the store can write).
+        or while its store cannot take work (`store_unavailable`: a full or failing disk under
+        SQLite, PostgreSQL down; probed at most about once a second), with `Retry-After`. Ready
+        again by itself once the store answers.
       security: []
       responses:
         '200':
@@ -1175,15 +1196,21 @@ paths:
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
-          description: Draining or the store cannot write; take this instance out of the load balancer.
+          description: Draining, or the store is unavailable; take this instance out of the load balancer.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/X-Request-Id'
+            Retry-After:
+              $ref: '#/components/headers/Retry-After'
           content:
             application/json:
               schema:
                 $ref: '#/components/schemas/Health'
-              example: {"status": "draining"}
+              examples:
+                draining:
+                  value: {"status": "draining"}
+                store_unavailable:
+                  value: {"status": "store_unavailable"}
 
   /metrics:
     get:
@@ -1657,8 +1684,8 @@ components:
     ServiceUnavailable:
       description: |
         503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-        `store_unavailable` (the store cannot take writes now, e.g. its disk is full; nothing was
-        changed). Retry after `Retry-After` seconds.
+        `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
+        down; nothing was changed). Retry after `Retry-After` seconds.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1681,13 +1708,14 @@ components:
                 type: urn:navd:problem:store_unavailable
                 title: Store unavailable
                 status: 503
-                detail: the session store cannot take writes now; nothing was changed, retry later
+                detail: the store cannot take work now; nothing was changed, retry later
                 code: store_unavailable
     StoreUnavailable:
       description: |
-        503: `store_unavailable`: the store cannot take writes now (e.g. its disk is full or
-        failing); nothing was changed. The daemon recovers by itself once the store can write
-        again (`/readyz` answers 503 meanwhile); retry after `Retry-After` seconds.
+        503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
+        failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
+        itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
+        `Retry-After` seconds.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
@@ -1701,7 +1729,7 @@ components:
             type: urn:navd:problem:store_unavailable
             title: Store unavailable
             status: 503
-            detail: the session store cannot take writes now; nothing was changed, retry later
+            detail: the store cannot take work now; nothing was changed, retry later
             code: store_unavailable
 
   schemas:

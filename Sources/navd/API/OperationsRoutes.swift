@@ -5,16 +5,19 @@ import Synchronization
 struct OperationsRoutes: Sendable {
     let metrics: Metrics
     let sessions: SessionService
-    /// False once shutdown has begun: load balancers stop sending new traffic.
+    /// False once shutdown has begun or while the store cannot be reached: load balancers stop
+    /// sending new traffic.
     let ready: Readiness
 
     func register(in router: inout Router) {
         router.on("GET", "/healthz") { _ throws(APIError) in .json(["status": "ok"]) }
         router.on("GET", "/readyz") { _ throws(APIError) in
             guard ready.isReady else { return .json(["status": "draining"], status: 503) }
-            // A store that cannot take writes (a full disk) takes this instance out of rotation
-            // until it can again; cheap while it can (see SessionStore.isAvailable).
-            guard sessions.store.isAvailable() else { return .json(["status": "store_unavailable"], status: 503) }
+            // A store that cannot take work (a full disk, PostgreSQL down) takes this instance out
+            // of rotation until it can again (SessionStore.isAvailable, probed at most once a second).
+            guard ready.storeIsReachable else {
+                return .json(["status": "store_unavailable"], status: 503, headers: [("Retry-After", "1")])
+            }
             return .json(["status": "ready"])
         }
         router.on("GET", "/metrics") { _ throws(APIError) in

@@ -22,24 +22,28 @@ final class Application: HTTPHandler {
     let graphs: GraphRegistry
     let sessions: SessionService
     let metrics = Metrics()
-    let ready = Readiness()
+    let ready: Readiness
     private let responder: Responder
     private let logger: Logger
     /// The sink `logger` writes to, if request lines may go there directly (see `Daemon.accessLog(for:)`).
     private let accessLog: LogSink?
     private let requestCounter = Atomic<UInt64>(0)
+    /// When a store outage was last logged (monotonic ms): one line a second, not one a request.
+    private let storeOutageLogged = Atomic<Int64>(0)
     private let requestPrefix: String
 
     init(
         graphs: GraphRegistry? = nil, configuration: Configuration, store: any SessionStore, logger: Logger,
         accessLog: LogSink? = nil,
-        now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
-        persistGraph: @escaping @Sendable (GraphVersion) throws(APIError) -> Void = { _ throws(APIError) in }
+        now: @escaping @Sendable () -> Int64 = Clock.milliseconds
     ) {
         self.logger = logger
         self.accessLog = accessLog
         let graphs = graphs ?? GraphRegistry(limits: configuration.limits)
+        // A durable store keeps the graph versions and allocates their numbers.
+        if let durable = store as? any GraphStore { graphs.attach(durable) }
         self.graphs = graphs
+        self.ready = Readiness(probe: { store.isAvailable() })
         let sessions = SessionService(store: store, graphs: graphs, configuration: configuration.sessions, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
@@ -48,7 +52,7 @@ final class Application: HTTPHandler {
         let adminDigest = configuration.adminToken.map(Token.digest)
         SessionRoutes(sessions: sessions, adminToken: adminDigest, backendToken: configuration.backendToken.map(Token.digest))
             .register(in: &router)
-        GraphRoutes(graphs: graphs, adminToken: adminDigest, persist: persistGraph).register(in: &router)
+        GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &router)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &router)
         self.responder = router.freeze()
         metrics.name(routes: responder.templates.map(\.template))
@@ -172,7 +176,11 @@ final class Application: HTTPHandler {
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response
         }
         if error.code == .storeUnavailable {
-            logger.warning("store unavailable", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+            let now = Int64(Clock.seconds() * 1000)
+            let last = storeOutageLogged.load(ordering: .relaxed)
+            if now - last >= 1000, storeOutageLogged.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
+                logger.warning("store unavailable", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+            }
         }
         return error.response
     }

@@ -26,10 +26,6 @@ struct Daemon {
         let store = try StoreFactory.open(
             settings.store, graphs: graphs, connections: settings.threads + 1, cacheBytes: settings.cacheBytes, logger: logger
         )
-        if let durable = store as? any GraphStore {
-            // Another process may upload a graph version: look it up in the store on a miss.
-            graphs.setReloader { () throws(StoreError) in try durable.loadGraphs() }
-        }
         let application = Application(
             graphs: graphs,
             configuration: .init(
@@ -39,18 +35,18 @@ struct Daemon {
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
                 )
             ),
-            store: store, logger: logger, accessLog: Self.accessLog(for: logger),
-            persistGraph: { version throws(APIError) in try StoreFactory.persist(version, in: store) }
+            store: store, logger: logger, accessLog: Self.accessLog(for: logger)
         )
         try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)
-        for file in settings.graphFiles {
+        for (index, file) in settings.graphFiles.enumerated() {
             let document = try GraphFile.read(file)
-            let (version, _) = try Self.load(document, into: application.graphs, file: file)
-            try StoreFactory.persist(version, in: store)
+            let version = try Self.load(document, into: application.graphs, file: file)
+            // The first --graph is the default, whatever the store held before.
+            if index == 0 { application.graphs.setDefault(version.graph.name) }
             for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
             logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
         }
-        if application.graphs.defaultName == nil {
+        if (try? application.graphs.defaultName()) == nil {
             logger.warning("no graph loaded: pass --graph FILE or upload one with PUT /v1/graphs/{name}")
         }
 
@@ -105,12 +101,12 @@ struct Daemon {
         return handler.sink
     }
 
-    static func load(_ document: JSONValue, into graphs: GraphRegistry, file: String) throws -> (GraphVersion, Bool) {
-        if let name = document["name"]?.stringValue, let existing = graphs.latest(name), existing.document == document {
-            return (existing, false)
-        }
+    /// Adds a `--graph` file's document: a new version unless the store's latest version of
+    /// that graph already is this document (the store decides, so processes starting together
+    /// with the same files agree on one version).
+    static func load(_ document: JSONValue, into graphs: GraphRegistry, file: String) throws -> GraphVersion {
         do {
-            return try graphs.add(document)
+            return try graphs.add(document).0
         } catch {
             throw GraphLoadError(file: file, issues: error.issues ?? [], detail: error.detail)
         }

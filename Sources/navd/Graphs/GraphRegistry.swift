@@ -23,95 +23,208 @@ final class GraphVersion: Sendable {
 
 /// The graphs this daemon knows, by name, every version kept so that a session keeps
 /// running on the version it was created with.
+///
+/// With a ``GraphStore`` attached the store is the truth: it allocates version numbers (so a
+/// number names one document in every process sharing it), and this registry caches what it
+/// has read. A version is immutable, so a cached one never goes stale; only "which version is
+/// the latest" can, when another process uploads: ``latest(_:)`` asks the store about a name
+/// at most once per ``refreshInterval`` (one index lookup that reads no document unless there
+/// is a newer version), and at once about a name it does not know.
 final class GraphRegistry: Sendable {
     private let state: Mutex<State>
     let limits: Limits
+    /// How long the latest version of a known graph is taken from the cache before the store is
+    /// asked again: the longest another process's upload can go unnoticed by `latest`.
+    let refreshInterval: Double
 
     private struct State {
         var versions: [String: [GraphVersion]] = [:]
+        /// The first `--graph`: the default whatever the store holds.
         var defaultName: String?
+        /// Without one, the graph stored first (or, with no store, added first).
+        var firstName: String?
+        var store: (any GraphStore)?
+        /// When each known name's latest version was last checked against the store
+        /// (monotonic seconds); only names the store holds get an entry.
+        var checked: [String: Double] = [:]
     }
 
-    /// Reads every stored graph version, for versions another process added.
-    typealias Reloader = @Sendable () throws(StoreError) -> [(document: JSONValue, version: Int)]
-    private let reloader = Mutex<Reloader?>(nil)
-
-    func setReloader(_ reload: @escaping Reloader) {
-        reloader.withLock { $0 = reload }
-    }
-
-    init(limits: Limits = Limits()) {
+    init(limits: Limits = Limits(), refreshInterval: Double = 1) {
         self.limits = limits
+        self.refreshInterval = refreshInterval
         self.state = Mutex(State())
     }
 
-    /// Adds a new version of the graph the document names.
-    /// - Returns: the stored version and whether the name is new.
-    @discardableResult
-    func add(_ document: JSONValue, expectedName: String? = nil) throws(APIError) -> (GraphVersion, created: Bool) {
-        let decoded: (graph: Graph, warnings: [GraphIssue])
+    /// Makes `store` the keeper of graph versions (before any graph is added).
+    func attach(_ store: any GraphStore) {
+        state.withLock { $0.store = store }
+    }
+
+    /// The default graph: the first `--graph` (``setDefault(_:)``); without one, the graph the
+    /// store holds that was stored first.
+    func setDefault(_ name: String) {
+        state.withLock { $0.defaultName = name }
+    }
+
+    private static func decode(_ document: JSONValue) throws(APIError) -> (graph: Graph, warnings: [GraphIssue]) {
         do {
-            decoded = try Graph.decode(document)
+            return try Graph.decode(document)
         } catch {
             throw APIError(.invalidGraph, "the graph has \(error.issues.filter { $0.severity == .error }.count) error(s)", issues: error.issues)
         }
-        if let expectedName, decoded.graph.name != expectedName {
-            let issue = GraphIssue(.invalidName, at: "/name", "the document names '\(decoded.graph.name)', the URL '\(expectedName)'")
+    }
+
+    /// Adds the document as a new version of the graph it names, unless the latest version
+    /// already is this document (then that version is answered and nothing is stored).
+    /// - Returns: the version holding the document and whether the graph is new (this call
+    ///   stored its version 1).
+    @discardableResult
+    func add(_ document: JSONValue, expectedName: String? = nil) throws(APIError) -> (GraphVersion, created: Bool) {
+        let decoded = try Self.decode(document)
+        let name = decoded.graph.name
+        if let expectedName, name != expectedName {
+            let issue = GraphIssue(.invalidName, at: "/name", "the document names '\(name)', the URL '\(expectedName)'")
             throw APIError(.invalidGraph, "graph name does not match the URL", issues: [issue])
         }
         let limits = self.limits
-        return state.withLock { state in
-            let name = decoded.graph.name
-            let existing = state.versions[name] ?? []
-            let version = GraphVersion(
-                version: (existing.last?.version ?? 0) + 1, document: document,
+        guard let store = state.withLock({ $0.store }) else {
+            return state.withLock { state in
+                let existing = state.versions[name] ?? []
+                if let latest = existing.last, latest.document == document { return (latest, false) }
+                let version = GraphVersion(
+                    version: (existing.last?.version ?? 0) + 1, document: document,
+                    navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings
+                )
+                state.versions[name] = existing + [version]
+                if state.firstName == nil { state.firstName = name }
+                return (version, existing.isEmpty)
+            }
+        }
+        let allocated: (version: Int, stored: Bool)
+        do {
+            allocated = try store.storeGraph(document, name: name)
+        } catch {
+            throw APIError(storeError: error, "could not store the graph")
+        }
+        let entry = insert(
+            GraphVersion(
+                version: allocated.version, document: document,
                 navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings
-            )
-            state.versions[name] = existing + [version]
-            if state.defaultName == nil { state.defaultName = name }
-            return (version, existing.isEmpty)
+            ),
+            checked: Clock.seconds()
+        )
+        return (entry, allocated.stored && allocated.version == 1)
+    }
+
+    /// Keeps `entry` unless its version is already cached (then the cached one is answered).
+    private func insert(_ entry: GraphVersion, checked: Double? = nil) -> GraphVersion {
+        state.withLock { state in
+            let name = entry.graph.name
+            var versions = state.versions[name] ?? []
+            let kept: GraphVersion
+            if let existing = versions.first(where: { $0.version == entry.version }) {
+                kept = existing
+            } else {
+                versions.append(entry)
+                versions.sort { $0.version < $1.version }
+                state.versions[name] = versions
+                kept = entry
+            }
+            if let checked, kept === versions.last { state.checked[name] = checked }
+            return kept
         }
     }
 
-    /// Restores a version read from a store, keeping its number.
-    func restore(_ document: JSONValue, version: Int) throws(APIError) {
+    private func make(_ document: JSONValue, version: Int) throws(APIError) -> GraphVersion {
         let decoded: (graph: Graph, warnings: [GraphIssue])
         do {
             decoded = try Graph.decode(document)
         } catch {
             throw APIError(.invalidGraph, "stored graph no longer loads", issues: error.issues)
         }
-        let entry = GraphVersion(version: version, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings)
-        state.withLock { state in
-            var versions = state.versions[decoded.graph.name] ?? []
-            versions.removeAll { $0.version == version }
-            versions.append(entry)
-            versions.sort { $0.version < $1.version }
-            state.versions[decoded.graph.name] = versions
+        return GraphVersion(version: version, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings)
+    }
+
+    /// Restores a version read from a store, keeping its number.
+    func restore(_ document: JSONValue, version: Int) throws(APIError) {
+        _ = insert(try make(document, version: version))
+    }
+
+    /// The default graph's name: the first `--graph`; without one, the graph stored first
+    /// (asked of the store until it holds one).
+    func defaultName() throws(APIError) -> String? {
+        let (known, store) = state.withLock { state in (state.defaultName ?? state.firstName, state.store) }
+        if let known { return known }
+        guard let store else { return nil }
+        let first: String?
+        do {
+            first = try store.firstGraphName()
+        } catch {
+            throw APIError(storeError: error, "could not read the stored graphs")
         }
+        // The graph stored first stays first: graphs are never deleted.
+        if let first { state.withLock { $0.firstName = first } }
+        return first
     }
 
-    var defaultName: String? {
-        state.withLock { $0.defaultName }
-    }
-
-    func latest(_ name: String) -> GraphVersion? {
-        state.withLock { $0.versions[name]?.last }
-    }
-
-    /// A given version; with `reloading`, a miss re-reads the store's graphs once.
-    func version(_ name: String, _ version: Int, reloading: Bool = false) -> GraphVersion? {
-        if let found = state.withLock({ $0.versions[name]?.first { $0.version == version } }) { return found }
-        guard reloading, let reload = reloader.withLock({ $0 }), let stored = try? reload() else { return nil }
-        for (document, number) in stored where document["name"]?.stringValue == name && number == version {
-            try? restore(document, version: number)
+    /// The latest version of `name`, or `nil` when no process stored one. A known name is
+    /// checked against the store at most once per ``refreshInterval``; an unknown one at once.
+    func latest(_ name: String) throws(APIError) -> GraphVersion? {
+        let now = Clock.seconds()
+        let interval = refreshInterval
+        let (cached, store) = state.withLock { state -> (GraphVersion?, (any GraphStore)?) in
+            let cached = state.versions[name]?.last
+            guard let store = state.store else { return (cached, nil) }
+            if cached != nil {
+                if let at = state.checked[name], now - at < interval { return (cached, nil) }
+                // This thread asks; the others keep answering from the cache meanwhile.
+                state.checked[name] = now
+            }
+            return (cached, store)
         }
-        return state.withLock { $0.versions[name]?.first { $0.version == version } }
+        guard let store else { return cached }
+        let newer: (document: JSONValue, version: Int)?
+        do {
+            newer = try store.latestGraph(name, newerThan: cached?.version ?? 0)
+        } catch {
+            // A known version is still a version: the write that follows reports the outage.
+            if let cached { return cached }
+            throw APIError(storeError: error, "could not read the stored graphs")
+        }
+        guard let newer, let entry = try? make(newer.document, version: newer.version) else { return cached }
+        return insert(entry, checked: now)
     }
 
-    /// The latest version of every graph, by name.
+    /// A cached version (no store access: the hot path of every mutation).
+    func version(_ name: String, _ version: Int) -> GraphVersion? {
+        state.withLock { $0.versions[name]?.first { $0.version == version } }
+    }
+
+    /// A given version; with `readingThrough`, one the cache lacks is read from the store.
+    /// - Throws: when the store cannot be read.
+    func version(_ name: String, _ version: Int, readingThrough: Bool) throws(StoreError) -> GraphVersion? {
+        if let found = self.version(name, version) { return found }
+        guard readingThrough, let store = state.withLock({ $0.store }), let document = try store.graph(name, version: version),
+            let entry = try? make(document, version: version)
+        else { return nil }
+        return insert(entry)
+    }
+
+    /// The latest version of every graph, by name (every graph the store holds).
     func all() -> [(name: String, latest: GraphVersion)] {
-        state.withLock { state in
+        if let store = state.withLock({ $0.store }) {
+            do {
+                let now = Clock.seconds()
+                for (name, version) in try store.latestGraphVersions() where (state.withLock { $0.versions[name]?.last?.version } ?? 0) < version {
+                    if let document = try store.graph(name, version: version), let entry = try? make(document, version: version) {
+                        _ = insert(entry, checked: now)
+                    }
+                }
+            } catch {
+                // The cached list is still a list: an outage shows on writes and /readyz.
+            }
+        }
+        return state.withLock { state in
             state.versions.keys.sorted().compactMap { name in state.versions[name]?.last.map { (name, $0) } }
         }
     }

@@ -63,7 +63,9 @@ final class SessionService: Sendable {
                 )
             }
         }
-        guard let graphName = name ?? graphs.defaultName, let graph = graphs.latest(graphName) else {
+        let graphName: String?
+        if let name { graphName = name } else { graphName = try graphs.defaultName() }
+        guard let graphName, let graph = try graphs.latest(graphName) else {
             throw APIError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
         }
         let outcome: Outcome
@@ -206,16 +208,14 @@ final class SessionService: Sendable {
     }
 
     /// Store failures are the daemon's problem, never the client's: a 503 the client may retry
-    /// when the store cannot write for now (nothing was changed), a bare 500 otherwise.
+    /// when the store cannot take work for now (nothing was changed), a bare 500 otherwise.
     func storeCall<T>(_ body: () throws(StoreError) -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch where error.kind == .incompatible {
             throw APIError(.unknownGraph, error.message)
-        } catch where error.kind == .unavailable {
-            throw APIError(.storeUnavailable, "the session store cannot take writes now; nothing was changed, retry later", storeMessage: error.message)
         } catch {
-            throw APIError(.internal, "the session store failed", storeMessage: error.message)
+            throw APIError(storeError: error, "the session store failed")
         }
     }
 }
@@ -225,5 +225,15 @@ extension APIError {
     init(_ code: Code, _ detail: String, storeMessage: String) {
         self.init(code, detail)
         self.logMessage = storeMessage
+    }
+
+    /// A store failure: 503 `store_unavailable` when the store cannot be reached now (its cause
+    /// logged, never sent), else an internal error described by `detail`.
+    init(storeError error: StoreError, _ detail: String) {
+        if error.kind == .unavailable {
+            self.init(.storeUnavailable, "the store cannot take work now; nothing was changed, retry later", storeMessage: error.message)
+        } else {
+            self.init(.internal, detail, storeMessage: error.message)
+        }
     }
 }

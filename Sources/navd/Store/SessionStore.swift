@@ -25,8 +25,9 @@ struct StoreError: Error, Sendable, CustomStringConvertible {
     enum Kind: Sendable {
         /// I/O or database failure: the daemon's problem, a 500.
         case failure
-        /// The store cannot take a write now (disk full, an I/O error) but may again later:
-        /// nothing was changed, and a retry may succeed (a 503).
+        /// The store cannot take work now (a full disk, an I/O error, PostgreSQL down or restarting,
+        /// no connection free) but may again later: nothing was changed, and a retry may succeed
+        /// (a 503 `store_unavailable`).
         case unavailable
         /// One session's stored stage no longer fits its graph: that session cannot be served.
         case incompatible
@@ -72,8 +73,9 @@ protocol SessionStore: Sendable {
     /// Flushes and closes; later calls fail.
     func close()
 
-    /// Whether the store can take writes now, for `/readyz`: cheap while writes succeed; after a
-    /// failed write it probes the store (at most about once a second).
+    /// Whether the store can take work now, for `/readyz` (which asks at most once a second):
+    /// SQLite answers from its last write and probes the disk after a failed one; PostgreSQL runs
+    /// `SELECT 1`.
     func isAvailable() -> Bool
 }
 

@@ -62,7 +62,8 @@ enum StoreFactory {
     /// Restores snapshots against the graph version each session was created with.
     static func snapshotDecoder(_ graphs: GraphRegistry) -> SnapshotDecoder {
         { snapshot, name, version throws(StoreError) in
-            guard let graph = graphs.version(name, version, reloading: true) else {
+            // A version another process stored is read from the store on a miss.
+            guard let graph = try graphs.version(name, version, readingThrough: true) else {
                 throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)
             }
             do {
@@ -83,22 +84,26 @@ enum StoreFactory {
             }
         }
     }
-
-    static func persist(_ version: GraphVersion, in store: any SessionStore) throws(APIError) {
-        guard let durable = store as? any GraphStore else { return }
-        do {
-            try durable.saveGraph(version.document, name: version.graph.name, version: version.version)
-        } catch where error.kind == .unavailable {
-            throw APIError(.storeUnavailable, "the store cannot take writes now; the graph was not stored, retry later", storeMessage: error.message)
-        } catch {
-            throw APIError(.internal, "could not store the graph", storeMessage: error.message)
-        }
-    }
 }
 
-/// A store that also keeps graph documents, so sessions find their graph version after a restart.
+/// A store that also keeps graph documents, so sessions find their graph version after a
+/// restart and every process sharing the store serves every version.
+///
+/// The store allocates version numbers: a number names one document everywhere.
 protocol GraphStore: Sendable {
-    func saveGraph(_ document: JSONValue, name: String, version: Int) throws(StoreError)
+    /// Stores `document` as the next version of graph `name`, unless the latest stored version
+    /// already is this document (compared as canonical JSON text).
+    /// - Returns: the version that holds the document, and whether this call stored it.
+    func storeGraph(_ document: JSONValue, name: String) throws(StoreError) -> (version: Int, stored: Bool)
     /// Every stored graph version, oldest first.
     func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)]
+    /// One stored version, or `nil`.
+    func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue?
+    /// The latest stored version of `name` if it is newer than `known`, else `nil`
+    /// (then no document is read).
+    func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)?
+    /// The latest stored version of every graph.
+    func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)]
+    /// The name of the graph stored first, or `nil` when the store holds none.
+    func firstGraphName() throws(StoreError) -> String?
 }

@@ -8,7 +8,7 @@ import Testing
 /// no session and is refused (SessionID), so a session is found by exactly its own id.
 @Suite struct MemoryStoreTests {
     static func session(_ id: String, in graphs: GraphRegistry) throws -> (StoredSession, [LifecycleEvent]) {
-        let graph = try #require(graphs.latest("news"))
+        let graph = try #require(try graphs.latest("news"))
         let outcome = try graph.navigator.start(at: nil, context: [:])
         let session = StoredSession(
             id: id, graphName: "news", graphVersion: graph.version, tokenDigest: Token.digest("t"),

@@ -31,10 +31,7 @@ final class PostgresCluster: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if getuid() == 0 { try Self.run("/bin/chown", ["postgres", directory]) }
         try runAsOwner("\(bin)/initdb", ["-D", "\(directory)/data", "-A", "trust", "-U", "postgres", "--no-sync"])
-        try runAsOwner("\(bin)/pg_ctl", [
-            "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "30", "start",
-            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200",
-        ])
+        try resume()
         try runAsOwner("\(bin)/createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "navd"])
     }
 
@@ -47,6 +44,20 @@ final class PostgresCluster: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: directory) else { return }
         try? runAsOwner("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the server (`pg_ctl stop -m fast`: open connections are ended), keeping its data,
+    /// as an outage would; ``resume()`` starts it again on the same port.
+    func pause() throws {
+        try runAsOwner("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "-t", "30", "stop"])
+    }
+
+    /// Starts the server ``pause()`` stopped, on the same port and data.
+    func resume() throws {
+        try runAsOwner("\(bin)/pg_ctl", [
+            "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "30", "start",
+            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200",
+        ])
     }
 
     /// Runs `psql -c sql` and returns its unaligned output.

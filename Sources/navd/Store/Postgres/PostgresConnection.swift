@@ -23,12 +23,22 @@ final class PostgresConnection: @unchecked Sendable {
         close()
     }
 
+    /// How long a connection attempt may take (libpq `connect_timeout`) unless the URL says:
+    /// a server that does not answer must not hold a request longer than this.
+    static let connectTimeout = "5"
+
     private func connect() throws(StoreError) {
-        let handle = PQconnectdb(conninfo)
+        // `dbname` is expanded from the URL after `connect_timeout`, so a timeout the URL names wins.
+        let keywords: [UnsafeMutablePointer<CChar>?] = ["connect_timeout", "dbname"].map { (text: String) in strdup(text) }
+        let values: [UnsafeMutablePointer<CChar>?] = [Self.connectTimeout, conninfo].map { (text: String) in strdup(text) }
+        defer { for pointer in keywords + values { free(pointer) } }
+        let handle = PQconnectdbParams(
+            keywords.map { $0.map { UnsafePointer($0) } } + [nil], values.map { $0.map { UnsafePointer($0) } } + [nil], 1)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             let message = handle.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             PQfinish(handle)
-            throw StoreError(message: "PQconnectdb: \(message.trimmingNewlines())")
+            // A server that is down, restarting or refusing connections: retry later.
+            throw StoreError(message: "PQconnectdbParams: \(message.trimmingNewlines())", kind: .unavailable)
         }
         self.handle = handle
         prepared = [:]
@@ -45,11 +55,34 @@ final class PostgresConnection: @unchecked Sendable {
         handle.map { PQstatus($0) == CONNECTION_OK } ?? false
     }
 
+    /// Whether the server has closed this idle connection (it was stopped or restarted, or
+    /// ended the backend): its socket is at end of file, or holds the server's farewell. libpq
+    /// only notices on the next statement, which would then fail although a new connection
+    /// would succeed; one non-blocking `recv` with `MSG_PEEK` finds out first.
+    private var wasClosedByServer: Bool {
+        guard let handle else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return true }
+        var byte: UInt8 = 0
+        let received = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        // Nothing to read (EAGAIN) is the healthy case: an idle connection is sent nothing.
+        return received >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// A failed statement's error: `unavailable` when the connection broke or the server is
+    /// shutting down, starting up or out of connections (SQLSTATE 08…, 57P01–57P03, 53300).
+    private func failure(_ message: String, _ result: OpaquePointer?) -> StoreError {
+        let field = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }
+        let state = field.map { String(cString: $0) } ?? ""
+        let unavailable = !isHealthy || state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+        return StoreError(message: message, kind: unavailable ? .unavailable : .failure)
+    }
+
     /// Runs `sql` with text parameters (`PQexecParams`, or `PQexecPrepared` once it has been
     /// prepared on this connection) and returns its rows as text.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = [], prepare: Bool = false) throws(StoreError) -> PostgresResult {
-        if !isHealthy {
+        if !isHealthy || wasClosedByServer {
             close()
             try connect()
         }
@@ -68,7 +101,7 @@ final class PostgresConnection: @unchecked Sendable {
                 let result = PQprepare(handle, fresh, sql, Int32(parameters.count), nil)
                 defer { PQclear(result) }
                 guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-                    throw StoreError(message: "PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
+                    throw failure("PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
                 }
                 prepared[sql] = fresh
                 name = fresh
@@ -80,12 +113,12 @@ final class PostgresConnection: @unchecked Sendable {
             }
             return PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
         }
-        guard let result else { throw StoreError(message: "PQexec: \(String(cString: PQerrorMessage(handle)).trimmingNewlines())") }
+        guard let result else { throw failure("PQexec: \(String(cString: PQerrorMessage(handle)).trimmingNewlines())", nil) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let message = String(cString: PQresultErrorMessage(result)).trimmingNewlines()
+            let error = failure("PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
             PQclear(result)
-            throw StoreError(message: "PostgreSQL: \(message)")
+            throw error
         }
         return PostgresResult(result)
     }

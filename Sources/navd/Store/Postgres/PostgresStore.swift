@@ -39,7 +39,12 @@ final class PostgresStore: SessionStore, GraphStore {
             document TEXT NOT NULL,
             PRIMARY KEY (name, version)
         );
+        """,
+        // The order graphs were stored in: without --graph, the graph stored first is the default.
+        // Existing rows are numbered as the table holds them (rows are never updated or deleted).
         """
+        ALTER TABLE graphs ADD COLUMN stored BIGSERIAL;
+        """,
     ]
 
     init(url: String, connections: Int, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
@@ -212,25 +217,89 @@ final class PostgresStore: SessionStore, GraphStore {
         return Int(result.int(0, 0))
     }
 
-    func saveGraph(_ document: JSONValue, name: String, version: Int) throws(StoreError) {
-        try pool.with { connection throws(StoreError) in
+    /// Allocates the version in the database: the next number after the latest stored one,
+    /// inserted under the `(name, version)` primary key. A process that loses the race for a
+    /// number inserts nothing (`ON CONFLICT DO NOTHING` waits for the winner's commit) and
+    /// looks again: then its document gets the next number, or the winner's when it was the same.
+    func storeGraph(_ document: JSONValue, name: String) throws(StoreError) -> (version: Int, stored: Bool) {
+        let text = document.jsonString
+        for _ in 0..<16 {
+            let result = try pool.with { connection throws(StoreError) in
+                try connection.execute(
+                    """
+                    WITH latest AS (
+                        SELECT version, document = $2 AS same FROM graphs WHERE name = $1 ORDER BY version DESC LIMIT 1),
+                    inserted AS (
+                        INSERT INTO graphs (name, version, document)
+                        SELECT $1, COALESCE((SELECT version FROM latest), 0) + 1, $2
+                        WHERE NOT EXISTS (SELECT 1 FROM latest WHERE same)
+                        ON CONFLICT (name, version) DO NOTHING RETURNING version)
+                    SELECT version, 1 FROM inserted UNION ALL SELECT version, 0 FROM latest WHERE same
+                    """,
+                    [name, text])
+            }
+            if result.rowCount == 1 { return (Int(result.int(0, 0)), result.int(0, 1) == 1) }
+        }
+        throw StoreError(message: "graph '\(name)': no version number could be allocated in 16 attempts")
+    }
+
+    func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue? {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT document FROM graphs WHERE name = $1 AND version = $2", [name, String(version)], prepare: true)
+        }
+        guard result.rowCount == 1 else { return nil }
+        return try Self.graphDocument(result, 0, 0)
+    }
+
+    func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)? {
+        let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                "INSERT INTO graphs (name, version, document) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                [name, String(version), document.jsonString])
+                "SELECT document, version FROM graphs WHERE name = $1 AND version > $2 ORDER BY version DESC LIMIT 1",
+                [name, String(known)], prepare: true)
+        }
+        guard result.rowCount == 1 else { return nil }
+        return (try Self.graphDocument(result, 0, 0), Int(result.int(0, 1)))
+    }
+
+    func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")
+        }
+        return (0..<result.rowCount).map { (result.text($0, 0), Int(result.int($0, 1))) }
+    }
+
+    func firstGraphName() throws(StoreError) -> String? {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT name FROM graphs ORDER BY stored LIMIT 1")
+        }
+        return result.rowCount == 1 ? result.text(0, 0) : nil
+    }
+
+    private static func graphDocument(_ result: PostgresResult, _ row: Int, _ column: Int) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONValue(parsing: result.bytes(row, column))
+        } catch {
+            throw StoreError(message: "a stored graph is not JSON: \(error)")
+        }
+    }
+
+    /// `SELECT 1` on a pooled connection: false while PostgreSQL cannot be reached.
+    func isAvailable() -> Bool {
+        do {
+            try pool.with { connection throws(StoreError) in _ = try connection.execute("SELECT 1", prepare: true) }
+            return true
+        } catch {
+            return false
         }
     }
 
     func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
         let result = try pool.with { connection throws(StoreError) in
-            try connection.execute("SELECT document, version FROM graphs ORDER BY name, version")
+            try connection.execute("SELECT document, version FROM graphs ORDER BY stored")
         }
         var graphs: [(document: JSONValue, version: Int)] = []
         for row in 0..<result.rowCount {
-            do {
-                graphs.append((try JSONValue(parsing: result.bytes(row, 0)), Int(result.int(row, 1))))
-            } catch {
-                throw StoreError(message: "a stored graph is not JSON: \(error)")
-            }
+            graphs.append((try Self.graphDocument(result, row, 0), Int(result.int(row, 1))))
         }
         return graphs
     }
@@ -259,7 +328,7 @@ final class PostgresPool: @unchecked Sendable {
     func with<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .relaxed) else { throw StoreError(message: "the PostgreSQL store is closed") }
         guard available.wait(timeout: .now() + .seconds(10)) == .success else {
-            throw StoreError(message: "no PostgreSQL connection free within 10 s")
+            throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
         }
         defer { available.signal() }
         guard let connection = idle.withLock({ $0.popLast() }) else {

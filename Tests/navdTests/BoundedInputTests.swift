@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func deepNestingIsRefusedWithoutRecursingIntoIt() throws {
-        let navd = try DaemonHarness(arguments: ["--admin-token", Self.adminToken, "--max-body", "300000"])
+        let navd = try DaemonHarness(arguments: ["--admin-token", Self.adminToken, "--max-body", "4194304"])
         let yamlHeaders = Self.admin.merging(["Content-Type": "application/yaml"]) { $1 }
         let jsonHeaders = Self.admin.merging(["Content-Type": "application/json"]) { $1 }
         // YAML: flow and block nesting, within libyaml's own limit (1,000) and far past it.
@@ -115,6 +115,13 @@ import Testing
             body: Array((#"{"path": "# + String(repeating: "[", count: 100_000)).utf8)
         )
         #expect(navigate.status == 400 && navigate.code == "malformed_json", "\(navigate)")
+        // More than a million values, as JSON and as YAML (each well under the body limit).
+        let many = "[" + Array(repeating: "0", count: 1_000_001).joined(separator: ",") + "]"
+        let manyJSON = try navd.request("PUT", "/v1/graphs/many", headers: jsonHeaders, body: Array(many.utf8))
+        #expect(manyJSON.status == 400 && manyJSON.code == "malformed_json", "\(manyJSON)")
+        let manyYAML = try navd.request("PUT", "/v1/graphs/many", headers: yamlHeaders, body: Array(("name: many\nstart: /top\nx: " + many).utf8))
+        #expect(manyYAML.status == 422 && manyYAML.code == "invalid_graph", "\(manyYAML)")
+        #expect(try manyYAML.json()["issues"]?[0]?["message"]?.string?.contains("more than 1000000 values") == true, "\(manyYAML)")
         // Nesting up to the limit still loads.
         let fine = "name: deep\nstart: /top\nscenes: {top: {state: {x: " + String(repeating: "[", count: 50) + String(repeating: "]", count: 50) + "}}}\n"
         #expect(try navd.request("PUT", "/v1/graphs/deep", headers: yamlHeaders, body: Array(fine.utf8)).status == 201)

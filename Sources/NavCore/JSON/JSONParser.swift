@@ -11,16 +11,21 @@ extension JSONValue {
     /// The deepest nesting a document may have; deeper input is refused, never a stack overflow.
     public static let maximumDepth = 64
 
+    /// The most values (scalars, arrays and objects) a document may hold. Each takes a few times
+    /// the bytes it is written in, so this bounds what a large body (`--max-body` goes up to
+    /// 64 MiB) can cost in memory; a string's length is bounded by the text's.
+    public static let maximumValues = 1_000_000
+
     /// Parses a complete JSON text (RFC 8259); anything but whitespace after the value is an error.
     public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
-        try self.init(parsing: bytes, maximumDepth: JSONValue.maximumDepth)
+        try self.init(parsing: bytes, maximumDepth: JSONValue.maximumDepth, maximumValues: JSONValue.maximumValues)
     }
 
-    /// Parses with another depth bound: a stored snapshot nests a client's (bounded) values a few
-    /// levels deeper than the client sent them, so a store reads with a larger bound.
-    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int) throws(JSONParseError) {
+    /// Parses with other bounds: a stored snapshot nests a client's (bounded) values a few levels
+    /// deeper than the client sent them, and holds many of them, so a store reads with larger bounds.
+    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int, maximumValues: Int = .max) throws(JSONParseError) {
         let array = Array(bytes)
-        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth)
+        var parser = JSONParser(bytes: array, maximumDepth: maximumDepth, maximumValues: maximumValues)
         self = try parser.parseDocument()
     }
 
@@ -34,10 +39,13 @@ struct JSONParser {
     var index = 0
     var depth = 0
     let maximumDepth: Int
+    var values = 0
+    let maximumValues: Int
 
-    init(bytes: [UInt8], maximumDepth: Int = JSONValue.maximumDepth) {
+    init(bytes: [UInt8], maximumDepth: Int = JSONValue.maximumDepth, maximumValues: Int = JSONValue.maximumValues) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.maximumValues = maximumValues
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
@@ -63,6 +71,8 @@ struct JSONParser {
 
     private mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of input") }
+        values += 1
+        guard values <= maximumValues else { throw error("more than \(maximumValues) values") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()

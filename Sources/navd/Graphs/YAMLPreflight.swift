@@ -10,8 +10,9 @@ import NavCore
 /// Graph documents have no need for aliases, so any alias is refused; and nesting deeper than a
 /// JSON document may is refused before Yams's recursive composer descends into it.
 enum YAMLPreflight {
-    /// Refuses aliases (`*name`, merge keys `<<: *name` included) and nesting deeper than
-    /// `JSONValue.maximumDepth`. Text that libyaml cannot parse passes, so that Yams reports the
+    /// Refuses aliases (`*name`, merge keys `<<: *name` included), nesting deeper than
+    /// `JSONValue.maximumDepth` and more nodes than `JSONValue.maximumValues` (counting mapping
+    /// keys, which JSON would not), as JSON documents are bounded. Text that libyaml cannot parse passes, so that Yams reports the
     /// error (its events up to the error are the ones checked here).
     ///
     /// - Throws: `GraphDocument.ReadError` naming the line of the first alias or too-deep node.
@@ -28,6 +29,7 @@ enum YAMLPreflight {
             yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
             yaml_parser_set_input_string(&parser, base, buffer.count)
             var depth = 0
+            var nodes = 0
             while true {
                 var event = yaml_event_t()
                 guard yaml_parser_parse(&parser, &event) == 1 else { return nil }
@@ -38,7 +40,16 @@ enum YAMLPreflight {
                     return GraphDocument.ReadError(
                         message: "line \(line): YAML aliases (*name, <<: *name) are not supported in graphs; write the value out"
                     )
+                case YAML_SCALAR_EVENT:
+                    nodes += 1
+                    if nodes > JSONValue.maximumValues {
+                        return GraphDocument.ReadError(message: "line \(line): YAML with more than \(JSONValue.maximumValues) values")
+                    }
                 case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+                    nodes += 1
+                    if nodes > JSONValue.maximumValues {
+                        return GraphDocument.ReadError(message: "line \(line): YAML with more than \(JSONValue.maximumValues) values")
+                    }
                     depth += 1
                     if depth > JSONValue.maximumDepth {
                         return GraphDocument.ReadError(message: "line \(line): YAML nested deeper than \(JSONValue.maximumDepth) levels")

@@ -99,7 +99,7 @@ final class DaemonHarness: @unchecked Sendable {
                 try? output.close()
                 throw StartFailure(description: "cannot run \(Self.binary.path): \(error) (run `swift build` first)")
             }
-            if Self.waitUntilHealthy(port: port, process: process) {
+            if Self.waitUntilHealthy(port: port, process: process, logFile: options.arguments.contains("--log-level") ? nil : logFile) {
                 self.init(port: port, options: options, process: process, logFile: logFile, validator: try? OpenAPIValidator.shared.get())
                 return
             }
@@ -178,9 +178,17 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Polls `GET /healthz` until it answers 200 (true), the process exits, or 10 s pass.
-    private static func waitUntilHealthy(port: Int, process: Process) -> Bool {
+    ///
+    /// - Parameter logFile: when given, answers count only once the process has logged that it is
+    ///   listening: between `freePort()` and the bind, another daemon (of a test running in
+    ///   parallel) may take the port, and its answers must not pass for this one's.
+    private static func waitUntilHealthy(port: Int, process: Process, logFile: URL?) -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
+            if let logFile, (try? String(contentsOf: logFile, encoding: .utf8))?.contains("navd listening") != true {
+                usleep(20_000)
+                continue
+            }
             if let connection = try? HTTPConnection(port: port, timeout: 2),
                (try? connection.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))) != nil,
                let answer = try? connection.readResponse(), answer.status == 200 {

@@ -18,6 +18,7 @@ struct ServeSettings: Sendable {
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
     var connectionTimeout: Int
+    var headerTimeout: Int
     var logLevel: Logger.Level
 
     static let defaultStore = "sqlite:./.navd/navd.db"
@@ -47,8 +48,9 @@ struct ServeSettings: Sendable {
         threads = try number(command.threads, "NAVD_THREADS", System.coreCount, 1...256)
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
-        maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 1024, 1...1_000_000)
+        maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
+        headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
         guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")

@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Dispatch
 import Logging
 import Synchronization
 

@@ -151,6 +151,10 @@ navd_mhd_option_keep_escapes(void)
     return item;
 }
 
+/// The two connection notifications, as constants Swift can compare against.
+static const enum MHD_ConnectionNotificationCode navd_mhd_connection_started = MHD_CONNECTION_NOTIFY_STARTED;
+static const enum MHD_ConnectionNotificationCode navd_mhd_connection_closed = MHD_CONNECTION_NOTIFY_CLOSED;
+
 /// `MHD_OPTION_URI_LOG_CALLBACK`'s callback (microhttpd.h declares no type for it): called
 /// once the request line is parsed, before MHD splits the query off the URI; its result
 /// becomes the request's `*con_cls`.

@@ -320,6 +320,8 @@ struct HTTPServerTests {
         "GET /a? HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a?x=&&y&z=1& HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\nX-Empty:\r\nX-Blank: \t  \r\nX-Tab:\tv\r\n\r\n",
+        "GET /a HTTP/1.1\r\nHost: test\r\nCookie: a=1; b=2\r\nX-Trailing: v  \r\n\r\n",
+        "GET /a HTTP/1.0\r\nHost: test\r\nX-Long: \(String(repeating: "v", count: 4000))\r\n\r\n",
     ])
     func wellFormedHeadsPassTheNULCheck(request: String) throws {
         let server = try startServer()

@@ -137,4 +137,27 @@ import Testing
         #expect(again.headers["idempotent-replayed"] == "true")
         #expect(try navd.stop() == 0)
     }
+
+    /// On PostgreSQL too: libpq reads text parameters as C strings, so one holding a NUL is
+    /// refused, never cut short; and the store answers other id forms as no session.
+    @Test func postgresRefusesNULParametersAndOtherIdForms() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let connection = try PostgresConnection(conninfo: cluster.url)
+        #expect(throws: StoreError.self) { try connection.execute("SELECT $1::text", ["a\0b"]) }
+        #expect(throws: StoreError.self) { try connection.execute("SELECT $1::text", ["a\0b"], prepare: true) }
+        #expect(try connection.execute("SELECT $1::text", ["ab"]).text(0, 0) == "ab")
+        connection.close()
+
+        let navd = try DaemonHarness(store: cluster.url)
+        let session = try navd.createSession()
+        let absent = try navd.send("GET", "/v1/sessions/\(SessionService.newID())", token: session.token)
+        for impostor in Self.impostors(of: session.id) {
+            let answer = try navd.send("POST", "/v1/sessions/\(impostor)/navigate", json: ["path": "list_news"], token: session.token)
+            #expect(answer.status == absent.status, "\(impostor): \(answer)")
+            #expect(answer.code == absent.code)
+        }
+        #expect(try navd.view(session)["version"]?.int == 1)
+        #expect(try navd.stop() == 0)
+    }
 }

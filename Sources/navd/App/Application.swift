@@ -128,7 +128,9 @@ final class Application: HTTPHandler {
         line.append(UInt8(ascii: "."))
         line.appendDecimal(tenths % 10)
         line.appendLiteral(" request_id=")
-        line.appendUTF8(requestID)
+        // A client's X-Request-Id is printable ASCII already; a backslash in it is still escaped,
+        // so that it cannot pass for one of the log's own escapes.
+        line.appendEscaped(requestID, limit: 128)
         line.appendLiteral(" route=")
         line.appendUTF8(route)
         line.appendLiteral(" status=")

@@ -53,7 +53,8 @@ struct Daemon {
         let server = HTTPServer(
             configuration: .init(
                 host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
-                connectionLimit: settings.maxConnections, connectionTimeout: settings.connectionTimeout
+                connectionLimit: FileDescriptorLimit.fit(connections: settings.maxConnections, logger: logger),
+                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout
             ),
             handler: application, logger: logger
         )

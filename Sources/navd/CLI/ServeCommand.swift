@@ -48,11 +48,14 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Idle time after which a session expires: 90s, 30m, 24h, 7d. (NAVD_SESSION_TTL; default 24h)")
     var sessionTTL: String?
 
-    @Option(help: "Most concurrent connections. (NAVD_MAX_CONNECTIONS; default 1024)")
+    @Option(help: "Most concurrent connections; navd raises its open-file limit to fit them when it can. (NAVD_MAX_CONNECTIONS; default 8192)")
     var maxConnections: Int?
 
     @Option(help: "Seconds before an idle or slow connection is dropped. (NAVD_CONNECTION_TIMEOUT; default 30)")
     var connectionTimeout: Int?
+
+    @Option(help: "Seconds a request has to arrive whole, headers and body, however its bytes trickle in; also the longest a keep-alive connection waits for its next request. 0 turns it off. (NAVD_HEADER_TIMEOUT; default 10)")
+    var headerTimeout: Int?
 
     @Option(help: "trace, debug, info, notice, warning, error, critical. (NAVD_LOG_LEVEL; default info)")
     var logLevel: String?

@@ -23,6 +23,7 @@ struct ServeSettings: Sendable {
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
     var connectionTimeout: Int
+    var headerTimeout: Int
     var logLevel: Logger.Level
 
     static let defaultStore = "sqlite:./.navd/navd.db"
@@ -62,8 +63,9 @@ struct ServeSettings: Sendable {
             throw ValidationError("--cache-size must be at least 1M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(cacheSize)'")
         }
         self.cacheBytes = cacheBytes
-        maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 1024, 1...1_000_000)
+        maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
+        headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
         guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")

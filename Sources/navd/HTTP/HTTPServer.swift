@@ -91,6 +91,9 @@ final class HTTPServer: Sendable {
         var connectionLimit: Int = 1024
         /// Seconds of inactivity after which a connection is closed.
         var connectionTimeout: Int = 30
+        /// Seconds a request has to arrive whole, headers and body, however steadily its bytes
+        /// trickle in (each byte resets `connectionTimeout`); 0 for no limit. See ``RequestDeadlines``.
+        var headerTimeout: Int = 0
         /// Bytes of each connection's buffer pool (request line, headers, read buffer). MHD zeroes
         /// the pool between requests, so a smaller pool is cheaper per request; headers larger than
         /// about half of it get 431.
@@ -148,7 +151,8 @@ final class HTTPServer: Sendable {
         let context = ServerContext(
             handler: handler,
             logger: logger,
-            maxBody: max(0, configuration.maxBody)
+            maxBody: max(0, configuration.maxBody),
+            deadlines: configuration.headerTimeout > 0 ? RequestDeadlines(seconds: configuration.headerTimeout, logger: logger) : nil
         )
         let retained = Unmanaged.passRetained(context)
         let contextPointer = retained.toOpaque()
@@ -164,6 +168,8 @@ final class HTTPServer: Sendable {
                     navd_mhd_option_keep_escapes(),
                     // Measures the request line before MHD cuts it up (see `uriLogged`).
                     navd_mhd_option_uri_log(uriLogged, contextPointer),
+                    // Tracks each connection for the request deadline (see `RequestDeadlines`).
+                    navd_mhd_option_notify_connection(connectionNotified, contextPointer),
                     MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(addressPointer)),
                     MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(1, configuration.threads), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, configuration.connectionLimit), ptr_value: nil),
@@ -195,6 +201,7 @@ final class HTTPServer: Sendable {
             }
             state.running = Running(daemon: daemon, context: retained)
             state.boundPort = navd_mhd_bind_port(daemon)
+            context.deadlines?.start()
             return .success(())
         }
 
@@ -236,6 +243,8 @@ final class HTTPServer: Sendable {
         let unanswered = context.inFlight.load(ordering: .acquiring)
 
         MHD_stop_daemon(running.daemon)
+        // Every connection is closed (and unregistered) by now.
+        context.deadlines?.stop()
         // MHD hands the listening socket back on quiesce; it may be closed
         // only after MHD_stop_daemon, when no pool thread can still use it.
         if listenSocket != navd_mhd_invalid_socket {
@@ -279,6 +288,8 @@ private final class ServerContext: Sendable {
     let handler: any HTTPHandler
     let logger: Logger
     let maxBody: Int
+    /// The request deadline's watchdog, when `headerTimeout` is set.
+    let deadlines: RequestDeadlines?
     /// Requests between their first access-handler call and their
     /// request-completed callback.
     let inFlight = Atomic<Int>(0)
@@ -288,10 +299,11 @@ private final class ServerContext: Sendable {
     /// nil once the daemon has started.
     private let startupMessages = Mutex<[String]?>([])
 
-    init(handler: any HTTPHandler, logger: Logger, maxBody: Int) {
+    init(handler: any HTTPHandler, logger: Logger, maxBody: Int, deadlines: RequestDeadlines?) {
         self.handler = handler
         self.logger = logger
         self.maxBody = maxBody
+        self.deadlines = deadlines
     }
 
     /// Keeps a start-up message for the error; false once the daemon runs.
@@ -389,6 +401,7 @@ private func accessHandler(
         if !clean {
             // Queued on the first call: MHD closes the connection after it, reading no body.
             pending.answered = true
+            stopDeadline(connection, context: context)
             let response = context.handler.malformed(pending.request, reason: "the request line or a header contains a NUL byte")
             return queue(response, on: connection, context: context)
         }
@@ -439,6 +452,7 @@ private func accessHandler(
         return answerTooLarge(pending, context: context, connection: connection)
     }
     pending.answered = true
+    stopDeadline(connection, context: context)
     // Moved out, not copied: once answered, nothing reads the pending request again.
     var request = HTTPRequest(method: "", path: "")
     swap(&request, &pending.request)
@@ -453,9 +467,19 @@ private func answerTooLarge(
     connection: OpaquePointer
 ) -> MHD_Result {
     pending.answered = true
+    stopDeadline(connection, context: context)
     pending.request.body = []
     let response = context.handler.bodyTooLarge(pending.request, limit: context.maxBody)
     return queue(response, on: connection, context: context)
+}
+
+/// The request is in (or will be read no further): it is answered however long the handler
+/// takes, out of reach of the request deadline.
+@inline(__always)
+private func stopDeadline(_ connection: OpaquePointer, context: ServerContext) {
+    if context.deadlines != nil {
+        RequestDeadlines.tracked(connection)?.answering()
+    }
 }
 
 /// `MHD_RequestCompletedCallback`: releases the request's state, whether it was
@@ -466,6 +490,10 @@ private func requestCompleted(
     _ requestState: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     _ reason: MHD_RequestTerminationCode
 ) {
+    // The answer is out: the connection's next request is awaited from now on.
+    if let connection, let cls, Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines != nil {
+        RequestDeadlines.tracked(connection)?.awaitRequest()
+    }
     guard let requestState, let existing = requestState.pointee else {
         return
     }
@@ -490,6 +518,30 @@ private func uriLogged(
 ) -> UnsafeMutableRawPointer? {
     let pending = PendingRequest(uriLength: uri.map { strlen($0) } ?? -1)
     return Unmanaged.passRetained(pending).toOpaque()
+}
+
+/// `MHD_NotifyConnectionCallback`: registers each connection with the request deadline's
+/// watchdog when MHD has accepted it, and unregisters it when MHD has closed it. MHD calls
+/// this on the connection's own pool thread, and calls `CLOSED` before it closes the socket
+/// (`MHD_cleanup_connections`, daemon.c), so a registered socket is always still open.
+private func connectionNotified(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection, let socketContext,
+          let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines else {
+        return
+    }
+    if code == navd_mhd_connection_started {
+        let socket = navd_mhd_connection_socket(connection)
+        guard socket != navd_mhd_invalid_socket else { return }
+        socketContext.pointee = deadlines.register(socket: socket)
+    } else if code == navd_mhd_connection_closed, let tracked = socketContext.pointee {
+        socketContext.pointee = nil
+        deadlines.unregister(tracked)
+    }
 }
 
 /// `MHD_LogCallback`: MHD's error messages, formatted and sent to the logger.

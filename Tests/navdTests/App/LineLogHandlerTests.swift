@@ -26,12 +26,13 @@ import Testing
         var line: [UInt8] = []
         Application.appendRequestFields(
             method: "\u{1B}]0;owned\u{7}" + String(repeating: "M", count: 10_000), route: "unmatched", status: 404, seconds: 0.001,
-            requestID: "r-1", to: &line
+            requestID: #"r\x1b"#, to: &line
         )
         let text = String(decoding: line, as: UTF8.self)
+        #expect(text.contains(#" request_id=r\\x1b route="#), "\(text)")
         #expect(text.hasPrefix(#"request method=\x1b]0;owned\x07MMM"#), "\(text)")
         #expect(text.contains("...(10010 bytes) ms="))
-        #expect(text.utf8.count < 120)
+        #expect(text.utf8.count < 130)
         #expect(line.allSatisfy { $0 >= 0x20 && $0 < 0x7F })
     }
 

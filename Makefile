@@ -4,8 +4,9 @@ LISTEN ?= 127.0.0.1:8080
 STORE ?= sqlite:./.navd/navd.db
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
 PG_PACKAGES := postgresql
+SCHEMATHESIS_VERSION := 4.32.5
 
-.PHONY: all build release run test deps test-deps openapi-check openapi docker-check bench clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps openapi-check openapi contract-test docker-check bench clean fuzz fuzz-smoke
 
 all: build
 
@@ -16,13 +17,15 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 
-## What the tests need beyond the build: PostgreSQL server binaries and the OpenAPI validator.
+## What the tests need beyond the build: PostgreSQL server binaries, the OpenAPI validator and schemathesis.
 test-deps: deps
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing $(PG_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
 	fi
 	@python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
+	@[ "$$(python3 -c 'import schemathesis; print(schemathesis.__version__)' 2>/dev/null)" = "$(SCHEMATHESIS_VERSION)" ] \
+		|| python3 -m pip install -q "schemathesis==$(SCHEMATHESIS_VERSION)"
 
 build: deps
 	$(SWIFT) build
@@ -38,6 +41,7 @@ run: release
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	scripts/contract-test.sh
 	scripts/check-docker-libs.sh
 	$(MAKE) fuzz-smoke
 
@@ -50,6 +54,11 @@ fuzz: deps
 FUZZ_SMOKE_SECONDS ?= 4
 fuzz-smoke: deps
 	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
+
+## schemathesis against a live debug navd (scripts/contract-test.sh; MAX_EXAMPLES, MAX_TIME, SEED).
+contract-test: test-deps
+	$(SWIFT) build --product navd
+	scripts/contract-test.sh
 
 ## The Dockerfile's runtime stage installs every library the static release binary links.
 docker-check: deps

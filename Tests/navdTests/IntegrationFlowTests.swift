@@ -371,6 +371,9 @@ struct NewsFlowTests {
             #expect(refused.status == 412 && refused.code == "version_conflict", "If-Match \(ifMatch): \(refused)")
             #expect(refused.headers["etag"] == #""2""#)
         }
+        // A body the schema forbids is refused as such, whatever the precondition says.
+        let long = try navd.navigate(session, String(repeating: "a", count: 5000), headers: ["If-Match": #""1""#])
+        #expect(long.status == 400 && long.code == "invalid_path", "\(long)")
         #expect(try navd.view(session)["version"] == 2)
         // Any listed strong tag matching is a match.
         let listed = try navd.navigate(session, "show_news(id=1)", headers: ["If-Match": #""1", W/"3", "2""#])
@@ -684,6 +687,17 @@ struct AdminFlowTests {
         #expect(try navd.transition(late, "cart").json()["path"] == "/catalog!cart")
         #expect(try navd.transition(early, "cart").code == "unknown_transition")
         #expect(try navd.transition(early, "item", params: ["sku": "a b"]).json()["path"] == "/catalog/item(sku=a%20b)")
+    }
+
+    /// Found by schemathesis: a link's `description` of the wrong type was stored as a new version.
+    @Test func aGraphWhoseDescriptionsAreNotStringsIsRefused() throws {
+        let navd = try DaemonHarness.shared()
+        let json = Self.admin.merging(["Content-Type": "application/json"]) { $1 }
+        let document = #"{"name": "described", "start": "/a", "scenes": {"a": {}}, "links": {"home": {"path": "^/a", "description": {}}}}"#
+        let refused = try navd.request("PUT", "/v1/graphs/described", headers: json, body: Array(document.utf8))
+        #expect(refused.status == 422 && refused.code == "invalid_graph", "\(refused)")
+        #expect(try refused.json()["issues"]?.array?.contains { $0["pointer"] == "/links/home/description" } == true)
+        #expect(try navd.request("GET", "/v1/graphs/described").status == 404, "nothing was stored")
     }
 
     @Test func anInvalidGraphIsRefusedWithEveryIssueAndItsPointer() throws {

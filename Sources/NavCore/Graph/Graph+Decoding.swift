@@ -46,6 +46,10 @@ struct GraphDecoder {
             return nil
         }
         checkFields(root, allowed: Self.graphFields, at: "")
+        checkDescription(root, at: "")
+        if let version = root["version"], version.intValue == nil {
+            issues.append(GraphIssue(.invalidType, at: "/version", "version is an integer, not \(version.typeName)"))
+        }
         let name = requiredString(root, "name", at: "")
         if let name, !name.isValidPathName {
             issues.append(GraphIssue(.invalidName, at: "/name", "'\(name)' may use only A-Z a-z 0-9 _ . -"))
@@ -85,6 +89,7 @@ struct GraphDecoder {
             return nil
         }
         checkFields(members, allowed: Self.sceneFields, at: at)
+        checkDescription(members, at: at)
         var scene = Scene(name: name)
         if let params = members["params"] {
             scene.params = decodeParams(params, at: pointer(at, "params"))
@@ -161,6 +166,7 @@ struct GraphDecoder {
                 continue
             }
             checkFields(body, allowed: Self.paramFields, at: here)
+            checkDescription(body, at: here)
             var spec = ParamSpec(type: .string)
             if let typeValue = body["type"] {
                 guard let typeName = typeValue.stringValue, let type = ParamType(rawValue: typeName) else {
@@ -211,6 +217,7 @@ struct GraphDecoder {
                 continue
             }
             checkFields(body, allowed: ["path", "description"], at: here)
+            checkDescription(body, at: here)
             guard Link.placeholders(in: template) != nil else {
                 issues.append(GraphIssue(.invalidTemplate, at: pointer(here, "path"), "unbalanced '{' or invalid placeholder name in '\(template)'"))
                 continue
@@ -247,6 +254,13 @@ struct GraphDecoder {
             return nil
         }
         return text
+    }
+
+    /// Every object of a graph may carry a `description`, for people: a string.
+    private mutating func checkDescription(_ object: [String: JSONValue], at: String) {
+        if let description = object["description"], description.stringValue == nil {
+            issues.append(GraphIssue(.invalidType, at: pointer(at, "description"), "description is a string, not \(description.typeName)"))
+        }
     }
 
     private mutating func checkFields(_ object: [String: JSONValue], allowed: Set<String>, at: String) {

@@ -106,6 +106,8 @@ paths:
               $ref: '#/components/headers/X-Request-Id'
             ETag:
               $ref: '#/components/headers/ETag'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/Idempotent-Replayed'
             Location:
               $ref: '#/components/headers/Location'
           content:
@@ -412,6 +414,8 @@ paths:
               $ref: '#/components/headers/X-Request-Id'
             ETag:
               $ref: '#/components/headers/ETag'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/Idempotent-Replayed'
           content:
             application/json:
               schema:
@@ -509,6 +513,8 @@ paths:
               $ref: '#/components/headers/X-Request-Id'
             ETag:
               $ref: '#/components/headers/ETag'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/Idempotent-Replayed'
           content:
             application/json:
               schema:
@@ -586,6 +592,8 @@ paths:
               $ref: '#/components/headers/X-Request-Id'
             ETag:
               $ref: '#/components/headers/ETag'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/Idempotent-Replayed'
           content:
             application/json:
               schema:
@@ -662,6 +670,8 @@ paths:
               $ref: '#/components/headers/X-Request-Id'
             ETag:
               $ref: '#/components/headers/ETag'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/Idempotent-Replayed'
           content:
             application/json:
               schema:
@@ -842,6 +852,8 @@ paths:
           $ref: '#/components/responses/ContentTooLarge'
         '415':
           $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/SessionUnusable'
         '500':
           $ref: '#/components/responses/InternalError'
         '503':
@@ -1366,6 +1378,11 @@ components:
         type: string
         pattern: '^/v1/sessions/[^/]+$'
       example: /v1/sessions/7f3c9a2e5b1d4c6f8a0e2b4d6f8a1c3e
+    Idempotent-Replayed:
+      description: '`true` on an answer replayed for a retry with the same `Idempotency-Key`; absent otherwise.'
+      schema:
+        type: string
+        enum: ['true']
     Allow:
       description: The methods the route accepts, comma-separated.
       required: true
@@ -1542,6 +1559,11 @@ components:
       headers:
         X-Request-Id:
           $ref: '#/components/headers/X-Request-Id'
+        ETag:
+          description: The session's current version, quoted, when the refusal was an `If-Match` that did not match it.
+          schema:
+            type: string
+            pattern: '^"[1-9][0-9]*"$'
       content:
         application/problem+json:
           schema:

@@ -17,6 +17,7 @@ struct SessionRoutes: Sendable {
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["path"])
             let path = try fields.string("path", required: true) ?? ""
+            try checkLength(path, "path")
             return try mutate(context, .navigate(path))
         }
         router.on("POST", "/v1/sessions/{id}/transitions") { context throws(APIError) in
@@ -58,6 +59,7 @@ struct SessionRoutes: Sendable {
         try fields.only(["graph", "start", "context"])
         let graph = try fields.string("graph")
         let start = try fields.string("start")
+        if let start { try checkLength(start, "start") }
         let sessionContext = try fields.object("context") ?? [:]
         return try idempotent(context, scope: "create") { () throws(APIError) in
             let created = try sessions.create(graph: graph, start: start, context: sessionContext)
@@ -118,6 +120,15 @@ struct SessionRoutes: Sendable {
             ["events": .array(events.map(\.json)), "next": .int(events.last?.seq ?? after)],
             version: session.state.version
         )
+    }
+
+    /// A path over the limit is refused with the body's other shape errors, before `If-Match`
+    /// and the session are looked at (NavCore checks it again when it parses the path).
+    private func checkLength(_ path: String, _ member: String) throws(APIError) {
+        let limit = sessions.graphs.limits.maxPathLength
+        guard path.utf8.count <= limit else {
+            throw APIError(.invalidPath, "'\(member)' is longer than \(limit) bytes", offset: limit)
+        }
     }
 
     /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.

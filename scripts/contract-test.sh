@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Contract tests: schemathesis against a live navd, every check but positive_data_acceptance.
+#
+# Starts the built navd (NAVD_BINARY, else .build/debug/navd) on a free loopback port with the
+# memory store, the news example graph and an admin token, runs every phase (examples,
+# coverage, fuzzing, stateful: createSession's links give the id and token to every session
+# route), and fails on any failure. Bounded: MAX_EXAMPLES per operation (default 40) and
+# MAX_TIME seconds in all (default 180: fuzzing and stateful testing repeat until it is spent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BINARY=${NAVD_BINARY:-.build/debug/navd}
+MAX_EXAMPLES=${MAX_EXAMPLES:-40}
+MAX_TIME=${MAX_TIME:-180}
+SEED=${SEED:-}
+[ -x "$BINARY" ] || { echo "contract-test: $BINARY is not built (run swift build)" >&2; exit 1; }
+# The interpreter `make test-deps` installed schemathesis into (its `st` script may not be on PATH).
+python3 -c 'import schemathesis' 2>/dev/null || { echo "contract-test: schemathesis is not installed (make test-deps)" >&2; exit 1; }
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+export NAVD_ADMIN_TOKEN="contract-admin-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+WORK=$(mktemp -d)
+LOG="$WORK/navd.log"
+
+"$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json \
+    --admin-token "$NAVD_ADMIN_TOKEN" --log-level warning >"$LOG" 2>&1 &
+NAVD_PID=$!
+cleanup() {
+    kill "$NAVD_PID" 2>/dev/null || true
+    wait "$NAVD_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+for _ in $(seq 100); do
+    python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
+        "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
+    kill -0 "$NAVD_PID" 2>/dev/null || { echo "contract-test: navd exited:" >&2; cat "$LOG" >&2; exit 1; }
+    sleep 0.1
+done
+
+STATUS=0
+python3 -m schemathesis.cli --config-file scripts/schemathesis.toml run openapi.yaml \
+    --url "http://127.0.0.1:$PORT" \
+    --checks all --exclude-checks positive_data_acceptance \
+    --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" \
+    --workers 1 --generation-database none --no-color \
+    ${SEED:+--seed "$SEED"} "$@" || STATUS=$?
+
+# The daemon must have survived everything it was sent.
+if ! kill -0 "$NAVD_PID" 2>/dev/null; then
+    echo "contract-test: navd died during the run:" >&2
+    tail -50 "$LOG" >&2
+    exit 1
+fi
+if [ "$STATUS" -ne 0 ]; then
+    echo "contract-test: schemathesis reported failures (exit $STATUS)" >&2
+    tail -20 "$LOG" >&2
+fi
+exit "$STATUS"

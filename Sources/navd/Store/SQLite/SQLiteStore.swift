@@ -355,7 +355,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
         for (id, loss) in dropped.sorted(by: { $0.key < $1.key }) {
             let versions = loss.versions.count == 1 ? "version \(loss.versions[0])" : "versions \(loss.versions.first ?? 0)…\(loss.versions.last ?? 0)"
-            recovery.report.append("session \(id): kept at version \(loss.kept); its \(versions) (\(loss.versions.count) changes after the missing ones) dropped")
+            let count = loss.versions.count == 1 ? "1 change" : "\(loss.versions.count) changes"
+            recovery.report.append("session \(id): kept at version \(loss.kept); its \(versions) (\(count) after the missing ones) dropped")
         }
         recovery.report.append(
             "sessions whose missing changes were their last ones keep their version before them; they cannot be named, since their ids were in the damaged bytes"

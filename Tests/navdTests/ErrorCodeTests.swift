@@ -121,8 +121,8 @@ import Testing
         let validator = try OpenAPIValidator.shared.get()
         let specCodes = Set(validator.schema(named: "Problem")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
         #expect(specCodes.count > 20)
-        // store_unavailable needs a store that cannot write: StoreFaultTests fill a tmpfs under a
-        // running daemon and inject write failures into the store.
+        // store_unavailable needs a store that cannot write: FullDiskTests fill a tmpfs under a
+        // running daemon, StoreFaultTests inject write failures into the store.
         #expect(
             Set(codes.seen.keys) == specCodes.subtracting(["internal", "store_unavailable"]),
             "missing: \(specCodes.subtracting(codes.seen.keys))"

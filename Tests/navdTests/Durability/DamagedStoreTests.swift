@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import navd
 
 /// A damaged SQLite store against the real binary: `navd serve` refuses to start and says where
@@ -10,13 +14,34 @@ import Testing
     static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
     static let pathB = "^/top"
 
-    /// `navd serve` on `store`, expected to fail at start-up (a daemon that starts is stopped by
-    /// CLITests' 30-second limit, and the test fails).
-    static func serveFails(_ store: String) throws -> CLITests.Run {
+    /// `navd serve` on `store`, expected to fail at start-up. A daemon that starts anyway is
+    /// killed after 15 s (and the test fails).
+    static func serveFails(_ store: String) throws -> (status: Int32, errors: String) {
         let port = try DaemonHarness.freePort()
-        let run = try CLITests.navd(["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json"])
-        #expect(run.status != 0, "navd started on a damaged store: \(run.errors.suffix(500))")
-        return run
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("navd-damaged-\(UUID().uuidString.prefix(8)).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let process = Process()
+        process.executableURL = DaemonHarness.binary
+        process.arguments = ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json"]
+        process.currentDirectoryURL = DaemonHarness.packageRoot
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
+        process.standardInput = FileHandle.nullDevice
+        let output = try FileHandle(forWritingTo: log)
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        try? output.close()
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        let started = process.isRunning
+        if started {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let errors = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(!started && process.terminationStatus != 0, "navd started on a damaged store: \(errors.suffix(500))")
+        return (started ? -1 : process.terminationStatus, errors)
     }
 
     @Test func aDamagedChangeLogStopsTheDaemonUntilTheLossIsAcceptedAndADamagedDatabaseStopsItToo() throws {

@@ -122,8 +122,9 @@ import Testing
         let validator = try OpenAPIValidator.shared.get()
         let specCodes = Set(validator.schema(named: "Problem")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
         #expect(specCodes.count > 20)
-        // store_unavailable needs a store that fails: StoreFaultTests fill a tmpfs under a running
-        // daemon and inject write failures; PostgresOutageTests stop PostgreSQL under navd.
+        // store_unavailable needs a store that fails: FullDiskTests fill a tmpfs under a running
+        // daemon, StoreFaultTests inject write failures into the store, PostgresOutageTests stop
+        // PostgreSQL under navd.
         #expect(
             Set(codes.seen.keys) == specCodes.subtracting(["internal", "store_unavailable"]),
             "missing: \(specCodes.subtracting(codes.seen.keys))"

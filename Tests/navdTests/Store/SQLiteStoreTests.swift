@@ -522,3 +522,27 @@ extension SQLiteStoreTests {
         reopened.store.close()
     }
 }
+
+extension SQLiteStoreTests {
+    /// Damage `PRAGMA quick_check` cannot see (valid pages, garbled text in a row) makes reading
+    /// that session's events fail, instead of answering a silently shorter list.
+    @Test func anEventBatchThatDoesNotReadBackIsAnErrorNotAShorterList() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var id = ""
+        do {
+            let fixture = try Fixture(path: path, threshold: 100)
+            id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            _ = try fixture.navigate(id, Self.pathA)
+            fixture.store.close()
+        }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("UPDATE event_log SET body = '[{\"seq\":1,\"type\":\"transitionStart\"' WHERE first_seq = 1")
+        connection.close()
+        let fixture = try Fixture(path: path, threshold: 100)
+        #expect(throws: StoreError.self) { try fixture.store.events(of: id, after: 0, limit: 100) }
+        // The newer batch alone still reads.
+        #expect(try fixture.store.events(of: id, after: 8, limit: 100).first?.seq == 9)
+        fixture.store.close()
+    }
+}

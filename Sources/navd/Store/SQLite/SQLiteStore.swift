@@ -355,7 +355,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
         for (id, loss) in dropped.sorted(by: { $0.key < $1.key }) {
             let versions = loss.versions.count == 1 ? "version \(loss.versions[0])" : "versions \(loss.versions.first ?? 0)…\(loss.versions.last ?? 0)"
-            recovery.report.append("session \(id): kept at version \(loss.kept); its \(versions) (\(loss.versions.count) changes after the missing ones) dropped")
+            let count = loss.versions.count == 1 ? "1 change" : "\(loss.versions.count) changes"
+            recovery.report.append("session \(id): kept at version \(loss.kept); its \(versions) (\(count) after the missing ones) dropped")
         }
         recovery.report.append(
             "sessions whose missing changes were their last ones keep their version before them; they cannot be named, since their ids were in the damaged bytes"
@@ -826,9 +827,16 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             let newest = try loadHoldingDatabase(id)?.state.eventCounter ?? 0
             let after = max(after, newest - retainedEvents)
             var events: [LifecycleEvent] = []
-            func collect(_ body: [UInt8]) {
-                for element in (try? JSONValue(parsing: body))?.arrayValue ?? [] {
-                    guard let event = LifecycleEvent(json: element), event.seq > after, events.count < limit else { continue }
+            // A batch that does not read back is damage: an error, never a silently shorter list.
+            func collect(_ body: [UInt8]) throws(StoreError) {
+                guard let elements = (try? JSONValue(parsing: body))?.arrayValue else {
+                    throw StoreError(message: "session \(id): a stored event batch is not a JSON array (is the database damaged? see navd store check)")
+                }
+                for element in elements {
+                    guard let event = LifecycleEvent(json: element) else {
+                        throw StoreError(message: "session \(id): a stored event is not an event (is the database damaged? see navd store check)")
+                    }
+                    guard event.seq > after, events.count < limit else { continue }
                     events.append(event)
                 }
             }
@@ -836,12 +844,12 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 "SELECT body FROM event_log WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
             try batches.bind(1, id).bind(2, Int64(after))
             defer { batches.reset() }
-            while events.count < limit, try batches.step() { collect(batches.bytes(0)) }
+            while events.count < limit, try batches.step() { try collect(batches.bytes(0)) }
             batches.reset()
             // Newer than every compacted batch: the log's, oldest generation first. Holding
             // `database`, a sealed generation is one the compactor has not written yet.
             let logged = try locked { (compacting?.folds[id]?.batches ?? []) + (pending[id]?.batches ?? []) }
-            for batch in logged where events.count < limit && batch.last > after { collect(batch.body) }
+            for batch in logged where events.count < limit && batch.last > after { try collect(batch.body) }
             return events
         }
     }

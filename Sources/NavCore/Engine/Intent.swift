@@ -30,11 +30,16 @@ public struct Limits: Sendable, Hashable {
     public var maxParams: Int
     /// The largest a screen's state may grow by merge patches, in bytes of JSON.
     public var maxStateBytes: Int
+    /// The most screens a session may hold, on the stage and in every saved tab stack (nested
+    /// tabs screens too): `maxDepth` bounds only the stage, and tab switches that each save a
+    /// stack could otherwise grow one session without end.
+    public var maxScreens: Int
 
-    public init(maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536) {
+    public init(maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256) {
         self.maxDepth = maxDepth
         self.maxPathLength = maxPathLength
         self.maxParams = maxParams
         self.maxStateBytes = maxStateBytes
+        self.maxScreens = maxScreens
     }
 }

@@ -41,6 +41,13 @@ extension Navigator {
         guard let plan = try plan(from: state, to: target, counter: &counter) else {
             return Outcome(state: state, events: [])
         }
+        // Saved tab stacks count too; a session already over the limit may still shrink.
+        let screens = Self.screenCount(plan.screens)
+        if screens > limits.maxScreens, screens > Self.screenCount(state.screens) {
+            throw NavError(
+                .stackTooDeep, "the session would hold \(screens) screens, saved tab stacks included (limit \(limits.maxScreens))"
+            )
+        }
         for index in plan.removed.indices {
             let name = plan.removed[index].scene
             guard scene(of: plan.removed[index])?.removable ?? true else {
@@ -304,5 +311,17 @@ struct EventRecorder {
     mutating func record(_ type: LifecycleEvent.Kind, from: String, to: String) {
         seq += 1
         events.append(LifecycleEvent(seq: seq, transition: transition, type: type, from: from, to: to))
+    }
+}
+
+extension Navigator {
+    /// The screens of a stage and of every tab stack saved in it, nested ones included.
+    static func screenCount(_ screens: [Screen]) -> Int {
+        var count = screens.count
+        for index in screens.indices {
+            guard let saved = screens[index].tabs?.saved, !saved.isEmpty else { continue }
+            for stack in saved.values { count += screenCount(stack) }
+        }
+        return count
     }
 }

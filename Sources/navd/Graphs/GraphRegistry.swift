@@ -170,6 +170,9 @@ final class GraphRegistry: Sendable {
     /// The latest version of `name`, or `nil` when no process stored one. A known name is
     /// checked against the store at most once per ``refreshInterval``; an unknown one at once.
     func latest(_ name: String) throws(APIError) -> GraphVersion? {
+        // No graph is named otherwise (Graph.decode refuses it), so such a name never reaches a
+        // store: libpq cannot take a NUL in a text parameter, and the client would get a 500.
+        guard name.isValidPathName else { return nil }
         let now = Clock.seconds()
         let interval = refreshInterval
         let (cached, store) = state.withLock { state -> (GraphVersion?, (any GraphStore)?) in
@@ -204,7 +207,7 @@ final class GraphRegistry: Sendable {
     /// - Throws: when the store cannot be read.
     func version(_ name: String, _ version: Int, readingThrough: Bool) throws(StoreError) -> GraphVersion? {
         if let found = self.version(name, version) { return found }
-        guard readingThrough, let store = state.withLock({ $0.store }), let document = try store.graph(name, version: version),
+        guard readingThrough, name.isValidPathName, let store = state.withLock({ $0.store }), let document = try store.graph(name, version: version),
             let entry = try? make(document, version: version)
         else { return nil }
         return insert(entry)

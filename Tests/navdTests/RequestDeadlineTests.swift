@@ -1,5 +1,10 @@
 import Foundation
 import Testing
+import Logging
+@testable import navd
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--header-timeout`: a request must arrive whole within a fixed time. libmicrohttpd's idle
 /// timeout is reset by every byte, so clients trickling one header byte every few seconds held
@@ -75,6 +80,53 @@ private final class Tricklers: @unchecked Sendable {
             for index in connections.indices where open[index] {
                 if (try? connections[index].send([byte])) == nil { open[index] = false }
             }
+        }
+    }
+}
+
+/// The watchdog itself, on socket pairs: a connection is never closed before its deadline,
+/// whenever in the watchdog's tick it started waiting.
+@Suite struct RequestDeadlinesWatchdogTests {
+    @Test func noConnectionIsClosedBeforeItsDeadline() throws {
+        let deadlines = RequestDeadlines(seconds: 1, logger: Logger(label: "test"))
+        deadlines.start()
+        defer { deadlines.stop() }
+        // Connections that start waiting at every phase of the watchdog's 250 ms tick.
+        var pairs: [(ours: Int32, theirs: Int32, registered: Double, tracked: UnsafeMutableRawPointer)] = []
+        defer {
+            for pair in pairs {
+                deadlines.unregister(pair.tracked)
+                close(pair.ours)
+                close(pair.theirs)
+            }
+        }
+        for _ in 0..<12 {
+            var fds: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            let registered = Clock.seconds()
+            let tracked = deadlines.register(socket: fds[0])
+            pairs.append((fds[0], fds[1], registered, tracked))
+            // Its clock starts now, not at the watchdog's last tick (up to 250 ms earlier: closed
+            // that much early whenever a later tick ran a millisecond late, as on a loaded machine).
+            let since = Unmanaged<RequestDeadlines.Tracked>.fromOpaque(tracked).takeUnretainedValue().since.load(ordering: .relaxed)
+            #expect(since >= Int64(registered * 1000), "the deadline counts from \(Int64(registered * 1000) - since) ms before the connection came")
+            usleep(23_000)
+        }
+        // When each connection was shut (its peer reads the end of the stream).
+        var closedAt = [Double?](repeating: nil, count: pairs.count)
+        let giveUp = Clock.seconds() + 10
+        while closedAt.contains(where: { $0 == nil }), Clock.seconds() < giveUp {
+            var polled = pairs.map { pollfd(fd: $0.theirs, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polled, nfds_t(polled.count), 5)
+            let now = Clock.seconds()
+            for (index, entry) in polled.enumerated() where closedAt[index] == nil && entry.revents != 0 {
+                closedAt[index] = now
+            }
+        }
+        for (index, pair) in pairs.enumerated() {
+            let waited = try #require(closedAt[index], "connection \(index) was never closed") - pair.registered
+            // Monotonic time at millisecond resolution: a millisecond's slack.
+            #expect(waited >= 0.999, "connection \(index) was closed after \(waited) s, before its 1 s deadline")
         }
     }
 }

@@ -42,7 +42,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Most sessions held at once. (NAVD_MAX_SESSIONS; default 100000)")
     var maxSessions: Int?
 
-    @Option(help: "Memory for decoded sessions kept by the SQLite store, by estimate: bytes, or with K, M, G (KiB, MiB, GiB). (NAVD_CACHE_SIZE; default 256M)")
+    @Option(help: "Memory for decoded sessions kept by the SQLite store, by estimate: bytes, or with K, M, G (KiB, MiB, GiB); at least 1M. (NAVD_CACHE_SIZE; default 256M)")
     var cacheSize: String?
 
     @Option(help: "Idle time after which a session expires: 90s, 30m, 24h, 7d. (NAVD_SESSION_TTL; default 24h)")

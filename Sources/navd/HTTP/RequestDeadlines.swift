@@ -33,20 +33,20 @@ final class RequestDeadlines: Sendable {
     /// One connection MHD holds, kept in its `socket_context` (retained there until `CLOSED`).
     final class Tracked: Sendable {
         let socket: Int32
-        /// The tick at which the connection began waiting for its current request;
+        /// When the connection began waiting for its current request (monotonic ms);
         /// -1 while one is being answered.
         let since: Atomic<Int64>
-        private let ticker: Ticker
 
-        fileprivate init(socket: Int32, ticker: Ticker) {
+        fileprivate init(socket: Int32) {
             self.socket = socket
-            self.ticker = ticker
-            self.since = Atomic(ticker.now.load(ordering: .relaxed))
+            self.since = Atomic(RequestDeadlines.milliseconds())
         }
 
-        /// The connection now waits for its next request (its answer has gone out).
+        /// The connection now waits for its next request (its answer has gone out). Reads the
+        /// clock itself (vDSO, no system call): a time taken from the watchdog's last tick lagged
+        /// by up to a tick, so connections were closed up to a tick before their deadline.
         func awaitRequest() {
-            since.store(ticker.now.load(ordering: .relaxed), ordering: .relaxed)
+            since.store(RequestDeadlines.milliseconds(), ordering: .relaxed)
         }
 
         /// The request is in (or refused): it is answered however long that takes.
@@ -55,16 +55,10 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    /// The watchdog's clock in milliseconds, read by the pool threads instead of the system's.
-    fileprivate final class Ticker: Sendable {
-        let now = Atomic<Int64>(0)
-    }
-
     let seconds: Int
     private let limit: Int64
     private let interval: Int
     private let logger: Logger
-    private let ticker = Ticker()
     private let table = Mutex<[ObjectIdentifier: Tracked]>([:])
     /// `nonisolated(unsafe)`: a dispatch source is safe to use from any thread (it is not marked
     /// `Sendable`); ``start()`` sets its handler and resumes it once, ``stop()`` cancels it.
@@ -77,7 +71,6 @@ final class RequestDeadlines: Sendable {
         // A connection is closed at most about a quarter of the limit late (and 250 ms at most).
         self.interval = max(20, min(250, seconds * 1000 / 4))
         self.logger = logger
-        ticker.now.store(Self.milliseconds(), ordering: .relaxed)
     }
 
     /// The ``Tracked`` of a connection, from its `socket_context`.
@@ -87,7 +80,7 @@ final class RequestDeadlines: Sendable {
 
     /// Starts a new connection's clock. - Returns: the retained ``Tracked``, for its `socket_context`.
     func register(socket: Int32) -> UnsafeMutableRawPointer {
-        let tracked = Tracked(socket: socket, ticker: ticker)
+        let tracked = Tracked(socket: socket)
         table.withLock { $0[ObjectIdentifier(tracked)] = tracked }
         return Unmanaged.passRetained(tracked).toOpaque()
     }
@@ -113,10 +106,9 @@ final class RequestDeadlines: Sendable {
         timer.cancel()
     }
 
-    /// Advances the clock and shuts every connection whose request is overdue.
+    /// Shuts every connection whose request is overdue.
     private func tick() {
         let now = Self.milliseconds()
-        ticker.now.store(now, ordering: .relaxed)
         let limit = self.limit
         let closed = table.withLock { table -> Int in
             var closed = 0
@@ -136,7 +128,7 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    private static func milliseconds() -> Int64 {
+    fileprivate static func milliseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000

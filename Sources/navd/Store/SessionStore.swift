@@ -73,9 +73,9 @@ protocol SessionStore: Sendable {
     /// Flushes and closes; later calls fail.
     func close()
 
-    /// Whether the store can take work now, for `/readyz` (which asks at most once a second):
-    /// SQLite answers from its last write and probes the disk after a failed one; PostgreSQL runs
-    /// `SELECT 1`.
+    /// Whether the store can take work now, for `/readyz` (``Readiness`` asks at most once a
+    /// second, so this need not throttle itself): SQLite answers from its last write and probes
+    /// the disk after a failed one; PostgreSQL runs `SELECT 1`.
     func isAvailable() -> Bool
 }
 

@@ -14,7 +14,7 @@ enum StoreFactory {
         if let options = try SQLiteOptions(spec) {
             return try SQLiteStore(
                 path: options.path, synchronousFull: options.synchronousFull, compactionThreshold: options.compaction,
-                cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs)
+                cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs, readingThrough: false)
             )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
@@ -60,10 +60,14 @@ enum StoreFactory {
     }
 
     /// Restores snapshots against the graph version each session was created with.
-    static func snapshotDecoder(_ graphs: GraphRegistry) -> SnapshotDecoder {
+    ///
+    /// - Parameter readingThrough: whether a version missing here is read from the store: one
+    ///   another process stored (PostgreSQL). Not for SQLite, which decodes holding its database
+    ///   lock (a read-through would take it again: a crash) and whose versions are all restored at
+    ///   start-up or added by this process, so a missing one is one that no longer loads.
+    static func snapshotDecoder(_ graphs: GraphRegistry, readingThrough: Bool = true) -> SnapshotDecoder {
         { snapshot, name, version throws(StoreError) in
-            // A version another process stored is read from the store on a miss.
-            guard let graph = try graphs.version(name, version, readingThrough: true) else {
+            guard let graph = try graphs.version(name, version, readingThrough: readingThrough) else {
                 throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)
             }
             do {

@@ -4,8 +4,9 @@ import Synchronization
 /// be reached (a load balancer then sends the work to another instance).
 final class Readiness: Sendable {
     private let flag = Atomic<Bool>(true)
-    /// Answers whether the store takes a query now (`SELECT 1`); `nil` for stores that cannot
-    /// be lost (memory, the SQLite file the process holds).
+    /// Answers whether the store takes work now (``SessionStore/isAvailable()``: PostgreSQL runs
+    /// `SELECT 1`, SQLite probes the disk after a failed write, memory is always available).
+    /// Asked at most once per ``probeInterval``: the one throttle for every store.
     private let probe: (@Sendable () -> Bool)?
     /// The last probe's time (monotonic seconds) and answer.
     private let probed = Mutex<(at: Double, reachable: Bool)>((-.infinity, true))

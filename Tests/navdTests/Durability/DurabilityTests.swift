@@ -76,7 +76,10 @@ import Glibc
 
             let driver = TransitionDriver(daemon: daemon, sessions: sessions, paths: [Self.pathA, Self.pathB])
             driver.start()
-            usleep(UInt32.random(in: 300_000...900_000, using: &generator))
+            // Enough acknowledged to check (a loaded CI machine may take a while), then a kill at a
+            // random moment.
+            driver.wait(forAcknowledgements: 11, seconds: 30)
+            usleep(UInt32.random(in: 0...600_000, using: &generator))
             daemon.crash()
             let acks = driver.finish()
             #expect(acks.count > 10, "round \(round): only \(acks.count) transitions were acknowledged before the crash")
@@ -287,6 +290,12 @@ final class TransitionDriver: @unchecked Sendable {
             }
             done.signal()
         }.start()
+    }
+
+    /// Waits until `count` transitions have been acknowledged (or `seconds` have passed).
+    func wait(forAcknowledgements count: Int, seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while acks.withLock({ $0.count }) < count, Date() < deadline { usleep(10_000) }
     }
 
     func finish() -> [Acknowledgement] {

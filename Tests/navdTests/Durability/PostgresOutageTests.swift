@@ -67,7 +67,9 @@ import Glibc
                 group.leave()
             }.start()
         }
-        usleep(400_000)
+        // Enough acknowledged before the outage to tell (a loaded CI machine may take a while).
+        let acksDeadline = Date().addingTimeInterval(30)
+        while outcomes.acks.withLock({ $0.count }) <= 10, Date() < acksDeadline { usleep(10_000) }
         let acksBeforeOutage = outcomes.acks.withLock { $0.count }
         try cluster.pause()
         // While PostgreSQL is down: refusals pile up, and /readyz reports the store within its cache time.
@@ -80,7 +82,8 @@ import Glibc
         #expect(readiness?.status == 503)
         #expect(readiness?.headers["retry-after"] != nil)
         #expect((try readiness?.json())?["status"]?.string == "store_unavailable")
-        usleep(300_000)
+        let refusalsDeadline = Date().addingTimeInterval(10)
+        while outcomes.refusals.withLock({ $0.count }) == 0, Date() < refusalsDeadline { usleep(10_000) }
         let refusedDuringOutage = outcomes.refusals.withLock { $0.count }
         let create = try daemon.send("POST", "/v1/sessions", json: [:])
         #expect(create.status == 503)
@@ -95,7 +98,8 @@ import Glibc
         } while readiness?.status != 200 && Date() < recoverDeadline
         #expect(readiness?.status == 200)
         let acksAtRecovery = outcomes.acks.withLock { $0.count }
-        usleep(500_000)
+        let acksAfterDeadline = Date().addingTimeInterval(10)
+        while outcomes.acks.withLock({ $0.count }) <= acksAtRecovery, Date() < acksAfterDeadline { usleep(10_000) }
         running.withLock { $0 = false }
         group.wait()
 

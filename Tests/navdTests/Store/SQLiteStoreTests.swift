@@ -546,3 +546,54 @@ extension SQLiteStoreTests {
         fixture.store.close()
     }
 }
+
+extension SQLiteStoreTests {
+    /// A stored graph version that no longer loads (a newer navd's stricter graph rules) is left
+    /// out at start-up, with an error in the log. A session of that version then answers 422
+    /// `unknown_graph`: reading it must not look the version up in the store while the store
+    /// holds its own lock (that deadlocked the reading thread, and every later read with it).
+    @Test func aSessionWhoseStoredGraphNoLongerLoadsIsRefusedNotDeadlocked() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        func open() throws -> (Application, SQLiteStore) {
+            let graphs = GraphRegistry()
+            let store = try #require(
+                try StoreFactory.open("sqlite:\(path)", graphs: graphs, connections: 1, logger: Logger(label: "test")) as? SQLiteStore
+            )
+            let application = Application(graphs: graphs, configuration: .init(), store: store, logger: Logger(label: "test"))
+            try StoreFactory.restoreGraphs(from: store, into: graphs, logger: Logger(label: "test"))
+            return (application, store)
+        }
+        let id: String
+        do {
+            let (application, store) = try open()
+            _ = try application.graphs.add(document)
+            id = try application.sessions.create(graph: "news", start: nil, context: [:]).session.id
+            store.close()
+        }
+        // The stored document stops being a graph navd loads.
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute(#"UPDATE graphs SET document = '{"name": "news"}'"#)
+            connection.close()
+        }
+        let (application, store) = try open()
+        defer { store.close() }
+        #expect(application.graphs.version("news", 1) == nil, "the damaged version is left out")
+
+        let outcome = Locked<Result<StoredSession?, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            outcome.withLock { $0 = Result { () throws(StoreError) in try store.load(id) } }
+            done.signal()
+        }.start()
+        try #require(done.wait(timeout: .now() + 10) == .success, "reading the session hung")
+        switch outcome.withLock({ $0 }) {
+        case .failure(let error): #expect(error.kind == .incompatible, "\(error)")
+        default: Issue.record("expected an incompatible-session error, got \(String(describing: outcome.withLock { $0 }))")
+        }
+        // The store still serves.
+        #expect(try store.count() == 1)
+    }
+}

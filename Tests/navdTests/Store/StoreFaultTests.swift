@@ -35,7 +35,7 @@ import Glibc
         }
     }
 
-    /// Polls `isAvailable()` (which probes at most once a second) for up to 5 s.
+    /// Polls `isAvailable()` (which probes the disk while it is failing) for up to 5 s.
     static func waitUntilAvailable(_ store: SQLiteStore) -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {

@@ -58,8 +58,6 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// Which part could not take its last write (``Part`` bits): set by a write the disk could not
     /// take, cleared by the next write to that part that succeeds (or a probe of both).
     private let failing = Atomic<UInt8>(0)
-    /// When ``isAvailable()`` last probed the disk (monotonic nanoseconds).
-    private let probed = Mutex<UInt64>(0)
     private var compactionRetryScheduled = false
     /// The current generation's changes, folded by session, and how many there are.
     private var pending: [String: Fold] = [:]
@@ -997,17 +995,11 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     }
 
     /// True while writes succeed (one atomic load). After a write the disk could not take, probes
-    /// the change log and the database with a small write, at most once a second (in between it
-    /// answers the last probe's outcome); a probe that succeeds also restarts compaction.
+    /// the change log and the database with a small write; a probe that succeeds also restarts
+    /// compaction. How often it is asked is ``Readiness``'s business (at most once a second).
     func isAvailable() -> Bool {
         guard failing.load(ordering: .relaxed) != 0 else { return true }
         let now = DispatchTime.now().uptimeNanoseconds
-        let due = probed.withLock { (last: inout UInt64) -> Bool in
-            guard last == 0 || now &- last >= 1_000_000_000 else { return false }
-            last = now
-            return true
-        }
-        guard due else { return false }
         do {
             try withDatabase { () throws(StoreError) in
                 try locked { () throws(StoreError) in try log.probe(4096) }

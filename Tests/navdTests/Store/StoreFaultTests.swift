@@ -160,4 +160,28 @@ import Glibc
         }
         reopened.store.close()
     }
+
+    /// A graph upload the disk cannot take is 503 like any other write, shows in readiness, and
+    /// takes the next version once the disk heals (no number is used up by the failed one).
+    @Test(arguments: [ENOSPC, EIO])
+    func aFailedGraphUploadIs503AndShowsInReadiness(code: Int32) throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
+        let graphs = GraphRegistry()
+        graphs.attach(fixture.store)
+        let news = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        #expect(try graphs.add(news).0.version == 1)
+        guard case .object(var changed) = news else { Issue.record("news.json is not an object"); return }
+        changed["start"] = .string("/top/list_news")
+
+        SQLiteFaults.fail(under: folder.path, with: code)
+        defer { SQLiteFaults.heal(folder.path) }
+        Self.expectUnavailable("a graph upload") { _ = try graphs.add(.object(changed)) }
+        #expect(!fixture.store.isAvailable(), "a graph the disk could not take shows in readiness")
+
+        SQLiteFaults.heal(folder.path)
+        #expect(Self.waitUntilAvailable(fixture.store))
+        #expect(try graphs.add(.object(changed)).0.version == 2)
+        fixture.store.close()
+    }
 }

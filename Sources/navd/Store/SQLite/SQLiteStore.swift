@@ -931,8 +931,11 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             let (version, same) = found ? (Int(latest.int(0)), latest.int(1) == 1) : (0, false)
             latest.reset()
             if same { return (version, false) }
-            try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
-                .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
+            // Through `writing`, like every other write: a full disk here shows in `/readyz` too.
+            try writing { () throws(StoreError) in
+                try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
+                    .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
+            }
             return (version + 1, true)
         }
     }

@@ -1,10 +1,6 @@
 import FuzzSupport
 @testable import NavCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The navigator (DESIGN §3): the input is a sequence of intents applied from the start of an
 /// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal
 /// changed nothing; an applied change is one version with consecutive events, a no-op not a byte;
@@ -133,8 +129,7 @@ private struct Subject: Sendable {
     func params(from input: inout FuzzInput) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
         for _ in 0..<input.below(4) {
-            let key = input.bool() ? input.pick(keys) : Self.filteredKey(input.text(maximum: 8))
-            guard !key.isEmpty || Self.rawKeys else { continue }
+            let key = input.bool() ? input.pick(keys) : input.text(maximum: 8)
             result[key] = value(from: &input)
         }
         return result
@@ -160,21 +155,4 @@ private struct Subject: Sendable {
         default: return (try? JSONValue(parsing: input.text(maximum: 64).utf8)) ?? .null
         }
     }
-
-    /// Parameter keys with path syntax in them (`a)/evil(x`), or empty, are accepted by the params
-    /// intent on a scene without a schema, and the stage's text then does not parse back to the
-    /// stage: a known defect another change fixes in NavCore (FUZZING.md). Until it lands, keys
-    /// keep only the name characters and empty ones are dropped, unless NAVD_FUZZ_RAW_KEYS=1;
-    /// remove this filter once the fix is merged.
-    static func filteredKey(_ key: String) -> String {
-        if rawKeys { return key }
-        return String(key.unicodeScalars.filter { scalar in
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9", "_", ".", "-": true
-            default: false
-            }
-        }.map(Character.init))
-    }
-
-    static let rawKeys = getenv("NAVD_FUZZ_RAW_KEYS").map { String(cString: $0) == "1" } ?? false
 }

@@ -4,7 +4,8 @@ extension Graph {
 
     /// Reads and validates a graph document.
     ///
-    /// - Returns: the graph and any warnings (an unreachable scene does not stop a graph from loading).
+    /// - Returns: the graph and any warnings (a warning never stops a graph from loading). Any scene
+    ///   can be reached by a deep path, so a scene no link or tab leads to is not one (DESIGN §1).
     /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
     public static func decode(_ document: JSONValue) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
         var decoder = GraphDecoder()

@@ -18,7 +18,6 @@ public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
         case invalidStart = "invalid_start"
         case invalidParamSchema = "invalid_param_schema"
         case invalidTabs = "invalid_tabs"
-        case unreachableScene = "unreachable_scene"
     }
 
     public var pointer: String

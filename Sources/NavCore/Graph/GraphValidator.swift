@@ -24,12 +24,10 @@ struct GraphValidator {
             }
         }
 
-        let startScenes: [String]
         do {
             let expression = try PathExpression.parse(graph.start)
             switch expression {
             case .absolute(let path), .relative(ups: 0, let path):
-                startScenes = path.components.map(\.name)
                 do {
                     _ = try navigator.normalise(Path().resolving(expression))
                     if path.isEmpty { issues.append(GraphIssue(.invalidStart, at: "/start", "the start path is empty")) }
@@ -37,17 +35,12 @@ struct GraphValidator {
                     issues.append(GraphIssue(.invalidStart, at: "/start", error.description))
                 }
             default:
-                startScenes = []
                 issues.append(GraphIssue(.invalidStart, at: "/start", "the start path cannot go up"))
             }
         } catch {
-            startScenes = []
             issues.append(GraphIssue(.invalidStart, at: "/start", "invalid_path: \(error)"))
         }
 
-        for name in unreachable(from: startScenes) {
-            issues.append(GraphIssue(.unreachableScene, at: pointer("/scenes", name), "no start path, link or tab leads to '\(name)'", severity: .warning))
-        }
         return issues
     }
 
@@ -69,22 +62,5 @@ struct GraphValidator {
         case .absolute(let path), .relative(_, let path): path.components.map(\.name)
         case .up: []
         }
-    }
-
-    /// Scenes that no start path, link or tab leads to.
-    private func unreachable(from start: [String]) -> [String] {
-        var reached = Set<String>()
-        var pending = start
-        for link in graph.links.values {
-            if let expression = try? PathExpression.parse(link.filled { _ in "0" }) { pending += sceneNames(in: expression) }
-        }
-        while let name = pending.popLast() {
-            guard let scene = graph.scenes[name], reached.insert(name).inserted else { continue }
-            pending += scene.tabs ?? []
-            for link in scene.links.values {
-                if let expression = try? PathExpression.parse(link.filled { _ in "0" }) { pending += sceneNames(in: expression) }
-            }
-        }
-        return graph.scenes.keys.filter { !reached.contains($0) }.sorted()
     }
 }

@@ -1024,14 +1024,7 @@ paths:
                     login: {}
                     onboarding: {"removable": false}
                   links: {"login": {"path": "!login"}, "top": {"path": "^/top"}}
-                warnings:
-                  - {"pointer": "/scenes/friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'friend'", "severity": "warning"}
-                  - {"pointer": "/scenes/help", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'help'", "severity": "warning"}
-                  - {"pointer": "/scenes/home", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'home'", "severity": "warning"}
-                  - {"pointer": "/scenes/onboarding", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'onboarding'", "severity": "warning"}
-                  - {"pointer": "/scenes/profile", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'profile'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_coupon", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_coupon'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_friend'", "severity": "warning"}
+                warnings: []
         '400':
           $ref: '#/components/responses/BadRequest'
         '404':
@@ -1053,8 +1046,9 @@ paths:
         processes get distinct versions. A document equal to the latest version (as parsed
         JSON) is not a new version: it answers 200 with that version. The document's `name`
         must equal `{name}`. A document with errors answers
-        422 `invalid_graph` listing every issue with its JSON pointer; warnings (such as an
-        unreachable scene) do not stop a graph from loading. Sessions keep the graph version
+        422 `invalid_graph` listing every issue with its JSON pointer; warnings (likely
+        mistakes) do not stop a graph from loading, and a scene that only deep links reach is
+        not one. Sessions keep the graph version
         they started on. Needs the admin token: a missing `Authorization` answers 401
         `unauthorized`; a wrong token, or a daemon started without one, answers 403 `forbidden`.
       security:
@@ -1105,14 +1099,7 @@ paths:
               example:
                 name: news
                 version: 2
-                warnings:
-                  - {"pointer": "/scenes/friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'friend'", "severity": "warning"}
-                  - {"pointer": "/scenes/help", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'help'", "severity": "warning"}
-                  - {"pointer": "/scenes/home", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'home'", "severity": "warning"}
-                  - {"pointer": "/scenes/onboarding", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'onboarding'", "severity": "warning"}
-                  - {"pointer": "/scenes/profile", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'profile'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_coupon", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_coupon'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_friend'", "severity": "warning"}
+                warnings: []
         '201':
           description: A new graph was stored (version 1).
           headers:
@@ -1131,14 +1118,7 @@ paths:
               example:
                 name: news
                 version: 1
-                warnings:
-                  - {"pointer": "/scenes/friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'friend'", "severity": "warning"}
-                  - {"pointer": "/scenes/help", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'help'", "severity": "warning"}
-                  - {"pointer": "/scenes/home", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'home'", "severity": "warning"}
-                  - {"pointer": "/scenes/onboarding", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'onboarding'", "severity": "warning"}
-                  - {"pointer": "/scenes/profile", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'profile'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_coupon", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_coupon'", "severity": "warning"}
-                  - {"pointer": "/scenes/show_friend", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'show_friend'", "severity": "warning"}
+                warnings: []
         '400':
           $ref: '#/components/responses/BadRequest'
         '401':
@@ -1868,13 +1848,13 @@ components:
           description: |
             A stable code: `invalid_json`, `invalid_type`, `missing_field`, `unknown_field`,
             `invalid_name`, `reserved_name`, `unknown_scene`, `invalid_template`,
-            `invalid_start`, `invalid_param_schema`, `invalid_tabs`, `unreachable_scene`.
+            `invalid_start`, `invalid_param_schema`, `invalid_tabs`.
         message:
           type: string
         severity:
           type: string
           enum: [error, warning]
-      example: {"pointer": "/scenes/help", "code": "unreachable_scene", "message": "no start path, link or tab leads to 'help'", "severity": "warning"}
+      example: {"pointer": "/scenes/home/tabs", "code": "invalid_tabs", "message": "a tabs scene lists its tab scenes", "severity": "error"}
 
     ParamValue:
       description: A typed parameter value (the scene's `params` schema decides which type).
@@ -2233,7 +2213,7 @@ components:
     GraphDocument:
       type: object
       description: |
-        A navigation graph (DESIGN §1). Unknown members, unknown targets, unreachable scenes,
+        A navigation graph (DESIGN §1). Unknown members, unknown targets,
         bad templates and reserved names (`up`) are reported as `issues` with JSON pointers.
       required: [name, start, scenes]
       additionalProperties: false

@@ -71,7 +71,6 @@ import Testing
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs"}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs/1", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs", "tabs": ["x", "x"]}, "x": {}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/a/tabs", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"tabs": ["a"]}}}"#),
-        .init(code: .unreachableScene, pointer: "/scenes/b", document: #"{"name": "g", "start": "/a", "scenes": {"a": {}, "b": {}}}"#),
     ]
 
     @Test func everyCodeHasACase() {
@@ -86,29 +85,17 @@ import Testing
         #expect(found.allSatisfy { !$0.message.isEmpty })
     }
 
-    @Test func onlyUnreachableSceneIsAWarning() {
+    @Test func everyIssueIsAnError() {
         for testCase in Self.cases {
-            let expected: GraphIssue.Severity = testCase.code == .unreachableScene ? .warning : .error
-            #expect(Self.issues(testCase.document).map(\.severity) == [expected], "\(testCase.testDescription)")
+            #expect(Self.issues(testCase.document).map(\.severity) == [.error], "\(testCase.testDescription)")
         }
     }
 
-    @Test func unreachableSceneDoesNotStopTheGraphLoading() throws {
-        let (graph, warnings) = try Graph.decode(json: Array(#"{"name": "g", "start": "/a", "scenes": {"a": {}, "b": {}, "c": {}}}"#.utf8))
+    /// Any scene can be reached by a deep path, so a scene that no start path, link or tab leads
+    /// to is not a likely mistake and is not warned about (DESIGN §1).
+    @Test func aSceneNothingLeadsToIsNotWarnedAbout() throws {
+        let (graph, warnings) = try Graph.decode(json: Array(#"{"name": "g", "start": "/a", "scenes": {"a": {}, "b": {}, "c": {"container": "tabs", "tabs": ["b"]}}}"#.utf8))
         #expect(graph.scenes.keys.sorted() == ["a", "b", "c"])
-        #expect(warnings.map(\.pointer) == ["/scenes/b", "/scenes/c"])
-        #expect(warnings.allSatisfy { $0.code == .unreachableScene && $0.severity == .warning })
-        #expect(warnings.first?.description == "warning: /scenes/b: unreachable_scene: no start path, link or tab leads to 'b'")
-    }
-
-    @Test func reachabilityFollowsLinksAndTabs() throws {
-        let document = #"""
-            {"name": "g", "start": "/a",
-             "scenes": {"a": {"links": {"go": {"path": "b(x={x})/t"}}}, "b": {}, "t": {"container": "tabs", "tabs": ["x", "y"]},
-                        "x": {}, "y": {}, "m": {}},
-             "links": {"modal": {"path": "!m"}}}
-            """#
-        let (_, warnings) = try Graph.decode(json: Array(document.utf8))
         #expect(warnings.isEmpty, "\(warnings)")
     }
 
@@ -134,14 +121,8 @@ import Testing
             "reserved_name /scenes/up",
             "invalid_tabs /scenes/t/tabs",
             "invalid_start /start",
-            "unreachable_scene /scenes/a",
-            "unreachable_scene /scenes/lost",
-            "unreachable_scene /scenes/t",
-            "unreachable_scene /scenes/up",
         ])
-        // Errors come first, then the warnings found on the way.
-        let severities = (error?.issues ?? []).map(\.severity)
-        #expect(severities == severities.sorted { $0 == .error && $1 == .warning })
+        #expect((error?.issues ?? []).allSatisfy { $0.severity == .error })
         #expect(error?.description.split(separator: "\n").count == error?.issues.count)
     }
 
@@ -189,21 +170,14 @@ import Testing
 
     // MARK: The example graphs
 
-    /// The graphs shipped in `Examples/` load; these are the warnings each is known to have.
-    static let examples: [(file: String, warnings: [String])] = [
-        (
-            "news.json",
-            // news.json is DeepTransition's sample: the tab bar and its screens are reached only by deep links.
-            ["friend", "help", "home", "onboarding", "profile", "show_coupon", "show_friend"].map { "/scenes/\($0)" }
-        ),
-        ("kabukit.json", []),
-    ]
+    /// The graphs shipped in `Examples/` load without warnings (news.json is DeepTransition's
+    /// sample: its tab bar and their screens are reached only by deep links, which is no mistake).
+    static let examples: [(file: String, warnings: [String])] = [("news.json", []), ("kabukit.json", [])]
 
     @Test(arguments: examples.map(\.file))
     func exampleGraphLoads(_ file: String) throws {
         let data = try #require(Fixtures.exampleBytes(file))
         let (graph, warnings) = try Graph.decode(json: data)
-        #expect(warnings.allSatisfy { $0.code == .unreachableScene })
         #expect(warnings.map(\.pointer) == Self.examples.first { $0.file == file }?.warnings)
         #expect(!graph.scenes.isEmpty)
     }

@@ -5,11 +5,11 @@ let package = Package(
     name: "navd",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "NavCore", targets: ["NavCore"]),
+        .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
         .executable(name: "navd", targets: ["NavdEntry"]),
-        // The daemon as a library, for the fuzz targets (Fuzz/Package.swift), which link it
-        // with libFuzzer's `main` in place of the daemon's.
-        .library(name: "NavDaemon", targets: ["navd"]),
+        // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
+        // link it with libFuzzer's `main` in place of the daemon's.
+        .library(name: "NavDaemon", targets: ["navd", "NavServer", "NavHTTP", "NavWire", "NavJSON"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,8 +18,17 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
+        // Layers, lowest first; each target may import only those above it in this list
+        // (README, "Layout"). The compiler enforces the direction: a lower layer cannot see a higher one.
+        //
+        // JSON values, their parser and writer, and the byte-level text helpers every layer shares
+        // (hex digits, percent escapes). No I/O.
+        .target(name: "NavJSON"),
         // The pure navigation engine: no I/O, no clock, no randomness, no C.
-        .target(name: "NavCore"),
+        .target(name: "NavCore", dependencies: ["NavJSON"]),
+        // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
+        // problem, summaries, entity tags.
+        .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -37,19 +46,30 @@ let package = Package(
         ),
         // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
         .target(name: "CSHA256"),
-        // Everything the daemon is, as a library: the `navd` binary's `main` lives in `NavdEntry`,
-        // so that tests and fuzz targets can link the daemon without it.
+        // Sessions, graphs, auth and stores: the use cases, with domain errors only — no HTTP.
+        .target(
+            name: "NavServer",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
+        // Knows nothing of sessions or navigation.
+        .target(
+            name: "NavHTTP",
+            dependencies: ["NavJSON", "CMicroHTTPD", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The daemon: CLI, wiring, routes, and the one mapping from domain errors to
+        // problem+json. A library, so tests and fuzz targets link it; the binary's `main` lives
+        // in `NavdEntry`.
         .target(
             name: "navd",
             dependencies: [
-                "NavCore",
-                "CSHA256",
-                "CMicroHTTPD",
-                "CSQLite",
-                "CLibPQ",
+                "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
@@ -61,6 +81,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         .testTarget(
+            name: "NavJSONTests",
+            dependencies: ["NavJSON"]
+        ),
+        .testTarget(
             name: "NavCoreTests",
             dependencies: [
                 "NavCore",
@@ -70,7 +94,10 @@ let package = Package(
         ),
         .testTarget(
             name: "navdTests",
-            dependencies: ["navd", "NavCore", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "navd", "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

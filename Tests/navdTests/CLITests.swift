@@ -1,4 +1,5 @@
 import Foundation
+import NavServer
 import Testing
 
 /// `navd`'s commands other than `serve`, run as the real binary.

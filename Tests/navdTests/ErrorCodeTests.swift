@@ -1,4 +1,6 @@
 import Foundation
+import NavCore
+import NavServer
 import Testing
 
 /// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);

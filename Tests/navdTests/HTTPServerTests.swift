@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-import Testing
-
+@testable import NavCore
 @testable import navd
+@testable import NavHTTP
+import Testing
 
 #if canImport(Glibc)
 import Glibc

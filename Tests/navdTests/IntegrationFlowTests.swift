@@ -1,4 +1,5 @@
 import Foundation
+import NavWire
 import Testing
 
 /// End-to-end flows against the real `navd` binary. Every answer is checked against

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 private let contractAdminToken = "contract-admin-token-0123"
 

@@ -1,3 +1,4 @@
+import NavCore
 import Testing
 
 /// The validator itself: it must refuse what the spec refuses, or every contract check

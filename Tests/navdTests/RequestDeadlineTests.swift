@@ -1,7 +1,9 @@
 import Foundation
-import Testing
 import Logging
 @testable import navd
+@testable import NavHTTP
+@testable import NavServer
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import NavWire
 import Testing
 
 /// Requests a review found could hurt the daemon: each must leave it bounded and serving.

@@ -1,6 +1,7 @@
-import Testing
-
 @testable import navd
+import NavJSON
+@testable import NavServer
+import Testing
 
 /// FIPS 180-4 test vectors, and lengths around the padding boundaries against a second opinion.
 @Suite struct SHA256Tests {
@@ -65,7 +66,7 @@ import Testing
         ("Basic abc", nil), ("Bearer", nil), ("Bearer   ", nil), ("Bearerabc", nil), ("", nil),
     ] as [(String, String?)])
     func bearerTokens(_ header: String, _ token: String?) {
-        #expect(Token.bearerDigest(in: ["authorization": header]) == token.map(Token.digest))
+        #expect(Token.bearerDigest(authorization: header) == token.map(Token.digest))
     }
 
     @Test func hexRoundTripsAndRefusesNonHex() {

@@ -1,6 +1,6 @@
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 /// `navd serve`'s `--cache-size` / `NAVD_CACHE_SIZE`: sizes with units, the option over the
 /// environment, and a clear refusal of anything else.

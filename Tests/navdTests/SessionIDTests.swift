@@ -1,8 +1,8 @@
 import Foundation
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 /// A session is reached by exactly its own id (32 lowercase hex digits) and by nothing else:
 /// not `{id}%00…` (which SQLite, bound as a C string, read as `{id}` while the store's cache

@@ -1,8 +1,11 @@
 import Foundation
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavHTTP
+import NavJSON
+@testable import NavServer
+@testable import NavWire
+import Testing
 
 /// The direct session-view writer gives exactly the bytes of the plain `JSONValue` route.
 @Suite struct WireWriterTests {

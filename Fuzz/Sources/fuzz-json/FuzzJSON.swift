@@ -1,5 +1,6 @@
 import FuzzSupport
 import NavCore
+import NavJSON
 
 /// The JSON codec: any bytes either parse or are refused with a `JSONParseError` inside the
 /// input; what parses writes back as JSON that parses to the same value and writes the same bytes

@@ -1,5 +1,6 @@
 import FuzzSupport
 @testable import NavCore
+import NavJSON
 
 /// The navigator (DESIGN §3): the input is a sequence of intents applied from the start of an
 /// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal

@@ -2,6 +2,9 @@ import FuzzSupport
 import Logging
 @testable import NavCore
 @testable import navd
+@testable import NavHTTP
+import NavJSON
+@testable import NavServer
 
 /// Whole requests through the in-process application (`Application`, exactly what the HTTP
 /// server calls): the input creates a session, then sends up to 12 requests built from it —

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// Something a client asks of a session (DESIGN §3).
 public enum Intent: Sendable, Hashable {
     /// Go to a path: absolute `^…`, relative, `..`, `up(n=K)`.

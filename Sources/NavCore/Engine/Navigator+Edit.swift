@@ -1,3 +1,5 @@
+import NavJSON
+
 extension Navigator {
     /// DeepTransition `changeParams`: the top screen's params replaced (not merged), defaults filled.
     func setParams(screen id: String, params: [String: JSONValue], state: SessionState) throws(NavError) -> Outcome {

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// A target component checked against the graph: its scene and typed params.
 struct TargetComponent {
     var scene: SceneEntry

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// What one transition does to the stage, computed in full before anything changes.
 struct TransitionPlan {
     /// The stage after the transition.

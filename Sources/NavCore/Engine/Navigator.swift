@@ -1,3 +1,5 @@
+import NavJSON
+
 /// Applies intents to session states on one graph: `(state, intent) → (state, events)` or a refusal.
 ///
 /// Pure: no I/O, no clock, no randomness. Every check runs before anything changes, so a

@@ -1,3 +1,5 @@
+import NavJSON
+
 extension Graph {
     /// The reserved name that no scene may take (`up(n=K)` is a path of its own).
     public static let reservedSceneNames: Set<String> = ["up"]

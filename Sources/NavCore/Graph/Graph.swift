@@ -1,3 +1,5 @@
+import NavJSON
+
 /// The app's scenes and named transitions: the navigation graph a session runs on (DESIGN §1).
 public struct Graph: Sendable, Hashable {
     public var name: String

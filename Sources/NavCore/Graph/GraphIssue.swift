@@ -1,3 +1,5 @@
+import NavJSON
+
 /// One problem found in a graph document, located by a JSON pointer (RFC 6901).
 public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
     public enum Severity: String, Sendable, Hashable {

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2), building
 /// `Component`s: `PathComponent` for the public API, `TextComponent` for a navigation.
 struct PathParser<Component: ParsedComponent> {
@@ -184,8 +186,8 @@ struct PathParser<Component: ParsedComponent> {
             if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ")") { break }
             if byte == UInt8(ascii: "(") { throw error("'(' inside a value must be written %28") }
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, hexDigitValue(bytes[index + 1]) != nil,
-                    hexDigitValue(bytes[index + 2]) != nil
+                guard index + 2 < bytes.count, Hex.value(bytes[index + 1]) != nil,
+                    Hex.value(bytes[index + 2]) != nil
                 else { throw error("'%' must be followed by two hex digits") }
                 escaped = true
                 index += 3
@@ -235,8 +237,8 @@ struct PathParser<Component: ParsedComponent> {
         while position < raw.count, count < buffer.count {
             var byte = raw[position]
             position += 1
-            if byte == UInt8(ascii: "%"), position + 1 < raw.count, let high = hexDigitValue(raw[position]),
-                let low = hexDigitValue(raw[position + 1])
+            if byte == UInt8(ascii: "%"), position + 1 < raw.count, let high = Hex.value(raw[position]),
+                let low = Hex.value(raw[position + 1])
             {
                 byte = high << 4 | low
                 position += 2

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// Something printed as one component of a path: a `PathComponent` (params as text) or a `Screen`
 /// (params typed). Both print through `canonicalPathText(of:)`, so they cannot disagree.
 protocol PathTextComponent {
@@ -199,8 +201,8 @@ func escapedPathValue(_ value: String) -> String {
                 count += 1
             } else {
                 buffer[count] = UInt8(ascii: "%")
-                buffer[count + 1] = hexDigit(byte >> 4)
-                buffer[count + 2] = hexDigit(byte & 0xF)
+                buffer[count + 1] = Hex.upperDigit(byte >> 4)
+                buffer[count + 2] = Hex.upperDigit(byte & 0xF)
                 count += 3
             }
         }
@@ -270,8 +272,8 @@ struct PathTextWriter {
     private mutating func escaped(_ byte: UInt8) {
         if mustEscape(byte) {
             self.byte(UInt8(ascii: "%"))
-            self.byte(hexDigit(byte >> 4))
-            self.byte(hexDigit(byte & 0xF))
+            self.byte(Hex.upperDigit(byte >> 4))
+            self.byte(Hex.upperDigit(byte & 0xF))
         } else {
             self.byte(byte)
         }
@@ -389,35 +391,5 @@ struct PathTextWriter {
     case UInt8(ascii: ","), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "%"), UInt8(ascii: " "), 0x7F: true
     case 0..<0x20: true
     default: false
-    }
-}
-
-/// `String(decoding: bytes, as: UTF8.self)` — the same string, invalid UTF-8 repaired the same way —
-/// made faster for the short ASCII texts paths are built from (names, keys, values, screen ids).
-///
-/// `String(unsafeUninitializedCapacity:initializingUTF8With:)` builds a text of up to 15 bytes in
-/// place as a small string and skips the separate UTF-8 validation pass when it is all ASCII
-/// (`String(decoding:as:)` validates first, ~140 instructions a name); anything else is validated
-/// and repaired as before.
-@inline(__always)
-func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-    String(unsafeUninitializedCapacity: bytes.count) { buffer in
-        let count = min(bytes.count, buffer.count)
-        if count > 0, let source = bytes.baseAddress, let target = buffer.baseAddress {
-            target.update(from: source, count: count)
-        }
-        return count
-    }
-}
-
-extension String {
-    /// Calls `body` with the text's UTF-8. A native string's own storage is read in place, from
-    /// the borrowed string (`withUTF8` needs a mutable copy of it: a retain and a release); a
-    /// string without contiguous UTF-8 is made native first.
-    @inlinable @inline(__always)
-    public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
-        var native = self
-        return native.withUTF8(body)
     }
 }

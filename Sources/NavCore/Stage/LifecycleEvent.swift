@@ -1,3 +1,5 @@
+import NavJSON
+
 /// What happened to the stage, in the order a client should replay it (DESIGN §3).
 public struct LifecycleEvent: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable, CaseIterable {

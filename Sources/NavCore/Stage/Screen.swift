@@ -1,3 +1,5 @@
+import NavJSON
+
 /// One instance of a scene on the stage.
 public struct Screen: Sendable, Hashable {
     /// Stable and unique within the session: `e1`, `e2`, … from the session's counter.

@@ -1,3 +1,5 @@
+import NavJSON
+
 /// A screen's typed parameters: a small array of key–value pairs kept sorted by key, with the
 /// dictionary-like API that readers of `Screen.params` use (subscript by key, `count`, `keys`, `first`,
 /// iteration).

@@ -1,3 +1,5 @@
+import NavJSON
+
 extension Screen {
     /// The wire shape of a screen (DESIGN §4): `{id, scene, segue, container, params, deps, state}`
     /// plus `tabs: {selected, saved}` on a tabs screen.

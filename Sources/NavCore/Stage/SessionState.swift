@@ -1,3 +1,5 @@
+import NavJSON
+
 /// Everything NavCore knows about one session: the stage and the counters that keep ids deterministic.
 public struct SessionState: Sendable, Hashable {
     /// Up by exactly one per applied change.

@@ -1,4 +1,7 @@
 import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
 
 /// Every refusal the daemon answers, with its stable `code` (DESIGN §4).
 ///
@@ -30,6 +33,23 @@ struct APIError: Error, Sendable {
         case tooManySessions = "too_many_sessions"
         case storeUnavailable = "store_unavailable"
         case `internal`
+
+        /// The wire code of NavCore's refusal.
+        init(_ refusal: NavError.Code) {
+            self =
+                switch refusal {
+                case .invalidPath: .invalidPath
+                case .invalidRequest: .invalidRequest
+                case .unknownScene: .unknownScene
+                case .unknownTransition: .unknownTransition
+                case .invalidParams: .invalidParams
+                case .transitionRefused: .transitionRefused
+                case .notRemovable: .notRemovable
+                case .stackUnderflow: .stackUnderflow
+                case .stackTooDeep: .stackTooDeep
+                case .screenNotFound: .notFound
+                }
+        }
 
         var status: Int {
             switch self {
@@ -97,22 +117,45 @@ struct APIError: Error, Sendable {
         self.issues = issues
     }
 
-    /// The one mapping from NavCore's refusals to the wire.
-    init(_ error: NavError) {
+    /// The one mapping from the server's domain errors to the wire: a code, its status and the
+    /// headers a client needs to act on it (`WWW-Authenticate`, the current `ETag`).
+    init(_ error: ServiceError) {
         let code: Code =
             switch error.code {
-            case .invalidPath: .invalidPath
+            case .navigation(let refusal): Code(refusal)
             case .invalidRequest: .invalidRequest
-            case .unknownScene: .unknownScene
-            case .unknownTransition: .unknownTransition
-            case .invalidParams: .invalidParams
-            case .transitionRefused: .transitionRefused
-            case .notRemovable: .notRemovable
-            case .stackUnderflow: .stackUnderflow
-            case .stackTooDeep: .stackTooDeep
-            case .screenNotFound: .notFound
+            case .unauthorized, .invalidToken: .unauthorized
+            case .sessionNotFound: .sessionNotFound
+            case .unknownGraph: .unknownGraph
+            case .invalidGraph: .invalidGraph
+            case .versionConflict: .versionConflict
+            case .tooManySessions: .tooManySessions
+            case .storeUnavailable: .storeUnavailable
+            case .internal: .internal
             }
-        self.init(code, error.message, offset: error.offset, param: error.param)
+        self.init(code, error.detail, offset: error.offset, param: error.param, issues: error.issues)
+        logMessage = error.logMessage
+        // RFC 6750 §3.1: a token that opens nothing is challenged as `invalid_token`.
+        if error.code == .invalidToken { headers = [("WWW-Authenticate", #"Bearer error="invalid_token""#)] }
+        if let version = error.currentVersion { headers = [("ETag", .etag(version))] }
+    }
+
+    /// NavCore's refusal, as the server passes it on.
+    init(_ error: NavError) {
+        self.init(ServiceError(error))
+    }
+
+    /// What any error a handler throws answers: an `APIError` as it is, a domain error by
+    /// ``init(_:)-(ServiceError)``, and anything else as a bare internal error (its text logged only).
+    init(answering error: any Error) {
+        switch error {
+        case let error as APIError: self = error
+        case let error as ServiceError: self.init(error)
+        case let error as NavError: self.init(error)
+        default:
+            self.init(.internal, "an internal error occurred")
+            logMessage = "\(error)"
+        }
     }
 
     /// An RFC 9457 problem document.

@@ -1,15 +1,18 @@
 import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
 
 /// `/v1/graphs…`: list and read (open), upload (admin).
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
     let adminToken: TokenDigest?
 
-    func register(in router: inout Router) {
-        router.on("GET", "/v1/graphs") { _ throws(APIError) in
+    func register(in router: inout Routes) {
+        router.on("GET", "/v1/graphs") { _ in
             .json(["graphs": .array(graphs.all().map { Wire.graphSummary($0.latest) })])
         }
-        router.on("GET", "/v1/graphs/{name}") { context throws(APIError) in
+        router.on("GET", "/v1/graphs/{name}") { context in
             let name = context.parameter("name")
             let found: GraphVersion?
             if context.request.query["version"] != nil {
@@ -17,7 +20,7 @@ struct GraphRoutes: Sendable {
                 do throws(StoreError) {
                     found = try graphs.version(name, number, readingThrough: true)
                 } catch {
-                    throw APIError(storeError: error, "could not read the stored graphs")
+                    throw APIError(ServiceError(storeError: error, "could not read the stored graphs"))
                 }
                 guard found != nil else { throw APIError(.notFound, "no version \(number) of graph '\(name)'") }
             } else {
@@ -29,7 +32,7 @@ struct GraphRoutes: Sendable {
                 "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
             ], headers: [("ETag", .etag(graph.version))])
         }
-        router.on("PUT", "/v1/graphs/{name}") { context throws(APIError) in
+        router.on("PUT", "/v1/graphs/{name}") { context in
             try Admin.require(context, adminToken: adminToken)
             let mediaType = context.request.headers["content-type"].map(RequestContext.mediaType) ?? ""
             let document: JSONValue

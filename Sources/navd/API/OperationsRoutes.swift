@@ -1,4 +1,6 @@
 import NavCore
+import NavHTTP
+import NavServer
 import Synchronization
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -9,9 +11,9 @@ struct OperationsRoutes: Sendable {
     /// sending new traffic.
     let ready: Readiness
 
-    func register(in router: inout Router) {
-        router.on("GET", "/healthz") { _ throws(APIError) in .json(["status": "ok"]) }
-        router.on("GET", "/readyz") { _ throws(APIError) in
+    func register(in router: inout Routes) {
+        router.on("GET", "/healthz") { _ in .json(["status": "ok"]) }
+        router.on("GET", "/readyz") { _ in
             guard ready.isReady else { return .json(["status": "draining"], status: 503) }
             // A store that cannot take work (a full disk, PostgreSQL down) takes this instance out
             // of rotation until it can again (SessionStore.isAvailable, probed at most once a second).
@@ -20,14 +22,14 @@ struct OperationsRoutes: Sendable {
             }
             return .json(["status": "ready"])
         }
-        router.on("GET", "/metrics") { _ throws(APIError) in
+        router.on("GET", "/metrics") { _ in
             let count = try? sessions.store.count()
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                 body: Array(metrics.exposition(sessions: count).utf8)
             )
         }
-        router.on("GET", "/openapi.yaml") { _ throws(APIError) in
+        router.on("GET", "/openapi.yaml") { _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8))
         }
     }

@@ -1,4 +1,8 @@
 import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
+import NavWire
 
 /// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, events, delete.
 struct SessionRoutes: Sendable {
@@ -7,53 +11,55 @@ struct SessionRoutes: Sendable {
     let adminToken: TokenDigest?
     /// `--backend-token`'s digest: when set, creating a session needs it (or the admin token).
     var backendToken: TokenDigest? = nil
+    /// Answers already given to POSTs with an `Idempotency-Key` (DESIGN §4 Retries).
+    var idempotency = IdempotencyCache()
 
-    func register(in router: inout Router) {
-        router.on("POST", "/v1/sessions") { context throws(APIError) in try create(context) }
-        router.on("GET", "/v1/sessions") { context throws(APIError) in try list(context) }
-        router.on("GET", "/v1/sessions/{id}") { context throws(APIError) in try read(context) }
-        router.on("DELETE", "/v1/sessions/{id}") { context throws(APIError) in try delete(context) }
-        router.on("POST", "/v1/sessions/{id}/navigate") { context throws(APIError) in
+    func register(in router: inout Routes) {
+        router.on("POST", "/v1/sessions") { context in try create(context) }
+        router.on("GET", "/v1/sessions") { context in try list(context) }
+        router.on("GET", "/v1/sessions/{id}") { context in try read(context) }
+        router.on("DELETE", "/v1/sessions/{id}") { context in try delete(context) }
+        router.on("POST", "/v1/sessions/{id}/navigate") { context in
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["path"])
             let path = try fields.string("path", required: true) ?? ""
             try checkLength(path, "path")
             return try mutate(context, .navigate(path))
         }
-        router.on("POST", "/v1/sessions/{id}/transitions") { context throws(APIError) in
+        router.on("POST", "/v1/sessions/{id}/transitions") { context in
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["name", "params"])
             let name = try fields.string("name", required: true) ?? ""
             let params = try fields.params("params") ?? [:]
             return try mutate(context, .link(name: name, params: params))
         }
-        router.on("POST", "/v1/sessions/{id}/exit") { context throws(APIError) in
+        router.on("POST", "/v1/sessions/{id}/exit") { context in
             try Fields(object: try context.jsonObject(optional: true)).only([])
             return try mutate(context, .exit)
         }
-        router.on("POST", "/v1/sessions/{id}/back") { context throws(APIError) in
+        router.on("POST", "/v1/sessions/{id}/back") { context in
             let fields = Fields(object: try context.jsonObject(optional: true))
             try fields.only(["count"])
             let count = try fields.int("count", range: 1...Int(Int32.max)) ?? 1
             return try mutate(context, .back(count))
         }
-        router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context throws(APIError) in
+        router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context in
             let params = try context.jsonObject()
             try Fields.checkParams(params)
             let screen = context.parameter("screen")
             return try mutate(context, .setParams(screen: screen, params: params))
         }
-        router.on("PATCH", "/v1/sessions/{id}/screens/{screen}/state") { context throws(APIError) in
+        router.on("PATCH", "/v1/sessions/{id}/screens/{screen}/state") { context in
             let patch = try context.jsonObject(mediaTypes: ["application/merge-patch+json", "application/json"])
             let screen = context.parameter("screen")
             return try mutate(context, .patchState(screen: screen, patch: .object(patch)))
         }
-        router.on("GET", "/v1/sessions/{id}/events") { context throws(APIError) in try events(context) }
+        router.on("GET", "/v1/sessions/{id}/events") { context in try events(context) }
     }
 
     // MARK: Handlers
 
-    private func create(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    private func create(_ context: RequestContext) throws -> HTTPResponse {
         try requireBackend(context)
         let fields = Fields(object: try context.jsonObject(optional: true))
         try fields.only(["graph", "start", "context"])
@@ -61,7 +67,7 @@ struct SessionRoutes: Sendable {
         let start = try fields.string("start")
         if let start { try checkLength(start, "start") }
         let sessionContext = try fields.object("context") ?? [:]
-        return try idempotent(context, scope: "create") { () throws(APIError) in
+        return try idempotent(context, scope: "create") { () throws in
             let created = try sessions.create(graph: graph, start: start, context: sessionContext)
             return .sessionView(
                 created.session, events: created.events, token: created.token, status: 201,
@@ -75,7 +81,7 @@ struct SessionRoutes: Sendable {
     /// a missing token is challenged with `Bearer`, a wrong one with `Bearer error="invalid_token"`.
     private func requireBackend(_ context: RequestContext) throws(APIError) {
         guard let backendToken else { return }
-        guard let presented = Token.bearerDigest(in: context.request.headers) else {
+        guard let presented = context.bearer else {
             throw APIError(.unauthorized, "creating a session needs the backend token as 'Authorization: Bearer <token>'")
         }
         // Both compared, whichever matches, so the time taken does not tell which token was sent.
@@ -88,31 +94,31 @@ struct SessionRoutes: Sendable {
         }
     }
 
-    private func list(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    private func list(_ context: RequestContext) throws -> HTTPResponse {
         try Admin.require(context, adminToken: adminToken)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let listed = try sessions.storeCall { () throws(StoreError) in try sessions.store.list(limit: limit) }
         return .json(["sessions": .array(listed.map(Wire.summary))])
     }
 
-    private func read(_ context: RequestContext) throws(APIError) -> HTTPResponse {
-        let session = try sessions.authorised(context.parameter("id"), headers: context.request.headers, adminToken: adminToken)
+    private func read(_ context: RequestContext) throws -> HTTPResponse {
+        let session = try sessions.authorised(context.parameter("id"), bearer: context.bearer, adminToken: adminToken)
         return .sessionView(session)
     }
 
-    private func delete(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    private func delete(_ context: RequestContext) throws -> HTTPResponse {
         let id = context.parameter("id")
-        return try sessions.serialised(id) { () throws(APIError) in
-            let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+        return try sessions.serialised(id) { () throws in
+            let session = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
             try SessionService.check(Self.ifMatch(context.request.headers), session.state.version)
             try sessions.delete(id)
             return HTTPResponse(status: 204)
         }
     }
 
-    private func events(_ context: RequestContext) throws(APIError) -> HTTPResponse {
+    private func events(_ context: RequestContext) throws -> HTTPResponse {
         let id = context.parameter("id")
-        let session = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+        let session = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
         let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let events = try sessions.events(id, after: after, limit: limit)
@@ -132,14 +138,14 @@ struct SessionRoutes: Sendable {
     }
 
     /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.
-    private func mutate(_ context: RequestContext, _ intent: Intent) throws(APIError) -> HTTPResponse {
+    private func mutate(_ context: RequestContext, _ intent: Intent) throws -> HTTPResponse {
         let id = context.parameter("id")
-        return try sessions.serialised(id) { () throws(APIError) in
+        return try sessions.serialised(id) { () throws in
             // Optional, so that the closure below can move the session out (`take()`) and hand it
             // over: a captured value could only be copied, retaining each of its strings and arrays.
-            var loaded: StoredSession? = try sessions.authorised(id, headers: context.request.headers, adminToken: adminToken)
+            var loaded: StoredSession? = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
             let ifMatch = Self.ifMatch(context.request.headers)
-            return try idempotent(context, scope: id, lockHeld: true) { () throws(APIError) in
+            return try idempotent(context, scope: id, lockHeld: true) { () throws in
                 guard let session = loaded.take() else { throw APIError(.internal, "a mutation ran twice") }
                 let mutation = try sessions.mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
                 return .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
@@ -149,8 +155,8 @@ struct SessionRoutes: Sendable {
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
     private func idempotent(
-        _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws(APIError) -> HTTPResponse
-    ) throws(APIError) -> HTTPResponse {
+        _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         guard context.request.method == "POST", let key = context.request.headers["idempotency-key"] else { return try body() }
         // Printable ASCII only: the key is part of a cache key, and is never text a log or a
         // C call could take for something else.
@@ -159,8 +165,8 @@ struct SessionRoutes: Sendable {
         }
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = Self.fingerprint(context.request)
-        func run() throws(APIError) -> HTTPResponse {
-            if let record = sessions.idempotency.lookup(cacheKey) {
+        func run() throws -> HTTPResponse {
+            if let record = idempotency.lookup(cacheKey) {
                 guard record.fingerprint == fingerprint else {
                     throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
                 }
@@ -170,11 +176,11 @@ struct SessionRoutes: Sendable {
             }
             let response = try body()
             if (200..<300).contains(response.status) {
-                sessions.idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response))
+                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response))
             }
             return response
         }
-        return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws(APIError) in try run() }
+        return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws in try run() }
     }
 
     /// What makes a retry the same request (DESIGN §4 Retries): the route, the `If-Match` value,
@@ -232,7 +238,7 @@ enum Admin {
         guard let adminToken else {
             throw APIError(.forbidden, "no admin token is configured (--admin-token or NAVD_ADMIN_TOKEN)")
         }
-        guard let presented = Token.bearerDigest(in: context.request.headers) else {
+        guard let presented = context.bearer else {
             throw APIError(.unauthorized, "send the admin token as 'Authorization: Bearer <token>'")
         }
         guard presented.matches(adminToken) else {

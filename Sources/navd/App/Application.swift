@@ -1,5 +1,8 @@
 import Logging
 import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,6 +27,8 @@ final class Application: HTTPHandler {
     let metrics = Metrics()
     let ready: Readiness
     private let responder: Responder
+    /// What each route of `responder` leads to, by the route's index.
+    private let handlers: [RouteHandler]
     private let logger: Logger
     /// The sink `logger` writes to, if request lines may go there directly (see `Daemon.accessLog(for:)`).
     private let accessLog: LogSink?
@@ -48,13 +53,14 @@ final class Application: HTTPHandler {
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
-        var router = Router()
+        var routes = Routes()
         let adminDigest = configuration.adminToken.map(Token.digest)
         SessionRoutes(sessions: sessions, adminToken: adminDigest, backendToken: configuration.backendToken.map(Token.digest))
-            .register(in: &router)
-        GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &router)
-        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &router)
-        self.responder = router.freeze()
+            .register(in: &routes)
+        GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
+        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
+        self.responder = routes.router.freeze()
+        self.handlers = routes.handlers
         metrics.name(routes: responder.templates.map(\.template))
     }
 
@@ -68,16 +74,16 @@ final class Application: HTTPHandler {
         var routeIndex: Int?
         var response: HTTPResponse
         switch responder.match(method: method, path: request.path) {
-        case .found(let index, let template, let handler, let parameters):
+        case .found(let index, let template, let parameters):
             route = template
             routeIndex = index
             // The request moves into the context: a copy would retain (and later release) each
             // of its strings, headers and body.
             let context = RequestContext(request: request, parameters: parameters, requestID: requestID)
             do {
-                response = try handler(context)
+                response = try handlers[index](context)
             } catch {
-                response = failure(error, route: template, requestID: requestID)
+                response = failure(APIError(answering: error), route: template, requestID: requestID)
             }
         case .methodNotAllowed(let template, let allowed):
             route = template
@@ -192,20 +198,5 @@ final class Application: HTTPHandler {
             return "refused"
         }
         return "answered"
-    }
-}
-
-/// Wall and monotonic time for the daemon (NavCore never reads a clock).
-enum Clock {
-    static func milliseconds() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
-
-    static func seconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

@@ -1,6 +1,9 @@
 import Dispatch
 import Logging
 import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
 
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +70,7 @@ struct Daemon {
         let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
         sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
         sweeper.setEventHandler { [logger] in
-            do throws(APIError) {
+            do throws(ServiceError) {
                 let removed = try application.sessions.sweep()
                 if removed > 0 { logger.info("expired sessions removed", metadata: ["count": "\(removed)"]) }
             } catch {

@@ -1,4 +1,5 @@
 import Logging
+import NavJSON
 
 /// One line per log event on standard error: `2026-11-22T01:28:04Z info navd: graph loaded file=…`.
 ///

@@ -1,4 +1,5 @@
 import Logging
+import NavJSON
 import Synchronization
 
 #if canImport(Glibc)

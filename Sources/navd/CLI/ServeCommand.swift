@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Logging
 import NavCore
+import NavServer
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NavCore
+import NavServer
 
 /// `navd store check|repair`: look at an SQLite store that navd refused to start on, and accept
 /// the loss of what is damaged, explicitly.

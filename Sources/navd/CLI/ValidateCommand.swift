@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import NavCore
+import NavJSON
+import NavServer
 
 /// `navd validate FILE…`: every problem of every graph, exit 1 if any is an error.
 struct ValidateCommand: ParsableCommand {

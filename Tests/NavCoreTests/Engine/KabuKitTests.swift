@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// KabuKit's Sample1 (`Examples/kabukit.json`): A and B push each other with links `a` and `b`; the prev

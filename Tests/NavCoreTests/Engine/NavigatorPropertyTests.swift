@@ -1,4 +1,5 @@
 @testable import NavCore
+import NavJSON
 import PropertyBased
 import Testing
 

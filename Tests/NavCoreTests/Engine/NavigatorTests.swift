@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// Navigator rules beyond the news transcripts, each as "given this session and this intent, expect exactly this".

@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// Every step of `news-transcripts.json`: the resulting path, the exact events, the top screen's

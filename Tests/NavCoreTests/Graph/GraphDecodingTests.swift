@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// Graph documents: every problem is found, named by a stable code and located by a JSON pointer.

@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// Every vector of DeepTransition's own test suite (`deeptransition-paths.jsonl`) is a test.

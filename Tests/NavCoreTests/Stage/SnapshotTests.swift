@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// A session survives being written to a store as JSON text and read back on its graph.

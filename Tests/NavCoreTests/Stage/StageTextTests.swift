@@ -1,4 +1,5 @@
 @testable import NavCore
+import NavJSON
 import Testing
 
 /// `SessionState.stageText`: the stage's canonical text, kept from one navigation to the next as

@@ -1,5 +1,6 @@
 import Foundation
 import NavCore
+import NavJSON
 
 /// Files the tests read: the shared conformance fixtures and the example graphs.
 enum Fixtures {

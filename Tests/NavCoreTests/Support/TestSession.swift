@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 /// A session driven intent by intent, as the daemon drives one: the state is replaced only by applied outcomes.

@@ -1,7 +1,8 @@
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavHTTP
+import NavJSON
+import Testing
 
 /// Request bodies: unknown members are refused by name, media types are read leniently.
 @Suite struct FieldsTests {

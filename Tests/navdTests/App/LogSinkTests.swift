@@ -1,11 +1,13 @@
 import Logging
+@testable import navd
+@testable import NavHTTP
+@testable import NavServer
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import navd
 
 /// The log batches `info` lines but never holds back a notice or worse, and never reorders;
 /// lines have one shape, request lines included.

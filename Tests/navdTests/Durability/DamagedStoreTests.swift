@@ -1,11 +1,12 @@
 import Foundation
+@testable import navd
+@testable import NavServer
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import navd
 
 /// A damaged SQLite store against the real binary: `navd serve` refuses to start and says where
 /// the damage is, `navd store check` reports it, `navd store repair --accept-loss` folds what is

@@ -1,8 +1,8 @@
 import Foundation
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 #if canImport(Glibc)
 import Glibc

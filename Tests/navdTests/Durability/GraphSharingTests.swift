@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 #if canImport(Glibc)
 import Glibc

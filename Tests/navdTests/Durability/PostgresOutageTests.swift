@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-
+@testable import NavCore
 @testable import navd
+@testable import NavServer
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,9 @@
 import Logging
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavHTTP
+@testable import NavServer
+import Testing
 
 /// YAML graph documents read into JSON values as the daemon reads them (`--graph FILE.yaml`,
 /// `PUT /v1/graphs/{name}` as `application/yaml`).

@@ -1,8 +1,9 @@
 import Foundation
 import NavCore
-import Testing
-
 @testable import navd
+import NavJSON
+@testable import NavServer
+import Testing
 
 /// Without a store (`--store memory`) the registry numbers versions itself, by the same rules
 /// the stores follow.

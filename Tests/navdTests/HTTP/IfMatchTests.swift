@@ -1,6 +1,6 @@
-import Testing
-
 @testable import navd
+@testable import NavWire
+import Testing
 
 /// `If-Match` field values (RFC 9110 §13.1.1): which session versions each one matches.
 @Suite struct IfMatchTests {

@@ -1,20 +1,19 @@
+@testable import NavHTTP
 import Testing
-
-@testable import navd
 
 /// Routes match on the path's bytes; captured segments are percent-decoded and must be UTF-8.
 @Suite struct RouterTests {
     static let responder: Responder = {
         var router = Router()
-        router.on("GET", "/v1/sessions/{id}") { _ throws(APIError) in HTTPResponse(status: 200) }
-        router.on("DELETE", "/v1/sessions/{id}") { _ throws(APIError) in HTTPResponse(status: 204) }
-        router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { _ throws(APIError) in HTTPResponse(status: 200) }
+        router.on("GET", "/v1/sessions/{id}")
+        router.on("DELETE", "/v1/sessions/{id}")
+        router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params")
         return router.freeze()
     }()
 
     /// The captured parameters of a found route, or nil.
     static func captured(_ method: String, _ path: String) -> [String: String]? {
-        guard case .found(_, _, _, let parameters) = responder.match(method: method, path: path) else { return nil }
+        guard case .found(_, _, let parameters) = responder.match(method: method, path: path) else { return nil }
         var result: [String: String] = [:]
         for name in ["id", "screen"] { result[name] = parameters[name] }
         return result

@@ -1,6 +1,6 @@
-import Testing
-
 @testable import navd
+@testable import NavHTTP
+import Testing
 
 /// The answers kept for `Idempotency-Key` retries are bounded in bytes, not only in number: a
 /// session view can be megabytes (large screen states), and anyone holding a session could

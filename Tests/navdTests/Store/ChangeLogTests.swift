@@ -1,11 +1,12 @@
 import Foundation
+@testable import navd
+@testable import NavServer
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import navd
 
 /// The change log's files: records read back as written, in order across generations, and
 /// reading stops at the first record a crash cut short or garbled.

@@ -1,8 +1,9 @@
 import Foundation
 import NavCore
-import Testing
-
 @testable import navd
+import NavJSON
+@testable import NavServer
+import Testing
 
 /// The memory store keys navd's hex session ids by their value; an id of any other form names
 /// no session and is refused (SessionID), so a session is found by exactly its own id.

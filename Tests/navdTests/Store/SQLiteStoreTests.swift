@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NavCore
-import Testing
-
 @testable import navd
+import NavJSON
+@testable import NavServer
+import Testing
 
 /// The SQLite store's change log: changes appended, folded into `sessions` and `event_log`
 /// by compaction, and nothing lost or reordered across compactions, deletes and reopenings.

@@ -1,7 +1,7 @@
 import NavCore
-import Testing
-
 @testable import navd
+@testable import NavServer
+import Testing
 
 /// The decoded-session cache: bounded by its entries' estimated bytes, least recently used out first.
 @Suite struct SessionCacheTests {

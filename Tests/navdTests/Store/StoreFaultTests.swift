@@ -1,12 +1,14 @@
 import Foundation
 import NavCore
+@testable import navd
+import NavJSON
+@testable import NavServer
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import navd
 
 /// Writes the disk cannot take — a change-log append, a compaction, an SQLite commit failing
 /// with `ENOSPC` or `EIO` — answer 503 `store_unavailable`, lose nothing acknowledged, leave no
@@ -25,13 +27,13 @@ import Glibc
         do {
             try body()
             Issue.record("\(what) succeeded on a store that cannot write", sourceLocation: sourceLocation)
-        } catch let error as APIError {
+        } catch {
+            // As the daemon answers it: the server's error through the one mapping to the wire.
+            let error = APIError(answering: error)
             #expect(error.code == .storeUnavailable, "\(what): \(error.code) \(error.detail)", sourceLocation: sourceLocation)
             let response = error.response
             #expect(response.status == 503, sourceLocation: sourceLocation)
             #expect(response.headers.contains { $0.0 == "Retry-After" && $0.1 == "1" }, sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("\(what): \(error)", sourceLocation: sourceLocation)
         }
     }
 

@@ -1,6 +1,6 @@
-import Testing
-
 @testable import navd
+import NavJSON
+import Testing
 
 /// The byte and string builders used on every request write exactly what interpolation would.
 @Suite struct ByteAppendingTests {

@@ -1,4 +1,5 @@
 import Foundation
+import NavCore
 import Testing
 
 #if canImport(Glibc)

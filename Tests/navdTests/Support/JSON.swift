@@ -1,4 +1,5 @@
 import Foundation
+import NavJSON
 import Yams
 
 /// A JSON value for the tests, read by the strict RFC 8259 parser below (or from YAML with

@@ -1,11 +1,12 @@
 import CSQLite
+@testable import navd
+@testable import NavServer
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import navd
 
 /// The change log's system calls, failing on demand with an `errno` (`ENOSPC` as a full disk,
 /// `EIO` as a failing one) and passing through to the real ones otherwise.

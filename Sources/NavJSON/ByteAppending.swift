@@ -1,0 +1,88 @@
+/// Appending text to a byte buffer as plain copies of its UTF-8 storage.
+///
+/// `append(contentsOf: text.utf8)` copies through the generic collection path (about 170
+/// instructions a call, most of a log line's cost); these copy a literal's bytes or a native
+/// string's contiguous storage with one `memcpy`.
+extension Array where Element == UInt8 {
+    @inline(__always)
+    package mutating func appendLiteral(_ text: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    package mutating func appendUTF8(_ text: String) {
+        text.withUTF8Bytes { append(contentsOf: $0) }
+    }
+
+    /// Text a client may have chosen, made safe for a log line: printable ASCII is copied,
+    /// `\` becomes `\\`, and every other byte (control characters such as ESC, which a
+    /// terminal would obey, and each byte of non-ASCII UTF-8) becomes `\xHH`. At most `limit`
+    /// bytes of `text` are written; a longer one ends in `...(N bytes)` with its full size.
+    package mutating func appendEscaped(_ text: String, limit: Int) {
+        text.withUTF8Bytes { bytes in
+            let shown = bytes.count <= limit ? bytes : UnsafeBufferPointer(rebasing: bytes.prefix(Swift.max(0, limit)))
+            // Most text (a method, a route) needs no escape: one copy.
+            if shown.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
+                append(contentsOf: shown)
+            } else {
+                for byte in shown {
+                    if byte >= 0x20, byte < 0x7F {
+                        if byte == UInt8(ascii: "\\") { append(byte) }
+                        append(byte)
+                    } else {
+                        append(UInt8(ascii: "\\"))
+                        append(UInt8(ascii: "x"))
+                        for nibble in [byte >> 4, byte & 0xF] { append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
+                    }
+                }
+            }
+            if shown.count < bytes.count {
+                appendLiteral("...(")
+                appendDecimal(bytes.count)
+                appendLiteral(" bytes)")
+            }
+        }
+    }
+
+    /// The decimal digits of a number, zero-padded to `width` digits; a negative number is
+    /// written as 0 (log lines and timestamps only count up).
+    package mutating func appendDecimal(_ number: Int, width: Int = 1) {
+        let value = UInt(Swift.max(0, number))
+        let digits = DecimalDigits.count(value)
+        let padding = Swift.max(0, width - digits)
+        let start = count
+        append(contentsOf: repeatElement(UInt8(ascii: "0"), count: padding + digits))
+        withUnsafeMutableBufferPointer { DecimalDigits.write(value, digits: digits, into: $0, at: start + padding) }
+    }
+}
+
+extension String {
+    /// `prefix`, the decimal digits of `number` and `suffix`, written into the string's storage at
+    /// once (an ETag, a request id): interpolation appends piece by piece.
+    package init(_ prefix: String, decimal number: UInt64, _ suffix: StaticString = "") {
+        let magnitude = UInt(number)
+        let count = DecimalDigits.count(magnitude)
+        var prefix = prefix
+        self = prefix.withUTF8 { head in
+            String(unsafeUninitializedCapacity: head.count + count + suffix.utf8CodeUnitCount) { buffer in
+                var position = 0
+                for byte in head {
+                    buffer[position] = byte
+                    position += 1
+                }
+                DecimalDigits.write(magnitude, digits: count, into: buffer, at: position)
+                position += count
+                for byte in UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount) {
+                    buffer[position] = byte
+                    position += 1
+                }
+                return position
+            }
+        }
+    }
+
+    /// `"7"`: the entity tag of a version (versions start at 1; a negative one is written as is).
+    package static func etag(_ version: Int) -> String {
+        version >= 0 ? String("\"", decimal: UInt64(version), "\"") : "\"\(version)\""
+    }
+}

@@ -1,0 +1,227 @@
+import Logging
+import NavCore
+import NavJSON
+import NavWire
+import Synchronization
+
+/// Sessions: creation, authorisation, serialised mutations with compare-and-set, expiry.
+///
+/// The navigation itself is NavCore's pure `Navigator`; this type only loads, checks,
+/// applies and stores.
+package final class SessionService: Sendable {
+    package struct Configuration: Sendable {
+        package var maxSessions: Int = 100_000
+        /// Idle sessions expire after this many milliseconds.
+        package var sessionTTL: Int64 = 24 * 3600 * 1000
+        package var maxEventsPerPage: Int = 1000
+        /// The largest context a session may be created with, in bytes of its JSON: `--max-context`.
+        package var maxContextBytes: Int = 4096
+
+        package init(maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096) {
+            self.maxSessions = maxSessions
+            self.sessionTTL = sessionTTL
+            self.maxEventsPerPage = maxEventsPerPage
+            self.maxContextBytes = maxContextBytes
+        }
+    }
+
+    package let store: any SessionStore
+    package let graphs: GraphRegistry
+    package let configuration: Configuration
+    private let now: @Sendable () -> Int64
+    /// Mutations of one session run one at a time: a session always maps to the same stripe.
+    private let stripes: [Locked<Void>]
+    /// Taken only by `create`, never while a stripe is held by the same thread.
+    private let creating = Mutex(())
+
+    package init(store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, now: @escaping @Sendable () -> Int64) {
+        self.store = store
+        self.graphs = graphs
+        self.configuration = configuration
+        self.now = now
+        self.stripes = (0..<256).map { _ in Locked(()) }
+    }
+
+    private func stripe(_ id: String) -> Locked<Void> {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
+    }
+
+    /// Runs `body` while holding the lock of `key`'s stripe.
+    package func serialised<T, Failure: Error>(_ key: String, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        try stripe(key).withLock { _ throws(Failure) -> T in try body() }
+    }
+
+    // MARK: Create
+
+    package struct Created {
+        package var session: StoredSession
+        package var token: String
+        package var events: [LifecycleEvent]
+    }
+
+    package func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(ServiceError) -> Created {
+        // Every session keeps its context for life: bound it, so no client can make sessions large.
+        if !context.isEmpty {
+            let size = JSONValue.object(context).jsonBytes.count
+            guard size <= configuration.maxContextBytes else {
+                throw ServiceError(
+                    .invalidRequest, "the context is \(size) bytes of JSON (limit \(configuration.maxContextBytes))", param: "context"
+                )
+            }
+        }
+        let graphName: String?
+        if let name { graphName = name } else { graphName = try graphs.defaultName() }
+        guard let graphName, let graph = try graphs.latest(graphName) else {
+            throw ServiceError(.unknownGraph, "no graph '\(name ?? "")' is loaded")
+        }
+        let outcome: Outcome
+        do {
+            outcome = try graph.navigator.start(at: start, context: context)
+        } catch {
+            throw ServiceError(error)
+        }
+        let token = Token.generate()
+        let time = now()
+        let session = StoredSession(
+            id: Self.newID(), graphName: graph.graph.name, graphVersion: graph.version, tokenDigest: Token.digest(token),
+            state: outcome.state, createdAt: time, touchedAt: time
+        )
+        // Count and insert as one step, so concurrent creates cannot overshoot --max-sessions
+        // (within this process; several processes on PostgreSQL can overshoot by their number).
+        try creating.withLock { _ throws(ServiceError) in
+            if try storeCall({ () throws(StoreError) in try store.count() }) >= configuration.maxSessions {
+                throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
+            }
+            try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
+        }
+        return Created(session: session, token: token, events: outcome.events)
+    }
+
+    /// 128 random bits as hex: session ids cannot be guessed or enumerated.
+    package static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let words = [generator.next() as UInt64, generator.next() as UInt64]
+        return Hex.string(words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64($0 * 8)) } })
+    }
+
+    // MARK: Read
+
+    /// The session, if the request may see it (DESIGN §4 Auth). Without a bearer token: 401
+    /// `unauthorized` (`WWW-Authenticate: Bearer`). With a token that is not this session's —
+    /// including any token for a session that does not exist or has expired: the same 401, with
+    /// `Bearer error="invalid_token"`, so a token holder learns nothing about other sessions'
+    /// existence. Only the admin token learns 404 `session_not_found`.
+    ///
+    /// Both refusals take the same steps: the store is asked either way, and a missing session's
+    /// digest is replaced by one no token matches, so the comparison still runs.
+    package func authorised(_ id: String, bearer: TokenDigest?, adminToken: TokenDigest?) throws(ServiceError) -> StoredSession {
+        guard let presented = bearer else {
+            throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
+        }
+        let isAdmin = adminToken.map { presented.matches($0) } ?? false
+        // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
+        // answered without asking the store (SessionID).
+        var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
+        if let session = found, isExpired(session) { found = nil }
+        let isOwner = presented.matches(found?.tokenDigest ?? Self.noToken)
+        guard let session = found, isOwner || isAdmin else {
+            if isAdmin { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
+            throw ServiceError(.invalidToken, "the bearer token is not valid for this session")
+        }
+        return session
+    }
+
+    /// A digest no token has (its bytes are not a SHA-256 output anyone can invert to).
+    private static let noToken = TokenDigest(bytes: [])
+
+    package func graph(of session: StoredSession) throws(ServiceError) -> GraphVersion {
+        guard let graph = graphs.version(session.graphName, session.graphVersion) else {
+            throw ServiceError(.unknownGraph, "graph '\(session.graphName)' version \(session.graphVersion) is not loaded")
+        }
+        return graph
+    }
+
+    private func isExpired(_ session: StoredSession) -> Bool {
+        session.touchedAt < now() - configuration.sessionTTL
+    }
+
+    // MARK: Mutate
+
+    package struct Mutation {
+        package var session: StoredSession
+        package var events: [LifecycleEvent]
+        /// `events` as a JSON array: written once, for the store and for the answer.
+        package var eventsJSON: [UInt8]
+    }
+
+    /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
+    /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`).
+    ///
+    /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
+    /// retains and later releases each of its strings and arrays).
+    package func mutate(_ id: String, intent: Intent, ifMatch: IfMatch?, loaded session: consuming StoredSession) throws(ServiceError) -> Mutation {
+        for _ in 0..<16 {
+            try Self.check(ifMatch, session.state.version)
+            let graph = try graph(of: session)
+            var outcome: Outcome
+            do {
+                outcome = try graph.navigator.apply(intent, to: session.state)
+            } catch {
+                throw ServiceError(error)
+            }
+            guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
+            let expected = session.state.version
+            // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
+            // A lost race below reloads the session, so the old state is not needed again.
+            swap(&session.state, &outcome.state)
+            session.touchedAt = now()
+            let eventsJSON = outcome.events.jsonBytes
+            let written = try storeCall { () throws(StoreError) in
+                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
+            }
+            if written { return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON) }
+            guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
+                throw ServiceError(.sessionNotFound, "no session '\(id)'")
+            }
+            session = fresh
+        }
+        throw ServiceError(.versionConflict, "the session changed too often to apply this intent; retry")
+    }
+
+    /// 412 `version_conflict` (with the current `ETag`) unless the session at `version`
+    /// satisfies the request's `If-Match`; a request without one always passes.
+    package static func check(_ ifMatch: IfMatch?, _ version: Int) throws(ServiceError) {
+        guard let ifMatch, !ifMatch.matches(version) else { return }
+        var error = ServiceError(.versionConflict, "If-Match does not match the session's current version \"\(version)\"")
+        error.currentVersion = version
+        throw error
+    }
+
+    package func delete(_ id: String) throws(ServiceError) {
+        _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+    }
+
+    package func events(_ id: String, after: Int, limit: Int) throws(ServiceError) -> [LifecycleEvent] {
+        try storeCall { () throws(StoreError) in try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage)) }
+    }
+
+    /// Deletes idle sessions. - Returns: how many.
+    package func sweep() throws(ServiceError) -> Int {
+        let cutoff = now() - configuration.sessionTTL
+        return try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+    }
+
+    /// Store failures are the daemon's problem, never the client's: a 503 the client may retry
+    /// when the store cannot take work for now (nothing was changed), a bare 500 otherwise.
+    package func storeCall<T>(_ body: () throws(StoreError) -> T) throws(ServiceError) -> T {
+        do {
+            return try body()
+        } catch where error.kind == .incompatible {
+            throw ServiceError(.unknownGraph, error.message)
+        } catch {
+            throw ServiceError(storeError: error, "the session store failed")
+        }
+    }
+}

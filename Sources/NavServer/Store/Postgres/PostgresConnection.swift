@@ -1,0 +1,186 @@
+import CLibPQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libpq connection (`PGconn *`), owned by this object and finished in `close()`/`deinit`.
+///
+/// `@unchecked Sendable` so the pool can pass it between threads: ``PostgresPool`` hands it to
+/// one thread at a time and takes it back before anyone else may use it.
+package final class PostgresConnection: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var prepared: [String: String] = [:]
+    private let conninfo: String
+
+    /// Connects (`PQconnectdb`); `conninfo` may be a `postgres://` URI.
+    package init(conninfo: String) throws(StoreError) {
+        self.conninfo = conninfo
+        try connect()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// How long a connection attempt may take (libpq `connect_timeout`) unless the URL says:
+    /// a server that does not answer must not hold a request longer than this.
+    package static let connectTimeout = "5"
+
+    private func connect() throws(StoreError) {
+        // `dbname` is expanded from the URL after `connect_timeout`, so a timeout the URL names wins.
+        let keywords: [UnsafeMutablePointer<CChar>?] = ["connect_timeout", "dbname"].map { (text: String) in strdup(text) }
+        let values: [UnsafeMutablePointer<CChar>?] = [Self.connectTimeout, conninfo].map { (text: String) in strdup(text) }
+        defer { for pointer in keywords + values { free(pointer) } }
+        let handle = PQconnectdbParams(
+            keywords.map { $0.map { UnsafePointer($0) } } + [nil], values.map { $0.map { UnsafePointer($0) } } + [nil], 1)
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            let message = handle.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(handle)
+            // A server that is down, restarting or refusing connections: retry later.
+            throw StoreError(message: "PQconnectdbParams: \(message.trimmingNewlines())", kind: .unavailable)
+        }
+        self.handle = handle
+        prepared = [:]
+        _ = try? execute("SET client_min_messages = warning")
+    }
+
+    package func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the connection is still usable; a broken one is reconnected on next use.
+    package var isHealthy: Bool {
+        handle.map { PQstatus($0) == CONNECTION_OK } ?? false
+    }
+
+    /// Whether the server has closed this idle connection (it was stopped or restarted, or
+    /// ended the backend): its socket is at end of file, or holds the server's farewell. libpq
+    /// only notices on the next statement, which would then fail although a new connection
+    /// would succeed; one non-blocking `recv` with `MSG_PEEK` finds out first.
+    private var wasClosedByServer: Bool {
+        guard let handle else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return true }
+        var byte: UInt8 = 0
+        let received = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        // Nothing to read (EAGAIN) is the healthy case: an idle connection is sent nothing.
+        return received >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// A failed statement's error: `unavailable` when the connection broke or the server is
+    /// shutting down, starting up or out of connections (SQLSTATE 08…, 57P01–57P03, 53300).
+    private func failure(_ message: String, _ result: OpaquePointer?) -> StoreError {
+        let field = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }
+        let state = field.map { String(cString: $0) } ?? ""
+        let unavailable = !isHealthy || state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+        return StoreError(message: message, kind: unavailable ? .unavailable : .failure)
+    }
+
+    /// Runs `sql` with text parameters (`PQexecParams`, or `PQexecPrepared` once it has been
+    /// prepared on this connection) and returns its rows as text.
+    @discardableResult
+    package func execute(_ sql: String, _ parameters: [String?] = [], prepare: Bool = false) throws(StoreError) -> PostgresResult {
+        if !isHealthy || wasClosedByServer {
+            close()
+            try connect()
+        }
+        guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        // libpq reads text-format parameters as C strings (it ignores `paramLengths` for them), so a
+        // NUL would silently end a value early: refuse it (PostgreSQL text cannot hold one anyway).
+        for parameter in parameters where parameter?.utf8.contains(0) == true {
+            throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
+        }
+        var name: String?
+        if prepare {
+            if let existing = prepared[sql] {
+                name = existing
+            } else {
+                let fresh = "navd_\(prepared.count)"
+                let result = PQprepare(handle, fresh, sql, Int32(parameters.count), nil)
+                defer { PQclear(result) }
+                guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+                    throw failure("PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
+                }
+                prepared[sql] = fresh
+                name = fresh
+            }
+        }
+        let result = Self.withCStrings(parameters) { pointers in
+            if let name {
+                return PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
+            }
+            return PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        guard let result else { throw failure("PQexec: \(String(cString: PQerrorMessage(handle)).trimmingNewlines())", nil) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let error = failure("PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
+            PQclear(result)
+            throw error
+        }
+        return PostgresResult(result)
+    }
+
+    /// Runs several statements without parameters (`PQexec`), for migrations.
+    package func executeScript(_ sql: String) throws(StoreError) {
+        guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw StoreError(message: "PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
+        }
+    }
+
+    private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        let owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in owned { free(pointer) } }
+        return body(owned.map { $0.map { UnsafePointer($0) } })
+    }
+}
+
+/// The rows of a query (`PGresult *`), cleared when this object goes away.
+package final class PostgresResult {
+    private let result: OpaquePointer
+
+    fileprivate init(_ result: OpaquePointer) {
+        self.result = result
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    package var rowCount: Int { Int(PQntuples(result)) }
+
+    /// Rows touched by an INSERT/UPDATE/DELETE (`PQcmdTuples`).
+    package var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    package func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
+
+    package func text(_ row: Int, _ column: Int) -> String {
+        String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+    }
+
+    package func bytes(_ row: Int, _ column: Int) -> [UInt8] {
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return [] }
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        return value.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+    }
+
+    package func int(_ row: Int, _ column: Int) -> Int64 {
+        Int64(text(row, column)) ?? 0
+    }
+}
+
+extension String {
+    fileprivate func trimmingNewlines() -> String {
+        var text = self
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,349 @@
+import Dispatch
+import NavCore
+import NavJSON
+import NavWire
+import Synchronization
+
+/// Sessions in PostgreSQL (`--store postgres://user@host:port/db`), shared by several navd processes.
+///
+/// Every write is one statement that compare-and-sets on `version` (`UPDATE … WHERE version = $expected`)
+/// and appends the events in the same statement, so a change is either wholly there or not at all,
+/// and a process that lost a race learns it and re-reads instead of overwriting.
+package final class PostgresStore: SessionStore, GraphStore {
+    package let name: String
+    private let pool: PostgresPool
+    private let retainedEvents: Int
+    private let decode: SnapshotDecoder
+
+    package static let migrations: [String] = [
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            graph TEXT NOT NULL,
+            graph_version INTEGER NOT NULL,
+            version BIGINT NOT NULL,
+            token_hash BYTEA NOT NULL,
+            snapshot_schema INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            touched_at BIGINT NOT NULL
+        );
+        CREATE INDEX sessions_touched_at ON sessions (touched_at);
+        CREATE TABLE events (
+            session_id TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        );
+        CREATE TABLE graphs (
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            document TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        );
+        """,
+        // The order graphs were stored in: without --graph, the graph stored first is the default.
+        // Existing rows are numbered as the table holds them (rows are never updated or deleted).
+        """
+        ALTER TABLE graphs ADD COLUMN stored BIGSERIAL;
+        """,
+    ]
+
+    package init(url: String, connections: Int, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
+        self.name = Self.redacted(url)
+        self.retainedEvents = retainedEvents
+        self.decode = decode
+        self.pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        try migrate()
+    }
+
+    /// The URL without its password, for logs.
+    package static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
+            let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
+    /// Applies pending migrations under an advisory lock, so processes starting together do it once.
+    private func migrate() throws(StoreError) {
+        try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT pg_advisory_lock(7301)")
+            defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7301)") }
+            try connection.execute("CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            let applied = Int(try connection.execute("SELECT COALESCE(MAX(version), 0) FROM migrations").int(0, 0))
+            guard applied <= Self.migrations.count else {
+                throw StoreError(message: "the database is at schema \(applied); this navd knows up to \(Self.migrations.count)")
+            }
+            for (index, sql) in Self.migrations.enumerated().dropFirst(applied) {
+                try connection.execute("BEGIN")
+                do throws(StoreError) {
+                    try connection.executeScript(sql)
+                    try connection.execute(
+                        "INSERT INTO migrations (version, applied_at) VALUES ($1, extract(epoch from now())::bigint)", [String(index + 1)])
+                    try connection.execute("COMMIT")
+                } catch {
+                    _ = try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    private static func eventsJSON(_ events: [LifecycleEvent]) -> String {
+        String(decoding: events.jsonBytes, as: UTF8.self)
+    }
+
+    private static func snapshotJSON(_ state: SessionState) -> String {
+        String(decoding: state.snapshotBytes, as: UTF8.self)
+    }
+
+    package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH s AS (
+                    INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at)
+                    VALUES ($1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9) RETURNING id)
+                INSERT INTO events (session_id, seq, body)
+                SELECT s.id, (e->>'seq')::bigint, e::text FROM s, jsonb_array_elements($10::jsonb) e
+                """,
+                [
+                    session.id, session.graphName, String(session.graphVersion), String(session.state.version),
+                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
+                    String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
+                ],
+                prepare: true
+            )
+        }
+    }
+
+    package func load(_ id: String) throws(StoreError) -> StoredSession? {
+        guard SessionID.isValid(id) else { return nil }
+        let row = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions WHERE id = $1",
+                [id], prepare: true)
+        }
+        guard row.rowCount == 1 else { return nil }
+        return try session(id: id, row, 0, offset: 0)
+    }
+
+    private func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
+        let graph = result.text(row, offset)
+        let graphVersion = Int(result.int(row, offset + 1))
+        let snapshot: JSONValue
+        do {
+            snapshot = try JSONValue(parsing: result.bytes(row, offset + 3), maximumDepth: StoredSession.snapshotDepth)
+        } catch {
+            throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
+        }
+        return StoredSession(
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
+            state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
+        )
+    }
+
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH u AS (
+                    UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
+                    WHERE id = $1 AND version = $5 RETURNING id),
+                ins AS (
+                    INSERT INTO events (session_id, seq, body)
+                    SELECT u.id, (e->>'seq')::bigint, e::text FROM u, jsonb_array_elements($6::jsonb) e RETURNING 1),
+                trimmed AS (
+                    DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1)
+                SELECT count(*) FROM u
+                """,
+                [
+                    session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
+                    String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
+                ],
+                prepare: true
+            )
+        }
+        return result.int(0, 0) == 1
+    }
+
+    package func delete(_ id: String) throws(StoreError) -> Bool {
+        guard SessionID.isValid(id) else { return false }
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1) SELECT count(*) FROM d",
+                [id], prepare: true)
+        }
+        return result.int(0, 0) > 0
+    }
+
+    package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
+        guard SessionID.isValid(id) else { return [] }
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                [id, String(after), String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).compactMap { row in
+            (try? JSONValue(parsing: result.bytes(row, 0))).flatMap(LifecycleEvent.init(json:))
+        }
+    }
+
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
+                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d))
+                SELECT count(*) FROM d
+                """,
+                [String(cutoff)], prepare: true)
+        }
+        return Int(result.int(0, 0))
+    }
+
+    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT id, graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT $1",
+                [String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).compactMap { row in try? session(id: result.text(row, 0), result, row, offset: 1) }
+    }
+
+    package func count() throws(StoreError) -> Int {
+        let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true) }
+        return Int(result.int(0, 0))
+    }
+
+    /// Allocates the version in the database: the next number after the latest stored one,
+    /// inserted under the `(name, version)` primary key. A process that loses the race for a
+    /// number inserts nothing (`ON CONFLICT DO NOTHING` waits for the winner's commit) and
+    /// looks again: then its document gets the next number, or the winner's when it was the same.
+    package func storeGraph(_ document: JSONValue, name: String) throws(StoreError) -> (version: Int, stored: Bool) {
+        let text = document.jsonString
+        for _ in 0..<16 {
+            let result = try pool.with { connection throws(StoreError) in
+                try connection.execute(
+                    """
+                    WITH latest AS (
+                        SELECT version, document = $2 AS same FROM graphs WHERE name = $1 ORDER BY version DESC LIMIT 1),
+                    inserted AS (
+                        INSERT INTO graphs (name, version, document)
+                        SELECT $1, COALESCE((SELECT version FROM latest), 0) + 1, $2
+                        WHERE NOT EXISTS (SELECT 1 FROM latest WHERE same)
+                        ON CONFLICT (name, version) DO NOTHING RETURNING version)
+                    SELECT version, 1 FROM inserted UNION ALL SELECT version, 0 FROM latest WHERE same
+                    """,
+                    [name, text])
+            }
+            if result.rowCount == 1 { return (Int(result.int(0, 0)), result.int(0, 1) == 1) }
+        }
+        throw StoreError(message: "graph '\(name)': no version number could be allocated in 16 attempts")
+    }
+
+    package func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue? {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT document FROM graphs WHERE name = $1 AND version = $2", [name, String(version)], prepare: true)
+        }
+        guard result.rowCount == 1 else { return nil }
+        return try Self.graphDocument(result, 0, 0)
+    }
+
+    package func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)? {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT document, version FROM graphs WHERE name = $1 AND version > $2 ORDER BY version DESC LIMIT 1",
+                [name, String(known)], prepare: true)
+        }
+        guard result.rowCount == 1 else { return nil }
+        return (try Self.graphDocument(result, 0, 0), Int(result.int(0, 1)))
+    }
+
+    package func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")
+        }
+        return (0..<result.rowCount).map { (result.text($0, 0), Int(result.int($0, 1))) }
+    }
+
+    package func firstGraphName() throws(StoreError) -> String? {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT name FROM graphs ORDER BY stored LIMIT 1")
+        }
+        return result.rowCount == 1 ? result.text(0, 0) : nil
+    }
+
+    private static func graphDocument(_ result: PostgresResult, _ row: Int, _ column: Int) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONValue(parsing: result.bytes(row, column))
+        } catch {
+            throw StoreError(message: "a stored graph is not JSON: \(error)")
+        }
+    }
+
+    /// `SELECT 1` on a pooled connection: false while PostgreSQL cannot be reached.
+    package func isAvailable() -> Bool {
+        do {
+            try pool.with { connection throws(StoreError) in _ = try connection.execute("SELECT 1", prepare: true) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    package func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT document, version FROM graphs ORDER BY stored")
+        }
+        var graphs: [(document: JSONValue, version: Int)] = []
+        for row in 0..<result.rowCount {
+            graphs.append((try Self.graphDocument(result, row, 0), Int(result.int(row, 1))))
+        }
+        return graphs
+    }
+
+    package func close() {
+        pool.close()
+    }
+}
+
+/// A fixed set of connections, each used by one thread at a time.
+///
+/// `@unchecked Sendable`: a connection is only reachable by the thread that took it out of
+/// `idle` (under the mutex) until it puts it back.
+package final class PostgresPool: @unchecked Sendable {
+    private let idle: Mutex<[PostgresConnection]>
+    private let available: DispatchSemaphore
+    private let closed = Atomic<Bool>(false)
+
+    package init(conninfo: String, size: Int) throws(StoreError) {
+        var connections: [PostgresConnection] = []
+        for _ in 0..<size { connections.append(try PostgresConnection(conninfo: conninfo)) }
+        idle = Mutex(connections)
+        available = DispatchSemaphore(value: size)
+    }
+
+    package func with<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard !closed.load(ordering: .relaxed) else { throw StoreError(message: "the PostgreSQL store is closed") }
+        guard available.wait(timeout: .now() + .seconds(10)) == .success else {
+            throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
+        }
+        defer { available.signal() }
+        guard let connection = idle.withLock({ $0.popLast() }) else {
+            throw StoreError(message: "the PostgreSQL pool is empty")
+        }
+        defer { idle.withLock { $0.append(connection) } }
+        return try body(connection)
+    }
+
+    package func close() {
+        closed.store(true, ordering: .relaxed)
+        idle.withLock { connections in
+            for connection in connections { connection.close() }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import NavJSON
+import NavCore
+
+/// One session as a store keeps it.
+package struct StoredSession: Sendable {
+    package var id: String
+    package var graphName: String
+    package var graphVersion: Int
+    /// SHA-256 of the session's bearer token; the token itself is never stored.
+    package var tokenDigest: TokenDigest
+    package var state: SessionState
+    /// Milliseconds since the Unix epoch.
+    package var createdAt: Int64
+    package var touchedAt: Int64
+}
+
+extension StoredSession {
+    /// How deep a stored snapshot may nest: client values (at most `JSONValue.maximumDepth`)
+    /// sit under the snapshot, a screen and up to one tab bar per stage level.
+    package static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
+
+}
+
+/// A store failure: I/O, a constraint, a snapshot that no longer fits its graph.
+package struct StoreError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable {
+        /// I/O or database failure: the daemon's problem, a 500.
+        case failure
+        /// The store cannot take work now (a full disk, an I/O error, PostgreSQL down or restarting,
+        /// no connection free) but may again later: nothing was changed, and a retry may succeed
+        /// (a 503 `store_unavailable`).
+        case unavailable
+        /// One session's stored stage no longer fits its graph: that session cannot be served.
+        case incompatible
+    }
+
+    package var message: String
+    package var kind: Kind = .failure
+    package var description: String { message }
+
+    package init(message: String, kind: Kind = .failure) {
+        self.message = message
+        self.kind = kind
+    }
+}
+
+/// Where sessions live. Every write is a compare-and-set on `version`, so that several
+/// navd processes can share one store without ever losing an update.
+package protocol SessionStore: Sendable {
+    /// A short name for logs: `memory`, `sqlite:PATH`, `postgres://…`.
+    var name: String { get }
+
+    /// Adds a new session with the events of its opening transition.
+    func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError)
+
+    /// The session with this id, or `nil`.
+    func load(_ id: String) throws(StoreError) -> StoredSession?
+
+    /// Replaces the session if the stored version is still `expectedVersion`, appending `events`
+    /// (`eventsJSON` is the same events as a JSON array, written once for the store and the answer).
+    /// - Returns: `false` when another writer got there first (nothing was written).
+    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool
+
+    /// Removes a session and its events. - Returns: whether it existed.
+    func delete(_ id: String) throws(StoreError) -> Bool
+
+    /// Retained events with `seq > after`, oldest first, at most `limit`.
+    func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent]
+
+    /// Deletes sessions not touched since `cutoff` (ms since the epoch). - Returns: how many.
+    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int
+
+    /// Up to `limit` sessions, for the admin listing.
+    func list(limit: Int) throws(StoreError) -> [StoredSession]
+
+    /// How many sessions the store holds.
+    func count() throws(StoreError) -> Int
+
+    /// Flushes and closes; later calls fail.
+    func close()
+
+    /// Whether the store can take work now, for `/readyz` (``Readiness`` asks at most once a
+    /// second, so this need not throttle itself): SQLite answers from its last write and probes
+    /// the disk after a failed one; PostgreSQL runs `SELECT 1`.
+    func isAvailable() -> Bool
+}
+
+extension SessionStore {
+    package func isAvailable() -> Bool { true }
+}

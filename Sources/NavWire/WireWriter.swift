@@ -1,0 +1,276 @@
+import NavCore
+import NavJSON
+
+/// Writes the hot wire shapes straight into bytes, keys in sorted order, without building
+/// `JSONValue` dictionaries first: the same bytes as `Wire`'s values through `JSONWriter`,
+/// at a fraction of the allocations (the session view is most of every answer).
+extension JSONWriter {
+    /// `{context, events?, graph, id, path, screens, token?, version}`.
+    /// - Parameter eventsJSON: `events` already written as a JSON array, if at hand.
+    package mutating func writeSessionView(
+        id: String, graphName: String, graphVersion: Int, state: SessionState, events: [LifecycleEvent]? = nil,
+        eventsJSON: [UInt8]? = nil, token: String? = nil
+    ) {
+        writeLiteral("{\"context\":")
+        write(.object(state.context))
+        if let events {
+            writeLiteral(",\"events\":")
+            if let eventsJSON { writeRaw(bytes: eventsJSON) } else { writeEvents(events) }
+        }
+        writeLiteral(",\"graph\":{\"name\":")
+        writeString(graphName)
+        writeLiteral(",\"version\":")
+        writeInt(graphVersion)
+        writeLiteral("},\"id\":")
+        writeString(id)
+        writeLiteral(",\"path\":")
+        // A change's last event, `transitionEnd`, carries the canonical path it led to.
+        if let end = events?.last, end.type == .transitionEnd, let path = end.to {
+            writeString(path)
+        } else {
+            writeString(state.pathText)
+        }
+        writeLiteral(",\"screens\":")
+        writeScreens(state.screens)
+        if let token {
+            writeLiteral(",\"token\":")
+            writeString(token)
+        }
+        writeLiteral(",\"version\":")
+        writeInt(state.version)
+        writeLiteral("}")
+    }
+
+    package mutating func writeScreens(_ screens: [Screen]) {
+        writeLiteral("[")
+        // By index: the enumerated sequence would copy each screen (and retain all its fields).
+        for index in screens.indices {
+            if index > 0 { writeLiteral(",") }
+            writeScreen(screens[index])
+        }
+        writeLiteral("]")
+    }
+
+    /// `{container, deps, id, params, scene, segue, state, tabs?}`.
+    package mutating func writeScreen(_ screen: Screen) {
+        writeLiteral("{\"container\":")
+        writeString(screen.container.rawValue)
+        writeLiteral(",\"deps\":")
+        write(.object(screen.deps))
+        writeLiteral(",\"id\":")
+        writeString(screen.id)
+        writeLiteral(",\"params\":{")
+        if screen.params.count == 1, let (key, value) = screen.params.first {
+            writeString(key)
+            writeLiteral(":")
+            write(value.json)
+        } else {
+            for (position, key) in screen.params.keys.sorted().enumerated() {
+                if position > 0 { writeLiteral(",") }
+                writeString(key)
+                writeLiteral(":")
+                if let value = screen.params[key] { write(value.json) }
+            }
+        }
+        writeLiteral("},\"scene\":")
+        writeString(screen.scene)
+        writeLiteral(",\"segue\":")
+        writeString(screen.segue.rawValue)
+        writeLiteral(",\"state\":")
+        write(screen.state)
+        if let tabs = screen.tabs {
+            writeLiteral(",\"tabs\":{\"saved\":{")
+            for (position, name) in tabs.saved.keys.sorted().enumerated() {
+                if position > 0 { writeLiteral(",") }
+                writeString(name)
+                writeLiteral(":")
+                writeScreens(tabs.saved[name] ?? [])
+            }
+            writeLiteral("},\"selected\":")
+            writeString(tabs.selected)
+            writeLiteral("}")
+        }
+        writeLiteral("}")
+    }
+
+    /// `{from?, scene, screen, seq, to?, transition, type}`, through the plain writes (see
+    /// `JSONWriter.Cursor.writeEvent(_:)` for the direct writing of the same bytes).
+    package mutating func writeEvent(_ event: LifecycleEvent) {
+        writeLiteral("{")
+        if let from = event.from {
+            writeLiteral("\"from\":")
+            writeString(from)
+            writeLiteral(",")
+        }
+        writeLiteral("\"scene\":")
+        if let scene = event.scene { writeString(scene) } else { writeLiteral("null") }
+        writeLiteral(",\"screen\":")
+        if let screen = event.screen { writeString(screen) } else { writeLiteral("null") }
+        writeLiteral(",\"seq\":")
+        writeInt(event.seq)
+        if let to = event.to {
+            writeLiteral(",\"to\":")
+            writeString(to)
+        }
+        writeLiteral(",\"transition\":")
+        writeInt(event.transition)
+        writeEventType(event.type)
+    }
+
+    /// `,"type":"…"}`, one literal per kind: no string made and scanned for escapes.
+    private mutating func writeEventType(_ kind: LifecycleEvent.Kind) {
+        switch kind {
+        case .transitionStart: writeLiteral(",\"type\":\"transitionStart\"}")
+        case .awake: writeLiteral(",\"type\":\"awake\"}")
+        case .willAppear: writeLiteral(",\"type\":\"willAppear\"}")
+        case .didAppear: writeLiteral(",\"type\":\"didAppear\"}")
+        case .willDisappear: writeLiteral(",\"type\":\"willDisappear\"}")
+        case .didDisappear: writeLiteral(",\"type\":\"didDisappear\"}")
+        case .remove: writeLiteral(",\"type\":\"remove\"}")
+        case .transitionEnd: writeLiteral(",\"type\":\"transitionEnd\"}")
+        case .paramsChanged: writeLiteral(",\"type\":\"paramsChanged\"}")
+        case .stateChanged: writeLiteral(",\"type\":\"stateChanged\"}")
+        }
+    }
+}
+
+extension JSONWriter {
+    /// The snapshot a store keeps: the bytes of NavCore's `SessionState.snapshot`, written directly
+    /// (`{context, eventCounter, schema, screenCounter, screens, version}`).
+    package mutating func writeSnapshot(_ state: SessionState) {
+        writeLiteral("{\"context\":")
+        write(.object(state.context))
+        writeLiteral(",\"eventCounter\":")
+        writeInt(state.eventCounter)
+        writeLiteral(",\"schema\":")
+        writeInt(SessionState.snapshotSchema)
+        writeLiteral(",\"screenCounter\":")
+        writeInt(state.screenCounter)
+        writeLiteral(",\"screens\":")
+        writeScreens(state.screens)
+        writeLiteral(",\"version\":")
+        writeInt(state.version)
+        writeLiteral("}")
+    }
+
+    /// `[event, …]`.
+    package mutating func writeEvents(_ events: [LifecycleEvent]) {
+        // Read in place: iterating the array would copy each event (and retain its strings).
+        events.withUnsafeBufferPointer { events in writeEvents(events, estimate: Self.estimatedCount(of: events)) }
+    }
+
+    /// `[event, …]`, measured and written in one run through a cursor; through the plain writes
+    /// only when escapes made the strings outgrow the buffer's room.
+    package mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
+        guard let first = events.baseAddress else {
+            writeLiteral("[]")
+            return
+        }
+        let written = writeDirect(estimate: estimate) { cursor in
+            cursor.literal("[")
+            for index in events.indices {
+                if index > 0 { cursor.literal(",") }
+                // The event's fields read where they lie: an event passed on by value would be
+                // copied (all its strings retained) while the cursor writes.
+                cursor.writeEvent(first + index)
+            }
+            cursor.literal("]")
+        }
+        guard !written else { return }
+        writeEventsChecked(events)
+    }
+
+    /// `[event, …]` through the plain writes.
+    package mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
+        writeLiteral("[")
+        for index in events.indices {
+            if index > 0 { writeLiteral(",") }
+            writeEvent(events[index])
+        }
+        writeLiteral("]")
+    }
+
+    /// The bytes of `events` as a JSON array when no string needs an escape (an integer counted
+    /// at its longest, a type at the longest name's length).
+    package static func estimatedCount(of events: UnsafeBufferPointer<LifecycleEvent>) -> Int {
+        // `{"scene":`, `,"screen":`, `,"seq":`, `,"transition":`, `,"type":"`, `"}`, a comma.
+        let fixed = 9 + 10 + 7 + 14 + 9 + 2 + 1
+        var total = 2
+        for index in events.indices {
+            total += fixed + 20 + 20 + 15
+            total += events[index].scene.map { $0.utf8.count + 2 } ?? 4
+            total += events[index].screen.map { $0.utf8.count + 2 } ?? 4
+            if let from = events[index].from { total += 8 + from.utf8.count + 2 }
+            if let to = events[index].to { total += 6 + to.utf8.count + 2 }
+        }
+        return total
+    }
+}
+
+extension JSONWriter.Cursor {
+    /// `{from?, scene, screen, seq, to?, transition, type}`: the bytes of
+    /// ``JSONWriter/writeEvent(_:)``, each key written with the punctuation around it.
+    @inline(__always)
+    package mutating func writeEvent(_ event: UnsafePointer<LifecycleEvent>) {
+        if let from = event.pointee.from {
+            literal("{\"from\":")
+            string(from)
+            literal(",\"scene\":")
+        } else {
+            literal("{\"scene\":")
+        }
+        if let scene = event.pointee.scene {
+            string(scene)
+            literal(",\"screen\":")
+        } else {
+            literal("null,\"screen\":")
+        }
+        if let screen = event.pointee.screen {
+            string(screen)
+            literal(",\"seq\":")
+        } else {
+            literal("null,\"seq\":")
+        }
+        int(event.pointee.seq)
+        if let to = event.pointee.to {
+            literal(",\"to\":")
+            string(to)
+        }
+        literal(",\"transition\":")
+        int(event.pointee.transition)
+        switch event.pointee.type {
+        case .transitionStart: literal(",\"type\":\"transitionStart\"}")
+        case .awake: literal(",\"type\":\"awake\"}")
+        case .willAppear: literal(",\"type\":\"willAppear\"}")
+        case .didAppear: literal(",\"type\":\"didAppear\"}")
+        case .willDisappear: literal(",\"type\":\"willDisappear\"}")
+        case .didDisappear: literal(",\"type\":\"didDisappear\"}")
+        case .remove: literal(",\"type\":\"remove\"}")
+        case .transitionEnd: literal(",\"type\":\"transitionEnd\"}")
+        case .paramsChanged: literal(",\"type\":\"paramsChanged\"}")
+        case .stateChanged: literal(",\"type\":\"stateChanged\"}")
+        }
+    }
+}
+
+extension SessionState {
+    /// The snapshot as JSON bytes, for a store.
+    package var snapshotBytes: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 128 + 256 * screens.count)
+        writer.writeSnapshot(self)
+        return writer.finish()
+    }
+}
+
+extension Array where Element == LifecycleEvent {
+    /// The events as a JSON array, for a store.
+    package var jsonBytes: [UInt8] {
+        withUnsafeBufferPointer { events in
+            let estimate = JSONWriter.estimatedCount(of: events)
+            // Some room to spare, for a few escapes.
+            var writer = JSONWriter(reservingCapacity: estimate + 32)
+            writer.writeEvents(events, estimate: estimate)
+            return writer.finish()
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import NavHTTP
+import Synchronization
+
+/// Answers already given to POSTs with an `Idempotency-Key`, so a retry gets the first answer again.
+///
+/// Bounded by count and by bytes: the oldest records are dropped first once `capacity` records
+/// or `byteLimit` bytes are reached. The byte bound matters because an answer is a whole session
+/// view (up to megabytes with large screen states), and anyone holding a session could otherwise
+/// fill memory with retries of no-ops under fresh keys.
+final class IdempotencyCache: Sendable {
+    struct Record: Sendable {
+        /// SHA-256 of method, path and body: the same key with another request is refused.
+        var fingerprint: [UInt8]
+        var response: HTTPResponse
+    }
+
+    private let state: Mutex<State>
+    private let capacity: Int
+    /// The most bytes the kept records may take, by ``cost(_:_:)``; the newest record is always kept.
+    let byteLimit: Int
+
+    private struct State {
+        var records: [String: Record] = [:]
+        var order: [String] = []
+        var head = 0
+        /// What the kept records take, by ``IdempotencyCache/cost(_:_:)``.
+        var bytes = 0
+    }
+
+    init(capacity: Int = 10_000, byteLimit: Int = 64 << 20) {
+        self.capacity = max(1, capacity)
+        self.byteLimit = max(0, byteLimit)
+        self.state = Mutex(State())
+    }
+
+    /// About the memory a record takes: its answer's body and header text, its key and digest.
+    static func cost(_ key: String, _ record: Record) -> Int {
+        var bytes = 128 + key.utf8.count + record.fingerprint.count + record.response.body.count
+        for (name, value) in record.response.headers { bytes += 32 + name.utf8.count + value.utf8.count }
+        return bytes
+    }
+
+    func lookup(_ key: String) -> Record? {
+        state.withLock { $0.records[key] }
+    }
+
+    func store(_ key: String, _ record: Record) {
+        let capacity = self.capacity
+        let byteLimit = self.byteLimit
+        let cost = Self.cost(key, record)
+        state.withLock { state in
+            if let replaced = state.records.updateValue(record, forKey: key) {
+                state.bytes -= Self.cost(key, replaced)
+            } else {
+                state.order.append(key)
+            }
+            state.bytes += cost
+            while state.records.count > capacity || (state.bytes > byteLimit && state.records.count > 1), state.head < state.order.count {
+                let oldest = state.order[state.head]
+                state.head += 1
+                // A key stored again keeps its place in the order as the newest.
+                if oldest == key {
+                    state.order.append(key)
+                    continue
+                }
+                guard let dropped = state.records.removeValue(forKey: oldest) else { continue }
+                state.bytes -= Self.cost(oldest, dropped)
+            }
+            if state.head > capacity {
+                state.order.removeFirst(state.head)
+                state.head = 0
+            }
+        }
+    }
+}

@@ -70,7 +70,10 @@ let package = Package(
                 "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
+            // symbolic link), compiled into the binary as bytes.
+            resources: [.embedInCode("Resources/openapi.yaml")]
         ),
         .executableTarget(
             name: "NavdEntry",

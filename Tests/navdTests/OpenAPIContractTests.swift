@@ -18,7 +18,7 @@ struct OpenAPIContractTests {
         #expect(served.status == 200)
         let file = try Data(contentsOf: OpenAPIValidator.specURL)
         let bytes = Array(file)
-        #expect(served.body == bytes, "GET /openapi.yaml (\(served.body.count) bytes) differs from openapi.yaml (\(bytes.count) bytes): run `make openapi` and rebuild")
+        #expect(served.body == bytes, "GET /openapi.yaml (\(served.body.count) bytes) differs from openapi.yaml (\(bytes.count) bytes): rebuild navd, which compiles the file in")
         #expect(try JSON(yaml: served.text) == OpenAPIValidator.shared.get().document)
     }
 

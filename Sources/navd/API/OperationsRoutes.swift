@@ -30,7 +30,7 @@ struct OperationsRoutes: Sendable {
             )
         }
         router.on("GET", "/openapi.yaml") { _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8))
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: PackageResources.openapi_yaml)
         }
     }
 }

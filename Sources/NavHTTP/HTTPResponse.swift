@@ -8,10 +8,20 @@ package struct HTTPResponse: Sendable {
     package var headers: [(String, String)]
     /// The response body, copied by the server when the response is queued.
     package var body: [UInt8]
+    /// A body written while it is sent, in place of `body` (sent chunked, with no `Content-Length`).
+    package var stream: ResponseStream?
 
     package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body is `stream`, sent as it is written (see ``ResponseStream``).
+    package init(status: Int, headers: [(String, String)] = [], stream: ResponseStream) {
+        self.status = status
+        self.headers = headers
+        self.body = []
+        self.stream = stream
     }
 }

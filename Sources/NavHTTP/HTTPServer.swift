@@ -248,6 +248,9 @@ package final class HTTPServer: Sendable {
         let context = running.context.takeUnretainedValue()
         context.draining.store(true, ordering: .relaxed)
         let listenSocket = MHD_quiesce_daemon(running.daemon)
+        // Streams end with what they have written; none stays suspended (MHD cannot stop
+        // with a connection suspended) and each is then waited for like any request.
+        for stream in context.openStreams() { stream.finish() }
 
         let deadline = ContinuousClock.now.advanced(by: .seconds(max(0, configuration.shutdownGracePeriod)))
         while context.inFlight.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
@@ -273,12 +276,15 @@ package final class HTTPServer: Sendable {
 
     /// Internal polling thread with `poll()` (not epoll: it stalls connections
     /// in MHD 0.9.75), an inter-thread channel so that `MHD_quiesce_daemon`
-    /// works with a thread pool, and error messages routed to the logger.
+    /// works with a thread pool (and a resumed connection is served at once), error
+    /// messages routed to the logger, and connections that may be suspended while a
+    /// ``ResponseStream`` has nothing to send.
     private static let daemonFlags: UInt32 =
         MHD_USE_INTERNAL_POLLING_THREAD.rawValue
         | MHD_USE_POLL.rawValue
         | MHD_USE_ITC.rawValue
         | MHD_USE_ERROR_LOG.rawValue
+        | MHD_ALLOW_SUSPEND_RESUME.rawValue
 
     /// The IPv4 socket address for `host` and `port` (`inet_pton`).
     private static func socketAddress(host: String, port: UInt16) throws(HTTPServerError) -> sockaddr_in {
@@ -308,6 +314,20 @@ private final class ServerContext: Sendable {
     package let inFlight = Atomic<Int>(0)
     /// Set by `stop()`: responses from now on close their connection.
     package let draining = Atomic<Bool>(false)
+    /// The streams being sent, so that `stop()` can end them.
+    private let streams = Mutex<[ObjectIdentifier: ResponseStream]>([:])
+
+    package func opened(_ stream: ResponseStream) {
+        streams.withLock { $0[ObjectIdentifier(stream)] = stream }
+    }
+
+    package func closed(_ stream: ResponseStream) {
+        _ = streams.withLock { $0.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    package func openStreams() -> [ResponseStream] {
+        streams.withLock { Array($0.values) }
+    }
     /// MHD's messages while `MHD_start_daemon` runs, for the error it may throw;
     /// nil once the daemon has started.
     private let startupMessages = Mutex<[String]?>([])
@@ -770,11 +790,16 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, conte
         context.logger.error("handler answered an invalid HTTP status; sending 500", metadata: ["status": "\(status)"])
         status = 500
     }
-    let mhdResponse = response.body.withUnsafeBytes { body in
-        navd_mhd_response_copy(body.count, body.baseAddress)
+    let mhdResponse: OpaquePointer?
+    if let stream = response.stream {
+        mhdResponse = streamResponse(stream, on: connection, context: context)
+    } else {
+        mhdResponse = response.body.withUnsafeBytes { body in
+            navd_mhd_response_copy(body.count, body.baseAddress)
+        }
     }
     guard let mhdResponse else {
-        context.logger.error("MHD_create_response_from_buffer_with_free_callback failed; dropping the connection")
+        context.logger.error("creating the MHD response failed; dropping the connection")
         return .NO
     }
     defer { MHD_destroy_response(mhdResponse) }
@@ -795,4 +820,54 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, conte
         context.logger.error("MHD_queue_response failed; dropping the connection", metadata: ["status": "\(status)"])
     }
     return queued
+}
+
+// MARK: - Streamed responses
+
+/// What a streamed response's callbacks need: the stream, and the server context that lists it.
+private final class StreamBinding {
+    let stream: ResponseStream
+    let context: ServerContext
+
+    init(stream: ResponseStream, context: ServerContext) {
+        self.stream = stream
+        self.context = context
+    }
+}
+
+/// An MHD response of unknown size (sent chunked) that reads `stream`; the binding is retained
+/// until MHD frees the response (``streamFreed``).
+private func streamResponse(_ stream: ResponseStream, on connection: OpaquePointer, context: ServerContext) -> OpaquePointer? {
+    let binding = Unmanaged.passRetained(StreamBinding(stream: stream, context: context))
+    guard let response = MHD_create_response_from_callback(navd_mhd_size_unknown, 16 * 1024, streamRead, binding.toOpaque(), streamFreed) else {
+        binding.release()
+        return nil
+    }
+    stream.attach(to: connection)
+    context.opened(stream)
+    return response
+}
+
+/// `MHD_ContentReaderCallback`: the stream's next bytes; with none yet, the stream has
+/// suspended the connection and 0 is returned (MHD calls again once a write resumes it).
+private func streamRead(_ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+    guard let cls, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let binding = Unmanaged<StreamBinding>.fromOpaque(cls).takeUnretainedValue()
+    switch binding.stream.read(into: buffer, capacity: capacity) {
+    case .bytes(let count): return count
+    case .wait: return 0
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    case .failed: return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the connection is closed
+    }
+}
+
+/// `MHD_ContentReaderFreeCallback`: MHD is done with the response (sent, failed, or the client
+/// went away): the stream is closed and forgotten.
+private func streamFreed(_ cls: UnsafeMutableRawPointer?) {
+    guard let cls else { return }
+    let binding = Unmanaged<StreamBinding>.fromOpaque(cls)
+    let bound = binding.takeUnretainedValue()
+    bound.context.closed(bound.stream)
+    bound.stream.detach()
+    binding.release()
 }

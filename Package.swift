@@ -91,6 +91,9 @@ let package = Package(
             name: "NavCoreTests",
             dependencies: [
                 "NavCore",
+                // The snapshot a store keeps is written and read by NavWire: the property tests
+                // check that every state the engine reaches survives it.
+                "NavWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"]

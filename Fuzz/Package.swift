@@ -28,7 +28,12 @@ let package = Package(
                 "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd"),
             ]
         ),
-        .executableTarget(name: "fuzz-navigator", dependencies: ["FuzzSupport", .product(name: "NavCore", package: "navd")]),
+        .executableTarget(
+            name: "fuzz-navigator",
+            dependencies: [
+                "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd"),
+            ]
+        ),
         .executableTarget(
             name: "fuzz-request",
             dependencies: [

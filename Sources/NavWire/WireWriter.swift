@@ -135,7 +135,7 @@ extension JSONWriter {
 }
 
 extension JSONWriter {
-    /// The snapshot a store keeps: the bytes of NavCore's `SessionState.snapshot`, written directly
+    /// The snapshot a store keeps: written directly
     /// (`{context, eventCounter, schema, screenCounter, screens, version}`).
     package mutating func writeSnapshot(_ state: SessionState) {
         writeLiteral("{\"context\":")
@@ -250,6 +250,26 @@ extension JSONWriter.Cursor {
         case .paramsChanged: literal(",\"type\":\"paramsChanged\"}")
         case .stateChanged: literal(",\"type\":\"stateChanged\"}")
         }
+    }
+}
+
+extension Screen {
+    /// The screen's wire shape on its own (answers write their screens in place).
+    package var wireBytes: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.writeScreen(self)
+        return writer.finish()
+    }
+}
+
+extension JSONWriter {
+    /// A page of the event log, `{events, next}`: `next` is the `after` of the following page.
+    package mutating func writeEventPage(_ events: [LifecycleEvent], next: Int) {
+        writeLiteral("{\"events\":")
+        writeEvents(events)
+        writeLiteral(",\"next\":")
+        writeInt(next)
+        writeLiteral("}")
     }
 }
 

@@ -15,10 +15,10 @@ import Testing
             "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
             "version": .int(session.state.version),
             "path": .string(session.state.path.description),
-            "screens": .array(session.state.screens.map(\.json)),
+            "screens": .array(session.state.screens.map(\.referenceJSON)),
             "context": .object(session.state.context),
         ]
-        if let events { members["events"] = .array(events.map(\.json)) }
+        if let events { members["events"] = .array(events.map(\.referenceJSON)) }
         if let token { members["token"] = .string(token) }
         return JSONValue.object(members).jsonBytes
     }
@@ -47,8 +47,8 @@ import Testing
                 #expect((try? JSONValue(parsing: fast)) != nil)
             }
             // What the stores write: the snapshot and the event batch.
-            #expect(outcome.state.snapshotBytes == outcome.state.snapshot.jsonBytes)
-            #expect(outcome.events.jsonBytes == JSONValue.array(outcome.events.map(\.json)).jsonBytes)
+            #expect(outcome.state.snapshotBytes == outcome.state.referenceSnapshot.jsonBytes)
+            #expect(outcome.events.jsonBytes == JSONValue.array(outcome.events.map(\.referenceJSON)).jsonBytes)
         }
     }
 
@@ -59,16 +59,16 @@ import Testing
     func eventsMatchThePlainWrites(capacity: Int) throws {
         let texts: [String?] = [nil, "", "e1", "show_news", "/tøp/日本(q=a%2Cb)", "a\"b\\c\n\t\u{01}", String(repeating: "\"", count: 100)]
         let events = LifecycleEvent.everyShape(texts: texts, seqs: [0, 7, 1_000_000, -3], transitions: [Int.max, 12, Int.min, 0])
-        let reference = JSONValue.array(events.map(\.json)).jsonBytes
+        let reference = JSONValue.array(events.map(\.referenceJSON)).jsonBytes
         #expect(events.jsonBytes == reference)
         for batch in [Array(events.prefix(1)), Array(events.prefix(8)), events, []] {
             var writer = JSONWriter(reservingCapacity: capacity)
             writer.writeLiteral("x")
             writer.writeEvents(batch)
-            #expect(writer.finish() == Array("x".utf8) + JSONValue.array(batch.map(\.json)).jsonBytes)
+            #expect(writer.finish() == Array("x".utf8) + JSONValue.array(batch.map(\.referenceJSON)).jsonBytes)
             var checked = JSONWriter(reservingCapacity: capacity)
             batch.withUnsafeBufferPointer { checked.writeEventsChecked($0) }
-            #expect(checked.finish() == JSONValue.array(batch.map(\.json)).jsonBytes)
+            #expect(checked.finish() == JSONValue.array(batch.map(\.referenceJSON)).jsonBytes)
         }
         #expect((try JSONValue(parsing: events.jsonBytes)).arrayValue?.count == events.count)
     }

@@ -1,6 +1,7 @@
 import FuzzSupport
 @testable import NavCore
 import NavJSON
+@testable import NavWire
 
 /// The navigator (DESIGN §3): the input is a sequence of intents applied from the start of an
 /// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal
@@ -17,13 +18,13 @@ public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         while !input.isAtEnd, steps < 32 {
             steps += 1
             let intent = subject.intent(from: &input, on: state)
-            let before = state.snapshot.jsonBytes
+            let before = state.snapshotBytes
             let outcome: Outcome
             do throws(NavError) {
                 outcome = try subject.navigator.apply(intent, to: state)
             } catch {
                 // A refusal is an answer with a stable code (the typed `NavError`) and leaves the state as it was.
-                require(state.snapshot.jsonBytes == before, "refused \(intent) (\(error.code)) changed the state")
+                require(state.snapshotBytes == before, "refused \(intent) (\(error.code)) changed the state")
                 continue
             }
             check(outcome, of: intent, from: state, before: before, navigator: subject.navigator)
@@ -36,7 +37,7 @@ public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 private func check(_ outcome: Outcome, of intent: Intent, from state: SessionState, before: [UInt8], navigator: Navigator) {
     let after = outcome.state
     guard outcome.changed else {
-        require(after.snapshot.jsonBytes == before, "no-op \(intent) changed the state")
+        require(after.snapshotBytes == before, "no-op \(intent) changed the state")
         return
     }
     require(after.version == state.version + 1, "\(intent): version \(state.version) → \(after.version)")
@@ -56,7 +57,7 @@ private func check(_ outcome: Outcome, of intent: Intent, from state: SessionSta
     }
     let restored: SessionState
     do {
-        restored = try SessionState(snapshot: try JSONValue(parsing: after.snapshot.jsonBytes), graph: navigator.graph)
+        restored = try SessionState(snapshot: try JSONValue(parsing: after.snapshotBytes), graph: navigator.graph)
     } catch {
         violated("\(intent): the snapshot of \(text) does not read back: \(error)")
     }

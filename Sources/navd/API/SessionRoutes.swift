@@ -122,9 +122,10 @@ struct SessionRoutes: Sendable {
         let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let events = try sessions.events(id, after: after, limit: limit)
-        return .session(
-            ["events": .array(events.map(\.json)), "next": .int(events.last?.seq ?? after)],
-            version: session.state.version
+        var page = JSONWriter(reservingCapacity: 64 + 128 * events.count)
+        page.writeEventPage(events, next: events.last?.seq ?? after)
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/json"), ("ETag", .etag(session.state.version))], body: page.finish()
         )
     }
 

@@ -1,5 +1,6 @@
 @testable import NavCore
 import NavJSON
+import NavWire
 import PropertyBased
 import Testing
 
@@ -178,7 +179,7 @@ import Testing
             for (number, step) in steps.enumerated() {
                 let comment = Comment(rawValue: "step \(number + 1): \(step)")
                 let intent = step.intent(on: state)
-                let bytes = state.snapshot.jsonBytes
+                let bytes = state.snapshotBytes
                 let outcome: Outcome
                 do {
                     outcome = try navigator.apply(intent, to: state)
@@ -186,7 +187,7 @@ import Testing
                     // A refusal is an ordinary answer with a stable code and leaves the state as it was.
                     let code = (error as Any as? NavError)?.code
                     #expect(code != nil, comment)
-                    #expect(state.snapshot.jsonBytes == bytes, comment)
+                    #expect(state.snapshotBytes == bytes, comment)
                     tally.refused[code?.rawValue ?? "?", default: 0] += 1
                     continue
                 }
@@ -255,7 +256,7 @@ import Testing
     static func checkStep(from before: SessionState, to outcome: Outcome, comment: Comment) throws {
         let after = outcome.state
         guard outcome.changed else {
-            #expect(after.snapshot.jsonBytes == before.snapshot.jsonBytes, comment)
+            #expect(after.snapshotBytes == before.snapshotBytes, comment)
             #expect(after.version == before.version, comment)
             return
         }
@@ -317,7 +318,7 @@ import Testing
             #expect(tabs.saved.keys.allSatisfy(tabNames.contains), comment)
         }
         // What a store writes, it can read back.
-        let restored = try SessionState(snapshot: try JSONValue(parsing: state.snapshot.jsonString), graph: navigator.graph)
+        let restored = try SessionState(snapshot: try JSONValue(parsing: String(decoding: state.snapshotBytes, as: UTF8.self)), graph: navigator.graph)
         #expect(restored == state, comment)
         #expect(restored.stageText == nil, comment)
     }

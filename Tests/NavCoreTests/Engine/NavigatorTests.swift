@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavWire
 import Testing
 
 /// Navigator rules beyond the news transcripts, each as "given this session and this intent, expect exactly this".
@@ -249,7 +250,7 @@ import Testing
         #expect(outcome.events.isEmpty)
         #expect(!outcome.changed)
         #expect(outcome.state == before)
-        #expect(outcome.state.snapshot.jsonBytes == before.snapshot.jsonBytes)
+        #expect(outcome.state.snapshotBytes == before.snapshotBytes)
     }
 
     @Test func unchangedParamsAndStateAreNoOps() throws {

@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavWire
 import Testing
 
 /// Every step of `news-transcripts.json`: the resulting path, the exact events, the top screen's
@@ -48,7 +49,7 @@ import Testing
             }
             if let top = step["top"]?.objectValue, let screen = outcome.state.top {
                 for (field, value) in top {
-                    #expect(screen.json[field] == value, comment)
+                    #expect((try JSONValue(parsing: screen.wireBytes))[field] == value, comment)
                 }
             }
             state = outcome.state

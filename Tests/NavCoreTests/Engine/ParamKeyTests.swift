@@ -1,5 +1,6 @@
 @testable import NavCore
 import NavJSON
+import NavWire
 import PropertyBased
 import Testing
 
@@ -81,7 +82,7 @@ import Testing
         var outcomes = (accepted: 0, refused: 0)
         await propertyCheck(count: 2_000, input: Self.params) { (params: [String: JSONValue]) throws in
             let comment = Comment(rawValue: JSONValue.object(params).jsonString)
-            let before = start.snapshot.jsonBytes
+            let before = start.snapshotBytes
             do {
                 let outcome = try navigator.apply(.setParams(screen: try #require(start.top).id, params: params), to: start)
                 outcomes.accepted += 1
@@ -95,7 +96,7 @@ import Testing
                 outcomes.refused += 1
                 #expect(error.code == .invalidParams, comment)
                 #expect(error.param.map { !$0.isValidPathName } == true, comment)
-                #expect(start.snapshot.jsonBytes == before, comment)
+                #expect(start.snapshotBytes == before, comment)
             }
         }
         #expect(outcomes.accepted > 100 && outcomes.refused > 100, "\(outcomes)")
@@ -155,11 +156,11 @@ import Testing
         let (navigator, start) = try Self.start()
         let top = try #require(start.top)
         let good = try navigator.apply(.setParams(screen: top.id, params: ["k": "v"]), to: start).state
-        var text = good.snapshot.jsonString
+        var text = String(decoding: good.snapshotBytes, as: UTF8.self)
         let restored = try SessionState(snapshot: JSONValue(parsing: text), graph: navigator.graph)
         #expect(restored == good)
         text = text.replacing(#"{"k":"v"}"#, with: #"{"a)/evil(x":"v"}"#)
-        #expect(text != good.snapshot.jsonString)
+        #expect(text != String(decoding: good.snapshotBytes, as: UTF8.self))
         #expect(throws: SnapshotError.self) { try SessionState(snapshot: JSONValue(parsing: text), graph: navigator.graph) }
     }
 }

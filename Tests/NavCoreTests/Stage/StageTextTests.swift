@@ -1,5 +1,6 @@
 @testable import NavCore
 import NavJSON
+import NavWire
 import Testing
 
 /// `SessionState.stageText`: the stage's canonical text, kept from one navigation to the next as
@@ -54,7 +55,7 @@ import Testing
         bare.stageText = nil
         #expect(bare == start)
         #expect(bare.hashValue == start.hashValue)
-        #expect(bare.snapshot.jsonBytes == start.snapshot.jsonBytes)
+        #expect(bare.snapshotBytes == start.snapshotBytes)
         #expect(Set([bare, start]).count == 1)
     }
 

@@ -1,45 +1,12 @@
+import NavCore
 import NavJSON
 
-extension Screen {
-    /// The wire shape of a screen (DESIGN §4): `{id, scene, segue, container, params, deps, state}`
-    /// plus `tabs: {selected, saved}` on a tabs screen.
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "id": .string(id),
-            "scene": .string(scene),
-            "segue": .string(segue.rawValue),
-            "container": .string(container.rawValue),
-            "params": .object(params.mapValues(\.json)),
-            "deps": .object(deps),
-            "state": state,
-        ]
-        if let tabs {
-            members["tabs"] = [
-                "selected": .string(tabs.selected),
-                "saved": .object(tabs.saved.mapValues { .array($0.map(\.json)) }),
-            ]
-        }
-        return .object(members)
-    }
-}
+// The snapshot a store keeps, and the event log it keeps, read back. Both are written by
+// `WireWriter.swift` (`writeSnapshot`, `writeEvents`): one writer per shape.
 
 extension LifecycleEvent {
-    /// The wire shape of an event: `{seq, type, screen, scene, transition, from?, to?}`.
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "seq": .int(seq),
-            "type": .string(type.rawValue),
-            "screen": screen.map(JSONValue.string) ?? .null,
-            "scene": scene.map(JSONValue.string) ?? .null,
-            "transition": .int(transition),
-        ]
-        if let from { members["from"] = .string(from) }
-        if let to { members["to"] = .string(to) }
-        return .object(members)
-    }
-
     /// Reads an event back from its wire shape (the event log in a store).
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let seq = json["seq"]?.intValue, let typeName = json["type"]?.stringValue,
             let type = Kind(rawValue: typeName), let transition = json["transition"]?.intValue
         else { return nil }
@@ -51,30 +18,18 @@ extension LifecycleEvent {
 }
 
 /// A stored session that cannot be restored on its graph.
-public struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }
 
 extension SessionState {
-    /// The snapshot format written by this version of NavCore.
-    public static let snapshotSchema = 1
-
-    /// The whole state as JSON, with its schema version, for a store.
-    public var snapshot: JSONValue {
-        [
-            "schema": .int(Self.snapshotSchema),
-            "version": .int(version),
-            "screenCounter": .int(screenCounter),
-            "eventCounter": .int(eventCounter),
-            "context": .object(context),
-            "screens": .array(screens.map(\.json)),
-        ]
-    }
+    /// The snapshot format this version of navd writes.
+    package static let snapshotSchema = 1
 
     /// Restores a snapshot, checking it against `graph`: a screen whose scene is gone, a broken
     /// tab bar or a duplicate id is an error, never a crash.
-    public init(snapshot: JSONValue, graph: Graph) throws(SnapshotError) {
+    package init(snapshot: JSONValue, graph: Graph) throws(SnapshotError) {
         guard snapshot["schema"]?.intValue == Self.snapshotSchema else {
             throw SnapshotError(message: "snapshot schema \(snapshot["schema"]?.jsonString ?? "missing") is not \(Self.snapshotSchema)")
         }

@@ -746,41 +746,25 @@ private func collectValue(
         return .YES
     }
     let values = cls.assumingMemoryBound(to: ConnectionValues.self)
-    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
     if kind == .HEADER_KIND {
+        let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
         if values.pointee.check != nil, let value,
            values.pointee.check?.follows(name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true {
             values.pointee.check = nil
         }
         values.pointee.headers.add(name: name, text)
     } else {
-        values.pointee.query[percentDecoded(String(decoding: name, as: UTF8.self))] = percentDecoded(text)
+        values.pointee.query[queryText(name)] = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
     }
     return .YES
 }
 
-/// Decodes `%XX` escapes (MHD has already turned `+` into spaces); a `%` not
-/// followed by two hex digits stays as it is, invalid UTF-8 is repaired.
-private func percentDecoded(_ text: String) -> String {
-    guard text.utf8.contains(UInt8(ascii: "%")) else {
-        return text
-    }
-    let bytes = Array(text.utf8)
-    var decoded: [UInt8] = []
-    decoded.reserveCapacity(bytes.count)
-    var index = 0
-    while index < bytes.count {
-        if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-           let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2]) {
-            decoded.append(high << 4 | low)
-            index += 3
-        } else {
-            decoded.append(bytes[index])
-            index += 1
-        }
-    }
-    return String(decoding: decoded, as: UTF8.self)
+/// A query argument's name or value with its `%XX` escapes decoded (MHD has already turned `+`
+/// into spaces): leniently, as forms are written: a `%` not followed by two hex digits stays as
+/// it is, invalid UTF-8 is repaired.
+private func queryText(_ bytes: UnsafeRawBufferPointer) -> String {
+    PercentDecoding.decode(bytes.assumingMemoryBound(to: UInt8.self), strict: false) ?? ""
 }
 
 /// Queues `response` on `connection` (`MHD_queue_response`), copying its body.

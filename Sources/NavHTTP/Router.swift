@@ -145,7 +145,7 @@ package struct Responder: Sendable {
         for segment in segments {
             let end = segmentEnd(in: path, from: start)
             if case .parameter(let name) = segment {
-                guard let decoded = percentDecoded(UnsafeBufferPointer(rebasing: path[start..<end])) else { return nil }
+                guard let decoded = PercentDecoding.decode(UnsafeBufferPointer(rebasing: path[start..<end]), strict: true) else { return nil }
                 parameters.append(name, decoded)
             }
             start = end + 1
@@ -169,29 +169,4 @@ package struct Responder: Sendable {
             return true
         }
     }
-}
-
-/// Decodes `%XX` escapes of a path segment; `nil` for a broken escape or invalid UTF-8.
-/// A segment of plain ASCII (a session id, a screen id) takes `String(decoding:)`'s fast path
-/// for ASCII instead of the generic validation.
-package func percentDecoded(_ text: UnsafeBufferPointer<UInt8>) -> String? {
-    var ascii = true
-    var escaped = false
-    for byte in text {
-        if byte >= 0x80 { ascii = false }
-        if byte == UInt8(ascii: "%") { escaped = true }
-    }
-    if !escaped { return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self) }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.count)
-    var iterator = text.makeIterator()
-    while let byte = iterator.next() {
-        if byte == UInt8(ascii: "%") {
-            guard let high = iterator.next().flatMap(Hex.value), let low = iterator.next().flatMap(Hex.value) else { return nil }
-            bytes.append(high << 4 | low)
-        } else {
-            bytes.append(byte)
-        }
-    }
-    return String(validating: bytes, as: UTF8.self)
 }

@@ -199,55 +199,10 @@ struct PathParser<Component: ParsedComponent> {
         guard index < bytes.count else { throw PathError(offset: scalarOffset(open), reason: "unclosed '('") }
         let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
         guard escaped else { return utf8String(raw) }
-        guard let value = Self.percentDecoded(raw) else {
+        guard let value = PercentDecoding.decode(raw, strict: true) else {
             throw PathError(offset: scalarOffset(start), reason: "percent-encoded value is not UTF-8")
         }
         return value
-    }
-
-    /// `raw` (a value whose escapes `parseValue` checked) with each `%XX` decoded; `nil` when the
-    /// bytes that gives are not UTF-8.
-    ///
-    /// Decoded straight into the string's storage; only a value that decodes to something beyond
-    /// ASCII is decoded a second time, into an array, to be validated (the string's initialiser
-    /// would repair invalid UTF-8 instead of refusing it, and the generic `String(validating:as:)`
-    /// costs ~900 instructions, most of it runtime metadata lookups).
-    private static func percentDecoded(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
-        var ascii = true
-        let text = String(unsafeUninitializedCapacity: raw.count) { buffer in
-            let (count, bits) = percentDecode(raw, into: buffer)
-            ascii = bits < 0x80
-            return count
-        }
-        if ascii { return text }
-        let decoded = [UInt8](unsafeUninitializedCapacity: raw.count) { buffer, count in
-            count = percentDecode(raw, into: buffer).count
-        }
-        return String(validating: decoded, as: UTF8.self)
-    }
-
-    /// Writes `raw` into `buffer` (at least as long) with each `%XX` decoded; returns how many bytes
-    /// that is and all of them or-ed together (below 0x80 when they are ASCII).
-    private static func percentDecode(
-        _ raw: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<UInt8>
-    ) -> (count: Int, bits: UInt8) {
-        var count = 0
-        var bits: UInt8 = 0
-        var position = 0
-        while position < raw.count, count < buffer.count {
-            var byte = raw[position]
-            position += 1
-            if byte == UInt8(ascii: "%"), position + 1 < raw.count, let high = Hex.value(raw[position]),
-                let low = Hex.value(raw[position + 1])
-            {
-                byte = high << 4 | low
-                position += 2
-            }
-            buffer[count] = byte
-            bits |= byte
-            count += 1
-        }
-        return (count, bits)
     }
 
     /// `up`, `up(n=K)` as a whole path.

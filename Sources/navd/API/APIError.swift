@@ -2,6 +2,7 @@ import NavCore
 import NavHTTP
 import NavJSON
 import NavServer
+import NavWire
 
 /// Every refusal the daemon answers, with its stable `code` (DESIGN §4).
 ///
@@ -158,20 +159,13 @@ struct APIError: Error, Sendable {
         }
     }
 
-    /// An RFC 9457 problem document.
-    var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "type": .string("urn:navd:problem:\(code.rawValue)"),
-            "title": .string(code.title),
-            "status": .int(code.status),
-            "detail": .string(detail),
-            "code": .string(code.rawValue),
-        ]
-        if let offset { members["offset"] = .int(offset) }
-        if let param { members["param"] = .string(param) }
-        if let issues { members["issues"] = .array(issues.map(\.json)) }
-        return .object(members)
+    /// The answer's body (NavWire's problem shape).
+    var problem: Problem {
+        Problem(code: code.rawValue, title: code.title, status: code.status, detail: detail, offset: offset, param: param, issues: issues)
     }
+
+    /// An RFC 9457 problem document.
+    var json: JSONValue { problem.json }
 
     var response: HTTPResponse {
         var fields = [("Content-Type", "application/problem+json")] + headers
@@ -185,16 +179,5 @@ struct APIError: Error, Sendable {
         default: break
         }
         return HTTPResponse(status: code.status, headers: fields, body: json.jsonBytes)
-    }
-}
-
-extension GraphIssue {
-    var json: JSONValue {
-        [
-            "pointer": .string(pointer),
-            "code": .string(code.rawValue),
-            "message": .string(message),
-            "severity": .string(severity.rawValue),
-        ]
     }
 }

@@ -1,4 +1,5 @@
 @testable import NavHTTP
+import NavJSON
 import Testing
 
 /// Routes match on the path's bytes; captured segments are percent-decoded and must be UTF-8.
@@ -55,8 +56,8 @@ import Testing
     /// Bytes that are not UTF-8 (a path reaches the router as a `String`, so only escapes can
     /// carry them, but the decoder is checked on raw bytes too) decode to nothing.
     @Test func invalidUTF8DecodesToNothing() {
-        #expect([UInt8](arrayLiteral: 0x61, 0xFF, 0x62).withUnsafeBufferPointer { percentDecoded($0) } == nil)
-        #expect(Array("a%FFb".utf8).withUnsafeBufferPointer { percentDecoded($0) } == nil)
-        #expect(Array("plain-ascii_1.2~".utf8).withUnsafeBufferPointer { percentDecoded($0) } == "plain-ascii_1.2~")
+        #expect([UInt8](arrayLiteral: 0x61, 0xFF, 0x62).withUnsafeBufferPointer { PercentDecoding.decode($0, strict: true) } == nil)
+        #expect(Array("a%FFb".utf8).withUnsafeBufferPointer { PercentDecoding.decode($0, strict: true) } == nil)
+        #expect(Array("plain-ascii_1.2~".utf8).withUnsafeBufferPointer { PercentDecoding.decode($0, strict: true) } == "plain-ascii_1.2~")
     }
 }

@@ -1,0 +1,51 @@
+import NavCore
+import NavJSON
+
+/// An RFC 9457 problem document, as every refusal is answered (DESIGN §4):
+/// `{type, title, status, detail, code, offset?, param?, issues?}`.
+package struct Problem: Sendable {
+    /// The stable error code, also the last part of `type` (`urn:navd:problem:<code>`).
+    package var code: String
+    package var title: String
+    package var status: Int
+    package var detail: String
+    package var offset: Int?
+    package var param: String?
+    package var issues: [GraphIssue]?
+
+    package init(code: String, title: String, status: Int, detail: String, offset: Int? = nil, param: String? = nil, issues: [GraphIssue]? = nil) {
+        self.code = code
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.offset = offset
+        self.param = param
+        self.issues = issues
+    }
+
+    package var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "type": .string("urn:navd:problem:\(code)"),
+            "title": .string(title),
+            "status": .int(status),
+            "detail": .string(detail),
+            "code": .string(code),
+        ]
+        if let offset { members["offset"] = .int(offset) }
+        if let param { members["param"] = .string(param) }
+        if let issues { members["issues"] = .array(issues.map(\.json)) }
+        return .object(members)
+    }
+}
+
+extension GraphIssue {
+    /// `{pointer, code, message, severity}`: an issue of a graph document, in a problem or a warning list.
+    package var json: JSONValue {
+        [
+            "pointer": .string(pointer),
+            "code": .string(code.rawValue),
+            "message": .string(message),
+            "severity": .string(severity.rawValue),
+        ]
+    }
+}

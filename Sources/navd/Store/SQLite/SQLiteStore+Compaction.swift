@@ -97,12 +97,9 @@ extension SQLiteStore {
         if try locked({ sealGeneration() }) { try writeSealedGeneration() }
     }
 
-    /// Writes folded changes into `sessions` and `event_log` in one transaction, with `extra`,
-    /// and records `lastSeq` as compacted.
-    static func write(
-        _ folds: [String: Fold], through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int,
-        extra: () throws(StoreError) -> Void = {}
-    ) throws(StoreError) {
+    /// Writes folded changes into `sessions` and `event_log` in one transaction, and records
+    /// `lastSeq` as compacted.
+    static func write(_ folds: [String: Fold], through lastSeq: Int64, _ connection: SQLiteConnection, retainedEvents: Int) throws(StoreError) {
         let retained = Int64(retainedEvents)
         try connection.transaction { () throws(StoreError) in
             for (id, entry) in folds {
@@ -120,10 +117,7 @@ extension SQLiteStore {
                         .bind(1, id).bind(2, last.last - retained).run()
                 }
             }
-            if let lastSeq {
-                try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
-            }
-            try extra()
+            try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
         }
     }
 

@@ -175,14 +175,16 @@ extension SQLiteStore {
 
     /// What `navd store check` prints: the database's `PRAGMA integrity_check`, every change log
     /// file with its records and the bytes that are not records, and every place changes are
-    /// missing. Changes nothing; refuses while another process (a running navd) owns the store.
-    /// - Returns: the report's lines, and whether anything is damaged.
+    /// missing, and whether navd opens the schema. Changes nothing; refuses while another process
+    /// (a running navd) owns the store.
+    /// - Returns: the report's lines, and whether anything is damaged (or the schema refused).
     static func inspect(path: String) throws(StoreError) -> (lines: [String], damaged: Bool) {
         let ownership = try OwnershipLock(path: path + ".lock", owner: path)
         defer { ownership.release() }
         var lines: [String] = []
         var damaged = false
         var compacted: Int64 = 0
+        var schemaRefused = false
         if access(path, F_OK) == 0 {
             let connection = try SQLiteConnection(path: path)
             defer { connection.close() }
@@ -195,6 +197,10 @@ extension SQLiteStore {
                     lines.append("\(path): DAMAGED (PRAGMA integrity_check):")
                     lines += problems.map { "  \($0)" }
                 }
+                let schema = try schemaReport(connection)
+                lines.append("  \(schema.line)")
+                schemaRefused = schema.refused
+                if schema.refused { damaged = true }
                 compacted = (try? compactedSeq(connection)) ?? 0
                 lines.append("  changes folded into it: through seq \(compacted)")
             } catch {
@@ -216,15 +222,19 @@ extension SQLiteStore {
                 )
             }
         }
+        var logDamaged = false
         for place in damage(in: scans, after: compacted) {
             damaged = true
+            logDamaged = true
             lines.append("DAMAGE: \(place.description)")
         }
-        if damaged, !scans.isEmpty {
+        // Repair folds the change log; it cannot make an unknown schema one navd opens.
+        if damaged, !scans.isEmpty, logDamaged || !schemaRefused {
             lines.append("navd refuses to start on this store. To fold what is valid and set the damaged files aside: navd store repair --store sqlite:\(path) --accept-loss")
         }
         return (lines, damaged)
     }
+
     private static func compactedSeq(_ connection: SQLiteConnection) throws(StoreError) -> Int64 {
         let statement = try connection.statement("SELECT value FROM store_meta WHERE key = 'compacted_seq'")
         defer { statement.reset() }

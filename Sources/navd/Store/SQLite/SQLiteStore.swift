@@ -31,13 +31,14 @@ import Synchronization
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
 /// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
 /// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
-/// with `acceptingLoss`) and sets the damaged file aside.
+/// with `acceptingLoss`) and sets the damaged file aside. A database of a schema this navd does
+/// not know is refused before anything is written to it (``schemaVersion``).
 ///
 /// A write the disk cannot take (full, failing) throws an `unavailable` error and changes
 /// nothing; ``isAvailable()`` then probes the disk about once a second, and a failed compaction is
 /// retried every second, so the store recovers by itself once there is room.
 ///
-/// The tables and their migrations are in `SQLiteStore+Schema.swift`, the session and graph
+/// The tables and their one upgrade are in `SQLiteStore+Schema.swift`, the session and graph
 /// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
 /// start-up after a crash and `navd store check` in `+Recovery`.
 ///
@@ -89,7 +90,8 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     ///     ``recoveryReport`` (`navd store repair --accept-loss`); otherwise such a log is refused.
     ///   - files: the system calls the change log writes with (tests inject failures).
     ///   - decode: turns a stored snapshot back into a state, checked against its graph.
-    /// - Throws: when the file is in use, damaged, or cannot be opened.
+    /// - Throws: when the file is in use, damaged, of a schema this navd does not know (see
+    ///   ``schemaVersion``; the file is then left as it was), or cannot be opened.
     init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
         cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
@@ -103,8 +105,29 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
         connection = try SQLiteConnection(path: path)
+        func unusable(_ error: StoreError) -> StoreError {
+            StoreError(
+                message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
+                    + "(`navd store check --store sqlite:\(path)` lists every problem)"
+            )
+        }
+        // Only reads until the schema is known: a file navd refuses is left exactly as it was
+        // (even its journal mode, which `journal_mode=WAL` would write into its header).
+        let schema: SchemaShape
         do throws(StoreError) {
             try connection.execute("PRAGMA locking_mode=EXCLUSIVE")
+            if checkDatabase {
+                let problems = try Self.integrity(connection, check: "quick_check", limit: 10)
+                guard problems.isEmpty else {
+                    throw StoreError(message: "PRAGMA quick_check found damage: \(problems.joined(separator: "; "))")
+                }
+            }
+            schema = try Self.schemaShape(of: connection)
+        } catch {
+            throw unusable(error)
+        }
+        let step = try Self.schemaStep(for: schema, path: path)
+        do throws(StoreError) {
             try connection.execute("PRAGMA journal_mode=WAL")
             try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
             try connection.execute("PRAGMA foreign_keys=ON")
@@ -112,22 +135,10 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             try connection.execute("PRAGMA cache_size=-65536")
             // No checkpoint on commit: compaction runs one after each generation.
             try connection.execute("PRAGMA wal_autocheckpoint=0")
-            if checkDatabase {
-                let problems = try Self.integrity(connection, check: "quick_check", limit: 10)
-                guard problems.isEmpty else {
-                    throw StoreError(message: "PRAGMA quick_check found damage: \(problems.joined(separator: "; "))")
-                }
-            }
         } catch {
-            throw StoreError(
-                message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
-                    + "(`navd store check --store sqlite:\(path)` lists every problem)"
-            )
+            throw unusable(error)
         }
-        try Self.migrate(connection, through: 3)
-        // Changes an older navd left in its journal table, before migration 4 drops it.
-        try Self.foldLegacyJournal(connection, retainedEvents: retainedEvents)
-        try Self.migrate(connection, through: Self.migrations.count)
+        try Self.apply(step, connection)
 
         // What a crash left in the change log is folded in before anything is served.
         let recovery = try Self.recoverChangeLog(connection, path: path, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss)

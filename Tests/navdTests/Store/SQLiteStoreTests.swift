@@ -1,7 +1,12 @@
 import Foundation
 import Logging
 import NavCore
+import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @testable import navd
 
@@ -593,5 +598,110 @@ extension SQLiteStoreTests {
         }
         // The store still serves.
         #expect(try store.count() == 1)
+    }
+}
+
+/// Change log system calls whose next `fdatasync`, once armed, waits until the gate opens: a
+/// slow disk under `sync=full`.
+final class SlowSyncs: ChangeLogFiles {
+    let armed = Atomic<Bool>(false)
+    /// Signalled when an armed `fdatasync` starts waiting.
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+
+    func pwrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+        Glibc.pwrite(descriptor, bytes, count, offset)
+    }
+
+    func fdatasync(_ descriptor: Int32) -> Int32 {
+        if armed.exchange(false, ordering: .relaxed) {
+            entered.signal()
+            gate.wait()
+        }
+        return Glibc.fdatasync(descriptor)
+    }
+}
+
+extension SQLiteStoreTests {
+    /// While one change waits for the disk (`sync=full`: its `fdatasync`), reads of cached
+    /// sessions answer — another session's, and this one's at its version before the change,
+    /// which is not acknowledged yet — and the change is read back once it is.
+    @Test func aSlowAppendDoesNotStallReadsOfCachedSessions() throws {
+        let folder = try TemporaryFolder()
+        let files = SlowSyncs()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, synchronousFull: true, files: files)
+        defer { fixture.store.close() }
+        let slow = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        let other = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        _ = try fixture.navigate(other, Self.pathA)
+
+        files.armed.store(true, ordering: .relaxed)
+        let written = Locked<Int?>(nil)
+        let writer = DispatchSemaphore(value: 0)
+        Thread {
+            written.withLock { $0 = try? fixture.navigate(slow, Self.pathA).session.state.version }
+            writer.signal()
+        }.start()
+        try #require(files.entered.wait(timeout: .now() + 10) == .success, "the change never reached fdatasync")
+
+        let read = Locked<[Int?]>([])
+        let reader = DispatchSemaphore(value: 0)
+        Thread {
+            let versions = [try? fixture.store.load(other)?.state.version, try? fixture.store.load(slow)?.state.version]
+            read.withLock { $0 = versions }
+            reader.signal()
+        }.start()
+        let answered = reader.wait(timeout: .now() + 5) == .success
+        files.gate.signal()
+        #expect(answered, "reads waited for another change's fdatasync")
+        if !answered { reader.wait() }
+        #expect(writer.wait(timeout: .now() + 10) == .success)
+        #expect(read.withLock { $0 } == [2, 1])
+        #expect(written.withLock { $0 } == 2)
+        #expect(try fixture.store.load(slow)?.state.version == 2)
+    }
+}
+
+extension SQLiteStoreTests {
+    /// A delete while a change to the same session waits for the disk: the change is acknowledged
+    /// (it was durable first), the delete wins after it, and the session stays deleted — the change
+    /// published after the delete would bring it back into the cache.
+    @Test func aDeleteDuringASlowAppendOfTheSameSessionStaysDeleted() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let files = SlowSyncs()
+        let id: String
+        do {
+            let fixture = try Fixture(path: path, threshold: 100, synchronousFull: true, files: files)
+            id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            files.armed.store(true, ordering: .relaxed)
+            let written = Locked<Int?>(nil)
+            let writer = DispatchSemaphore(value: 0)
+            Thread {
+                written.withLock { $0 = try? fixture.navigate(id, Self.pathA).session.state.version }
+                writer.signal()
+            }.start()
+            try #require(files.entered.wait(timeout: .now() + 10) == .success, "the change never reached fdatasync")
+            let deleted = Locked<Bool?>(nil)
+            let deleter = DispatchSemaphore(value: 0)
+            Thread {
+                deleted.withLock { $0 = try? fixture.store.delete(id) }
+                deleter.signal()
+            }.start()
+            // Give the delete time to remove the row and reach the cache.
+            Thread.sleep(forTimeInterval: 0.2)
+            files.gate.signal()
+            #expect(writer.wait(timeout: .now() + 10) == .success)
+            #expect(deleter.wait(timeout: .now() + 10) == .success)
+            #expect(written.withLock { $0 } == 2)
+            #expect(deleted.withLock { $0 } == true)
+            #expect(try fixture.store.load(id) == nil)
+            #expect(try fixture.allEvents(id).isEmpty)
+            #expect(try fixture.store.count() == 0)
+            fixture.store.close()
+        }
+        let reopened = try Fixture(path: path, threshold: 100)
+        #expect(try reopened.store.load(id) == nil)
+        reopened.store.close()
     }
 }

@@ -42,11 +42,14 @@ extension SQLiteStore {
     }
 
     /// Closes the current generation for the compactor, if it holds changes and none is being
-    /// compacted. Caller holds `lock`. - Returns: whether it did.
+    /// compacted. Caller holds `appendLock` (not `lock`): no change is appended meanwhile, and only
+    /// a caller holding it seals, so the generation seen free stays free. - Returns: whether it did.
     func sealGeneration() -> Bool {
-        guard compacting == nil, pendingChanges > 0, let file = try? log.rotate() else { return false }
-        compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
-        pending = [:]
+        guard pendingChanges > 0, (try? locked { compacting == nil }) == true, let file = try? log.rotate() else { return false }
+        try? locked {
+            compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
+            pending = [:]
+        }
         pendingChanges = 0
         return true
     }
@@ -83,8 +86,8 @@ extension SQLiteStore {
         try writing { () throws(StoreError) in
             try Self.write(generation.folds, through: generation.lastSeq, connection, retainedEvents: retainedEvents)
         }
-        try locked {
-            compacting = nil
+        try appendLocked { () throws(StoreError) in
+            try locked { compacting = nil }
             log.remove(through: generation.file)
         }
         // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
@@ -94,7 +97,7 @@ extension SQLiteStore {
     /// Writes every logged change to the database. Caller holds `database`.
     func compactEverything() throws(StoreError) {
         try writeSealedGeneration()
-        if try locked({ sealGeneration() }) { try writeSealedGeneration() }
+        if try appendLocked({ sealGeneration() }) { try writeSealedGeneration() }
     }
 
     /// Writes folded changes into `sessions` and `event_log` in one transaction, and records

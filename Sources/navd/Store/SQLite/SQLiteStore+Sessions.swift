@@ -42,7 +42,7 @@ extension SQLiteStore {
         let statement = try connection.statement(
             "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at, version FROM sessions WHERE id = ?"
         )
-        // Updates only take `lock`: one may log a newer change while this one decodes. Then the
+        // Updates do not take `database`: one may log a newer change while this one decodes. Then the
         // decoded one is not cached (it would be stale) and the read starts over.
         for _ in 0..<8 {
             try statement.bind(1, id)
@@ -107,20 +107,21 @@ extension SQLiteStore {
         var startCompaction = false
         var behind = false
         for _ in 0..<8 {
-            let written = try locked { () throws(StoreError) -> Bool? in
+            let written = try appendLocked { () throws(StoreError) -> Bool? in
                 guard !closed else { throw StoreError(message: "the SQLite store is closed") }
                 // The version to compare with: the cached session's, else its newest logged change's;
-                // else the row's, which is read (and cached) below, outside the lock.
-                guard let current = cache.version(of: session.id) ?? newestLogged(session.id).map({ Int($0.version) }) else {
-                    return nil
-                }
+                // else the row's, which is read (and cached) below, outside the lock. Only a holder
+                // of `appendLock` changes it, so it still holds when this change is published.
+                let current = try locked { cache.version(of: session.id) ?? newestLogged(session.id).map({ Int($0.version) }) }
+                guard let current else { return nil }
                 guard current == expectedVersion else { return false }
                 let record = ChangeLog.Record(
                     seq: nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
                     firstEvent: Int64(events.first?.seq ?? 0), lastEvent: Int64(events.last?.seq ?? 0),
                     snapshot: snapshot, events: encodedEvents
                 )
-                // A failed append changes nothing here: no seq, no fold, no cache entry.
+                // Without `lock`: reads go on while this waits for the disk. A failed append changes
+                // nothing here: no seq, no fold, no cache entry.
                 do throws(StoreError) {
                     try log.append(record)
                 } catch {
@@ -128,9 +129,12 @@ extension SQLiteStore {
                 }
                 wrote(.log)
                 nextSeq += 1
-                Self.fold(record, into: &pending, retainedEvents: retainedEvents)
                 pendingChanges += 1
-                cache.put(session, cost: cost)
+                // Durable now: reads may see it.
+                try locked {
+                    Self.fold(record, into: &pending, retainedEvents: retainedEvents)
+                    cache.put(session, cost: cost)
+                }
                 if pendingChanges >= compactionThreshold {
                     startCompaction = sealGeneration()
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
@@ -165,11 +169,14 @@ extension SQLiteStore {
                 }
             }
             // Only once the row is gone (a failed delete keeps every logged change). Its logged
-            // changes stay in the log files; compaction (or recovery) finds no row for them.
-            try locked {
-                cache.remove(id)
-                pending[id] = nil
-                compacting?.folds[id] = nil
+            // changes stay in the log files; compaction (or recovery) finds no row for them. Under
+            // `appendLock`: an update in flight publishes first, and is removed here, not after.
+            try appendLocked { () throws(StoreError) in
+                try locked {
+                    cache.remove(id)
+                    pending[id] = nil
+                    compacting?.folds[id] = nil
+                }
             }
             return existed
         }
@@ -213,15 +220,16 @@ extension SQLiteStore {
         try withDatabase { () throws(StoreError) -> Int in
             // `touched_at` in `sessions` is current once the log is folded in.
             try writing { () throws(StoreError) in try compactEverything() }
-            return try locked { () throws(StoreError) -> Int in
+            return try appendLocked { () throws(StoreError) -> Int in
                 // Updates wait here: none can touch a session between this check and its deletion.
+                // Reads take `lock` only, and go on.
                 let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
                 try expired.bind(1, cutoff)
                 var ids: [String] = []
                 while try expired.step() {
                     let id = expired.text(0)
                     // Touched since the compaction above: its change is only in the log.
-                    if let touched = cache.touchedAt(id) ?? newestLogged(id)?.touchedAt, touched >= cutoff { continue }
+                    if let touched = try locked({ cache.touchedAt(id) ?? newestLogged(id)?.touchedAt }), touched >= cutoff { continue }
                     ids.append(id)
                 }
                 expired.reset()
@@ -233,10 +241,12 @@ extension SQLiteStore {
                         }
                     }
                 }
-                for id in ids {
-                    cache.remove(id)
-                    pending[id] = nil
-                    compacting?.folds[id] = nil
+                try locked {
+                    for id in ids {
+                        cache.remove(id)
+                        pending[id] = nil
+                        compacting?.folds[id] = nil
+                    }
                 }
                 return ids.count
             }

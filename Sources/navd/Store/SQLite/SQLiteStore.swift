@@ -42,13 +42,20 @@ import Synchronization
 /// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
 /// start-up after a crash and `navd store check` in `+Recovery`.
 ///
-/// Locks: `database` guards the connection, `lock` the cache, the log and the folded
-/// generations; a thread holding both took `database` first. An update takes only `lock`.
+/// Locks, always taken in this order: `database` guards the connection; `appendLock` the change
+/// log, the seqs, and a session's version from the compare-and-set to the cache; `lock` what
+/// reads see, the cache and the folded generations (a change to those, or to `closed`, holds
+/// both `appendLock` and `lock`). An update takes `appendLock`, and `lock` only to compare and to
+/// publish: a read of a cached session never waits for a `pwrite` or an `fdatasync`. The change
+/// is published (cached, folded) only once its append has returned, so a read sees no change
+/// before it is durable; one update at a time compares, appends and publishes, so a session's
+/// versions are logged, folded and cached in order.
 /// `@unchecked Sendable`: all mutable state is used only inside those locks. (The state the
 /// extensions in the other files use is internal rather than private for that reason only.)
 final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let name: String
     private let database = Mutex(())
+    private let appendLock = Mutex(())
     private let lock = Mutex(())
     let connection: SQLiteConnection
     private let ownership: OwnershipLock
@@ -152,6 +159,11 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try lock.withLock { _ throws(StoreError) -> T in try body() }
     }
 
+    /// Runs `body` holding `appendLock` (never while holding `lock`).
+    func appendLocked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try appendLock.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
     /// Runs `body` holding `database`, on an open store.
     func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { _ throws(StoreError) -> T in
@@ -197,7 +209,7 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         do {
             try withDatabase { () throws(StoreError) in
-                try locked { () throws(StoreError) in try log.probe(4096) }
+                try appendLocked { () throws(StoreError) in try log.probe(4096) }
                 // A value that changes, so the commit writes a page.
                 try connection.transaction { () throws(StoreError) in
                     try connection.statement(
@@ -222,15 +234,17 @@ final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         waitForCompaction()
         database.withLock { _ in
             // Closed first: no change is appended after the last compaction below.
-            let wasOpen = (try? locked { () -> Bool in
-                defer { closed = true }
-                return !closed
+            let wasOpen = (try? appendLocked { () throws(StoreError) -> Bool in
+                try locked { () -> Bool in
+                    defer { closed = true }
+                    return !closed
+                }
             }) ?? false
             guard wasOpen else { return }
             // Everything logged goes into the database; if that fails the log files stay, and the
             // next start folds them in.
             if (try? compactEverything()) != nil {
-                try? locked { log.discard() }
+                try? appendLocked { log.discard() }
             }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()

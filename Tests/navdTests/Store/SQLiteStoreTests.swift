@@ -4,7 +4,12 @@ import NavCore
 @testable import navd
 import NavJSON
 @testable import NavServer
+import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The SQLite store's change log: changes appended, folded into `sessions` and `event_log`
 /// by compaction, and nothing lost or reordered across compactions, deletes and reopenings.
@@ -160,41 +165,40 @@ extension SQLiteStoreTests {
         reopened.store.close()
     }
 
-    /// A database written by schema 2 (events clustered by session in `event_batches`, no
-    /// journal) is migrated with its sessions and events intact.
-    @Test func aSchemaTwoDatabaseIsMigrated() throws {
+    /// A database of a development build's schema 2 (events clustered by session in
+    /// `event_batches`, no change log) is refused with what was found, and kept as it was with its
+    /// sessions and events: no navd release wrote that shape, so none is migrated from it.
+    @Test func aSchemaTwoDatabaseIsRefusedAndKept() throws {
         let folder = try TemporaryFolder()
+        let scratch = "\(folder.path)/scratch.db"
         let path = "\(folder.path)/navd.db"
-        var id = ""
-        var events: [LifecycleEvent] = []
         do {
-            let fixture = try Fixture(path: path, threshold: 2)
-            let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
-            id = created.session.id
-            events = created.events
-            for step in 0..<5 { events += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            let fixture = try Fixture(path: scratch, threshold: 2)
+            let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            for step in 0..<5 { _ = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB) }
             fixture.store.close()
         }
-        let connection = try SQLiteConnection(path: path)
-        try connection.execute(
+        try SQLiteSchemaTests.makeOldDatabase(at: path, through: 2)
+        try SQLiteSchemaTests.run(
             """
-            CREATE TABLE event_batches (
-                session_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, body TEXT NOT NULL,
-                PRIMARY KEY (session_id, first_seq)
-            ) WITHOUT ROWID;
-            INSERT INTO event_batches SELECT session_id, first_seq, last_seq, body FROM event_log;
-            DROP TABLE event_log;
-            DROP TABLE store_meta;
-            DELETE FROM migrations WHERE version >= 3;
-            """
+            INSERT INTO sessions SELECT * FROM other.sessions;
+            INSERT INTO event_batches SELECT session_id, first_seq, last_seq, body FROM other.event_log;
+            """,
+            on: path, attaching: scratch
         )
-        connection.close()
-        let migrated = try Fixture(path: path, threshold: 2)
-        #expect(try migrated.store.load(id)?.state.version == 6)
-        #expect(try migrated.allEvents(id) == events)
-        _ = try migrated.navigate(id, Self.pathB)  // the last step went to A
-        #expect(try migrated.store.load(id)?.state.version == 7)
-        migrated.store.close()
+        let batches = try SQLiteSchemaTests.rows("event_batches", at: path)
+        #expect(batches.count >= 2)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        do {
+            _ = try Fixture(path: path, threshold: 2)
+            Issue.record("a schema 2 database was opened")
+        } catch let error as StoreError {
+            #expect(error.message.contains("found schema version 2 (migrations 1…2), which only development builds of navd wrote"), "\(error)")
+            #expect(error.message.contains("unexpected: table event_batches; missing: index event_log_session, table event_log, table store_meta"), "\(error)")
+        }
+        #expect(FileManager.default.contents(atPath: path) == bytes)
+        #expect(try SQLiteSchemaTests.rows("event_batches", at: path) == batches)
+        #expect(try SQLiteSchemaTests.rows("sessions", at: path).count == 1)
     }
 }
 
@@ -224,52 +228,51 @@ extension SQLiteStoreTests {
         #expect(ChangeLog.files(prefix: path).isEmpty)
     }
 
-    /// A schema-3 database whose journal table still holds changes (an older navd that crashed)
-    /// has them folded in before the table is dropped.
-    @Test func anOlderJournalTableIsFoldedIn() throws {
+    /// A database of a development build's schema 3 whose journal table still holds changes (it
+    /// crashed) is refused with what was found, and the journal is kept with every change in it.
+    @Test func aSchemaThreeJournalTableIsRefusedAndKeptWithItsChanges() throws {
         let folder = try TemporaryFolder()
+        let scratch = "\(folder.path)/scratch.db"
         let path = "\(folder.path)/navd.db"
-        var id = ""
-        var events: [LifecycleEvent] = []
         do {
-            let fixture = try Fixture(path: path, threshold: 100)
-            let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
-            id = created.session.id
-            events = created.events
-            for step in 0..<3 { events += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            let fixture = try Fixture(path: scratch, threshold: 100)
+            let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            for step in 0..<3 { _ = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB) }
             fixture.store.waitForCompaction()
         }
-        // Turn the logged changes into what schema 3 kept in its journal table.
-        let records = try ChangeLog.read(prefix: path).records
+        // The logged changes, as schema 3 kept them in its journal table.
+        let records = try ChangeLog.read(prefix: scratch).records
         #expect(records.count == 3)
-        for (_, file) in ChangeLog.files(prefix: path) { try FileManager.default.removeItem(atPath: file) }
-        let connection = try SQLiteConnection(path: path)
-        try connection.execute(
+        try SQLiteSchemaTests.makeOldDatabase(at: path, through: 3)
+        try SQLiteSchemaTests.run(
             """
-            CREATE TABLE journal (
-                seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, version INTEGER NOT NULL, snapshot TEXT NOT NULL,
-                touched_at INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, events TEXT NOT NULL
-            );
-            DROP TABLE store_meta;
-            DELETE FROM migrations WHERE version = 4;
-            """
+            INSERT INTO sessions SELECT * FROM other.sessions;
+            INSERT INTO event_log (session_id, first_seq, last_seq, body) SELECT session_id, first_seq, last_seq, body FROM other.event_log;
+            """,
+            on: path, attaching: scratch
         )
-        for (index, record) in records.enumerated() {
-            try connection.statement("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)")
-                .bind(1, Int64(index + 1)).bind(2, record.sessionID).bind(3, record.version).bind(4, utf8: record.snapshot)
-                .bind(5, record.touchedAt).bind(6, record.firstEvent).bind(7, record.lastEvent).bind(8, utf8: record.events).run()
+        do {
+            let connection = try SQLiteConnection(path: path)
+            defer { connection.close() }
+            for (index, record) in records.enumerated() {
+                try connection.statement("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)")
+                    .bind(1, Int64(index + 1)).bind(2, record.sessionID).bind(3, record.version).bind(4, utf8: record.snapshot)
+                    .bind(5, record.touchedAt).bind(6, record.firstEvent).bind(7, record.lastEvent).bind(8, utf8: record.events).run()
+            }
         }
-        connection.close()
-        let migrated = try Fixture(path: path, threshold: 100)
-        #expect(try migrated.store.load(id)?.state.version == 4)
-        #expect(try migrated.allEvents(id) == events)
-        migrated.store.close()
-        let check = try SQLiteConnection(path: path)
-        let tables = try check.statement("SELECT COUNT(*) FROM sqlite_master WHERE name = 'journal'")
-        _ = try tables.step()
-        #expect(tables.int(0) == 0)
-        tables.reset()
-        check.close()
+        let journal = try SQLiteSchemaTests.rows("journal", at: path)
+        #expect(journal.count == 3)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        do {
+            _ = try Fixture(path: path, threshold: 100)
+            Issue.record("a schema 3 database was opened")
+        } catch let error as StoreError {
+            #expect(error.message.contains("found schema version 3 (migrations 1…3), which only development builds of navd wrote"), "\(error)")
+            #expect(error.message.contains("unexpected: table journal; missing: table store_meta"), "\(error)")
+        }
+        #expect(FileManager.default.contents(atPath: path) == bytes)
+        #expect(try SQLiteSchemaTests.rows("journal", at: path) == journal, "every journalled change is kept")
+        #expect(ChangeLog.files(prefix: path).isEmpty)
     }
 }
 
@@ -596,5 +599,110 @@ extension SQLiteStoreTests {
         }
         // The store still serves.
         #expect(try store.count() == 1)
+    }
+}
+
+/// Change log system calls whose next `fdatasync`, once armed, waits until the gate opens: a
+/// slow disk under `sync=full`.
+final class SlowSyncs: ChangeLogFiles {
+    let armed = Atomic<Bool>(false)
+    /// Signalled when an armed `fdatasync` starts waiting.
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+
+    func pwrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+        Glibc.pwrite(descriptor, bytes, count, offset)
+    }
+
+    func fdatasync(_ descriptor: Int32) -> Int32 {
+        if armed.exchange(false, ordering: .relaxed) {
+            entered.signal()
+            gate.wait()
+        }
+        return Glibc.fdatasync(descriptor)
+    }
+}
+
+extension SQLiteStoreTests {
+    /// While one change waits for the disk (`sync=full`: its `fdatasync`), reads of cached
+    /// sessions answer — another session's, and this one's at its version before the change,
+    /// which is not acknowledged yet — and the change is read back once it is.
+    @Test func aSlowAppendDoesNotStallReadsOfCachedSessions() throws {
+        let folder = try TemporaryFolder()
+        let files = SlowSyncs()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, synchronousFull: true, files: files)
+        defer { fixture.store.close() }
+        let slow = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        let other = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        _ = try fixture.navigate(other, Self.pathA)
+
+        files.armed.store(true, ordering: .relaxed)
+        let written = Locked<Int?>(nil)
+        let writer = DispatchSemaphore(value: 0)
+        Thread {
+            written.withLock { $0 = try? fixture.navigate(slow, Self.pathA).session.state.version }
+            writer.signal()
+        }.start()
+        try #require(files.entered.wait(timeout: .now() + 10) == .success, "the change never reached fdatasync")
+
+        let read = Locked<[Int?]>([])
+        let reader = DispatchSemaphore(value: 0)
+        Thread {
+            let versions = [try? fixture.store.load(other)?.state.version, try? fixture.store.load(slow)?.state.version]
+            read.withLock { $0 = versions }
+            reader.signal()
+        }.start()
+        let answered = reader.wait(timeout: .now() + 5) == .success
+        files.gate.signal()
+        #expect(answered, "reads waited for another change's fdatasync")
+        if !answered { reader.wait() }
+        #expect(writer.wait(timeout: .now() + 10) == .success)
+        #expect(read.withLock { $0 } == [2, 1])
+        #expect(written.withLock { $0 } == 2)
+        #expect(try fixture.store.load(slow)?.state.version == 2)
+    }
+}
+
+extension SQLiteStoreTests {
+    /// A delete while a change to the same session waits for the disk: the change is acknowledged
+    /// (it was durable first), the delete wins after it, and the session stays deleted — the change
+    /// published after the delete would bring it back into the cache.
+    @Test func aDeleteDuringASlowAppendOfTheSameSessionStaysDeleted() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let files = SlowSyncs()
+        let id: String
+        do {
+            let fixture = try Fixture(path: path, threshold: 100, synchronousFull: true, files: files)
+            id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            files.armed.store(true, ordering: .relaxed)
+            let written = Locked<Int?>(nil)
+            let writer = DispatchSemaphore(value: 0)
+            Thread {
+                written.withLock { $0 = try? fixture.navigate(id, Self.pathA).session.state.version }
+                writer.signal()
+            }.start()
+            try #require(files.entered.wait(timeout: .now() + 10) == .success, "the change never reached fdatasync")
+            let deleted = Locked<Bool?>(nil)
+            let deleter = DispatchSemaphore(value: 0)
+            Thread {
+                deleted.withLock { $0 = try? fixture.store.delete(id) }
+                deleter.signal()
+            }.start()
+            // Give the delete time to remove the row and reach the cache.
+            Thread.sleep(forTimeInterval: 0.2)
+            files.gate.signal()
+            #expect(writer.wait(timeout: .now() + 10) == .success)
+            #expect(deleter.wait(timeout: .now() + 10) == .success)
+            #expect(written.withLock { $0 } == 2)
+            #expect(deleted.withLock { $0 } == true)
+            #expect(try fixture.store.load(id) == nil)
+            #expect(try fixture.allEvents(id).isEmpty)
+            #expect(try fixture.store.count() == 0)
+            fixture.store.close()
+        }
+        let reopened = try Fixture(path: path, threshold: 100)
+        #expect(try reopened.store.load(id) == nil)
+        reopened.store.close()
     }
 }

@@ -1,0 +1,138 @@
+import Dispatch
+
+/// Compaction: a generation of the change log sealed every ``SQLiteStore/compactionThreshold``
+/// changes, and folded into `sessions` and `event_log` by the compactor thread in one transaction.
+extension SQLiteStore {
+    /// One session's logged changes as compaction will write them.
+    package struct Fold {
+        package var version: Int64
+        package var snapshot: [UInt8]
+        package var touchedAt: Int64
+        /// The logged transitions' events, oldest first; only as many as are retained.
+        package var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
+        package var eventCount: Int64 = 0
+    }
+
+    /// A generation of the log closed for compaction.
+    package struct Generation {
+        package var folds: [String: Fold]
+        /// The seq of its last change, recorded with it in the database.
+        package var lastSeq: Int64
+        /// Its change log file.
+        package var file: Int
+    }
+
+    package static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
+        var entry = folds.removeValue(forKey: record.sessionID)
+            ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
+        entry.version = record.version
+        entry.snapshot = record.snapshot
+        entry.touchedAt = record.touchedAt
+        if record.firstEvent > 0 {
+            entry.batches.append((record.firstEvent, record.lastEvent, record.events))
+            entry.eventCount += record.lastEvent - record.firstEvent + 1
+            // A hot session's log may hold many transitions: keep what is retained.
+            let retained = Int64(retainedEvents)
+            while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
+                entry.eventCount -= oldest.last - oldest.first + 1
+                entry.batches.removeFirst()
+            }
+        }
+        folds[record.sessionID] = entry
+    }
+
+    /// Closes the current generation for the compactor, if it holds changes and none is being
+    /// compacted. Caller holds `appendLock` (not `lock`): no change is appended meanwhile, and only
+    /// a caller holding it seals, so the generation seen free stays free. - Returns: whether it did.
+    package func sealGeneration() -> Bool {
+        guard pendingChanges > 0, (try? locked { compacting == nil }) == true, let file = try? log.rotate() else { return false }
+        try? locked {
+            compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
+            pending = [:]
+        }
+        pendingChanges = 0
+        return true
+    }
+
+    /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
+    /// to be written by the next attempt (the log keeps its changes meanwhile); when the disk could
+    /// not take it, that attempt comes a second later.
+    package func compactSealedGeneration() {
+        do {
+            try withDatabase { () throws(StoreError) in try writeSealedGeneration() }
+        } catch where error.kind == .unavailable {
+            scheduleCompactionRetry()
+        } catch {}
+    }
+
+    private func scheduleCompactionRetry() {
+        let schedule = (try? locked { () -> Bool in
+            guard !closed, !compactionRetryScheduled else { return false }
+            compactionRetryScheduled = true
+            return true
+        }) ?? false
+        guard schedule else { return }
+        compactor.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in
+            guard let self else { return }
+            try? self.locked { self.compactionRetryScheduled = false }
+            self.compactSealedGeneration()
+        }
+    }
+
+    /// Caller holds `database`.
+    private func writeSealedGeneration() throws(StoreError) {
+        // Read under `lock` now, not when sealed: a delete may have taken a session out since.
+        guard let generation = try locked({ compacting }) else { return }
+        try writing { () throws(StoreError) in
+            try Self.write(generation.folds, through: generation.lastSeq, connection, retainedEvents: retainedEvents)
+        }
+        try appendLocked { () throws(StoreError) in
+            try locked { compacting = nil }
+            log.remove(through: generation.file)
+        }
+        // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
+        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Writes every logged change to the database. Caller holds `database`.
+    package func compactEverything() throws(StoreError) {
+        try writeSealedGeneration()
+        if try appendLocked({ sealGeneration() }) { try writeSealedGeneration() }
+    }
+
+    /// Writes folded changes into `sessions` and `event_log` in one transaction, and records
+    /// `lastSeq` as compacted.
+    package static func write(_ folds: [String: Fold], through lastSeq: Int64, _ connection: SQLiteConnection, retainedEvents: Int) throws(StoreError) {
+        let retained = Int64(retainedEvents)
+        try connection.transaction { () throws(StoreError) in
+            for (id, entry) in folds {
+                try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
+                    .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
+                // A session deleted since its change was logged stays deleted.
+                guard connection.changes == 1, let first = entry.batches.first, let last = entry.batches.last else { continue }
+                var body = first.body
+                for batch in entry.batches.dropFirst() { appendJSONArray(batch.body, to: &body) }
+                try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                    .bind(1, id).bind(2, first.first).bind(3, last.last).bind(4, utf8: body).run()
+                // Whole batches leave once all their events are older than the retained ones.
+                if last.last > retained {
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND last_seq <= ?")
+                        .bind(1, id).bind(2, last.last - retained).run()
+                }
+            }
+            try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
+        }
+    }
+
+    /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.
+    private static func appendJSONArray(_ array: [UInt8], to merged: inout [UInt8]) {
+        guard array.count > 2 else { return }
+        guard merged.count > 2 else {
+            merged = array
+            return
+        }
+        merged.removeLast()  // "]"
+        merged.append(UInt8(ascii: ","))
+        merged.append(contentsOf: array.dropFirst())
+    }
+}

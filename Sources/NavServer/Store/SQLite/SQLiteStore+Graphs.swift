@@ -1,0 +1,82 @@
+import NavCore
+import NavJSON
+
+/// Graph documents, one row per uploaded version (`graphs`), written straight to the database.
+extension SQLiteStore {
+    /// Allocates the version here too (one process holds the file, under `database`): the next
+    /// number after the latest stored one, unless that one already is this document.
+    package func storeGraph(_ document: JSONValue, name: String) throws(StoreError) -> (version: Int, stored: Bool) {
+        let text = document.jsonString
+        return try withDatabase { () throws(StoreError) -> (version: Int, stored: Bool) in
+            let latest = try connection.statement("SELECT version, document = ? FROM graphs WHERE name = ? ORDER BY version DESC LIMIT 1")
+                .bind(1, text).bind(2, name)
+            let found = try latest.step()
+            let (version, same) = found ? (Int(latest.int(0)), latest.int(1) == 1) : (0, false)
+            latest.reset()
+            if same { return (version, false) }
+            // Through `writing`, like every other write: a full disk here shows in `/readyz` too.
+            try writing { () throws(StoreError) in
+                try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
+                    .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
+            }
+            return (version + 1, true)
+        }
+    }
+
+    package func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue? {
+        try withDatabase { () throws(StoreError) -> JSONValue? in
+            let statement = try connection.statement("SELECT document FROM graphs WHERE name = ? AND version = ?")
+                .bind(1, name).bind(2, Int64(version))
+            defer { statement.reset() }
+            return try statement.step() ? try Self.graphDocument(statement.bytes(0)) : nil
+        }
+    }
+
+    package func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)? {
+        try withDatabase { () throws(StoreError) -> (document: JSONValue, version: Int)? in
+            let statement = try connection.statement("SELECT document, version FROM graphs WHERE name = ? AND version > ? ORDER BY version DESC LIMIT 1")
+                .bind(1, name).bind(2, Int64(known))
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return (try Self.graphDocument(statement.bytes(0)), Int(statement.int(1)))
+        }
+    }
+
+    package func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)] {
+        try withDatabase { () throws(StoreError) -> [(name: String, version: Int)] in
+            let statement = try connection.statement("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")
+            defer { statement.reset() }
+            var versions: [(name: String, version: Int)] = []
+            while try statement.step() { versions.append((statement.text(0), Int(statement.int(1)))) }
+            return versions
+        }
+    }
+
+    package func firstGraphName() throws(StoreError) -> String? {
+        try withDatabase { () throws(StoreError) -> String? in
+            let statement = try connection.statement("SELECT name FROM graphs ORDER BY rowid LIMIT 1")
+            defer { statement.reset() }
+            return try statement.step() ? statement.text(0) : nil
+        }
+    }
+
+    private static func graphDocument(_ bytes: [UInt8]) throws(StoreError) -> JSONValue {
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch {
+            throw StoreError(message: "a stored graph is not JSON: \(error)")
+        }
+    }
+
+    package func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
+        try withDatabase { () throws(StoreError) -> [(document: JSONValue, version: Int)] in
+            let statement = try connection.statement("SELECT document, version FROM graphs ORDER BY rowid")
+            defer { statement.reset() }
+            var graphs: [(document: JSONValue, version: Int)] = []
+            while try statement.step() {
+                graphs.append((try Self.graphDocument(statement.bytes(0)), Int(statement.int(1))))
+            }
+            return graphs
+        }
+    }
+}

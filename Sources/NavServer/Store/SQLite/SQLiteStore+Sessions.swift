@@ -1,0 +1,291 @@
+import NavCore
+import NavJSON
+import NavWire
+
+/// The session operations: writes appended to the change log, reads from the cache, the log and the database.
+extension SQLiteStore {
+    package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        let snapshot = session.state.snapshotBytes
+        try withDatabase { () throws(StoreError) in
+            try writing { () throws(StoreError) in try connection.transaction { () throws(StoreError) in
+                try connection.statement(
+                    "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
+                )
+                .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
+                .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
+                .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: snapshot)
+                .bind(8, session.createdAt).bind(9, session.touchedAt).run()
+                if let first = events.first, let last = events.last {
+                    try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                        .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
+                }
+            } }
+            try locked { cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) }
+        }
+    }
+
+    package func load(_ id: String) throws(StoreError) -> StoredSession? {
+        // Another form never names a session, nor makes a cache entry (SessionID).
+        guard SessionID.isValid(id) else { return nil }
+        if let cached = try locked({ cache.get(id) }) { return cached }
+        return try withDatabase { () throws(StoreError) -> StoredSession? in try loadHoldingDatabase(id) }
+    }
+
+    /// A session's newest change in the log, if it has one there. Caller holds `lock`.
+    private func newestLogged(_ id: String) -> Fold? {
+        pending[id] ?? compacting?.folds[id]
+    }
+
+    /// The cached session, or the stored one with its newest logged change laid over it (then
+    /// cached). Caller holds `database`, so no compaction or delete runs meanwhile.
+    private func loadHoldingDatabase(_ id: String) throws(StoreError) -> StoredSession? {
+        if let cached = try locked({ cache.get(id) }) { return cached }
+        let statement = try connection.statement(
+            "SELECT graph, graph_version, token_hash, snapshot, created_at, touched_at, version FROM sessions WHERE id = ?"
+        )
+        // Updates do not take `database`: one may log a newer change while this one decodes. Then the
+        // decoded one is not cached (it would be stale) and the read starts over.
+        for _ in 0..<8 {
+            try statement.bind(1, id)
+            // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            let rowVersion = statement.int(6)
+            let logged = try locked { newestLogged(id) }
+            let (stored, snapshotBytes) = try row(id: id, statement, offset: 0, logged: logged)
+            let version = logged?.version ?? rowVersion
+            let current = try locked { () -> StoredSession? in
+                if let cached = cache.get(id) { return cached }
+                guard (newestLogged(id)?.version ?? rowVersion) == version else { return nil }
+                cache.put(stored, cost: SessionCache.cost(snapshotBytes: snapshotBytes))
+                return stored
+            }
+            if let current { return current }
+        }
+        throw StoreError(message: "session \(id) changed too often to be read", kind: .unavailable)
+    }
+
+    /// A session from its row (graph, graph_version, token_hash, snapshot, created_at, touched_at
+    /// from column `offset` on), with its newest logged change, if any, laid over it.
+    /// - Returns: the session and the size of its snapshot's JSON.
+    private func row(
+        id: String, _ statement: SQLiteConnection.Statement, offset: Int32, logged: Fold? = nil
+    ) throws(StoreError) -> (StoredSession, Int) {
+        let graph = statement.text(offset)
+        let graphVersion = Int(statement.int(offset + 1))
+        let bytes = logged?.snapshot ?? statement.bytes(offset + 3)
+        let snapshot: JSONValue
+        do {
+            snapshot = try JSONValue(parsing: bytes, maximumDepth: StoredSession.snapshotDepth)
+        } catch {
+            throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
+        }
+        let session = StoredSession(
+            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: statement.bytes(offset + 2)),
+            state: try decode(snapshot, graph, graphVersion), createdAt: statement.int(offset + 4),
+            touchedAt: logged?.touchedAt ?? statement.int(offset + 5)
+        )
+        return (session, bytes.count)
+    }
+
+    /// Whether the session is in the decoded-session cache now.
+    package func isCached(_ id: String) -> Bool {
+        (try? locked { cache.version(of: id) != nil }) ?? false
+    }
+
+    /// The decoded-session cache's size: sessions, and bytes by its estimate.
+    package var cacheUsage: (sessions: Int, bytes: Int, limit: Int) {
+        (try? locked { (cache.count, cache.bytes, cache.limit) }) ?? (0, 0, 0)
+    }
+
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
+        guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        // The compare-and-set below is against the cache: bring the session into it first.
+        guard try load(session.id) != nil else { return false }
+        // Encode before taking the lock: only the append is serialised.
+        let snapshot = session.state.snapshotBytes
+        let cost = SessionCache.cost(snapshotBytes: snapshot.count)
+        var startCompaction = false
+        var behind = false
+        for _ in 0..<8 {
+            let written = try appendLocked { () throws(StoreError) -> Bool? in
+                guard !closed else { throw StoreError(message: "the SQLite store is closed") }
+                // The version to compare with: the cached session's, else its newest logged change's;
+                // else the row's, which is read (and cached) below, outside the lock. Only a holder
+                // of `appendLock` changes it, so it still holds when this change is published.
+                let current = try locked { cache.version(of: session.id) ?? newestLogged(session.id).map({ Int($0.version) }) }
+                guard let current else { return nil }
+                guard current == expectedVersion else { return false }
+                let record = ChangeLog.Record(
+                    seq: nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
+                    firstEvent: Int64(events.first?.seq ?? 0), lastEvent: Int64(events.last?.seq ?? 0),
+                    snapshot: snapshot, events: encodedEvents
+                )
+                // Without `lock`: reads go on while this waits for the disk. A failed append changes
+                // nothing here: no seq, no fold, no cache entry.
+                do throws(StoreError) {
+                    try log.append(record)
+                } catch {
+                    throw failed(error, .log)
+                }
+                wrote(.log)
+                nextSeq += 1
+                pendingChanges += 1
+                // Durable now: reads may see it.
+                try locked {
+                    Self.fold(record, into: &pending, retainedEvents: retainedEvents)
+                    cache.put(session, cost: cost)
+                }
+                if pendingChanges >= compactionThreshold {
+                    startCompaction = sealGeneration()
+                    // The database is far behind (a slow disk, a failing compaction): wait for it.
+                    behind = pendingChanges >= 8 * compactionThreshold
+                }
+                return true
+            }
+            guard let written else {
+                guard try load(session.id) != nil else { return false }
+                continue
+            }
+            if startCompaction {
+                compactor.async { [weak self] in self?.compactSealedGeneration() }
+            } else if behind {
+                compactor.sync { compactSealedGeneration() }
+            }
+            return written
+        }
+        return false
+    }
+
+    // MARK: Reads and maintenance
+
+    package func delete(_ id: String) throws(StoreError) -> Bool {
+        guard SessionID.isValid(id) else { return false }
+        return try withDatabase { () throws(StoreError) -> Bool in
+            let existed = try writing { () throws(StoreError) -> Bool in
+                try connection.transaction { () throws(StoreError) -> Bool in
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                    try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                    return connection.changes > 0
+                }
+            }
+            // Only once the row is gone (a failed delete keeps every logged change). Its logged
+            // changes stay in the log files; compaction (or recovery) finds no row for them. Under
+            // `appendLock`: an update in flight publishes first, and is removed here, not after.
+            try appendLocked { () throws(StoreError) in
+                try locked {
+                    cache.remove(id)
+                    pending[id] = nil
+                    compacting?.folds[id] = nil
+                }
+            }
+            return existed
+        }
+    }
+
+    package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
+        guard SessionID.isValid(id) else { return [] }
+        return try withDatabase { () throws(StoreError) -> [LifecycleEvent] in
+            // Batches are trimmed whole, so older events may linger: show the retained ones only.
+            let newest = try loadHoldingDatabase(id)?.state.eventCounter ?? 0
+            let after = max(after, newest - retainedEvents)
+            var events: [LifecycleEvent] = []
+            // A batch that does not read back is damage: an error, never a silently shorter list.
+            func collect(_ body: [UInt8]) throws(StoreError) {
+                guard let elements = (try? JSONValue(parsing: body))?.arrayValue else {
+                    throw StoreError(message: "session \(id): a stored event batch is not a JSON array (is the database damaged? see navd store check)")
+                }
+                for element in elements {
+                    guard let event = LifecycleEvent(json: element) else {
+                        throw StoreError(message: "session \(id): a stored event is not an event (is the database damaged? see navd store check)")
+                    }
+                    guard event.seq > after, events.count < limit else { continue }
+                    events.append(event)
+                }
+            }
+            let batches = try connection.statement(
+                "SELECT body FROM event_log WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
+            try batches.bind(1, id).bind(2, Int64(after))
+            defer { batches.reset() }
+            while events.count < limit, try batches.step() { try collect(batches.bytes(0)) }
+            batches.reset()
+            // Newer than every compacted batch: the log's, oldest generation first. Holding
+            // `database`, a sealed generation is one the compactor has not written yet.
+            let logged = try locked { (compacting?.folds[id]?.batches ?? []) + (pending[id]?.batches ?? []) }
+            for batch in logged where events.count < limit && batch.last > after { try collect(batch.body) }
+            return events
+        }
+    }
+
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
+        try withDatabase { () throws(StoreError) -> Int in
+            // `touched_at` in `sessions` is current once the log is folded in.
+            try writing { () throws(StoreError) in try compactEverything() }
+            return try appendLocked { () throws(StoreError) -> Int in
+                // Updates wait here: none can touch a session between this check and its deletion.
+                // Reads take `lock` only, and go on.
+                let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
+                try expired.bind(1, cutoff)
+                var ids: [String] = []
+                while try expired.step() {
+                    let id = expired.text(0)
+                    // Touched since the compaction above: its change is only in the log.
+                    if let touched = try locked({ cache.touchedAt(id) ?? newestLogged(id)?.touchedAt }), touched >= cutoff { continue }
+                    ids.append(id)
+                }
+                expired.reset()
+                try writing { () throws(StoreError) in
+                    try connection.transaction { () throws(StoreError) in
+                        for id in ids {
+                            try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                            try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                        }
+                    }
+                }
+                try locked {
+                    for id in ids {
+                        cache.remove(id)
+                        pending[id] = nil
+                        compacting?.folds[id] = nil
+                    }
+                }
+                return ids.count
+            }
+        }
+    }
+
+    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
+        try withDatabase { () throws(StoreError) -> [StoredSession] in
+            try writing { () throws(StoreError) in try compactEverything() }
+            let statement = try connection.statement(
+                "SELECT id, graph, graph_version, token_hash, snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT ?"
+            )
+            try statement.bind(1, Int64(limit))
+            defer { statement.reset() }
+            var sessions: [StoredSession] = []
+            while try statement.step() {
+                let id = statement.text(0)
+                // The cache and the log are newer than the row for a session changed since the
+                // compaction above.
+                let (cached, logged) = try locked { (cache.peek(id), newestLogged(id)) }
+                if let cached {
+                    sessions.append(cached)
+                } else if let listed = try? row(id: id, statement, offset: 1, logged: logged) {
+                    // A session that no longer fits its graph is left out of the listing, not fatal to it.
+                    sessions.append(listed.0)
+                }
+            }
+            return sessions
+        }
+    }
+
+    package func count() throws(StoreError) -> Int {
+        try withDatabase { () throws(StoreError) -> Int in
+            let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return Int(statement.int(0))
+        }
+    }
+}

@@ -16,12 +16,21 @@ package final class SessionService: Sendable {
         package var maxEventsPerPage: Int = 1000
         /// The largest context a session may be created with, in bytes of its JSON: `--max-context`.
         package var maxContextBytes: Int = 4096
+        /// The admin token's digest: it also opens every session (`--admin-token`).
+        package var adminToken: TokenDigest?
+        /// When set, creating a session needs this token or the admin token (`--backend-token`).
+        package var backendToken: TokenDigest?
 
-        package init(maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096) {
+        package init(
+            maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
+            adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil
+        ) {
             self.maxSessions = maxSessions
             self.sessionTTL = sessionTTL
             self.maxEventsPerPage = maxEventsPerPage
             self.maxContextBytes = maxContextBytes
+            self.adminToken = adminToken
+            self.backendToken = backendToken
         }
     }
 
@@ -31,8 +40,9 @@ package final class SessionService: Sendable {
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
-    /// Taken only by `create`, never while a stripe is held by the same thread.
-    private let creating = Mutex(())
+    /// Creates between their count of the store and their insert: each counts the others as
+    /// sessions already, so concurrent creates never overshoot `maxSessions` together.
+    private let creating = Atomic<Int>(0)
 
     package init(store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, now: @escaping @Sendable () -> Int64) {
         self.store = store
@@ -61,7 +71,13 @@ package final class SessionService: Sendable {
         package var events: [LifecycleEvent]
     }
 
-    package func create(graph name: String?, start: String?, context: [String: JSONValue]) throws(ServiceError) -> Created {
+    /// Creates a session at `start` (or the graph's start) with `context`. With a backend token
+    /// configured, `credentials` must carry it or the admin token (DESIGN §4 Auth: `requires`
+    /// guards are only as trustworthy as whoever may set the context).
+    package func create(
+        graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials = Credentials(bearer: nil)
+    ) throws(ServiceError) -> Created {
+        try requireBackend(credentials)
         // Every session keeps its context for life: bound it, so no client can make sessions large.
         if !context.isEmpty {
             let size = JSONValue.object(context).jsonBytes.count
@@ -88,15 +104,32 @@ package final class SessionService: Sendable {
             id: Self.newID(), graphName: graph.graph.name, graphVersion: graph.version, tokenDigest: Token.digest(token),
             state: outcome.state, createdAt: time, touchedAt: time
         )
-        // Count and insert as one step, so concurrent creates cannot overshoot --max-sessions
-        // (within this process; several processes on PostgreSQL can overshoot by their number).
-        try creating.withLock { _ throws(ServiceError) in
-            if try storeCall({ () throws(StoreError) in try store.count() }) >= configuration.maxSessions {
-                throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
-            }
-            try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
+        // No lock is held over the store's count and insert (I/O): each create in progress counts
+        // the others as sessions, so together they never overshoot --max-sessions (within this
+        // process; several processes on PostgreSQL can overshoot by their number). Near the limit,
+        // one of several racing creates may be refused a session early; never one too many.
+        let others = creating.add(1, ordering: .acquiringAndReleasing).newValue - 1
+        defer { creating.subtract(1, ordering: .releasing) }
+        if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
+            throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
+        try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
         return Created(session: session, token: token, events: outcome.events)
+    }
+
+    /// With `--backend-token` set: the backend or the admin token. RFC 6750 §3.1: a missing token
+    /// is ``ServiceError/Code/unauthorized``, a wrong one ``ServiceError/Code/invalidToken``.
+    private func requireBackend(_ credentials: Credentials) throws(ServiceError) {
+        guard let backendToken = configuration.backendToken else { return }
+        guard let presented = credentials.bearer else {
+            throw ServiceError(.unauthorized, "creating a session needs the backend token as 'Authorization: Bearer <token>'")
+        }
+        // Both compared, whichever matches, so the time taken does not tell which token was sent.
+        let isBackend = presented.matches(backendToken)
+        let isAdmin = configuration.adminToken.map { presented.matches($0) } ?? false
+        guard isBackend || isAdmin else {
+            throw ServiceError(.invalidToken, "the token is neither the backend token nor the admin token")
+        }
     }
 
     /// 128 random bits as hex: session ids cannot be guessed or enumerated.
@@ -116,11 +149,11 @@ package final class SessionService: Sendable {
     ///
     /// Both refusals take the same steps: the store is asked either way, and a missing session's
     /// digest is replaced by one no token matches, so the comparison still runs.
-    package func authorised(_ id: String, bearer: TokenDigest?, adminToken: TokenDigest?) throws(ServiceError) -> StoredSession {
-        guard let presented = bearer else {
+    package func read(_ id: String, credentials: Credentials) throws(ServiceError) -> StoredSession {
+        guard let presented = credentials.bearer else {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
-        let isAdmin = adminToken.map { presented.matches($0) } ?? false
+        let isAdmin = configuration.adminToken.map { presented.matches($0) } ?? false
         // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
         // answered without asking the store (SessionID).
         var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
@@ -148,6 +181,34 @@ package final class SessionService: Sendable {
     }
 
     // MARK: Mutate
+
+    /// The use case of every change (DESIGN §3, §4): one at a time per session, the caller
+    /// authorised, `If-Match` checked, the intent applied by NavCore, written with
+    /// compare-and-set, and answered by `answer`.
+    ///
+    /// - Parameters:
+    ///   - once: wraps the change once the session is locked and the caller authorised: the
+    ///     daemon's replay of a retried request (`Idempotency-Key`) goes here, so a retry is
+    ///     answered only to someone who may see the session, and never races its first try.
+    ///   - answer: what the caller makes of the applied change (its answer is what `once` keeps).
+    package func apply<Answer>(
+        _ intent: Intent, to id: String, credentials: Credentials, ifMatch: IfMatch?,
+        once: (_ change: () throws -> Answer) throws -> Answer = { try $0() },
+        answer: (Mutation) throws -> Answer
+    ) throws -> Answer {
+        try serialised(id) { () throws -> Answer in
+            // Optional, so that the closure below can move the session out (`take()`) and hand it
+            // over: a captured value could only be copied, retaining each of its strings and arrays.
+            var loaded: StoredSession? = try read(id, credentials: credentials)
+            // `answer` runs inside `once`, before either returns.
+            return try withoutActuallyEscaping(answer) { answer in
+                try once { () throws -> Answer in
+                    guard let session = loaded.take() else { throw ServiceError(.internal, "a change ran twice") }
+                    return try answer(try mutate(id, intent: intent, ifMatch: ifMatch, loaded: session))
+                }
+            }
+        }
+    }
 
     package struct Mutation {
         package var session: StoredSession
@@ -199,12 +260,24 @@ package final class SessionService: Sendable {
         throw error
     }
 
-    package func delete(_ id: String) throws(ServiceError) {
-        _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+    /// Deletes the session, if the caller may see it and `If-Match` holds.
+    package func delete(_ id: String, credentials: Credentials, ifMatch: IfMatch?) throws(ServiceError) {
+        try serialised(id) { () throws(ServiceError) in
+            let session = try read(id, credentials: credentials)
+            try Self.check(ifMatch, session.state.version)
+            _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+        }
     }
 
-    package func events(_ id: String, after: Int, limit: Int) throws(ServiceError) -> [LifecycleEvent] {
-        try storeCall { () throws(StoreError) in try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage)) }
+    /// A page of the session's retained events after `after`, with the session's version.
+    package func events(
+        of id: String, credentials: Credentials, after: Int, limit: Int
+    ) throws(ServiceError) -> (version: Int, events: [LifecycleEvent]) {
+        let session = try read(id, credentials: credentials)
+        let events = try storeCall { () throws(StoreError) in
+            try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage))
+        }
+        return (session.state.version, events)
     }
 
     /// Deletes idle sessions. - Returns: how many.
@@ -223,5 +296,14 @@ package final class SessionService: Sendable {
         } catch {
             throw ServiceError(storeError: error, "the session store failed")
         }
+    }
+}
+
+/// Who is asking: the digest of the bearer token the request carried, if it carried one.
+package struct Credentials: Sendable {
+    package var bearer: TokenDigest?
+
+    package init(bearer: TokenDigest?) {
+        self.bearer = bearer
     }
 }

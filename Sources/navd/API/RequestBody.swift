@@ -8,6 +8,11 @@ extension RequestContext {
         Token.bearerDigest(authorization: request.headers["authorization"])
     }
 
+    /// Who is asking, as the session service checks it.
+    var credentials: Credentials {
+        Credentials(bearer: bearer)
+    }
+
     /// The body as a JSON object; an empty body is `{}` when `optional`.
     /// - Throws: 415 for a body that is not JSON, 400 `malformed_json` for one that does not parse.
     func jsonObject(optional: Bool = false, mediaTypes: [String] = ["application/json"]) throws(APIError) -> [String: JSONValue] {

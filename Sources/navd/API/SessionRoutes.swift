@@ -9,8 +9,6 @@ struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
-    /// `--backend-token`'s digest: when set, creating a session needs it (or the admin token).
-    var backendToken: TokenDigest? = nil
     /// Answers already given to POSTs with an `Idempotency-Key` (DESIGN §4 Retries).
     var idempotency = IdempotencyCache()
 
@@ -60,7 +58,6 @@ struct SessionRoutes: Sendable {
     // MARK: Handlers
 
     private func create(_ context: RequestContext) throws -> HTTPResponse {
-        try requireBackend(context)
         let fields = Fields(object: try context.jsonObject(optional: true))
         try fields.only(["graph", "start", "context"])
         let graph = try fields.string("graph")
@@ -68,29 +65,11 @@ struct SessionRoutes: Sendable {
         if let start { try checkLength(start, "start") }
         let sessionContext = try fields.object("context") ?? [:]
         return try idempotent(context, scope: "create") { () throws in
-            let created = try sessions.create(graph: graph, start: start, context: sessionContext)
+            let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials)
             return .sessionView(
                 created.session, events: created.events, token: created.token, status: 201,
                 headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
-        }
-    }
-
-    /// With `--backend-token` set, creating a session needs that token or the admin token (DESIGN §4
-    /// Auth: `requires` guards are only as trustworthy as whoever may set the context). RFC 6750 §3.1:
-    /// a missing token is challenged with `Bearer`, a wrong one with `Bearer error="invalid_token"`.
-    private func requireBackend(_ context: RequestContext) throws(APIError) {
-        guard let backendToken else { return }
-        guard let presented = context.bearer else {
-            throw APIError(.unauthorized, "creating a session needs the backend token as 'Authorization: Bearer <token>'")
-        }
-        // Both compared, whichever matches, so the time taken does not tell which token was sent.
-        let isBackend = presented.matches(backendToken)
-        let isAdmin = adminToken.map { presented.matches($0) } ?? false
-        guard isBackend || isAdmin else {
-            var error = APIError(.unauthorized, "the token is neither the backend token nor the admin token")
-            error.headers = [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
-            throw error
         }
     }
 
@@ -102,30 +81,23 @@ struct SessionRoutes: Sendable {
     }
 
     private func read(_ context: RequestContext) throws -> HTTPResponse {
-        let session = try sessions.authorised(context.parameter("id"), bearer: context.bearer, adminToken: adminToken)
-        return .sessionView(session)
+        .sessionView(try sessions.read(context.parameter("id"), credentials: context.credentials))
     }
 
     private func delete(_ context: RequestContext) throws -> HTTPResponse {
-        let id = context.parameter("id")
-        return try sessions.serialised(id) { () throws in
-            let session = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
-            try SessionService.check(Self.ifMatch(context.request.headers), session.state.version)
-            try sessions.delete(id)
-            return HTTPResponse(status: 204)
-        }
+        try sessions.delete(context.parameter("id"), credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers))
+        return HTTPResponse(status: 204)
     }
 
     private func events(_ context: RequestContext) throws -> HTTPResponse {
         let id = context.parameter("id")
-        let session = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
         let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
-        let events = try sessions.events(id, after: after, limit: limit)
+        let (version, events) = try sessions.events(of: id, credentials: context.credentials, after: after, limit: limit)
         var page = JSONWriter(reservingCapacity: 64 + 128 * events.count)
         page.writeEventPage(events, next: events.last?.seq ?? after)
         return HTTPResponse(
-            status: 200, headers: [("Content-Type", "application/json"), ("ETag", .etag(session.state.version))], body: page.finish()
+            status: 200, headers: [("Content-Type", "application/json"), ("ETag", .etag(version))], body: page.finish()
         )
     }
 
@@ -138,20 +110,15 @@ struct SessionRoutes: Sendable {
         }
     }
 
-    /// The shared path of every mutation: authorise, serialise, apply, answer — idempotently.
+    /// Every change: the session service's use case, answered with the session view, a retry
+    /// with the same `Idempotency-Key` answered again from the first answer.
     private func mutate(_ context: RequestContext, _ intent: Intent) throws -> HTTPResponse {
         let id = context.parameter("id")
-        return try sessions.serialised(id) { () throws in
-            // Optional, so that the closure below can move the session out (`take()`) and hand it
-            // over: a captured value could only be copied, retaining each of its strings and arrays.
-            var loaded: StoredSession? = try sessions.authorised(id, bearer: context.bearer, adminToken: adminToken)
-            let ifMatch = Self.ifMatch(context.request.headers)
-            return try idempotent(context, scope: id, lockHeld: true) { () throws in
-                guard let session = loaded.take() else { throw APIError(.internal, "a mutation ran twice") }
-                let mutation = try sessions.mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
-                return .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
-            }
-        }
+        return try sessions.apply(
+            intent, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
+            once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
+            answer: { mutation in .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON) }
+        )
     }
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.

@@ -49,13 +49,16 @@ final class Application: HTTPHandler {
         if let durable = store as? any GraphStore { graphs.attach(durable) }
         self.graphs = graphs
         self.ready = Readiness(probe: { store.isAvailable() })
-        let sessions = SessionService(store: store, graphs: graphs, configuration: configuration.sessions, now: now)
+        let adminDigest = configuration.adminToken.map(Token.digest)
+        var sessionConfiguration = configuration.sessions
+        sessionConfiguration.adminToken = adminDigest
+        sessionConfiguration.backendToken = configuration.backendToken.map(Token.digest)
+        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
         var routes = Routes()
-        let adminDigest = configuration.adminToken.map(Token.digest)
-        SessionRoutes(sessions: sessions, adminToken: adminDigest, backendToken: configuration.backendToken.map(Token.digest))
+        SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
         GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)

@@ -95,13 +95,15 @@ import Glibc
         #expect(!SQLiteFaults.installed.isEmpty, "SQLite's VFS lets no write call be replaced")
         let folder = try TemporaryFolder()
         let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
-        let kept = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        let keptSession = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        let kept = keptSession.session.id
+        let owner = Credentials(bearer: Token.digest(keptSession.token))
         _ = try fixture.navigate(kept, Self.pathA)  // only in the change log
 
         SQLiteFaults.fail(under: folder.path, with: code)
         defer { SQLiteFaults.heal(folder.path) }
         Self.expectUnavailable("create") { _ = try fixture.sessions.create(graph: nil, start: nil, context: [:]) }
-        Self.expectUnavailable("delete") { try fixture.sessions.delete(kept) }
+        Self.expectUnavailable("delete") { try fixture.sessions.delete(kept, credentials: owner, ifMatch: nil) }
         #expect(try fixture.store.count() == 1)
         // The failed delete kept the session and its logged change.
         #expect(try fixture.store.load(kept)?.state.version == 2)

@@ -121,17 +121,7 @@ struct JSONParser {
             skipWhitespace()
             let value = try parseValue()
             guard members.updateValue(value, forKey: key) == nil else { throw error("duplicate member \"\(key)\"") }
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return .object(members)
-            } else {
-                throw error("expected ',' or '}'")
-            }
+            if try endOfElement(closing: UInt8(ascii: "}")) { return .object(members) }
         }
     }
 
@@ -148,18 +138,25 @@ struct JSONParser {
         while true {
             skipWhitespace()
             elements.append(try parseValue())
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return .array(elements)
-            } else {
-                throw error("expected ',' or ']'")
-            }
+            if try endOfElement(closing: UInt8(ascii: "]")) { return .array(elements) }
         }
+    }
+
+    /// After a member or an element: a `,` (more follow: false) or `closing` (the object or array
+    /// ends, and its depth with it: true).
+    private mutating func endOfElement(closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        guard bytes[index] == closing else {
+            throw error(closing == UInt8(ascii: "}") ? "expected ',' or '}'" : "expected ',' or ']'")
+        }
+        index += 1
+        depth -= 1
+        return true
     }
 
     private mutating func parseString() throws(JSONParseError) -> String {

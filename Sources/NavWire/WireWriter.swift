@@ -92,46 +92,6 @@ extension JSONWriter {
         }
         writeLiteral("}")
     }
-
-    /// `{from?, scene, screen, seq, to?, transition, type}`, through the plain writes (see
-    /// `JSONWriter.Cursor.writeEvent(_:)` for the direct writing of the same bytes).
-    package mutating func writeEvent(_ event: LifecycleEvent) {
-        writeLiteral("{")
-        if let from = event.from {
-            writeLiteral("\"from\":")
-            writeString(from)
-            writeLiteral(",")
-        }
-        writeLiteral("\"scene\":")
-        if let scene = event.scene { writeString(scene) } else { writeLiteral("null") }
-        writeLiteral(",\"screen\":")
-        if let screen = event.screen { writeString(screen) } else { writeLiteral("null") }
-        writeLiteral(",\"seq\":")
-        writeInt(event.seq)
-        if let to = event.to {
-            writeLiteral(",\"to\":")
-            writeString(to)
-        }
-        writeLiteral(",\"transition\":")
-        writeInt(event.transition)
-        writeEventType(event.type)
-    }
-
-    /// `,"type":"…"}`, one literal per kind: no string made and scanned for escapes.
-    private mutating func writeEventType(_ kind: LifecycleEvent.Kind) {
-        switch kind {
-        case .transitionStart: writeLiteral(",\"type\":\"transitionStart\"}")
-        case .awake: writeLiteral(",\"type\":\"awake\"}")
-        case .willAppear: writeLiteral(",\"type\":\"willAppear\"}")
-        case .didAppear: writeLiteral(",\"type\":\"didAppear\"}")
-        case .willDisappear: writeLiteral(",\"type\":\"willDisappear\"}")
-        case .didDisappear: writeLiteral(",\"type\":\"didDisappear\"}")
-        case .remove: writeLiteral(",\"type\":\"remove\"}")
-        case .transitionEnd: writeLiteral(",\"type\":\"transitionEnd\"}")
-        case .paramsChanged: writeLiteral(",\"type\":\"paramsChanged\"}")
-        case .stateChanged: writeLiteral(",\"type\":\"stateChanged\"}")
-        }
-    }
 }
 
 extension JSONWriter {
@@ -172,7 +132,7 @@ extension JSONWriter {
                 if index > 0 { cursor.literal(",") }
                 // The event's fields read where they lie: an event passed on by value would be
                 // copied (all its strings retained) while the cursor writes.
-                cursor.writeEvent(first + index)
+                NavWire.writeEvent(first + index, to: &cursor)
             }
             cursor.literal("]")
         }
@@ -183,9 +143,11 @@ extension JSONWriter {
     /// `[event, …]` through the plain writes.
     package mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
         writeLiteral("[")
-        for index in events.indices {
-            if index > 0 { writeLiteral(",") }
-            writeEvent(events[index])
+        if let first = events.baseAddress {
+            for index in events.indices {
+                if index > 0 { writeLiteral(",") }
+                NavWire.writeEvent(first + index, to: &self)
+            }
         }
         writeLiteral("]")
     }
@@ -207,49 +169,66 @@ extension JSONWriter {
     }
 }
 
-extension JSONWriter.Cursor {
-    /// `{from?, scene, screen, seq, to?, transition, type}`: the bytes of
-    /// ``JSONWriter/writeEvent(_:)``, each key written with the punctuation around it.
-    @inline(__always)
-    package mutating func writeEvent(_ event: UnsafePointer<LifecycleEvent>) {
-        if let from = event.pointee.from {
-            literal("{\"from\":")
-            string(from)
-            literal(",\"scene\":")
-        } else {
-            literal("{\"scene\":")
-        }
-        if let scene = event.pointee.scene {
-            string(scene)
-            literal(",\"screen\":")
-        } else {
-            literal("null,\"screen\":")
-        }
-        if let screen = event.pointee.screen {
-            string(screen)
-            literal(",\"seq\":")
-        } else {
-            literal("null,\"seq\":")
-        }
-        int(event.pointee.seq)
-        if let to = event.pointee.to {
-            literal(",\"to\":")
-            string(to)
-        }
-        literal(",\"transition\":")
-        int(event.pointee.transition)
-        switch event.pointee.type {
-        case .transitionStart: literal(",\"type\":\"transitionStart\"}")
-        case .awake: literal(",\"type\":\"awake\"}")
-        case .willAppear: literal(",\"type\":\"willAppear\"}")
-        case .didAppear: literal(",\"type\":\"didAppear\"}")
-        case .willDisappear: literal(",\"type\":\"willDisappear\"}")
-        case .didDisappear: literal(",\"type\":\"didDisappear\"}")
-        case .remove: literal(",\"type\":\"remove\"}")
-        case .transitionEnd: literal(",\"type\":\"transitionEnd\"}")
-        case .paramsChanged: literal(",\"type\":\"paramsChanged\"}")
-        case .stateChanged: literal(",\"type\":\"stateChanged\"}")
-        }
+/// Where an event is written: straight through a ``JSONWriter/Cursor`` into room made for a run
+/// of events, or through the writer's plain writes when escapes outgrow that room. One writer,
+/// ``writeEvent(_:to:)``, serves both, so the event's shape is written in one place.
+package protocol EventSink {
+    mutating func literal(_ text: StaticString)
+    mutating func int(_ number: Int)
+    mutating func string(_ text: String)
+}
+
+extension JSONWriter.Cursor: EventSink {}
+
+extension JSONWriter: EventSink {
+    @inline(__always) package mutating func literal(_ text: StaticString) { writeLiteral(text) }
+    @inline(__always) package mutating func int(_ number: Int) { writeInt(number) }
+    @inline(__always) package mutating func string(_ text: String) { writeString(text) }
+}
+
+/// `{from?, scene, screen, seq, to?, transition, type}`, each key written with the punctuation
+/// around it; the event's fields read where they lie (an event passed on by value would be copied,
+/// all its strings retained).
+@inline(__always)
+package func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink: inout Sink) {
+    if let from = event.pointee.from {
+        sink.literal("{\"from\":")
+        sink.string(from)
+        sink.literal(",\"scene\":")
+    } else {
+        sink.literal("{\"scene\":")
+    }
+    if let scene = event.pointee.scene {
+        sink.string(scene)
+        sink.literal(",\"screen\":")
+    } else {
+        sink.literal("null,\"screen\":")
+    }
+    if let screen = event.pointee.screen {
+        sink.string(screen)
+        sink.literal(",\"seq\":")
+    } else {
+        sink.literal("null,\"seq\":")
+    }
+    sink.int(event.pointee.seq)
+    if let to = event.pointee.to {
+        sink.literal(",\"to\":")
+        sink.string(to)
+    }
+    sink.literal(",\"transition\":")
+    sink.int(event.pointee.transition)
+    // One literal per kind: no string made and scanned for escapes.
+    switch event.pointee.type {
+    case .transitionStart: sink.literal(",\"type\":\"transitionStart\"}")
+    case .awake: sink.literal(",\"type\":\"awake\"}")
+    case .willAppear: sink.literal(",\"type\":\"willAppear\"}")
+    case .didAppear: sink.literal(",\"type\":\"didAppear\"}")
+    case .willDisappear: sink.literal(",\"type\":\"willDisappear\"}")
+    case .didDisappear: sink.literal(",\"type\":\"didDisappear\"}")
+    case .remove: sink.literal(",\"type\":\"remove\"}")
+    case .transitionEnd: sink.literal(",\"type\":\"transitionEnd\"}")
+    case .paramsChanged: sink.literal(",\"type\":\"paramsChanged\"}")
+    case .stateChanged: sink.literal(",\"type\":\"stateChanged\"}")
     }
 }
 

@@ -1,0 +1,233 @@
+import CMicroHTTPD
+import Logging
+import NavJSON
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The C callbacks libmicrohttpd calls on its pool threads for one running `HTTPServer`.
+
+// MARK: - C callbacks
+//
+// Top-level functions, so they are nonisolated and capture nothing: MHD calls
+// them on its own threads.
+
+/// `MHD_AccessHandlerCallback`: called once when a request's headers are in,
+/// then once per chunk of body, then once with `*upload_data_size == 0`.
+///
+/// MHD 0.9.75 accepts `MHD_queue_response` only on the first call (and then
+/// closes the connection after the response, reading no body) or on the last
+/// one; a response queued while the body streams in is refused.
+func accessHandler(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ requestState: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let uploadDataSize, let requestState else {
+        return .NO  // MHD always passes these; nothing sensible to answer otherwise
+    }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+    let existing: UnsafeMutableRawPointer
+    if let made = requestState.pointee {
+        existing = made
+    } else {
+        // `uriLogged` makes it for every request; this is only a fallback.
+        existing = Unmanaged.passRetained(PendingRequest(uriLength: -1)).toOpaque()
+        requestState.pointee = existing
+    }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+
+    if !pending.started {
+        pending.started = true
+        context.inFlight.add(1, ordering: .relaxed)
+        let clean = read(pending, connection: connection, url: url, method: method, version: version)
+        if !clean {
+            // Queued on the first call: MHD closes the connection after it, reading no body.
+            pending.answered = true
+            stopDeadline(connection, context: context)
+            let response = context.handler.malformed(pending.request, reason: "the request line or a header contains a NUL byte")
+            return queue(response, on: connection, context: context)
+        }
+        if let declared = pending.contentLength, declared > context.maxBody {
+            // Queued on the first call, like the answer above: MHD then reads
+            // none of the body and closes the connection after the response,
+            // which is what a body that will not be read needs.
+            return answerTooLarge(pending, context: context, connection: connection)
+        }
+        // Otherwise only set up the request: a response queued now would make
+        // MHD close the connection after it (no keep-alive).
+        return .YES
+    }
+
+    let size = uploadDataSize.pointee
+    uploadDataSize.pointee = 0  // every byte handed over is consumed, kept or not
+    if pending.answered {
+        return .YES
+    }
+    if size > 0 {
+        if pending.discarded > 0 {
+            pending.discarded += size
+            guard pending.discarded <= context.maxBody + discardAllowance else {
+                context.logger.info(
+                    "dropping a connection whose chunked body goes on far past the limit",
+                    metadata: ["limit": "\(context.maxBody)", "received": "\(pending.discarded)"]
+                )
+                return .NO
+            }
+            return .YES
+        }
+        guard pending.request.body.count + size <= context.maxBody else {
+            // Too large, as a chunked body or one longer than it announced: MHD
+            // will not take a response before the body has ended, so read the
+            // rest, keep none of it, and answer then.
+            pending.discarded = pending.request.body.count + size
+            pending.request.body = []
+            return .YES
+        }
+        if let uploadData {
+            pending.request.body.append(
+                contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(uploadData), count: size)
+            )
+        }
+        return .YES
+    }
+    if pending.discarded > 0 {
+        return answerTooLarge(pending, context: context, connection: connection)
+    }
+    pending.answered = true
+    stopDeadline(connection, context: context)
+    // Moved out, not copied: once answered, nothing reads the pending request again.
+    var request = HTTPRequest(method: "", path: "")
+    swap(&request, &pending.request)
+    let response = context.handler.handle(consume request)
+    return queue(response, on: connection, context: context)
+}
+
+/// Queues the handler's answer to a body over `maxBody`, the body left out.
+func answerTooLarge(
+    _ pending: PendingRequest,
+    context: ServerContext,
+    connection: OpaquePointer
+) -> MHD_Result {
+    pending.answered = true
+    stopDeadline(connection, context: context)
+    pending.request.body = []
+    let response = context.handler.bodyTooLarge(pending.request, limit: context.maxBody)
+    return queue(response, on: connection, context: context)
+}
+
+/// The request is in (or will be read no further): it is answered however long the handler
+/// takes, out of reach of the request deadline.
+@inline(__always)
+func stopDeadline(_ connection: OpaquePointer, context: ServerContext) {
+    if context.deadlines != nil {
+        RequestDeadlines.tracked(connection)?.answering()
+    }
+}
+
+/// `MHD_RequestCompletedCallback`: releases the request's state, whether it was
+/// answered, timed out, or its client went away.
+func requestCompleted(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ requestState: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ reason: MHD_RequestTerminationCode
+) {
+    // The answer is out: the connection's next request is awaited from now on.
+    if let connection, let cls, Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines != nil {
+        RequestDeadlines.tracked(connection)?.awaitRequest()
+    }
+    guard let requestState, let existing = requestState.pointee else {
+        return
+    }
+    requestState.pointee = nil
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
+    // A request MHD refused before the access handler saw it was never counted.
+    if pending.takeUnretainedValue().started, let cls {
+        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+            .inFlight.subtract(1, ordering: .releasing)
+    }
+    pending.release()
+}
+
+/// The URI log callback (`MHD_OPTION_URI_LOG_CALLBACK`): called once the request line is
+/// parsed, while the URI is still whole (MHD has only ended it where the HTTP version
+/// begins), so its length up to a first NUL is the length of the URI exactly when it holds
+/// no NUL. Its result is the request's `*con_cls`; ``requestCompleted`` releases it.
+func uriLogged(
+    _ cls: UnsafeMutableRawPointer?,
+    _ uri: UnsafePointer<CChar>?,
+    _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    let pending = PendingRequest(uriLength: uri.map { strlen($0) } ?? -1)
+    return Unmanaged.passRetained(pending).toOpaque()
+}
+
+/// `MHD_NotifyConnectionCallback`: registers each connection with the request deadline's
+/// watchdog when MHD has accepted it, and unregisters it when MHD has closed it. MHD calls
+/// this on the connection's own pool thread, and calls `CLOSED` before it closes the socket
+/// (`MHD_cleanup_connections`, daemon.c), so a registered socket is always still open.
+func connectionNotified(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection, let socketContext,
+          let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines else {
+        return
+    }
+    if code == navd_mhd_connection_started {
+        let socket = navd_mhd_connection_socket(connection)
+        guard socket != navd_mhd_invalid_socket else { return }
+        socketContext.pointee = deadlines.register(socket: socket)
+    } else if code == navd_mhd_connection_closed, let tracked = socketContext.pointee {
+        socketContext.pointee = nil
+        deadlines.unregister(tracked)
+    }
+}
+
+/// `MHD_LogCallback`: MHD's error messages, formatted and sent to the logger.
+func mhdLog(
+    _ cls: UnsafeMutableRawPointer?,
+    _ format: UnsafePointer<CChar>?,
+    _ arguments: CVaListPointer?
+) {
+    guard let cls, let format, let arguments else {
+        return
+    }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    var buffer = [CChar](repeating: 0, count: 1024)
+    let written = buffer.withUnsafeMutableBufferPointer { buffer in
+        vsnprintf(buffer.baseAddress, buffer.count, format, arguments)
+    }
+    guard written > 0 else {
+        return
+    }
+    let length = min(Int(written), buffer.count - 1)
+    var message = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    while let last = message.last, last.isWhitespace {
+        message.removeLast()
+    }
+    if context.recordStartupMessage(message) {
+        return
+    }
+    // Most of what MHD reports once running is caused by clients (bad
+    // requests, resets); resource exhaustion is what an operator must see.
+    let serious = ["limit", "thread", "accept", "memory", "allocate"].contains {
+        message.lowercased().contains($0)
+    }
+    context.logger.log(level: serious ? .warning : .debug, "libmicrohttpd: \(message)")
+}

@@ -56,7 +56,7 @@ func accessHandler(
         if !clean {
             // Queued on the first call: MHD closes the connection after it, reading no body.
             pending.answered = true
-            stopDeadline(connection, context: context)
+            guard startAnswering(connection, context: context) else { return .NO }
             let response = context.handler.malformed(pending.request, reason: "the request line or a header contains a NUL byte")
             return queue(response, on: connection, context: context)
         }
@@ -107,7 +107,7 @@ func accessHandler(
         return answerTooLarge(pending, context: context, connection: connection)
     }
     pending.answered = true
-    stopDeadline(connection, context: context)
+    guard startAnswering(connection, context: context) else { return .NO }
     // Moved out, not copied: once answered, nothing reads the pending request again.
     var request = HTTPRequest(method: "", path: "")
     swap(&request, &pending.request)
@@ -122,19 +122,20 @@ func answerTooLarge(
     connection: OpaquePointer
 ) -> MHD_Result {
     pending.answered = true
-    stopDeadline(connection, context: context)
+    guard startAnswering(connection, context: context) else { return .NO }
     pending.request.body = []
     let response = context.handler.bodyTooLarge(pending.request, limit: context.maxBody)
     return queue(response, on: connection, context: context)
 }
 
 /// The request is in (or will be read no further): it is answered however long the handler
-/// takes, out of reach of the request deadline.
+/// takes, out of reach of the request deadline. - Returns: false when the deadline's watchdog
+/// shut the connection first: the request is then dropped unseen (`MHD_NO`), so nothing is
+/// changed for a client that can no longer hear the answer.
 @inline(__always)
-func stopDeadline(_ connection: OpaquePointer, context: ServerContext) {
-    if context.deadlines != nil {
-        RequestDeadlines.tracked(connection)?.answering()
-    }
+func startAnswering(_ connection: OpaquePointer, context: ServerContext) -> Bool {
+    guard context.deadlines != nil, let tracked = RequestDeadlines.tracked(connection) else { return true }
+    return tracked.answering()
 }
 
 /// `MHD_RequestCompletedCallback`: releases the request's state, whether it was

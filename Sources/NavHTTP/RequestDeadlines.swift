@@ -34,8 +34,15 @@ package final class RequestDeadlines: Sendable {
     package final class Tracked: Sendable {
         package let socket: Int32
         /// When the connection began waiting for its current request (monotonic ms);
-        /// -1 while one is being answered.
+        /// ``answeringMark`` while one is being answered, ``expiredMark`` once the watchdog has
+        /// shut it. The watchdog and the connection's thread each move it with a compare-and-swap,
+        /// so exactly one of them wins a request that arrives as its deadline passes: either it is
+        /// answered, or the connection is shut before the handler sees it — never a change applied
+        /// whose answer the watchdog then cuts off.
         package let since: Atomic<Int64>
+
+        package static let answeringMark: Int64 = -1
+        package static let expiredMark: Int64 = -2
 
         fileprivate init(socket: Int32) {
             self.socket = socket
@@ -50,8 +57,29 @@ package final class RequestDeadlines: Sendable {
         }
 
         /// The request is in (or refused): it is answered however long that takes.
-        package func answering() {
-            since.store(-1, ordering: .relaxed)
+        /// - Returns: false when the watchdog has already shut the connection for being late:
+        ///   the request must then not be handled at all.
+        package func answering() -> Bool {
+            var current = since.load(ordering: .relaxed)
+            while true {
+                if current == Self.expiredMark { return false }
+                if current == Self.answeringMark { return true }
+                let (exchanged, original) = since.compareExchange(expected: current, desired: Self.answeringMark, ordering: .relaxed)
+                if exchanged { return true }
+                current = original
+            }
+        }
+
+        /// The watchdog's side: marks the connection expired if its request is overdue at `now`
+        /// and not yet being answered. - Returns: whether it did (then the caller shuts it).
+        package func expire(now: Int64, limit: Int64) -> Bool {
+            var current = since.load(ordering: .relaxed)
+            while current >= 0, now - current > limit {
+                let (exchanged, original) = since.compareExchange(expected: current, desired: Self.expiredMark, ordering: .relaxed)
+                if exchanged { return true }
+                current = original
+            }
+            return false
         }
     }
 
@@ -92,6 +120,12 @@ package final class RequestDeadlines: Sendable {
         tracked.release()
     }
 
+    deinit {
+        // libdispatch traps on releasing a source that was never resumed.
+        if !started.load(ordering: .relaxed) { timer.resume() }
+        timer.cancel()
+    }
+
     /// Starts the watchdog.
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
@@ -112,10 +146,8 @@ package final class RequestDeadlines: Sendable {
         let limit = self.limit
         let closed = table.withLock { table -> Int in
             var closed = 0
-            for tracked in table.values {
-                let since = tracked.since.load(ordering: .relaxed)
-                guard since >= 0, now - since > limit else { continue }
-                tracked.answering()  // once: MHD closes it on its next read
+            for tracked in table.values where tracked.expire(now: now, limit: limit) {
+                // Once: MHD closes it on its next read.
                 shutdown(tracked.socket, Int32(SHUT_RDWR))
                 closed += 1
             }

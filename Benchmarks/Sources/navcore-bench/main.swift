@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NavCore
+import NavJSON
 
 // Micro-benchmarks of NavCore: each case runs `iterations` times per run, `runs` runs, and reports
 // the median run in nanoseconds per operation. Pass `--quick` for a fast smoke run.
@@ -79,6 +80,29 @@ func tenScreenStage() throws -> SessionState {
     return state
 }
 
+/// A screen's wire shape as a `JSONValue` (DESIGN §4), built here: NavCore no longer has an
+/// encoder of its own (NavWire's writers are the daemon's, and `package` to it), and this case
+/// measures building and writing a session view of that shape, as it did when `Screen.json` was
+/// NavCore's.
+func screenJSON(_ screen: Screen) -> JSONValue {
+    var members: [String: JSONValue] = [
+        "id": .string(screen.id),
+        "scene": .string(screen.scene),
+        "segue": .string(screen.segue.rawValue),
+        "container": .string(screen.container.rawValue),
+        "params": .object(screen.params.mapValues(\.json)),
+        "deps": .object(screen.deps),
+        "state": screen.state,
+    ]
+    if let tabs = screen.tabs {
+        members["tabs"] = [
+            "selected": .string(tabs.selected),
+            "saved": .object(tabs.saved.mapValues { .array($0.map(screenJSON)) }),
+        ]
+    }
+    return .object(members)
+}
+
 let sixtyCharacters = "^/top/list_news(category=1)/show_news(id=44,ref=a%2Cb)!login"
 precondition(sixtyCharacters.count == 60)
 
@@ -114,7 +138,7 @@ do {
             "graph": "bench",
             "version": .int(stage.version),
             "path": .string(stagePath.description),
-            "screens": .array(screens.map(\.json)),
+            "screens": .array(screens.map(screenJSON)),
             "context": .object(context),
         ])
         consume(writer.bytes)

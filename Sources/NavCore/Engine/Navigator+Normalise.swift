@@ -17,10 +17,10 @@ struct TargetComponent {
 }
 
 /// Where one component of a resolved target comes from.
-enum TargetSource {
+enum TargetSource: ResolvedComponent {
     /// The stage's screen at this index, unchanged: it was valid when it was made, so it is re-checked
     /// cheaply instead of being printed and parsed again.
-    case stage(Int)
+    case kept(Int)
     case component(TextComponent)
 }
 
@@ -47,7 +47,7 @@ extension Navigator {
                 }
             }
             switch source {
-            case .stage(let index): result.append(try target(reusing: stage, at: index))
+            case .kept(let index): result.append(try target(reusing: stage, at: index))
             case .component(let component): result.append(try normalise(component))
             }
             let nextSegue = position + 1 < sources.count ? Self.nameAndSegue(of: sources[position + 1], stage: stage).segue : nil
@@ -61,7 +61,7 @@ extension Navigator {
     @inline(__always)
     private static func nameAndSegue(of source: TargetSource, stage: [Screen]) -> (name: String, segue: Segue) {
         switch source {
-        case .stage(let index): (stage[index].scene, stage[index].segue)
+        case .kept(let index): (stage[index].scene, stage[index].segue)
         case .component(let component): (component.name, component.segue)
         }
     }

@@ -103,49 +103,19 @@ extension Navigator {
     }
 
     /// `state.path.resolving(expression)`, as sources: the screens it keeps from the stage unchanged
-    /// are named by index rather than printed into a path.
+    /// are named by index rather than printed into a path. The rule is `Path.resolving(_:)`'s own
+    /// (`ParsedExpression.resolved(on:rebuild:)`), over the stage's screens.
     func resolve(_ expression: ParsedExpression<TextComponent>, on screens: [Screen]) -> [TargetSource] {
-        let kept: Int
-        let added: [TextComponent]
-        switch expression {
-        case .absolute(let components):
-            (kept, added) = (0, components)
-        case .up(let count):
-            // `up` takes a prefix of the stage as it is, containers included.
-            let keep = min(max(0, screens.count - count), screens.count)
-            return (0..<keep).map(TargetSource.stage)
-        case .relative(let ups, let components):
-            // A bare first name is a push, like an explicit `/`: the loop below gives every push the
-            // container of its position.
-            (kept, added) = (screens.count - ups, components)
+        expression.resolved(on: screens) { index, container in
+            var component = TextComponent(screens[index])
+            component.container = container
+            return component
         }
-        let keep = min(max(0, kept), screens.count)
-        var sources: [TargetSource] = []
-        sources.reserveCapacity(keep + added.count + 1)
-        // The containers a stage gives its screens (`Path.appending`): a root push in a navigation
-        // container, later pushes sharing it. Screens are read by index, never copied whole.
-        for index in 0..<keep {
-            let segue = screens[index].segue
-            let container = segue == .push ? (index == 0 ? Container.navigation : .none) : screens[index].container
-            if container == screens[index].container {
-                sources.append(.stage(index))
-            } else {
-                var component = TextComponent(screens[index])
-                component.container = container
-                sources.append(.component(component))
-            }
-        }
-        for offset in added.indices {
-            var component = added[offset]
-            if component.segue == .push { component.container = keep + offset == 0 ? .navigation : .none }
-            sources.append(.component(component))
-        }
-        return sources
     }
 
     private static func name(of source: TargetSource, on screens: [Screen]) -> String {
         switch source {
-        case .stage(let index): screens[index].scene
+        case .kept(let index): screens[index].scene
         case .component(let component): component.name
         }
     }
@@ -161,13 +131,13 @@ extension Navigator {
     /// The plan from the current stage to `target`; `nil` when they are the same (a no-op).
     private func plan(from state: SessionState, to target: [TargetComponent], counter: inout Int) throws(NavError) -> TransitionPlan? {
         let current = state.screens
-        var common = 0
-        while common < current.count, common < target.count,
-            target[common].reused == common || current[common].shows(target[common])
-        {
-            common += 1
+        // `Path.diff(from:to:)`'s rule: a screen kept unchanged by the resolve (`reused`) is the same
+        // at its own position without comparing it.
+        let diff = StageDiff(sourceCount: current.count, targetCount: target.count) { position in
+            target[position].reused == position || current[position].shows(target[position])
         }
-        if common == current.count, common == target.count { return nil }
+        if diff.isEmpty { return nil }
+        let common = diff.common
 
         // A different tab of a tabs screen that stays: save the tab we leave, restore the one we enter.
         if common > 0, common < current.count, common < target.count, target[common].segue == .tab,
@@ -184,12 +154,10 @@ extension Navigator {
             if target.count == common + 1, !saved.isEmpty {
                 kept = saved
             } else {
-                var shared = 0
-                while shared < saved.count, common + shared < target.count,
-                    saved[shared].shows(target[common + shared])
-                {
-                    shared += 1
-                }
+                // The saved stack against the rest of the target, by the same rule.
+                let shared = StageDiff(sourceCount: saved.count, targetCount: target.count - common) { position in
+                    saved[position].shows(target[common + position])
+                }.common
                 kept = Array(saved[..<shared])
                 removed += Self.withSavedStacks(saved[shared...])
                 created = target[(common + shared)...]
@@ -206,8 +174,8 @@ extension Navigator {
             return TransitionPlan(screens: screens, createdCount: created.count, removed: removed)
         }
 
-        let removed = Self.withSavedStacks(current[common...])
-        let created = target[common...]
+        let removed = Self.withSavedStacks(current[diff.removed])
+        let created = target[diff.added]
         var screens: [Screen] = []
         screens.reserveCapacity(common + created.count)
         screens.append(contentsOf: current[..<common])

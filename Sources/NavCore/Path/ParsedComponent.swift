@@ -5,7 +5,7 @@ protocol ParsedComponent {
     init(name: String, segue: Segue, container: Container, params: Params)
     var name: String { get }
     var segue: Segue { get }
-    var container: Container { get }
+    var container: Container { get set }
     var params: Params { get }
 }
 

@@ -51,20 +51,21 @@ public struct PathDiff: Sendable, Hashable {
 extension Path {
     /// The number of leading components the two paths share.
     public func commonPrefixCount(with other: Path) -> Int {
-        var count = 0
-        while count < components.count, count < other.components.count, components[count] == other.components[count] {
-            count += 1
-        }
-        return count
+        StageDiff(sourceCount: components.count, targetCount: other.components.count) {
+            components[$0] == other.components[$0]
+        }.common
     }
 
-    /// DeepTransition's diff: the longest common prefix, then everything after it on each side.
+    /// DeepTransition's diff: the longest common prefix, then everything after it on each side
+    /// (`StageDiff`, the rule a navigation plans by).
     public static func diff(from source: Path, to target: Path) -> PathDiff {
-        let common = source.commonPrefixCount(with: target)
+        let diff = StageDiff(sourceCount: source.components.count, targetCount: target.components.count) {
+            source.components[$0] == target.components[$0]
+        }
         return PathDiff(
-            common: source.prefix(common),
-            remove: Array(source.components[common...]),
-            add: Array(target.components[common...])
+            common: source.prefix(diff.common),
+            remove: Array(source.components[diff.removed]),
+            add: Array(target.components[diff.added])
         )
     }
 }

@@ -35,23 +35,41 @@ extension PathExpression: CustomStringConvertible {
     }
 }
 
-extension Path {
-    /// Resolves an expression against this path as DeepTransition does: `..` past the root
-    /// stops at the empty path, and the result's containers are those of a stage.
-    public func resolving(_ expression: PathExpression) -> Path {
-        switch expression {
-        case .absolute(let path):
-            return Path().appending(path)
-        case .up(let count):
-            return prefix(components.count - count)
-        case .relative(let ups, let path):
-            var relative = path
-            if var first = relative.components.first, first.segue == .push {
-                // A bare first name is a push, like an explicit `/`.
-                first.container = .none
-                relative.components[0] = first
-            }
-            return prefix(components.count - ups).appending(relative)
+extension PathExpression {
+    /// The expression over `PathComponent`s, as the resolve rule takes it.
+    var parsed: ParsedExpression<PathComponent> {
+        switch self {
+        case .absolute(let path): .absolute(path.components)
+        case .relative(let ups, let path): .relative(ups: ups, components: path.components)
+        case .up(let count): .up(count)
         }
     }
+}
+
+extension Path {
+    /// Resolves an expression against this path as DeepTransition does: `..` past the root
+    /// stops at the empty path, and the result's containers are those of a stage
+    /// (`ParsedExpression.resolved(on:rebuild:)`, the rule a navigation resolves by).
+    public func resolving(_ expression: PathExpression) -> Path {
+        let components = self.components
+        let resolved: [PathSource] = expression.parsed.resolved(on: components) { index, container in
+            var component = components[index]
+            component.container = container
+            return component
+        }
+        return Path(
+            resolved.map { source in
+                switch source {
+                case .kept(let index): components[index]
+                case .component(let component): component
+                }
+            }
+        )
+    }
+}
+
+/// One component of a path resolved by `Path.resolving(_:)`.
+private enum PathSource: ResolvedComponent {
+    case kept(Int)
+    case component(PathComponent)
 }

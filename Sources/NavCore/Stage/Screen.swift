@@ -10,10 +10,10 @@ public struct Screen: Sendable, Hashable {
     /// Where the navigator that made this screen keeps its scene (`SceneEntry.index`), so that later
     /// navigations find the scene of a screen they keep without hashing its name; `-1` when unknown
     /// (a screen made by a client or read from a snapshot). Only a hint: it is checked against
-    /// `scene` before use, it is not part of the screen's value (`==`, `hash(into:)`) and it is
-    /// never written out. Declared here, in the padding after `segue` and `container`, so a
-    /// `Screen` is no larger.
-    var sceneHint: Int32 = -1
+    /// `scene` before use, it is never written out, and it is `Cached`, so not part of the screen's
+    /// value (`==`, `hash(into:)`). Declared here, in the padding after `segue` and `container`, so
+    /// a `Screen` is no larger.
+    @Cached var sceneHint: Int32 = -1
     /// Sorted by key (see `ScreenParams`).
     public var params: ScreenParams
     /// Session-context values injected at creation (StoryCode), before `awake`.
@@ -22,23 +22,6 @@ public struct Screen: Sendable, Hashable {
     public var state: JSONValue
     /// Set on a tabs screen: which tab is selected and the saved stacks of the others.
     public var tabs: TabsState?
-
-    /// Equal when every field but `sceneHint` is (a hint says nothing about the screen).
-    public static func == (lhs: Screen, rhs: Screen) -> Bool {
-        lhs.id == rhs.id && lhs.scene == rhs.scene && lhs.segue == rhs.segue && lhs.container == rhs.container
-            && lhs.params == rhs.params && lhs.deps == rhs.deps && lhs.state == rhs.state && lhs.tabs == rhs.tabs
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-        hasher.combine(scene)
-        hasher.combine(segue)
-        hasher.combine(container)
-        hasher.combine(params)
-        hasher.combine(deps)
-        hasher.combine(state)
-        hasher.combine(tabs)
-    }
 
     /// The screen as one path component, parameters in their canonical text.
     public var component: PathComponent {

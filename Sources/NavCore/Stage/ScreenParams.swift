@@ -116,6 +116,14 @@ public struct ScreenParams: Sendable, Hashable, RandomAccessCollection, Expressi
 
     // MARK: Equatable, Hashable
 
+    // Written by hand only because a tuple is not `Equatable`, so `[Element]` cannot synthesise
+    // them; they are a true value equality, a dictionary's: every stored field (the pairs) is
+    // compared, and nothing is kept beside them. The pairs are sorted by key with unique keys, so
+    // two values holding the same keys with equal values hold the same array, whatever order they
+    // were built in: comparing and hashing position by position is comparing and hashing the
+    // key–value sets, and `==` and `hash(into:)` agree. (`ScreenParamsTests` holds this.)
+
+    /// Equal when they hold the same keys with equal values, as two dictionaries are.
     public static func == (lhs: ScreenParams, rhs: ScreenParams) -> Bool {
         guard lhs.pairs.count == rhs.pairs.count else { return false }
         for index in lhs.pairs.indices {

@@ -17,9 +17,9 @@ public struct SessionState: Sendable, Hashable {
     public var eventCounter: Int
     /// `canonicalPathText(of: screens)` when it is known: the `to` text of the navigation that made
     /// this stage, which is the `from` text of the next one. Cleared whenever `screens` is set or
-    /// changed in place; a cache, so not part of the state's value (`==`, `hash(into:)`) and never
-    /// written to a snapshot.
-    var stageText: String?
+    /// changed in place; never written to a snapshot, and `Cached`, so not part of the state's
+    /// value (`==`, `hash(into:)`).
+    @Cached var stageText: String? = nil
 
     public init(
         version: Int = 0, screens: [Screen] = [], context: [String: JSONValue] = [:], screenCounter: Int = 0,
@@ -30,21 +30,6 @@ public struct SessionState: Sendable, Hashable {
         self.context = context
         self.screenCounter = screenCounter
         self.eventCounter = eventCounter
-        self.stageText = nil
-    }
-
-    /// Equal when every field but the cached `stageText` is.
-    public static func == (lhs: SessionState, rhs: SessionState) -> Bool {
-        lhs.version == rhs.version && lhs.screens == rhs.screens && lhs.context == rhs.context
-            && lhs.screenCounter == rhs.screenCounter && lhs.eventCounter == rhs.eventCounter
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(version)
-        hasher.combine(screens)
-        hasher.combine(context)
-        hasher.combine(screenCounter)
-        hasher.combine(eventCounter)
     }
 
     /// Puts the screens in an array of about their count, if they are in a much larger one (an

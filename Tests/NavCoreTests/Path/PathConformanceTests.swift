@@ -1,8 +1,12 @@
-import NavCore
+@testable import NavCore
 import NavJSON
 import Testing
 
 /// Every vector of DeepTransition's own test suite (`deeptransition-paths.jsonl`) is a test.
+///
+/// `Path.resolving(_:)` and `Path.diff(from:to:)` are written on the rules a navigation runs
+/// (`ParsedExpression.resolved(on:rebuild:)`, `StageDiff`), and the resolve and diff vectors are
+/// also run through the engine itself: its resolve over a stage's screens, and whole navigations.
 @Suite struct PathConformanceTests {
     struct Vector: CustomTestStringConvertible, Sendable {
         let line: Int
@@ -55,6 +59,95 @@ import Testing
         default:
             Issue.record("unknown op in line \(vector.line)")
         }
+    }
+
+    static let resolveVectors = vectors.filter { $0.json["op"]?.stringValue == "resolve" }
+    static let diffVectors = vectors.filter { $0.json["op"]?.stringValue == "diff" }
+
+    @Test func theEngineVectorsAreAllThere() {
+        #expect(Self.resolveVectors.count == 47)
+        #expect(Self.diffVectors.count == 5)
+    }
+
+    /// The resolve vectors through the engine's own resolve (`Navigator.resolve(_:on:)`): the
+    /// expression parsed as a navigation parses it, resolved against screens showing the base path.
+    @Test(arguments: resolveVectors)
+    func resolveVectorOnTheEngine(_ vector: Vector) throws {
+        let json = vector.json
+        let base = try Path.parse(try #require(json["base"]?.stringValue))
+        let screens = Self.screens(showing: base)
+        let text = try #require(json["input"]?.stringValue)
+        let expression = try PathParser<TextComponent>.with(text) { (parser) throws(PathError) in try parser.parseExpression() }
+        let navigator = Navigator(graph: Graph(name: "conformance", start: "/a", scenes: [:]))
+        let resolved = Path(
+            navigator.resolve(expression, on: screens).map { source in
+                switch source {
+                case .kept(let index): screens[index].component
+                case .component(let component): component.pathComponent
+                }
+            }
+        )
+        #expect(resolved.description == json["expected"]?.stringValue)
+    }
+
+    /// The diff vectors as navigations from `from` to `^to` on a graph of their scenes: the screens
+    /// kept are the common prefix, the screens removed (top first) are `remove` in reverse, the
+    /// screens created are `add`.
+    @Test(arguments: diffVectors)
+    func diffVectorAsANavigation(_ vector: Vector) throws {
+        let json = vector.json
+        let from = try Path.parse(try #require(json["from"]?.stringValue))
+        let to = try Path.parse(try #require(json["to"]?.stringValue))
+        let navigator = Navigator(graph: Self.graph(of: [from, to]))
+        var before = SessionState()
+        if !from.isEmpty {
+            before = try navigator.apply(.navigate("^" + from.description), to: before).state
+        }
+        #expect(before.path == from)
+        let outcome = try navigator.apply(.navigate("^" + to.description), to: before)
+        let after = outcome.state
+        #expect(after.path == to)
+        let removed = outcome.events.filter { $0.type == .remove }.compactMap { event in
+            before.screens.first { $0.id == event.screen }
+        }
+        let created = outcome.events.filter { $0.type == .awake }.compactMap { event in
+            after.screens.first { $0.id == event.screen }
+        }
+        let kept = Array(after.screens.dropLast(created.count))
+        #expect(kept == Array(before.screens.prefix(kept.count)))
+        #expect(Path(kept.map(\.component)).description == json["common"]?.stringValue)
+        #expect(JSONValue.array(removed.reversed().map { .string($0.component.description) }) == json["remove"])
+        #expect(JSONValue.array(created.map { .string($0.component.description) }) == json["add"])
+    }
+
+    /// Screens showing `path`, as a stage would hold them (params as strings, as on a scene without a schema).
+    static func screens(showing path: Path) -> [Screen] {
+        path.components.enumerated().map { position, component in
+            Screen(
+                id: "e\(position + 1)", scene: component.name, segue: component.segue, container: component.container,
+                params: ScreenParams(component.params.mapValues(ParamValue.string))
+            )
+        }
+    }
+
+    /// A graph with a scene, without a params schema, for every name in `paths`; a scene followed
+    /// by a tab (`#`) is a tab bar of the tabs that follow it.
+    static func graph(of paths: [Path]) -> Graph {
+        var tabs: [String: [String]] = [:]
+        var names: [String] = []
+        for path in paths {
+            for (position, component) in path.components.enumerated() {
+                if !names.contains(component.name) { names.append(component.name) }
+                guard position > 0, component.segue == .tab else { continue }
+                let bar = path.components[position - 1].name
+                if !(tabs[bar] ?? []).contains(component.name) { tabs[bar, default: []].append(component.name) }
+            }
+        }
+        var scenes: [String: Scene] = [:]
+        for name in names {
+            scenes[name] = Scene(name: name, kind: tabs[name].map(Scene.Kind.tabs) ?? .screen)
+        }
+        return Graph(name: "conformance", start: "/" + (names.first ?? ""), scenes: scenes)
     }
 
     /// DeepTransition's token stream, rebuilt from the parsed structure.

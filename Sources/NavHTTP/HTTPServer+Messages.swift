@@ -81,7 +81,7 @@ struct HeadCheck {
     /// The request line: the method ends at the NUL MHD wrote for the first space (any further
     /// spaces MHD skipped follow it), the URI starts there, and its length measured before MHD
     /// cut it up reaches the NUL MHD wrote for the space before the version.
-    package static func requestLine(
+    static func requestLine(
         method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, uriLength: Int
     ) -> Bool {
         guard let method, let url, let version, uriLength >= 0 else { return false }
@@ -124,7 +124,7 @@ struct HeadCheck {
 
     /// Whether the last line's end and the blank line (each CRLF or LF: two to four NULs) are
     /// all that lies between `cursor` and `end`, where MHD says the head ends.
-    package func endsHead(at end: UnsafeRawPointer) -> Bool {
+    func endsHead(at end: UnsafeRawPointer) -> Bool {
         guard end > cursor, end - cursor >= 2, end - cursor <= 4 else { return false }
         var position = cursor
         while position < end {

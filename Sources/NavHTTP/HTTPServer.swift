@@ -98,9 +98,9 @@ package final class HTTPServer: Sendable {
         /// Bytes of each connection's buffer pool (request line, headers, read buffer). MHD zeroes
         /// the pool between requests, so a smaller pool is cheaper per request; headers larger than
         /// about half of it get 431.
-        package var connectionMemory: Int = 16384
+        var connectionMemory: Int = 16384
         /// Seconds `stop()` waits for requests in progress to be answered.
-        package var shutdownGracePeriod: Int = 10
+        var shutdownGracePeriod: Int = 10
 
         package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Int = 10) {
             self.host = host
@@ -308,10 +308,10 @@ final class ServerContext: Sendable {
     package let logger: Logger
     package let maxBody: Int
     /// The request deadline's watchdog, when `headerTimeout` is set.
-    package let deadlines: RequestDeadlines?
+    let deadlines: RequestDeadlines?
     /// Requests between their first access-handler call and their
     /// request-completed callback.
-    package let inFlight = Atomic<Int>(0)
+    let inFlight = Atomic<Int>(0)
     /// Set by `stop()`: responses from now on close their connection.
     package let draining = Atomic<Bool>(false)
     /// The streams being sent, so that `stop()` can end them.
@@ -325,7 +325,7 @@ final class ServerContext: Sendable {
         _ = streams.withLock { $0.removeValue(forKey: ObjectIdentifier(stream)) }
     }
 
-    package func openStreams() -> [ResponseStream] {
+    func openStreams() -> [ResponseStream] {
         streams.withLock { Array($0.values) }
     }
     /// MHD's messages while `MHD_start_daemon` runs, for the error it may throw;
@@ -340,7 +340,7 @@ final class ServerContext: Sendable {
     }
 
     /// Keeps a start-up message for the error; false once the daemon runs.
-    package func recordStartupMessage(_ message: String) -> Bool {
+    func recordStartupMessage(_ message: String) -> Bool {
         startupMessages.withLock { messages in
             guard messages != nil else { return false }
             messages?.append(message)
@@ -350,14 +350,14 @@ final class ServerContext: Sendable {
 
     /// Ends start-up: from now on MHD's messages are logged as they come.
     /// - Returns: what MHD said while starting (warnings, since it started).
-    package func finishStartup() -> [String] {
+    func finishStartup() -> [String] {
         startupMessages.withLock { messages in
             defer { messages = nil }
             return messages ?? []
         }
     }
 
-    package func startupReason() -> String {
+    func startupReason() -> String {
         let messages = startupMessages.withLock { $0 ?? [] }
         return messages.isEmpty ? "MHD gave no reason" : messages.joined(separator: "; ")
     }
@@ -370,15 +370,15 @@ final class ServerContext: Sendable {
 final class PendingRequest {
     package var request = HTTPRequest(method: "", path: "")
     /// The body size the client announced, when it announced one.
-    package var contentLength: Int?
+    var contentLength: Int?
     /// Bytes of the URI, query included, up to its first NUL, measured before MHD cut it up;
     /// -1 when MHD passed none.
-    package let uriLength: Int
+    let uriLength: Int
     /// The access handler has seen the request (and counted it in `inFlight`).
     package var started = false
     /// Body bytes received past `maxBody` (counting what was kept before):
     /// nonzero once the body is known to be too large and is being discarded.
-    package var discarded = 0
+    var discarded = 0
     /// A response has been queued; anything still uploaded is ignored.
     package var answered = false
 

@@ -41,8 +41,8 @@ package final class RequestDeadlines: Sendable {
         /// whose answer the watchdog then cuts off.
         package let since: Atomic<Int64>
 
-        package static let answeringMark: Int64 = -1
-        package static let expiredMark: Int64 = -2
+        static let answeringMark: Int64 = -1
+        static let expiredMark: Int64 = -2
 
         fileprivate init(socket: Int32) {
             self.socket = socket
@@ -52,7 +52,7 @@ package final class RequestDeadlines: Sendable {
         /// The connection now waits for its next request (its answer has gone out). Reads the
         /// clock itself (vDSO, no system call): a time taken from the watchdog's last tick lagged
         /// by up to a tick, so connections were closed up to a tick before their deadline.
-        package func awaitRequest() {
+        func awaitRequest() {
             since.store(RequestDeadlines.milliseconds(), ordering: .relaxed)
         }
 
@@ -102,7 +102,7 @@ package final class RequestDeadlines: Sendable {
     }
 
     /// The ``Tracked`` of a connection, from its `socket_context`.
-    package static func tracked(_ connection: OpaquePointer) -> Tracked? {
+    static func tracked(_ connection: OpaquePointer) -> Tracked? {
         navd_mhd_socket_context(connection).map { Unmanaged<Tracked>.fromOpaque($0).takeUnretainedValue() }
     }
 
@@ -114,7 +114,7 @@ package final class RequestDeadlines: Sendable {
     }
 
     /// Forgets a connection MHD is about to close; releases what ``register(socket:)`` retained.
-    package func unregister(_ pointer: UnsafeMutableRawPointer) {
+    func unregister(_ pointer: UnsafeMutableRawPointer) {
         let tracked = Unmanaged<Tracked>.fromOpaque(pointer)
         table.withLock { $0[ObjectIdentifier(tracked.takeUnretainedValue())] = nil }
         tracked.release()

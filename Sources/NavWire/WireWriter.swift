@@ -41,7 +41,7 @@ extension JSONWriter {
         writeLiteral("}")
     }
 
-    package mutating func writeScreens(_ screens: [Screen]) {
+    mutating func writeScreens(_ screens: [Screen]) {
         writeLiteral("[")
         // By index: the enumerated sequence would copy each screen (and retain all its fields).
         for index in screens.indices {
@@ -52,7 +52,7 @@ extension JSONWriter {
     }
 
     /// `{container, deps, id, params, scene, segue, state, tabs?}`.
-    package mutating func writeScreen(_ screen: Screen) {
+    mutating func writeScreen(_ screen: Screen) {
         writeLiteral("{\"container\":")
         writeString(screen.container.rawValue)
         writeLiteral(",\"deps\":")
@@ -97,7 +97,7 @@ extension JSONWriter {
 extension JSONWriter {
     /// The snapshot a store keeps: written directly
     /// (`{context, eventCounter, schema, screenCounter, screens, version}`).
-    package mutating func writeSnapshot(_ state: SessionState) {
+    mutating func writeSnapshot(_ state: SessionState) {
         writeLiteral("{\"context\":")
         write(.object(state.context))
         writeLiteral(",\"eventCounter\":")
@@ -114,14 +114,14 @@ extension JSONWriter {
     }
 
     /// `[event, …]`.
-    package mutating func writeEvents(_ events: [LifecycleEvent]) {
+    mutating func writeEvents(_ events: [LifecycleEvent]) {
         // Read in place: iterating the array would copy each event (and retain its strings).
         events.withUnsafeBufferPointer { events in writeEvents(events, estimate: Self.estimatedCount(of: events)) }
     }
 
     /// `[event, …]`, measured and written in one run through a cursor; through the plain writes
     /// only when escapes made the strings outgrow the buffer's room.
-    package mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
+    mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
         guard let first = events.baseAddress else {
             writeLiteral("[]")
             return
@@ -141,7 +141,7 @@ extension JSONWriter {
     }
 
     /// `[event, …]` through the plain writes.
-    package mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
+    mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
         writeLiteral("[")
         if let first = events.baseAddress {
             for index in events.indices {
@@ -154,7 +154,7 @@ extension JSONWriter {
 
     /// The bytes of `events` as a JSON array when no string needs an escape (an integer counted
     /// at its longest, a type at the longest name's length).
-    package static func estimatedCount(of events: UnsafeBufferPointer<LifecycleEvent>) -> Int {
+    static func estimatedCount(of events: UnsafeBufferPointer<LifecycleEvent>) -> Int {
         // `{"scene":`, `,"screen":`, `,"seq":`, `,"transition":`, `,"type":"`, `"}`, a comma.
         let fixed = 9 + 10 + 7 + 14 + 9 + 2 + 1
         var total = 2
@@ -190,7 +190,7 @@ extension JSONWriter: EventSink {
 /// around it; the event's fields read where they lie (an event passed on by value would be copied,
 /// all its strings retained).
 @inline(__always)
-package func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink: inout Sink) {
+func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink: inout Sink) {
     if let from = event.pointee.from {
         sink.literal("{\"from\":")
         sink.string(from)

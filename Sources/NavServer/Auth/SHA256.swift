@@ -10,7 +10,7 @@ import CSHA256
 /// rotate by renaming, not by moving) over a 16-word rolling schedule.
 package enum SHA256 {
     /// Whether ``digestWords(_:hardware:)`` uses the CPU's SHA instructions by default.
-    package static let hardwareAvailable = navd_sha256_hardware_available() == 1
+    static let hardwareAvailable = navd_sha256_hardware_available() == 1
 
     /// The eight state words of a digest, most significant byte first when written out.
     package typealias Words = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
@@ -26,7 +26,7 @@ package enum SHA256 {
     }
 
     /// The digest as its eight state words.
-    package static func digestWords(_ message: some Collection<UInt8>) -> Words {
+    static func digestWords(_ message: some Collection<UInt8>) -> Words {
         if let words = message.withContiguousStorageIfAvailable({ digestWords(UnsafeRawBufferPointer($0)) }) {
             return words
         }
@@ -35,7 +35,7 @@ package enum SHA256 {
 
     /// - Parameter hardware: use the SHA instructions (only where ``hardwareAvailable``); tests
     ///   compare both ways.
-    package static func digestWords(_ input: UnsafeRawBufferPointer, hardware: Bool = hardwareAvailable) -> Words {
+    static func digestWords(_ input: UnsafeRawBufferPointer, hardware: Bool = hardwareAvailable) -> Words {
         var state: Words = (
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
         )

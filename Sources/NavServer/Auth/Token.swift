@@ -3,7 +3,7 @@ import NavJSON
 /// Bearer tokens: 256 random bits shown once, kept only as SHA-256 digests, compared in constant time.
 package enum Token {
     /// A new token: 32 random bytes from the system's CSPRNG, as 64 lowercase hex digits.
-    package static func generate() -> String {
+    static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)

@@ -36,14 +36,14 @@ package final class GraphRegistry: Sendable {
     package let limits: Limits
     /// How long the latest version of a known graph is taken from the cache before the store is
     /// asked again: the longest another process's upload can go unnoticed by `latest`.
-    package let refreshInterval: Double
+    let refreshInterval: Double
 
     private struct State {
         package var versions: [String: [GraphVersion]] = [:]
         /// The first `--graph`: the default whatever the store holds.
         package var defaultName: String?
         /// Without one, the graph stored first (or, with no store, added first).
-        package var firstName: String?
+        var firstName: String?
         package var store: (any GraphStore)?
         /// When each known name's latest version was last checked against the store
         /// (monotonic seconds); only names the store holds get an entry.

@@ -13,7 +13,7 @@ package final class SessionService: Sendable {
         package var maxSessions: Int = 100_000
         /// Idle sessions expire after this many milliseconds.
         package var sessionTTL: Int64 = 24 * 3600 * 1000
-        package var maxEventsPerPage: Int = 1000
+        var maxEventsPerPage: Int = 1000
         /// The largest context a session may be created with, in bytes of its JSON: `--max-context`.
         package var maxContextBytes: Int = 4096
         /// The admin token's digest: it also opens every session (`--admin-token`).

@@ -167,7 +167,7 @@ package struct EventLog: Sendable {
 
         /// Moves past the next event without decoding it. - Returns: false at the end or at a
         /// malformed event (the offset then stays put).
-        package mutating func skip() -> Bool {
+        mutating func skip() -> Bool {
             let start = offset
             guard let header = header() else {
                 offset = start

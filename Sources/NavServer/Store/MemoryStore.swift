@@ -124,7 +124,7 @@ package final class MemoryStore: SessionStore {
 extension StoredSession {
     /// The same session with its screen array at about its size (`SessionState.compactScreens()`):
     /// arrays grown by appending keep spare capacity, and a million idle sessions would hold all of it.
-    package func compacted() -> StoredSession {
+    func compacted() -> StoredSession {
         var copy = self
         // Not `copy.state.screens = …`: that would also drop the stage's cached path text, which
         // saves the next navigation of this session writing it again.
@@ -134,7 +134,7 @@ extension StoredSession {
 }
 
 extension EventLog {
-    package func compacted() -> EventLog {
+    func compacted() -> EventLog {
         var copy = self
         copy.shrink()
         return copy

@@ -7,17 +7,17 @@ package struct StoredSession: Sendable {
     package var graphName: String
     package var graphVersion: Int
     /// SHA-256 of the session's bearer token; the token itself is never stored.
-    package var tokenDigest: TokenDigest
+    var tokenDigest: TokenDigest
     package var state: SessionState
     /// Milliseconds since the Unix epoch.
-    package var createdAt: Int64
-    package var touchedAt: Int64
+    var createdAt: Int64
+    var touchedAt: Int64
 }
 
 extension StoredSession {
     /// How deep a stored snapshot may nest: client values (at most `JSONValue.maximumDepth`)
     /// sit under the snapshot, a screen and up to one tab bar per stage level.
-    package static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
+    static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
 
 }
 

@@ -27,10 +27,10 @@ package enum StoreFactory {
     /// `sqlite:PATH[?sync=full|normal][&compact=N][&check=quick|off]`.
     package struct SQLiteOptions {
         package var path: String
-        package var synchronousFull = false
-        package var compaction = SQLiteStore.defaultCompactionThreshold
+        var synchronousFull = false
+        var compaction = SQLiteStore.defaultCompactionThreshold
         /// `PRAGMA quick_check` at start-up (`check=off` skips it).
-        package var checkDatabase = true
+        var checkDatabase = true
 
         /// - Returns: nil when `spec` is not an SQLite store.
         package init?(_ spec: String) throws {
@@ -66,7 +66,7 @@ package enum StoreFactory {
     ///   another process stored (PostgreSQL). Not for SQLite, which decodes holding its database
     ///   lock (a read-through would take it again: a crash) and whose versions are all restored at
     ///   start-up or added by this process, so a missing one is one that no longer loads.
-    package static func snapshotDecoder(_ graphs: GraphRegistry, readingThrough: Bool = true) -> SnapshotDecoder {
+    static func snapshotDecoder(_ graphs: GraphRegistry, readingThrough: Bool = true) -> SnapshotDecoder {
         { snapshot, name, version throws(StoreError) in
             guard let graph = try graphs.version(name, version, readingThrough: readingThrough) else {
                 throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)

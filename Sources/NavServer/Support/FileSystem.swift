@@ -4,7 +4,7 @@ import Glibc
 
 package enum FileSystem {
     /// `mkdir -p` of the folder holding `path`.
-    package static func createParentDirectory(of path: String) throws(StoreError) {
+    static func createParentDirectory(of path: String) throws(StoreError) {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let folder = String(path[..<slash])
         var current = folder.hasPrefix("/") ? "" : "."

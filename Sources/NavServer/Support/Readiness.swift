@@ -12,7 +12,7 @@ package final class Readiness: Sendable {
     private let probed = Mutex<(at: Double, reachable: Bool)>((-.infinity, true))
     /// How long a probe's answer is reused: `/readyz` polled by many balancers costs the store
     /// one query a second.
-    package static let probeInterval: Double = 1
+    static let probeInterval: Double = 1
 
     package init(probe: (@Sendable () -> Bool)? = nil) {
         self.probe = probe

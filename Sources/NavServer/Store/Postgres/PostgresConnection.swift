@@ -25,7 +25,7 @@ package final class PostgresConnection: @unchecked Sendable {
 
     /// How long a connection attempt may take (libpq `connect_timeout`) unless the URL says:
     /// a server that does not answer must not hold a request longer than this.
-    package static let connectTimeout = "5"
+    static let connectTimeout = "5"
 
     private func connect() throws(StoreError) {
         // `dbname` is expanded from the URL after `connect_timeout`, so a timeout the URL names wins.
@@ -51,7 +51,7 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Whether the connection is still usable; a broken one is reconnected on next use.
-    package var isHealthy: Bool {
+    var isHealthy: Bool {
         handle.map { PQstatus($0) == CONNECTION_OK } ?? false
     }
 
@@ -124,7 +124,7 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Runs several statements without parameters (`PQexec`), for migrations.
-    package func executeScript(_ sql: String) throws(StoreError) {
+    func executeScript(_ sql: String) throws(StoreError) {
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
@@ -153,12 +153,12 @@ package final class PostgresResult {
         PQclear(result)
     }
 
-    package var rowCount: Int { Int(PQntuples(result)) }
+    var rowCount: Int { Int(PQntuples(result)) }
 
     /// Rows touched by an INSERT/UPDATE/DELETE (`PQcmdTuples`).
-    package var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 
-    package func isNull(_ row: Int, _ column: Int) -> Bool {
+    func isNull(_ row: Int, _ column: Int) -> Bool {
         PQgetisnull(result, Int32(row), Int32(column)) == 1
     }
 

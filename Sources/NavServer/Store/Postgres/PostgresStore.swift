@@ -15,7 +15,7 @@ package final class PostgresStore: SessionStore, GraphStore {
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
 
-    package static let migrations: [String] = [
+    static let migrations: [String] = [
         """
         CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
@@ -58,7 +58,7 @@ package final class PostgresStore: SessionStore, GraphStore {
     }
 
     /// The URL without its password, for logs.
-    package static func redacted(_ url: String) -> String {
+    static func redacted(_ url: String) -> String {
         guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
             let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
         else { return url }

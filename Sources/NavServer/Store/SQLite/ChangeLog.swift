@@ -22,12 +22,12 @@ package final class ChangeLog {
     package struct Record: Equatable {
         /// Increases across generations and restarts.
         package var seq: Int64
-        package var sessionID: String
+        var sessionID: String
         package var version: Int64
-        package var touchedAt: Int64
+        var touchedAt: Int64
         /// The events' first and last `seq`, 0 and 0 for none.
-        package var firstEvent: Int64
-        package var lastEvent: Int64
+        var firstEvent: Int64
+        var lastEvent: Int64
         /// JSON bytes.
         package var snapshot: [UInt8]
         package var events: [UInt8]
@@ -104,7 +104,7 @@ package final class ChangeLog {
     /// Closes the current generation and starts the next, empty one.
     /// - Returns: the generation just closed.
     @discardableResult
-    package func rotate() throws(StoreError) -> Int {
+    func rotate() throws(StoreError) -> Int {
         let next = generation + 1
         let path = path(of: next)
         let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -121,7 +121,7 @@ package final class ChangeLog {
 
     /// Closes the current generation and removes every file: the database holds all their changes.
     /// Later appends fail.
-    package func discard() {
+    func discard() {
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
         for (_, path) in Self.files(prefix: prefix) { unlink(path) }
@@ -143,12 +143,12 @@ package final class ChangeLog {
 
     /// What reading one generation's file found.
     package struct FileScan {
-        package var generation: Int
+        var generation: Int
         package var path: String
         package var size: Int
         package var records: [Record] = []
         /// Where each record starts.
-        package var offsets: [Int] = []
+        var offsets: [Int] = []
         package var problems: [Problem] = []
     }
 
@@ -157,7 +157,7 @@ package final class ChangeLog {
         package var offset: Int
         package var length: Int
         /// Records follow it in the same file: damage, not the tail a crash cut short.
-        package var followedByRecords: Bool
+        var followedByRecords: Bool
     }
 
     /// Every generation's file, oldest first: its records and the bytes that are not records.
@@ -250,9 +250,9 @@ package final class ChangeLog {
 
     /// Largest payload accepted when reading: more than any record navd writes (snapshots and
     /// events are bounded by the request limits), so a length read from garbage ends the file.
-    package static let maximumPayload = 64 << 20
+    static let maximumPayload = 64 << 20
 
-    package static func encode(_ record: Record, into bytes: inout [UInt8]) {
+    static func encode(_ record: Record, into bytes: inout [UInt8]) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: 12))
         for value in [record.seq, record.version, record.touchedAt, record.firstEvent, record.lastEvent] {
@@ -310,7 +310,7 @@ package final class ChangeLog {
             return Array(bytes[offset + 4..<offset + 4 + count])
         }
 
-        package var atEnd: Bool { offset == bytes.count }
+        var atEnd: Bool { offset == bytes.count }
     }
 
     private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
@@ -323,7 +323,7 @@ package final class ChangeLog {
 
     /// A 64-bit hash of the length and the payload, eight bytes at a time (multiply, xor-shift):
     /// it catches a record cut short or overwritten; it is no defence against tampering.
-    package static func checksum(length: UInt32, _ payload: UnsafeRawBufferPointer) -> UInt64 {
+    static func checksum(length: UInt32, _ payload: UnsafeRawBufferPointer) -> UInt64 {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         var hash = UInt64(length) &* multiplier ^ 0x6E61_7664_6C6F_6721
         var offset = 0

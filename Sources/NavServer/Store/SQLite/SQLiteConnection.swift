@@ -77,7 +77,7 @@ package final class SQLiteConnection {
         }
     }
 
-    package var lastError: String {
+    var lastError: String {
         handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
     }
 
@@ -86,7 +86,7 @@ package final class SQLiteConnection {
     }
 
     /// The statement kept in `slot`, prepared on first use and rewound (not cleared) after.
-    package func prepared(_ slot: inout Statement?, _ sql: String) throws(StoreError) -> Statement {
+    func prepared(_ slot: inout Statement?, _ sql: String) throws(StoreError) -> Statement {
         if let statement = slot {
             statement.rewind()
             return statement
@@ -97,7 +97,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    package func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try prepared(&begin, "BEGIN IMMEDIATE").run()
         do {
             let result = try body()

@@ -7,22 +7,22 @@ extension SQLiteStore {
     package struct Fold {
         package var version: Int64
         package var snapshot: [UInt8]
-        package var touchedAt: Int64
+        var touchedAt: Int64
         /// The logged transitions' events, oldest first; only as many as are retained.
         package var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
-        package var eventCount: Int64 = 0
+        var eventCount: Int64 = 0
     }
 
     /// A generation of the log closed for compaction.
     package struct Generation {
-        package var folds: [String: Fold]
+        var folds: [String: Fold]
         /// The seq of its last change, recorded with it in the database.
-        package var lastSeq: Int64
+        var lastSeq: Int64
         /// Its change log file.
         package var file: Int
     }
 
-    package static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
+    static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
         var entry = folds.removeValue(forKey: record.sessionID)
             ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
         entry.version = record.version
@@ -44,7 +44,7 @@ extension SQLiteStore {
     /// Closes the current generation for the compactor, if it holds changes and none is being
     /// compacted. Caller holds `appendLock` (not `lock`): no change is appended meanwhile, and only
     /// a caller holding it seals, so the generation seen free stays free. - Returns: whether it did.
-    package func sealGeneration() -> Bool {
+    func sealGeneration() -> Bool {
         guard pendingChanges > 0, (try? locked { compacting == nil }) == true, let file = try? log.rotate() else { return false }
         try? locked {
             compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
@@ -57,7 +57,7 @@ extension SQLiteStore {
     /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
     /// to be written by the next attempt (the log keeps its changes meanwhile); when the disk could
     /// not take it, that attempt comes a second later.
-    package func compactSealedGeneration() {
+    func compactSealedGeneration() {
         do {
             try withDatabase { () throws(StoreError) in try writeSealedGeneration() }
         } catch where error.kind == .unavailable {
@@ -95,7 +95,7 @@ extension SQLiteStore {
     }
 
     /// Writes every logged change to the database. Caller holds `database`.
-    package func compactEverything() throws(StoreError) {
+    func compactEverything() throws(StoreError) {
         try writeSealedGeneration()
         if try appendLocked({ sealGeneration() }) { try writeSealedGeneration() }
     }

@@ -6,7 +6,7 @@ import Glibc
 /// `navd store check`.
 extension SQLiteStore {
     /// The first problems `PRAGMA quick_check` or `integrity_check` reports (none: the file is sound).
-    package static func integrity(_ connection: SQLiteConnection, check: String, limit: Int) throws(StoreError) -> [String] {
+    static func integrity(_ connection: SQLiteConnection, check: String, limit: Int) throws(StoreError) -> [String] {
         let statement = try connection.statement("PRAGMA \(check)(\(limit))")
         defer { statement.reset() }
         var problems: [String] = []
@@ -20,16 +20,16 @@ extension SQLiteStore {
     /// What start-up folded in from the change log, and where the log goes on.
     package struct ChangeLogRecovery {
         /// The seq of the last change kept: the next change is one after it.
-        package var lastSeq: Int64
+        var lastSeq: Int64
         /// The last generation found on disk; the log starts the one after it.
-        package var lastGeneration: Int
+        var lastGeneration: Int
         /// What was left out and set aside (with `acceptingLoss`), one line each.
-        package var report: [String]
+        var report: [String]
     }
 
     /// Folds what the change log holds past `store_meta.compacted_seq` (a crash's leftovers) into
     /// the database, before anything is served; with `acceptingLoss`, sets damaged files aside.
-    package static func recoverChangeLog(
+    static func recoverChangeLog(
         _ connection: SQLiteConnection, path: String, retainedEvents: Int, acceptingLoss: Bool
     ) throws(StoreError) -> ChangeLogRecovery {
         let compacted = try compactedSeq(connection)
@@ -58,7 +58,7 @@ extension SQLiteStore {
         /// no bytes are unreadable, e.g. a file was removed).
         package var file: String
         package var offset: Int
-        package var unreadableBytes: Int
+        var unreadableBytes: Int
         /// The seqs of the changes that are missing.
         package var lost: ClosedRange<Int64>
 
@@ -70,7 +70,7 @@ extension SQLiteStore {
     }
 
     /// Every place where changes after `compacted` are missing from the files.
-    package static func damage(in scans: [ChangeLog.FileScan], after compacted: Int64) -> [Damage] {
+    static func damage(in scans: [ChangeLog.FileScan], after compacted: Int64) -> [Damage] {
         var found: [Damage] = []
         var expected = compacted + 1
         var previous: (scan: Int, offset: Int)?
@@ -99,9 +99,9 @@ extension SQLiteStore {
 
     private struct Recovery {
         package var records: [ChangeLog.Record] = []
-        package var lastSeq: Int64
-        package var damagedFiles: [String] = []
-        package var report: [String] = []
+        var lastSeq: Int64
+        var damagedFiles: [String] = []
+        var report: [String] = []
     }
 
     /// The logged changes start-up folds in: all of them after `compacted`, unless some are

@@ -13,12 +13,12 @@
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    package static let schemaVersion = 5
+    static let schemaVersion = 5
     /// The schema navd wrote before ``schemaVersion`` (recorded as versions 1…4): the same tables.
-    package static let previousSchemaVersion = 4
+    static let previousSchemaVersion = 4
 
     /// The current tables, as one script.
-    package static let tables = """
+    static let tables = """
         CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
             graph TEXT NOT NULL,
@@ -75,7 +75,7 @@ extension SQLiteStore {
     }
 
     /// Reads the shape of the database (without writing to it).
-    package static func schemaShape(of connection: SQLiteConnection) throws(StoreError) -> SchemaShape {
+    static func schemaShape(of connection: SQLiteConnection) throws(StoreError) -> SchemaShape {
         let objects = try schemaObjects(of: connection)
         var versions: [Int] = []
         let hasVersions = try connection.statement("SELECT COUNT(*) FROM pragma_table_info('migrations') WHERE name = 'version'")
@@ -139,7 +139,7 @@ extension SQLiteStore {
     }
 
     /// The objects of ``tables``, as ``schemaObjects(of:)`` describes them.
-    package static func currentSchemaObjects() throws(StoreError) -> [String: String] {
+    static func currentSchemaObjects() throws(StoreError) -> [String: String] {
         let memory = try SQLiteConnection(path: ":memory:")
         defer { memory.close() }
         try memory.execute(tables)
@@ -147,7 +147,7 @@ extension SQLiteStore {
     }
 
     /// What start-up does to a database of shape `found`, if navd opens it.
-    package static func schemaStep(for found: SchemaShape, current: [String: String]) -> SchemaStep? {
+    static func schemaStep(for found: SchemaShape, current: [String: String]) -> SchemaStep? {
         if found.objects.isEmpty { return .create }
         guard found.objects == current else { return nil }
         if found.versions.last == schemaVersion { return .current }
@@ -158,7 +158,7 @@ extension SQLiteStore {
     /// What start-up does to a database of shape `found`.
     /// - Throws: when it is not empty, not the current schema and not navd's previous one; the
     ///   message says what was found, and nothing has been written to the file.
-    package static func schemaStep(for found: SchemaShape, path: String) throws(StoreError) -> SchemaStep {
+    static func schemaStep(for found: SchemaShape, path: String) throws(StoreError) -> SchemaStep {
         let current = try currentSchemaObjects()
         if let step = schemaStep(for: found, current: current) { return step }
         throw StoreError(
@@ -181,7 +181,7 @@ extension SQLiteStore {
 
     /// One line for `navd store check`: the schema version, and whether navd opens it.
     /// - Returns: the line, and whether navd refuses the file.
-    package static func schemaReport(_ connection: SQLiteConnection) throws(StoreError) -> (line: String, refused: Bool) {
+    static func schemaReport(_ connection: SQLiteConnection) throws(StoreError) -> (line: String, refused: Bool) {
         let found = try schemaShape(of: connection)
         let current = try currentSchemaObjects()
         switch schemaStep(for: found, current: current) {
@@ -193,7 +193,7 @@ extension SQLiteStore {
     }
 
     /// What was found, for a refusal: the versions recorded, and how the objects differ from ``tables``.
-    package static func describe(_ found: SchemaShape, against current: [String: String]) -> String {
+    static func describe(_ found: SchemaShape, against current: [String: String]) -> String {
         var parts: [String] = []
         let versions = found.versions
         if let version = versions.last {

@@ -90,12 +90,12 @@ extension SQLiteStore {
     }
 
     /// Whether the session is in the decoded-session cache now.
-    package func isCached(_ id: String) -> Bool {
+    func isCached(_ id: String) -> Bool {
         (try? locked { cache.version(of: id) != nil }) ?? false
     }
 
     /// The decoded-session cache's size: sessions, and bytes by its estimate.
-    package var cacheUsage: (sessions: Int, bytes: Int, limit: Int) {
+    var cacheUsage: (sessions: Int, bytes: Int, limit: Int) {
         (try? locked { (cache.count, cache.bytes, cache.limit) }) ?? (0, 0, 0)
     }
 

@@ -61,31 +61,31 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     private let lock = Mutex(())
     package let connection: SQLiteConnection
     private let ownership: OwnershipLock
-    package let retainedEvents: Int
+    let retainedEvents: Int
     package let decode: SnapshotDecoder
     package let log: ChangeLog
-    package let compactor = DispatchQueue(label: "navd.sqlite.compactor")
+    let compactor = DispatchQueue(label: "navd.sqlite.compactor")
     package var cache: SessionCache
     /// Which part could not take its last write (``Part`` bits): set by a write the disk could not
     /// take, cleared by the next write to that part that succeeds (or a probe of both).
     private let failing = Atomic<UInt8>(0)
-    package var compactionRetryScheduled = false
+    var compactionRetryScheduled = false
     /// The current generation's changes, folded by session, and how many there are.
     package var pending: [String: Fold] = [:]
-    package var pendingChanges = 0
+    var pendingChanges = 0
     /// The previous generation, until the compactor has written it to the database.
-    package var compacting: Generation?
-    package var nextSeq: Int64
+    var compacting: Generation?
+    var nextSeq: Int64
     package var closed = false
     /// Start a new generation after this many changes.
-    package let compactionThreshold: Int
+    let compactionThreshold: Int
     /// A generation of about 20 MB of log: large enough that a busy session's changes are folded
     /// many at a time (2,048 made the compactor the bottleneck under load: 13,000–16,000 changes/s
     /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
     /// that start-up replays it in well under a second.
-    package static let defaultCompactionThreshold = 8192
+    static let defaultCompactionThreshold = 8192
     /// The decoded-session cache's default bound (`--cache-size`).
-    package static let defaultCacheBytes = 256 << 20
+    static let defaultCacheBytes = 256 << 20
     /// What start-up with `acceptingLoss` left out and set aside, one line each.
     package private(set) var recoveryReport: [String] = []
 
@@ -157,17 +157,17 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         log.remove(through: recovery.lastGeneration)
     }
 
-    package func locked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    func locked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try lock.withLock { _ throws(StoreError) -> T in try body() }
     }
 
     /// Runs `body` holding `appendLock` (never while holding `lock`).
-    package func appendLocked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    func appendLocked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try appendLock.withLock { _ throws(StoreError) -> T in try body() }
     }
 
     /// Runs `body` holding `database`, on an open store.
-    package func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { _ throws(StoreError) -> T in
             guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
             return try body()

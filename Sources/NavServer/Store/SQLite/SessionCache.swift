@@ -12,8 +12,8 @@ package struct SessionCache {
         package var session: StoredSession?
         package var cost: Int
         /// Neighbouring slots: towards the most recently used, towards the least; -1 at the ends.
-        package var newer: Int
-        package var older: Int
+        var newer: Int
+        var older: Int
     }
 
     /// The most bytes the entries may take (by ``cost(snapshotBytes:)``); one entry is always kept.
@@ -60,7 +60,7 @@ package struct SessionCache {
     }
 
     /// The cached touch time of a session, without reordering.
-    package func touchedAt(_ id: String) -> Int64? {
+    func touchedAt(_ id: String) -> Int64? {
         slots[id].flatMap { entries[$0].session?.touchedAt }
     }
 

@@ -10,7 +10,7 @@ struct SessionRoutes: Sendable {
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
     /// Answers already given to POSTs with an `Idempotency-Key` (DESIGN §4 Retries).
-    var idempotency = IdempotencyCache()
+    let idempotency = IdempotencyCache()
 
     func register(in router: inout Routes) {
         router.on("POST", "/v1/sessions") { context in try create(context) }

@@ -129,7 +129,8 @@ import Testing
     }
 
     /// The options parse and check as `navd serve`'s do: a bad one fails the start, as it ends
-    /// the binary, and the settings are the ones the binary would run with.
+    /// the binary, and the settings are the ones the binary would run with; it logs as the
+    /// binary does, and stopped, it answers nothing more.
     @Test func theArgumentsAreTheBinarysArguments() throws {
         #expect(throws: DaemonHarness.StartFailure.self) { _ = try InProcessHarness(arguments: ["--backend-token", "short"]) }
         #expect(throws: DaemonHarness.StartFailure.self) { _ = try InProcessHarness(arguments: ["--no-such-option"]) }
@@ -145,5 +146,7 @@ import Testing
         #expect(navd.log.contains("graph loaded"))
         #expect(navd.log.contains("request method=GET"))
         #expect(navd.stop() == 0)
+        // Stopped, it answers nothing more, as a stopped binary refuses the connection.
+        #expect(throws: InProcessHarness.Refusal.self) { try navd.request("GET", "/healthz") }
     }
 }

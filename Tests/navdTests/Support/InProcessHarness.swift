@@ -27,8 +27,14 @@ import Glibc
 ///
 /// What happens before the application sees a request — reading bytes off a socket, the request
 /// line and header limits, NUL bytes in the head, chunked bodies, time-outs, keep-alive — is
-/// not here: tests of those run on the binary.
-final class InProcessHarness: NavdHarness, @unchecked Sendable {
+/// not here, nor what `Daemon` runs beside the application (the session sweeper, the signals):
+/// tests of those run on the binary.
+final class InProcessHarness: NavdHarness, Sendable {
+    /// A request this transport cannot carry.
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String
+    }
+
     let options: HarnessOptions
     let settings: ServeSettings
     let application: Application
@@ -114,7 +120,11 @@ final class InProcessHarness: NavdHarness, @unchecked Sendable {
 
     // MARK: HTTP
 
+    /// Hands the request to the application as the HTTP server would.
+    /// - Throws: ``Refusal`` once stopped (as a stopped binary refuses the connection), or for an
+    ///   answer streamed by the server.
     func exchange(_ method: String, _ target: String, fields: [(name: String, value: String)], body: [UInt8]) throws -> HTTPMessage {
+        guard !stopped.withLock({ $0 }) else { throw Refusal(description: "\(method) \(target): navd is stopped") }
         var headers = HTTPHeaders(reservingCapacity: fields.count + 2)
         headers.add("Host", "127.0.0.1")
         headers.add("Connection", "close")
@@ -181,7 +191,7 @@ final class InProcessHarness: NavdHarness, @unchecked Sendable {
     /// adds them, no body on a HEAD answer.
     static func message(_ response: HTTPResponse, method: String) throws -> HTTPMessage {
         guard response.stream == nil else {
-            throw DaemonHarness.StartFailure(description: "\(method): a streamed answer is sent by the HTTP server only; test it on the process transport")
+            throw Refusal(description: "\(method): a streamed answer is sent by the HTTP server only; test it on the process transport")
         }
         let status = (100...599).contains(response.status) ? response.status : 500
         var headers: [String: String] = [:]

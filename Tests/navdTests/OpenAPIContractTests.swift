@@ -12,8 +12,10 @@ private let contractAdminToken = "contract-admin-token-0123"
 struct OpenAPIContractTests {
     static let admin = ["Authorization": "Bearer \(contractAdminToken)"]
 
+    /// Against the binary: what it serves is what was compiled into it, so a stale build shows.
     @Test func theServedDocumentIsTheRepositorysOpenAPIYAML() throws {
-        let navd = try DaemonHarness.shared()
+        let navd = try DaemonHarness()
+        defer { _ = try? navd.stop() }
         let served = try navd.request("GET", "/openapi.yaml")
         #expect(served.status == 200)
         let file = try Data(contentsOf: OpenAPIValidator.specURL)

@@ -6,9 +6,9 @@ import Testing
 @Suite(.serialized) struct ReviewRegressionTests {
     /// A client-chosen method token must not become a metrics label (unbounded series).
     @Test func unusualMethodsShareOneMetricsLabel() throws {
-        let navd = try DaemonHarness()
+        let navd = try startNavd()
         for index in 0..<5 {
-            _ = try navd.raw(Array("M\(index)XYZ /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), validate: false)
+            _ = try navd.request("M\(index)XYZ", "/healthz", validate: false)
         }
         let metrics = try navd.request("GET", "/metrics").text
         #expect(!metrics.contains("M0XYZ"))
@@ -18,14 +18,15 @@ import Testing
 
     /// A bad If-Match on a request without a token is 401, not 412: authentication comes first.
     @Test func authenticationComesBeforeIfMatch() throws {
-        let navd = try DaemonHarness()
+        let navd = try startNavd()
         let session = try navd.createSession()
         let answer = try navd.send("POST", session.url + "/back", headers: ["If-Match": "x"])
         #expect(answer.status == 401)
         #expect(try navd.stop() == 0)
     }
 
-    /// State nested as deep as a request may nest it is stored and read back after a restart.
+    /// State nested as deep as a request may nest it is stored and read back after a restart (of
+    /// the binary: a restart is a new process).
     @Test func deeplyNestedStateSurvivesARestart() throws {
         let folder = try TemporaryFolder()
         let store = "sqlite:\(folder.path)/navd.db"

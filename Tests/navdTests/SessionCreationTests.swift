@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Who may create a session and how large its context may be (issue 13, defect 7), and parameter
-/// keys that the path grammar could not print (defect 11), against the real daemon.
+/// keys that the path grammar could not print (defect 11), against the application `navd serve`
+/// builds from these arguments (in process).
 @Suite struct SessionCreationTests {
     static let adminToken = "admin-0123456789abcdef"
     static let backendToken = "backend-0123456789abcdef"
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func withABackendTokenOnlyItOrTheAdminTokenCreatesSessions() throws {
-        let navd = try DaemonHarness(arguments: ["--admin-token", Self.adminToken, "--backend-token", Self.backendToken])
+        let navd = try startNavd(arguments: ["--admin-token", Self.adminToken, "--backend-token", Self.backendToken])
         let body: JSON = ["context": ["user": "u1"]]
 
         let missing = try navd.send("POST", "/v1/sessions", json: body)
@@ -38,14 +39,14 @@ import Testing
     }
 
     @Test func withoutABackendTokenAnyoneCreatesSessions() throws {
-        let navd = try DaemonHarness()
+        let navd = try startNavd()
         let session = try navd.createSession(context: ["user": "u1"])
         #expect(session.created["context"] == ["user": "u1"])
         #expect(try navd.stop() == 0)
     }
 
     @Test func aContextOverTheLimitIsRefusedAndCreatesNothing() throws {
-        let navd = try DaemonHarness(arguments: ["--admin-token", Self.adminToken])
+        let navd = try startNavd(arguments: ["--admin-token", Self.adminToken])
         // The default limit is 4096 bytes of JSON.
         #expect(try navd.createSession(context: Self.context(bytes: 4096)).created["context"] == Self.context(bytes: 4096))
         for bytes in [4097, 60_000] {
@@ -57,7 +58,7 @@ import Testing
         #expect(listed["sessions"]?.array?.count == 1)
         #expect(try navd.stop() == 0)
 
-        let small = try DaemonHarness(arguments: ["--max-context", "100"])
+        let small = try startNavd(arguments: ["--max-context", "100"])
         #expect(try small.createSession(context: Self.context(bytes: 100)).created["context"] == Self.context(bytes: 100))
         let over = try small.send("POST", "/v1/sessions", json: ["context": Self.context(bytes: 101)])
         #expect(over.status == 400 && over.code == "invalid_request", "\(over)")
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func paramsKeysThatAreNotPathNamesAreRefusedAndChangeNothing() throws {
-        let navd = try DaemonHarness()
+        let navd = try startNavd()
         let session = try navd.createSession()
         let before = try navd.view(session)
         let top = try #require(before["screens"]?.array?.last?["id"]?.string)

@@ -16,6 +16,7 @@ import Testing
 
     /// The review's reproduction, on SQLite: navigations alternating `{id}` and `{id}%00` came
     /// back as versions 2, 2, 3, 3, and after a restart the event log had duplicated `seq`s.
+    /// On the binary: a restart is a new process.
     @Test func anIdWithANULSuffixIsNotTheSession() throws {
         let folder = try TemporaryFolder()
         let store = "sqlite:\(folder.path)/navd.db"
@@ -58,7 +59,8 @@ import Testing
     }
 
     /// A raw NUL in the request line never reaches a route: the review's
-    /// `DELETE /v1/sessions/{id}\0/screens/e1/state` deleted the session.
+    /// `DELETE /v1/sessions/{id}\0/screens/e1/state` deleted the session. On the binary: the
+    /// refusal is the HTTP server's, which reads the request line off the socket.
     @Test func aRawNULInTheTargetDeletesNothing() throws {
         let navd = try DaemonHarness(store: "memory")
         let session = try navd.createSession()
@@ -122,7 +124,7 @@ import Testing
     /// An Idempotency-Key is part of a cache key: only printable ASCII is accepted, and a key
     /// that is refused changes nothing.
     @Test func idempotencyKeysArePrintableASCII() throws {
-        let navd = try DaemonHarness(store: "memory")
+        let navd = try startNavd(store: "memory")
         let session = try navd.createSession()
         for key in ["k\u{1}", "k\u{7F}", "clé", "k\u{1B}[31m", String(repeating: "k", count: 201)] {
             let answer = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
@@ -149,7 +151,7 @@ import Testing
         #expect(try connection.execute("SELECT $1::text", ["ab"]).text(0, 0) == "ab")
         connection.close()
 
-        let navd = try DaemonHarness(store: cluster.url)
+        let navd = try startNavd(store: cluster.url)
         let session = try navd.createSession()
         let absent = try navd.send("GET", "/v1/sessions/\(SessionService.newID())", token: session.token)
         for impostor in Self.impostors(of: session.id) {

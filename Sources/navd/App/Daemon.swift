@@ -25,33 +25,7 @@ struct Daemon {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
 
-        let graphs = GraphRegistry()
-        let store = try StoreFactory.open(
-            settings.store, graphs: graphs, connections: settings.threads + 1, cacheBytes: settings.cacheBytes, logger: logger
-        )
-        let application = Application(
-            graphs: graphs,
-            configuration: .init(
-                adminToken: settings.adminToken,
-                backendToken: settings.backendToken,
-                sessions: .init(
-                    maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
-                )
-            ),
-            store: store, logger: logger, accessLog: Self.accessLog(for: logger)
-        )
-        try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)
-        for (index, file) in settings.graphFiles.enumerated() {
-            let document = try GraphFile.read(file)
-            let version = try Self.load(document, into: application.graphs, file: file)
-            // The first --graph is the default, whatever the store held before.
-            if index == 0 { application.graphs.setDefault(version.graph.name) }
-            for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
-            logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
-        }
-        if (try? application.graphs.defaultName()) == nil {
-            logger.warning("no graph loaded: pass --graph FILE or upload one with PUT /v1/graphs/{name}")
-        }
+        let (application, store) = try Self.application(for: settings, logger: logger, accessLog: Self.accessLog(for: logger))
 
         let server = HTTPServer(
             configuration: .init(
@@ -93,6 +67,50 @@ struct Daemon {
         server.stop()
         store.close()
         logger.notice("navd stopped")
+    }
+
+    /// What `navd serve` answers every request with: the store `settings` name, opened, with the
+    /// graphs it keeps restored and the `--graph` files loaded (the first is the default graph).
+    /// All of the daemon but the socket, the timers and the signals, so that tests build the
+    /// application the binary would build from the same arguments and call it without a socket.
+    ///
+    /// - Throws: when the store does not open or a graph does not load (the store is closed again).
+    static func application(
+        for settings: ServeSettings, logger: Logger, accessLog: LogSink? = nil
+    ) throws -> (application: Application, store: any SessionStore) {
+        let graphs = GraphRegistry()
+        let store = try StoreFactory.open(
+            settings.store, graphs: graphs, connections: settings.threads + 1, cacheBytes: settings.cacheBytes, logger: logger
+        )
+        let application = Application(
+            graphs: graphs,
+            configuration: .init(
+                adminToken: settings.adminToken,
+                backendToken: settings.backendToken,
+                sessions: .init(
+                    maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
+                )
+            ),
+            store: store, logger: logger, accessLog: accessLog
+        )
+        do {
+            try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)
+            for (index, file) in settings.graphFiles.enumerated() {
+                let document = try GraphFile.read(file)
+                let version = try Self.load(document, into: application.graphs, file: file)
+                // The first --graph is the default, whatever the store held before.
+                if index == 0 { application.graphs.setDefault(version.graph.name) }
+                for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
+                logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
+            }
+        } catch {
+            store.close()
+            throw error
+        }
+        if (try? application.graphs.defaultName()) == nil {
+            logger.warning("no graph loaded: pass --graph FILE or upload one with PUT /v1/graphs/{name}")
+        }
+        return (application, store)
     }
 
     /// The sink request lines can be written to directly: the logger's own, when its handler is a

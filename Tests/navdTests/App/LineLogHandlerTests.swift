@@ -37,6 +37,8 @@ import Testing
     }
 
     /// The review's reproduction against the real daemon: a 10 KB method of escape sequences.
+    /// On the binary: the method comes as raw bytes on a 10 KB request line through
+    /// libmicrohttpd's parser, and the line checked is the one the process writes.
     @Test func aDaemonLogsAHostileMethodSafely() throws {
         let navd = try DaemonHarness()
         let method = "\u{1B}[31m" + String(repeating: "X", count: 10_000)

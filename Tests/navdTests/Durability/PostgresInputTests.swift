@@ -12,7 +12,7 @@ import Testing
     @Test func graphNamesNoGraphCanHaveAreUnknownNotInternalErrors() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let daemon = try DaemonHarness(store: cluster.url)
+        let daemon = try startNavd(store: cluster.url)
         for target in ["/v1/graphs/news%00", "/v1/graphs/news%00x", "/v1/graphs/%00", "/v1/graphs/news%00?version=1", "/v1/graphs/a%20b"] {
             let answer = try daemon.request("GET", target)
             #expect(answer.status == 404, "GET \(target): \(answer.text)")

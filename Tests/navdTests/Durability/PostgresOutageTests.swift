@@ -11,6 +11,9 @@ import Glibc
 /// PostgreSQL stops under a running navd while clients navigate: they get 503
 /// `store_unavailable` with `Retry-After` (never a 500, never a hang), `/readyz` says so, and
 /// when PostgreSQL comes back navd serves again by itself with every acknowledged change kept.
+///
+/// On the binary: "never a hang" is about the HTTP server's pool threads, which a store call that
+/// blocks would hold up, and clients' connections, which must neither fail nor time out.
 @Suite(.serialized) struct PostgresOutageTests {
     static let paths = [DurabilityTests.pathA, DurabilityTests.pathB]
     static let canonical = [DurabilityTests.canonicalA, DurabilityTests.canonicalB]

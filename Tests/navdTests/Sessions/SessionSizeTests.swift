@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func savedTabStacksCountTowardsALimitOnTheWholeSession() throws {
-        let navd = try DaemonHarness()
+        let navd = try startNavd()
         let session = try navd.createSession(context: ["user": "u1"])
         var refused: HTTPMessage?
         var before = try navd.view(session)

@@ -9,18 +9,10 @@ import Musl
 #endif
 
 /// Runs the real `navd` binary (`.build/debug/navd`, built by `swift build --build-tests`)
-/// on a free loopback port and talks to it over sockets. Every answer goes through the
-/// ``OpenAPIValidator``; a violation is recorded as an `Issue` at the caller's line.
-final class DaemonHarness: @unchecked Sendable {
-    /// How to start a daemon.
-    struct Options: Sendable {
-        /// Graph files, relative to the package root.
-        var graphs: [String] = ["Examples/news.json"]
-        var store: String = "memory"
-        /// More `navd serve` options, e.g. `["--admin-token", "…"]`.
-        var arguments: [String] = []
-    }
-
+/// on a free loopback port and talks to it over sockets: the ``Transport/process`` transport,
+/// for tests that need a process. Every answer goes through the ``OpenAPIValidator``; a
+/// violation is recorded as an `Issue` at the caller's line.
+final class DaemonHarness: NavdHarness, @unchecked Sendable {
     struct StartFailure: Error, CustomStringConvertible {
         var description: String
     }
@@ -44,25 +36,26 @@ final class DaemonHarness: @unchecked Sendable {
         return packageRoot.appendingPathComponent(".build/debug/navd")
     }()
 
-    /// The daemon the current suite shares (see ``SharedDaemon``).
-    @TaskLocal static var current: DaemonHarness?
+    /// The navd the current suite shares (see ``SharedDaemon``), on whichever transport.
+    @TaskLocal static var current: (any NavdHarness)?
 
-    /// The shared daemon of the running suite.
-    static func shared(sourceLocation: SourceLocation = #_sourceLocation) throws -> DaemonHarness {
+    /// The shared navd of the running suite.
+    static func shared(sourceLocation: SourceLocation = #_sourceLocation) throws -> any NavdHarness {
         try #require(current, "the suite needs the .sharedDaemon trait", sourceLocation: sourceLocation)
     }
 
     let port: Int
-    let options: Options
+    let options: HarnessOptions
     let logFile: URL
     private let process: Process
     /// The daemon's process id (to read its memory from `/proc`).
     var processIdentifier: Int32 { process.processIdentifier }
-    private let validator: OpenAPIValidator?
+    let validator: OpenAPIValidator?
+    var transport: Transport { .process }
     private let lock = NSLock()
     private var exitStatus: Int32?
 
-    private init(port: Int, options: Options, process: Process, logFile: URL, validator: OpenAPIValidator?) {
+    private init(port: Int, options: HarnessOptions, process: Process, logFile: URL, validator: OpenAPIValidator?) {
         self.port = port
         self.options = options
         self.process = process
@@ -71,11 +64,11 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     convenience init(graphs: [String] = ["Examples/news.json"], store: String = "memory", arguments: [String] = []) throws {
-        try self.init(Options(graphs: graphs, store: store, arguments: arguments))
+        try self.init(HarnessOptions(graphs: graphs, store: store, arguments: arguments))
     }
 
     /// Starts `navd serve` and waits (up to 10 s) until `/healthz` answers 200.
-    convenience init(_ options: Options) throws {
+    convenience init(_ options: HarnessOptions) throws {
         var lastFailure = "not started"
         for _ in 0..<3 {
             let port = try Self.freePort()
@@ -218,25 +211,14 @@ final class DaemonHarness: @unchecked Sendable {
 
     // MARK: HTTP
 
-    /// Sends one request on a new connection (`Connection: close`) and reads the answer,
-    /// which is checked against the spec unless `validate` is false.
-    @discardableResult
-    func request(
-        _ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = [],
-        validate: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> HTTPMessage {
+    /// Sends the request on a new connection and reads the answer.
+    func exchange(_ method: String, _ target: String, fields: [(name: String, value: String)], body: [UInt8]) throws -> HTTPMessage {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        var fields = headers
-        if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method), fields.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
-            fields["Content-Length"] = String(body.count)
-        }
-        for (name, value) in fields.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        for (name, value) in fields { head += "\(name): \(value)\r\n" }
         head += "\r\n"
         let connection = try HTTPConnection(port: port)
         try connection.send(Array(head.utf8) + body)
-        let answer = try connection.readResponse(method: method)
-        if validate { check(answer, method: method, target: target, sourceLocation: sourceLocation) }
-        return answer
+        return try connection.readResponse(method: method)
     }
 
     /// Sends raw bytes as they are and reads one answer (validated when `validate`).
@@ -248,157 +230,4 @@ final class DaemonHarness: @unchecked Sendable {
         if validate { check(answer, method: method, target: target, sourceLocation: sourceLocation) }
         return answer
     }
-
-    /// Records every violation of the spec by `answer` as an issue at the caller.
-    func check(_ answer: HTTPMessage, method: String, target: String, sourceLocation: SourceLocation) {
-        Self.recordViolations(of: answer, method: method, target: target, validator: validator, sourceLocation: sourceLocation)
-    }
-
-    /// Records one issue per violation of the spec by `answer`.
-    static func recordViolations(
-        of answer: HTTPMessage, method: String, target: String, validator: OpenAPIValidator?, sourceLocation: SourceLocation
-    ) {
-        guard let validator else {
-            Issue.record("openapi.yaml did not load: \(String(describing: OpenAPIValidator.shared))", sourceLocation: sourceLocation)
-            return
-        }
-        for violation in validator.validate(method: method, path: target, status: answer.status, headers: answer.headers, body: answer.body) {
-            Issue.record("spec violation: \(violation)\n  body: \(answer.text.prefix(600))", sourceLocation: sourceLocation)
-        }
-    }
-
-    /// A JSON request.
-    @discardableResult
-    func send(
-        _ method: String, _ target: String, json: JSON? = nil, token: String? = nil, headers: [String: String] = [:],
-        contentType: String = "application/json", sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> HTTPMessage {
-        var fields = headers
-        if let token { fields["Authorization"] = "Bearer \(token)" }
-        if json != nil { fields["Content-Type"] = contentType }
-        return try request(method, target, headers: fields, body: json?.bytes ?? [], sourceLocation: sourceLocation)
-    }
-
-    // MARK: Sessions
-
-    struct Session: Sendable {
-        var id: String
-        var token: String
-        /// The creation answer (a `CreatedSession`).
-        var created: JSON
-        var url: String { "/v1/sessions/\(id)" }
-    }
-
-    /// `POST /v1/sessions`; expects 201.
-    func createSession(
-        graph: String? = nil, start: String? = nil, context: JSON? = nil, headers: [String: String] = [:],
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> Session {
-        var body: [String: JSON] = [:]
-        if let graph { body["graph"] = .string(graph) }
-        if let start { body["start"] = .string(start) }
-        if let context { body["context"] = context }
-        let answer = try send("POST", "/v1/sessions", json: .object(body), headers: headers, sourceLocation: sourceLocation)
-        try #require(answer.status == 201, "create: \(answer)", sourceLocation: sourceLocation)
-        let created = try answer.json()
-        let id = try #require(created["id"]?.string, sourceLocation: sourceLocation)
-        let token = try #require(created["token"]?.string, sourceLocation: sourceLocation)
-        #expect(answer.headers["location"] == "/v1/sessions/\(id)", sourceLocation: sourceLocation)
-        return Session(id: id, token: token, created: created)
-    }
-
-    func get(_ session: Session, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("GET", session.url, token: session.token, sourceLocation: sourceLocation)
-    }
-
-    /// The session view (expects 200).
-    func view(_ session: Session, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSON {
-        let answer = try get(session, sourceLocation: sourceLocation)
-        try #require(answer.status == 200, "GET session: \(answer)", sourceLocation: sourceLocation)
-        return try answer.json()
-    }
-
-    func navigate(_ session: Session, _ path: String, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token, headers: headers, sourceLocation: sourceLocation)
-    }
-
-    func transition(_ session: Session, _ name: String, params: JSON? = nil, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        var body: [String: JSON] = ["name": .string(name)]
-        if let params { body["params"] = params }
-        return try send("POST", session.url + "/transitions", json: .object(body), token: session.token, headers: headers, sourceLocation: sourceLocation)
-    }
-
-    func exit(_ session: Session, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("POST", session.url + "/exit", token: session.token, headers: headers, sourceLocation: sourceLocation)
-    }
-
-    func back(_ session: Session, count: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("POST", session.url + "/back", json: count.map { ["count": .int($0)] }, token: session.token, sourceLocation: sourceLocation)
-    }
-
-    func setParams(_ session: Session, screen: String, _ params: JSON, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("PUT", session.url + "/screens/\(screen)/params", json: params, token: session.token, sourceLocation: sourceLocation)
-    }
-
-    func patchState(
-        _ session: Session, screen: String, _ patch: JSON, contentType: String = "application/merge-patch+json",
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> HTTPMessage {
-        try send("PATCH", session.url + "/screens/\(screen)/state", json: patch, token: session.token, contentType: contentType, sourceLocation: sourceLocation)
-    }
-
-    func events(_ session: Session, after: Int? = nil, limit: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        let query = [after.map { "after=\($0)" }, limit.map { "limit=\($0)" }].compactMap { $0 }.joined(separator: "&")
-        return try send("GET", session.url + "/events" + (query.isEmpty ? "" : "?" + query), token: session.token, sourceLocation: sourceLocation)
-    }
-}
-
-// MARK: - Sharing one daemon in a suite
-
-/// Starts one daemon around a whole suite and stops it (expecting exit status 0) after
-/// the suite's last test; tests reach it with ``DaemonHarness/shared(sourceLocation:)``.
-struct SharedDaemon: SuiteTrait, TestScoping {
-    var options: DaemonHarness.Options
-
-    var isRecursive: Bool { false }
-
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let daemon = try DaemonHarness(options)
-        do {
-            try await DaemonHarness.$current.withValue(daemon) { try await function() }
-        } catch {
-            _ = try? daemon.stop()
-            throw error
-        }
-        let status = try daemon.stop()
-        #expect(status == 0, "navd exited with status \(status): \(daemon.log.suffix(2000))")
-    }
-}
-
-extension Trait where Self == SharedDaemon {
-    /// One `navd serve --store memory` for the suite.
-    static func sharedDaemon(graphs: [String] = ["Examples/news.json"], arguments: [String] = []) -> SharedDaemon {
-        SharedDaemon(options: .init(graphs: graphs, arguments: arguments))
-    }
-}
-
-// MARK: - Reading answers
-
-extension JSON {
-    /// `events` as `type` or `type:scene` strings, the transcripts' notation.
-    var eventNames: [String] {
-        (self["events"]?.array ?? []).map { event in
-            let type = event["type"]?.string ?? "?"
-            guard let scene = event["scene"]?.string else { return type }
-            return type + ":" + scene
-        }
-    }
-
-    /// The `scene` of every screen on the stage, root first.
-    var sceneNames: [String] {
-        (self["screens"]?.array ?? []).compactMap { $0["scene"]?.string }
-    }
-
-    /// The top screen.
-    var top: JSON? { self["screens"]?.array?.last }
 }

@@ -20,7 +20,7 @@ package enum FileSystem {
 /// An exclusive advisory lock (`flock`) on a file of its own, held until `release()`:
 /// it says "this process owns the store" without touching the locks SQLite keeps on its files.
 package final class OwnershipLock: @unchecked Sendable {
-    private var descriptor: Int32
+    private(set) var descriptor: Int32
 
     /// - Throws: when another process holds the lock.
     package init(path: String, owner: String) throws(StoreError) {
@@ -38,7 +38,12 @@ package final class OwnershipLock: @unchecked Sendable {
 
     package func release() {
         guard descriptor >= 0 else { return }
-        Glibc.close(descriptor)  // closing drops the flock
+        // Unlocked explicitly, not only by closing: a flock belongs to the open file description,
+        // and a process forked meanwhile (a test spawning navd, a hook) holds that description
+        // until its exec closes it, so a close alone could leave the file locked for a moment
+        // after the store has gone, and a store reopened then was refused ("another process").
+        flock(descriptor, LOCK_UN)
+        Glibc.close(descriptor)
         descriptor = -1
     }
 

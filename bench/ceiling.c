@@ -1,6 +1,6 @@
 /*
  * ceiling.c: the fastest a libmicrohttpd server can answer on this machine,
- * configured the way navd configures MHD (Sources/navd/HTTP/HTTPServer.swift):
+ * configured the way navd configures MHD (Sources/NavHTTP/HTTPServer.swift):
  *
  *   MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG
  *   MHD_OPTION_THREAD_POOL_SIZE      2 (or argv[2])

@@ -469,6 +469,35 @@ struct NewsFlowTests {
         #expect(view["version"] == 2 && view["path"] == "/top/list_news(category=0)", "\(view)")
     }
 
+    /// A replay never hands out a session that is gone: deleting a session forgets the answers
+    /// about it, so a create retried after its session was deleted creates a new one (and a
+    /// change retried after the delete finds no session).
+    @Test func aReplayNeverPointsAtADeletedSession() throws {
+        let navd = try DaemonHarness.shared()
+        let key = "create-\(UUID().uuidString)"
+        let headers = ["Content-Type": "application/json", "Idempotency-Key": key]
+        let first = try navd.request("POST", "/v1/sessions", headers: headers, body: Array("{}".utf8))
+        #expect(first.status == 201)
+        let replay = try navd.request("POST", "/v1/sessions", headers: headers, body: Array("{}".utf8))
+        #expect(replay.headers["idempotent-replayed"] == "true")
+        #expect(replay.body == first.body)
+        let id = try #require(try first.json()["id"]?.string)
+        let token = try #require(try first.json()["token"]?.string)
+        let changeKey = ["Idempotency-Key": "change-\(UUID().uuidString)"]
+        #expect(try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 200)
+        #expect(try navd.send("DELETE", "/v1/sessions/\(id)", token: token).status == 204)
+
+        let afterDelete = try navd.request("POST", "/v1/sessions", headers: headers, body: Array("{}".utf8))
+        #expect(afterDelete.status == 201)
+        #expect(afterDelete.headers["idempotent-replayed"] == nil)
+        let newID = try #require(try afterDelete.json()["id"]?.string)
+        let newToken = try #require(try afterDelete.json()["token"]?.string)
+        #expect(newID != id)
+        #expect(try navd.send("GET", "/v1/sessions/\(newID)", token: newToken).status == 200)
+        // The change's answer went with its session: the retry is evaluated again, and refused.
+        #expect(try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 401)
+    }
+
     @Test func anIdempotentRetryGetsTheFirstAnswerAndAppliesOnce() throws {
         let navd = try DaemonHarness.shared()
         let session = try navd.createSession()

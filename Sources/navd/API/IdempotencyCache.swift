@@ -12,6 +12,8 @@ final class IdempotencyCache: Sendable {
         /// SHA-256 of method, path and body: the same key with another request is refused.
         var fingerprint: [UInt8]
         var response: HTTPResponse
+        /// The session the answer is about, if any: its records go when it is deleted.
+        var session: String? = nil
     }
 
     private let state: Mutex<State>
@@ -42,6 +44,17 @@ final class IdempotencyCache: Sendable {
 
     func lookup(_ key: String) -> Record? {
         state.withLock { $0.records[key] }
+    }
+
+    /// Forgets every answer about session `id`, once it is deleted: a replay must never hand out
+    /// a session that is gone (a retried create whose session was deleted since creates anew).
+    func forget(session id: String) {
+        state.withLock { state in
+            for (key, record) in state.records where record.session == id {
+                state.records[key] = nil
+                state.bytes -= Self.cost(key, record)
+            }
+        }
     }
 
     func store(_ key: String, _ record: Record) {

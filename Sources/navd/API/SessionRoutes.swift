@@ -85,7 +85,9 @@ struct SessionRoutes: Sendable {
     }
 
     private func delete(_ context: RequestContext) throws -> HTTPResponse {
-        try sessions.delete(context.parameter("id"), credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers))
+        let id = context.parameter("id")
+        try sessions.delete(id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers))
+        idempotency.forget(session: id)
         return HTTPResponse(status: 204)
     }
 
@@ -125,6 +127,7 @@ struct SessionRoutes: Sendable {
     private func idempotent(
         _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
+        // The session an answer is about: the one changed, or the one a create made (its Location).
         guard context.request.method == "POST", let key = context.request.headers["idempotency-key"] else { return try body() }
         // Printable ASCII only: the key is part of a cache key, and is never text a log or a
         // C call could take for something else.
@@ -144,7 +147,9 @@ struct SessionRoutes: Sendable {
             }
             let response = try body()
             if (200..<300).contains(response.status) {
-                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response))
+                let session = scope == "create"
+                    ? response.headers.first { $0.0 == "Location" }.map { String($0.1.dropFirst("/v1/sessions/".count)) } : scope
+                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response, session: session))
             }
             return response
         }

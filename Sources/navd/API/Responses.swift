@@ -23,17 +23,22 @@ enum Wire {
 extension HTTPResponse {
     /// A JSON answer.
     static func json(_ value: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: value.jsonBytes)
+        json(bytes: value.jsonBytes, status: status, headers: headers)
     }
 
-    /// A session answer, with its version as the entity tag.
-    static func session(_ value: JSONValue, version: Int, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
-        json(value, status: status, headers: [("ETag", .etag(version))] + headers)
+    /// A JSON answer already written as bytes (by one of NavWire's writers).
+    static func json(bytes: [UInt8], status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: bytes)
+    }
+
+    /// An answer about a session, with its version as the entity tag.
+    static func session(bytes: [UInt8], version: Int) -> HTTPResponse {
+        json(bytes: bytes, headers: [("ETag", .etag(version))])
     }
 }
 
 extension HTTPResponse {
-    /// A session answer written by ``JSONWriter/writeSessionView(_:events:token:)``.
+    /// A session view written by NavWire's `JSONWriter.writeSessionView`.
     static func sessionView(
         _ session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil, token: String? = nil,
         status: Int = 200, headers: [(String, String)] = []

@@ -98,9 +98,7 @@ struct SessionRoutes: Sendable {
         let (version, events) = try sessions.events(of: id, credentials: context.credentials, after: after, limit: limit)
         var page = JSONWriter(reservingCapacity: 64 + 128 * events.count)
         page.writeEventPage(events, next: events.last?.seq ?? after)
-        return HTTPResponse(
-            status: 200, headers: [("Content-Type", "application/json"), ("ETag", .etag(version))], body: page.finish()
-        )
+        return .session(bytes: page.finish(), version: version)
     }
 
     /// A path over the limit is refused with the body's other shape errors, before `If-Match`

@@ -415,24 +415,10 @@ private final class RawClient {
     private var buffered: [UInt8] = []
 
     init(port: UInt16) throws {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        switch Loopback.connect(port: Int(port), timeout: 5) {
+        case .success(let fd): socket = fd
+        case .failure(let error): throw Failure(description: "connect to port \(port): errno \(error.code)")
         }
-        guard connected == 0 else {
-            close(fd)
-            throw Failure(description: "connect to port \(port): errno \(errno)")
-        }
-        socket = fd
     }
 
     deinit {

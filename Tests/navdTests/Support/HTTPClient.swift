@@ -53,23 +53,9 @@ final class HTTPConnection {
     /// Connects to 127.0.0.1:`port`; reads and writes time out after `timeout` seconds.
     init(port: Int, timeout: Int = 10) throws {
         signal(SIGPIPE, SIG_IGN)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure.connect(errno) }
-        var time = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            fd = -1
-            throw Failure.connect(code)
+        switch Loopback.connect(port: port, timeout: timeout, sendTimeout: true) {
+        case .success(let socket): fd = socket
+        case .failure(let error): throw Failure.connect(error.code)
         }
     }
 
@@ -192,5 +178,37 @@ final class HTTPConnection {
             if Array(haystack[start..<(start + needle.count)]) == needle { return start }
         }
         return nil
+    }
+}
+
+/// A TCP connection to 127.0.0.1, as every test client opens one.
+enum Loopback {
+    struct Failure: Error {
+        /// The `errno` of the call that failed.
+        var code: Int32
+    }
+
+    /// A connected socket whose reads (and with `sendTimeout`, writes) time out after `timeout`
+    /// seconds; `receiveBuffer` sets `SO_RCVBUF` (a client that reads nothing then fills it soon).
+    static func connect(port: Int, timeout: Int, sendTimeout: Bool = false, receiveBuffer: Int32? = nil) -> Result<Int32, Failure> {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return .failure(Failure(code: errno)) }
+        var time = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        if sendTimeout { setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) }
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            return .failure(Failure(code: code))
+        }
+        return .success(fd)
     }
 }

@@ -53,6 +53,10 @@ package final class LiveSessions: Sendable {
     /// Where watchers read the store and where heartbeats run: never a writer's thread.
     package let queue = DispatchQueue(label: "navd.live", attributes: .concurrent)
     private let heartbeat: Mutex<Heartbeat?> = Mutex(nil)
+    /// Messages written to watchers (`view`, `lifecycle`, `end`; not heartbeats), for `/metrics`.
+    package let messagesSent = Atomic<Int>(0)
+    /// Watchers dropped for not keeping up.
+    package let watchersDropped = Atomic<Int>(0)
 
     /// A timer source, used only under `heartbeat`'s mutex (Dispatch's sources are thread-safe).
     private struct Heartbeat: @unchecked Sendable {

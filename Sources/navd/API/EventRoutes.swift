@@ -57,6 +57,7 @@ struct EventRoutes: Sendable {
         opening.writeRetry(milliseconds: 2000)
         opening.writeViewMessage(sessions.view(of: session))
         stream.write(opening.finish())
+        sessions.live.messagesSent.add(1, ordering: .relaxed)
         sessions.live.add(watcher, to: id)
         stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
         // The retained events after `after`, and whatever was applied since the session was read.
@@ -135,7 +136,7 @@ final class EventStream: SessionWatcher {
             }
             progress.lastSeq = change.seqs.upperBound
             progress.viewSeq = change.session.state.eventCounter
-            send(change.messages, &progress)
+            send(change.messages, messages: change.events.count + 1, &progress)
             return false
         }
         if behind { scheduleCatchUp() }
@@ -151,7 +152,7 @@ final class EventStream: SessionWatcher {
             progress.done = true
             var message = JSONWriter(reservingCapacity: 64)
             message.writeEndMessage(reason: reason.rawValue)
-            stream.write(message.finish())
+            if stream.write(message.finish()) { sessions.live.messagesSent.add(1, ordering: .relaxed) }
             stream.finish()
         }
     }
@@ -159,7 +160,7 @@ final class EventStream: SessionWatcher {
     func ping() {
         progress.withLock { progress in
             guard !progress.done else { return }
-            send(.ping, &progress)
+            send(.ping, messages: 0, &progress)
         }
     }
 
@@ -207,7 +208,7 @@ final class EventStream: SessionWatcher {
                         var messages = JSONWriter(reservingCapacity: 200 * fresh.count)
                         messages.writeLifecycleMessages(fresh)
                         progress.lastSeq = last.seq
-                        send(messages.finish(), &progress)
+                        send(messages.finish(), messages: fresh.count, &progress)
                         return true
                     }
                     // Nothing newer retained (trimmed away, or a counter ahead of its log): the view says where it is.
@@ -220,7 +221,7 @@ final class EventStream: SessionWatcher {
                         var message = JSONWriter(reservingCapacity: 1024)
                         message.writeViewMessage(sessions.view(of: session))
                         progress.viewSeq = session.state.eventCounter
-                        send(message.finish(), &progress)
+                        send(message.finish(), messages: 1, &progress)
                     }
                     if progress.again {
                         progress.again = false
@@ -241,7 +242,7 @@ final class EventStream: SessionWatcher {
 
     /// Writes to the client, or drops a client that cannot keep up: it is told (`lagging`) while
     /// the buffer still has room for that, then the stream ends; it resumes with `Last-Event-ID`.
-    private func send(_ bytes: [UInt8], _ progress: inout Progress) {
+    private func send(_ bytes: [UInt8], messages: Int, _ progress: inout Progress) {
         if stream.bufferedCount + bytes.count > stream.bufferLimit - Self.endRoom {
             progress.done = true
             var message = JSONWriter(reservingCapacity: 64)
@@ -249,9 +250,12 @@ final class EventStream: SessionWatcher {
             stream.write(message.finish())
             stream.finish()
             sessions.live.remove(self, from: id)
+            sessions.live.watchersDropped.add(1, ordering: .relaxed)
             return
         }
-        if !stream.write(bytes) {
+        if stream.write(bytes) {
+            sessions.live.messagesSent.add(messages, ordering: .relaxed)
+        } else {
             progress.done = true
             sessions.live.remove(self, from: id)
         }

@@ -26,7 +26,7 @@ struct OperationsRoutes: Sendable {
             let count = try? sessions.store.count()
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                body: Array(metrics.exposition(sessions: count).utf8)
+                body: Array(metrics.exposition(sessions: count, live: sessions.live).utf8)
             )
         }
         router.on("GET", "/openapi.yaml") { _ in

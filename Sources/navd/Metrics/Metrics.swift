@@ -1,3 +1,4 @@
+import NavServer
 import Synchronization
 
 /// Counters and latency histograms in the Prometheus text format, served at `/metrics`.
@@ -75,7 +76,7 @@ final class Metrics: Sendable {
         state.withLock { $0.transitions[result, default: 0] += 1 }
     }
 
-    func exposition(sessions: Int?) -> String {
+    func exposition(sessions: Int?, live: LiveSessions? = nil) -> String {
         state.withLock { state in
             var text = "# HELP navd_http_requests_total HTTP requests answered.\n# TYPE navd_http_requests_total counter\n"
             let requests = state.requests.map { key, count in
@@ -100,6 +101,13 @@ final class Metrics: Sendable {
             }
             if let sessions {
                 text += "# HELP navd_sessions Sessions in the store.\n# TYPE navd_sessions gauge\nnavd_sessions \(sessions)\n"
+            }
+            if let live {
+                text += "# HELP navd_watchers Event streams and long polls following a session now.\n# TYPE navd_watchers gauge\nnavd_watchers \(live.count)\n"
+                text += "# HELP navd_watcher_messages_total Messages sent on event streams (view, lifecycle, end; not heartbeats).\n# TYPE navd_watcher_messages_total counter\n"
+                text += "navd_watcher_messages_total \(live.messagesSent.load(ordering: .relaxed))\n"
+                text += "# HELP navd_watchers_dropped_total Event streams ended because their client did not keep up.\n# TYPE navd_watchers_dropped_total counter\n"
+                text += "navd_watchers_dropped_total \(live.watchersDropped.load(ordering: .relaxed))\n"
             }
             return text
         }

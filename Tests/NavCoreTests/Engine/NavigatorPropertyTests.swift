@@ -124,6 +124,8 @@ import Testing
                 var text = pick([
                     "..#\(tab)", "../..#\(tab)", "../../..#\(tab)", "^\(start)/\(bar)#\(tab)", "^\(start)/\(bar)#\(tab)/\(pick(names))",
                     "^\(start)/\(bar)", "\(bar)#\(tab)/\(pick(names))",
+                    // A tab bar at the root: going back from its tab would empty the stage.
+                    "^/\(bar)#\(tab)", "^/\(bar)#\(tab)/\(pick(names))",
                 ])
                 if Bool.random(using: &rng) { text += pick(["!login", "!/list_coupon", "/help", "!onboarding"]) }
                 return .navigate(text)
@@ -316,6 +318,23 @@ import Testing
             #expect(position + 1 < state.screens.count && state.screens[position + 1].segue == .tab, comment)
             #expect(!tabs.saved.keys.contains(tabs.selected), comment)
             #expect(tabs.saved.keys.allSatisfy(tabNames.contains), comment)
+        }
+        // The actions say what the engine would do: `exit` applies exactly when they say so,
+        // `back` applies with every count from 1 to theirs and with no other, every link listed
+        // is one the top screen has.
+        let actions = navigator.actions(for: state)
+        func applies(_ intent: Intent) -> Bool { (try? navigator.apply(intent, to: state))?.changed == true }
+        #expect(actions.exit == applies(.exit), comment)
+        #expect((1...state.screens.count + 1).filter { applies(.back($0)) } == Array(0..<actions.back).map { $0 + 1 }, comment)
+        #expect(Set(actions.links.map(\.name)).count == actions.links.count, comment)
+        for link in actions.links {
+            let params = Dictionary(uniqueKeysWithValues: link.params.map { ($0, JSONValue.int(1)) })
+            do {
+                _ = try navigator.apply(.link(name: link.name, params: params), to: state)
+            } catch {
+                // Refused, perhaps, for its target or its values, never as a link it does not have.
+                #expect(error.code != .unknownTransition, comment)
+            }
         }
         // What a store writes, it can read back.
         let restored = try SessionState(snapshot: try JSONValue(parsing: String(decoding: state.snapshotBytes, as: UTF8.self)), graph: navigator.graph)

@@ -11,6 +11,36 @@ import Testing
         try TestSession(try #require(Fixtures.news), context: context, limits: limits)
     }
 
+    // MARK: Actions
+
+    @Test func actionsListTheTopScenesLinksThenTheGlobalOnesAndHowFarBackGoes() throws {
+        var session = try news(context: Self.user)
+        func actions() -> (links: [String], exit: Bool, back: Int) {
+            let actions = session.navigator.actions(for: session.state)
+            return (actions.links.map { "\($0.name)(\($0.params.joined(separator: ",")))" }, actions.exit, actions.back)
+        }
+        // The root: its own links by name, then the global ones; nothing to exit or go back from.
+        #expect(actions() == (["coupons()", "news(category)", "login()", "top()"], false, 0))
+        try session.navigate("list_news/show_news(id=4)")
+        #expect(actions() == (["login()", "top()"], true, 2))
+        try session.navigate("..")
+        #expect(actions() == (["show(id)", "login()", "top()"], true, 1))
+        // A tab bar leaves with its last tab: from a tab root, back 2 reaches the root.
+        try session.navigate("^/top/home#profile/help")
+        #expect(actions() == (["login()", "top()"], true, 3))
+        // A tab bar at the root leaves with its tab only if something stays.
+        try session.navigate("^/home#friend/show_friend(name=a)")
+        #expect(actions() == (["login()", "top()"], true, 1))
+        try session.navigate("..")
+        #expect(actions() == (["login()", "top()"], false, 0))
+        try session.navigate("^/top/home#profile/help")
+        // A screen that cannot be removed stops back and exit where it stands.
+        try session.navigate("onboarding")
+        #expect(actions() == (["login()", "top()"], false, 0))
+        try session.navigate("help")
+        #expect(actions() == (["login()", "top()"], true, 1))
+    }
+
     // MARK: Start
 
     @Test func startOpensWithOneTransition() throws {

@@ -124,7 +124,12 @@ final class OpenAPIValidator: Sendable {
             }
             return violations
         }
-        if let operation = item[method.lowercased()] {
+        // The spec's conventions (info.description): a CORS preflight answers 204 with the allowed
+        // methods, and every GET operation answers HEAD (checked as the GET, without a body).
+        if method == "OPTIONS", status == 204, headers["access-control-allow-origin"] != nil, body.isEmpty {
+            return headers["access-control-allow-methods"] == nil ? ["\(label): a preflight answer names no methods"] : []
+        }
+        if let operation = item[method.lowercased()] ?? (method == "HEAD" ? item["get"] : nil) {
             guard let declared = operation["responses"]?[String(status)] ?? operation["responses"]?["default"] else {
                 let known = operation["responses"]?.object?.keys.sorted().joined(separator: ", ") ?? ""
                 return ["\(label): status \(status) is not declared for \(operation["operationId"]?.string ?? template) (declared: \(known))"]

@@ -3,7 +3,8 @@ import CSQLite
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed in `close()`/`deinit`.
 ///
-/// Not thread-safe by itself: ``SQLiteStore`` uses it only while holding its lock.
+/// Not thread-safe by itself: ``SQLiteStore`` uses each of its two connections only while holding
+/// that connection's lock.
 package final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]

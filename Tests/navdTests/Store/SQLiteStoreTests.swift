@@ -729,26 +729,49 @@ extension SQLiteStoreTests {
         _ = try fixture.navigate(other, Self.pathA)
         #expect(!fixture.store.isCached(read.session.id))
 
-        let answers = Locked<(version: Int?, events: [LifecycleEvent]?)>((nil, nil))
-        let answered = DispatchSemaphore(value: 0)
-        var waited = false
+        var reading: ReadElsewhere?
         try fixture.store.withDatabase { () throws(StoreError) in
             try fixture.store.connection.transaction { () throws(StoreError) in
                 try fixture.store.connection.statement("UPDATE sessions SET touched_at = touched_at + 1 WHERE id = ?").bind(1, other).run()
-                Thread {
-                    let version = try? fixture.store.load(read.session.id)?.state.version
-                    let logged = try? fixture.store.events(of: read.session.id, after: 0, limit: 1000)
-                    answers.withLock { $0 = (version, logged) }
-                    answered.signal()
-                }.start()
-                waited = answered.wait(timeout: .now() + 5) == .timedOut
+                reading = ReadElsewhere(fixture, read.session.id)
             }
         }
-        #expect(!waited, "the reads waited for the fold's transaction")
-        if waited { answered.wait() }
-        let (version, logged) = answers.withLock { $0 }
-        #expect(version == 6)
-        #expect(logged == events)
+        let answers = try #require(reading)
+        #expect(answers.inTime, "the reads waited for the fold's transaction")
+        #expect(answers.version == 6)
+        #expect(answers.events == events)
+    }
+
+    /// A read of a session and all its events on another thread, started while the test's thread
+    /// holds what the read must not wait for: the initialiser returns when it has answered, or
+    /// after 5 s; the answers are waited for.
+    final class ReadElsewhere: Sendable {
+        private let answers = Locked<(version: Int?, events: [LifecycleEvent]?)>((nil, nil))
+        private let answered = DispatchSemaphore(value: 0)
+        /// Whether it answered within the 5 s.
+        let inTime: Bool
+
+        init(_ fixture: Fixture, _ id: String) {
+            let (answers, answered) = (answers, answered)
+            Thread {
+                let version = try? fixture.store.load(id)?.state.version
+                let events = try? fixture.store.events(of: id, after: 0, limit: 1000)
+                answers.withLock { $0 = (version, events) }
+                answered.signal()
+            }.start()
+            inTime = answered.wait(timeout: .now() + 5) == .success
+        }
+
+        var version: Int? { result.version }
+        var events: [LifecycleEvent]? { result.events }
+
+        private var result: (version: Int?, events: [LifecycleEvent]?) {
+            if !inTime {
+                answered.wait()
+                answered.signal()
+            }
+            return answers.withLock { $0 }
+        }
     }
 
     /// The same with a real fold: many sessions' changes pending, folded in one generation, while
@@ -883,10 +906,8 @@ extension SQLiteStoreTests {
         _ = try fixture.navigate(other, Self.pathA)
         #expect(!fixture.store.isCached(read.session.id))
 
-        let answers = Locked<(version: Int?, events: [LifecycleEvent]?)>((nil, nil))
-        let answered = DispatchSemaphore(value: 0)
         var committed = false
-        var waited = false
+        var reading: ReadElsewhere?
         try fixture.store.appendLocked { () throws(StoreError) in
             gate.signal()
             // The fold commits, then waits for the append lock to take the generation out of the log.
@@ -898,20 +919,13 @@ extension SQLiteStoreTests {
                 }
                 if !committed { usleep(10_000) }
             }
-            Thread {
-                let version = try? fixture.store.load(read.session.id)?.state.version
-                let logged = try? fixture.store.events(of: read.session.id, after: 0, limit: 1000)
-                answers.withLock { $0 = (version, logged) }
-                answered.signal()
-            }.start()
-            waited = answered.wait(timeout: .now() + 5) == .timedOut
+            reading = ReadElsewhere(fixture, read.session.id)
         }
         #expect(committed, "the fold did not commit")
-        #expect(!waited, "the reads waited for the fold")
-        if waited { answered.wait() }
-        let (version, logged) = answers.withLock { $0 }
-        #expect(version == 3)
-        #expect(logged == events)
+        let answers = try #require(reading)
+        #expect(answers.inTime, "the reads waited for the fold")
+        #expect(answers.version == 3)
+        #expect(answers.events == events)
         fixture.store.waitForCompaction()
         #expect(try fixture.allEvents(read.session.id) == events)
     }

@@ -39,7 +39,11 @@ extension SQLiteStore {
         // Another form never names a session, nor makes a cache entry (SessionID).
         guard SessionID.isValid(id) else { return nil }
         for _ in 0..<8 {
-            let (cached, logged, changes) = try locked { (cache.get(id), newestLogged(id), tableChanges) }
+            // A hit looks nothing else up: it is every cached read's and every change's path.
+            let (cached, logged, changes) = try locked { () -> (StoredSession?, Fold?, UInt64) in
+                if let cached = cache.get(id) { return (cached, nil, 0) }
+                return (nil, newestLogged(id), tableChanges)
+            }
             if let cached { return cached }
             guard let row = try withReader({ reader throws(StoreError) in try StoredRow.read(id, reader, skippingSnapshotUpTo: logged?.version) })
             else { return nil }

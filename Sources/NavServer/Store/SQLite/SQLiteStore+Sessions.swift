@@ -322,9 +322,12 @@ extension SQLiteStore {
         }
     }
 
+    /// With the writing connection, whose page cache keeps the table: the reader's is emptied by
+    /// every write of the other connection, so there each create's count read the index again
+    /// (14% fewer creates a second, one client on 10,000 sessions). A create writes next anyway.
     package func count() throws(StoreError) -> Int {
-        try withReader { reader throws(StoreError) -> Int in
-            let statement = try reader.statement("SELECT COUNT(*) FROM sessions")
+        try withDatabase { () throws(StoreError) -> Int in
+            let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
             defer { statement.reset() }
             _ = try statement.step()
             return Int(statement.int(0))

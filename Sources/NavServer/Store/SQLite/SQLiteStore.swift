@@ -27,14 +27,15 @@ import Synchronization
 /// a session read after it left the cache comes from its row, with its newest logged change (the
 /// folds hold each session's newest snapshot) laid over it.
 ///
-/// Two connections: ``connection`` writes (compaction, creation, deletion, graphs) and
-/// ``reader`` reads rows (a session the cache does not hold, events, graphs, the count). WAL lets
-/// the reader read what is committed while a write transaction is open, so such a read never
-/// waits for a compaction, however many sessions' changes it folds (``load(_:)`` says how the
-/// row and the log are combined without one). Both are in SQLite's normal locking mode: its
-/// exclusive mode, which saved each transaction a few `fcntl` locks, keeps every other connection
-/// out. (Neither hot path uses SQLite: a change is an append to the log, a read of a cached
-/// session a lookup.)
+/// Two connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts)
+/// and ``reader`` reads rows (a session the cache does not hold, events, graphs). WAL lets the
+/// reader read what is committed while a write transaction is open, so such a read never waits
+/// for a compaction, however many sessions' changes it folds (``load(_:)`` says how the row and
+/// the log are combined without one). Both open the file through SQLite's `unix-excl` VFS: the
+/// process takes one exclusive lock on the file for good, so no other process opens it and no
+/// transaction makes a locking system call, and the WAL index is in this process's memory, not
+/// a `-shm` file. (The exclusive locking mode did the same for one connection, and keeps a
+/// second one out.)
 ///
 /// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
@@ -100,6 +101,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
     /// that start-up replays it in well under a second.
     static let defaultCompactionThreshold = 8192
+    /// The VFS of both connections: `unix` with one lock on the file, held by the process.
+    static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
     static let defaultCacheBytes = 256 << 20
     /// What start-up with `acceptingLoss` left out and set aside, one line each.
@@ -129,7 +132,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.cache = SessionCache(limit: cacheBytes)
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
-        connection = try SQLiteConnection(path: path)
+        connection = try SQLiteConnection(path: path, vfs: Self.vfs)
         func unusable(_ error: StoreError) -> StoreError {
             StoreError(
                 message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
@@ -164,7 +167,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         }
         try Self.apply(step, connection)
         do throws(StoreError) {
-            reader = try SQLiteConnection(path: path)
+            reader = try SQLiteConnection(path: path, vfs: Self.vfs)
             // It never writes: a statement that would is an error, not a second writer.
             try reader.execute("PRAGMA query_only=ON")
         } catch {

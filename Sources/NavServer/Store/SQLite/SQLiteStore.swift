@@ -56,8 +56,9 @@ import Synchronization
 /// change log, the seqs, and a session's version from the compare-and-set to the cache;
 /// `readerLock` the reading connection; `lock` what reads see, the cache, the folded generations
 /// and ``tableChanges`` (a change to those, or to `closed`, holds both `appendLock` and `lock`).
-/// Reads take `readerLock` and `lock`, never `database` or `appendLock`. An update takes `appendLock`, and `lock` only to compare and to
-/// publish: a read of a cached session never waits for a `pwrite` or an `fdatasync`. The change
+/// A read of a session or its events takes `readerLock` and `lock`, never `database` or
+/// `appendLock`. An update takes `appendLock`, and `lock` only to compare and to publish: a read
+/// of a cached session never waits for a `pwrite` or an `fdatasync`. The change
 /// is published (cached, folded) only once its append has returned, so a read sees no change
 /// before it is durable; one update at a time compares, appends and publishes, so a session's
 /// versions are logged, folded and cached in order.

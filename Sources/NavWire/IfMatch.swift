@@ -66,22 +66,9 @@ package struct IfMatch: Sendable, Equatable {
             while index < end, isBlank(bytes[index]) { index += 1 }
             guard index == end || bytes[index] == UInt8(ascii: ",") else { return false }
             tags += 1
-            if !weak, let version = Self.version(opaque) { versions.append(version) }
+            // The way navd writes a version: decimal digits, no sign, no leading zero.
+            if !weak, let version = DecimalDigits.parse(opaque, leadingZeros: false) { versions.append(version) }
         }
         return tags > 0
-    }
-
-    /// The version an opaque tag spells the way navd writes it: decimal digits, no leading zero.
-    private static func version(_ opaque: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let first = opaque.first, first != UInt8(ascii: "0") || opaque.count == 1 else { return nil }
-        var number = 0
-        for byte in opaque {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times, overflowTimes) = number.multipliedReportingOverflow(by: 10)
-            let (sum, overflowSum) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
-            guard !overflowTimes, !overflowSum else { return nil }
-            number = sum
-        }
-        return number
     }
 }

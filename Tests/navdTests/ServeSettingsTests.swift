@@ -28,3 +28,42 @@ import Testing
         #expect(throws: (any Error).self, "\(text)") { try Self.settings(["--cache-size", text]) }
     }
 }
+
+extension ServeSettingsTests {
+    /// A number from the environment reads as the option would (Swift's `Int(_:)`: a sign allowed,
+    /// leading zeros too), and anything else is refused naming the option and its range.
+    @Test(arguments: [("4", 4), ("+4", 4), ("004", 4), ("256", 256)])
+    func aNumberFromTheEnvironmentReadsAsTheOptionWould(_ text: String, _ threads: Int) throws {
+        #expect(try Self.settings([], environment: ["NAVD_THREADS": text]).threads == threads)
+    }
+
+    @Test(arguments: ["4.0", " 4", "4 ", "0x4", "four", "-4", "0", "257", "+", "99999999999999999999"])
+    func aNumberThatIsNotAWholeNumberInRangeIsRefused(_ text: String) {
+        #expect(throws: (any Error).self, "\(text)") { try Self.settings([], environment: ["NAVD_THREADS": text]) }
+        do {
+            _ = try Self.settings([], environment: ["NAVD_THREADS": text])
+        } catch {
+            #expect("\(error)" == "--threads must be a whole number in 1...256", "\(text)")
+        }
+    }
+
+    @Test(arguments: [("127.0.0.1:8080", 8080), ("127.0.0.1:+80", 80), ("[::1]:0", 0), ("h:065535", 65535)])
+    func aPortIsADecimalNumberUpTo65535(_ listen: String, _ port: UInt16) throws {
+        #expect(try Self.settings(["--listen", listen]).port == port)
+    }
+
+    @Test(arguments: ["127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:", "127.0.0.1", "127.0.0.1:8o"])
+    func aListenAddressWithoutAPortIsRefused(_ listen: String) {
+        #expect(throws: (any Error).self, "\(listen)") { try Self.settings(["--listen", listen]) }
+    }
+
+    @Test(arguments: [("90s", 90_000), ("30m", 1_800_000), ("24h", 86_400_000), ("7d", 604_800_000), ("45", 45_000), ("+2h", 7_200_000)])
+    func sessionTTLsTakeUnits(_ text: String, _ milliseconds: Int64) {
+        #expect(Duration.milliseconds(text) == milliseconds)
+    }
+
+    @Test(arguments: ["", "h", "-5s", "1.5h", "5 s", "5w", "99999999999999999d"])
+    func aSessionTTLThatIsNotADurationIsRefused(_ text: String) {
+        #expect(Duration.milliseconds(text) == nil, "\(text)")
+    }
+}

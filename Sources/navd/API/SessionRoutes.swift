@@ -187,10 +187,7 @@ enum Query {
     /// A query integer in `range`, written as decimal digits (a `-` allowed first): no `+`, blanks or fractions.
     static func int(_ context: RequestContext, _ name: String, default value: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
         guard let text = context.request.query[name] else { return value }
-        let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
-        guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            let number = Int(text), range.contains(number)
-        else {
+        guard let number = DecimalDigits.parse(text.utf8, sign: .minus), range.contains(number) else {
             throw APIError(.invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", param: name)
         }
         return number

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NavJSON
 
 #if canImport(Glibc)
 import Glibc
@@ -37,14 +38,14 @@ struct ServeSettings: Sendable {
         func number(_ option: Int?, _ name: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
             let text = option.map(String.init) ?? environment[name]
             guard let text, !text.isEmpty else { return fallback }
-            guard let number = Int(text), range.contains(number) else {
+            guard let number = text.wholeNumber, range.contains(number) else {
                 throw ValidationError("\(name.replacingPrefix()) must be a whole number in \(range.lowerBound)...\(range.upperBound)")
             }
             return number
         }
         graphFiles = command.graphs.isEmpty ? (environment["NAVD_GRAPH"]?.split(separator: ",").map(String.init) ?? []) : command.graphs
         let listen = value(command.listen, "NAVD_LISTEN") ?? "127.0.0.1:8080"
-        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+        guard let colon = listen.lastIndex(of: ":"), let port = listen[listen.index(after: colon)...].wholeNumber.flatMap(UInt16.init(exactly:)) else {
             throw ValidationError("--listen must be HOST:PORT, not '\(listen)'")
         }
         host = String(listen[..<colon])
@@ -92,11 +93,19 @@ extension ServeSettings {
     static func bytes(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
         for (suffix, unit) in units where text.hasSuffix(suffix) {
-            guard let amount = Int(text.dropLast(suffix.count)), amount >= 0 else { return nil }
+            guard let amount = text.dropLast(suffix.count).wholeNumber, amount >= 0 else { return nil }
             let (product, overflow) = amount.multipliedReportingOverflow(by: unit)
             return overflow ? nil : product
         }
-        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+        return text.wholeNumber.flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
+
+extension StringProtocol {
+    /// The whole number a setting spells: decimal digits, a `+` or `-` allowed first (the syntax of
+    /// Swift's `Int(_:)`, which the options themselves are read with), nothing else.
+    fileprivate var wholeNumber: Int? {
+        DecimalDigits.parse(utf8, sign: .plusOrMinus)
     }
 }
 
@@ -115,10 +124,10 @@ extension Duration {
     /// `90s`, `30m`, `24h`, `7d`, or plain seconds → milliseconds.
     static func milliseconds(_ text: String) -> Int64? {
         let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-        if let last = text.last, let unit = units[last], let amount = Int64(text.dropLast()), amount >= 0 {
+        if let last = text.last, let unit = units[last], let amount = text.dropLast().wholeNumber.map(Int64.init), amount >= 0 {
             return amount.multipliedReportingOverflow(by: unit).overflow ? nil : amount * unit
         }
-        return Int64(text).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
+        return text.wholeNumber.map(Int64.init).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
     }
 }
 

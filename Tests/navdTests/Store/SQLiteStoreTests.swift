@@ -706,3 +706,227 @@ extension SQLiteStoreTests {
         reopened.store.close()
     }
 }
+
+extension SQLiteStoreTests {
+    /// While the compactor folds a generation it holds the database connection in a write
+    /// transaction. Reading a session the cache does not hold, and reading events (always from the
+    /// database), must not wait for that: they answer from what is committed and what is logged.
+    /// Here the test holds the connection as a fold does — a write transaction open, another
+    /// session's row changed in it and not committed — for as long as the reads take.
+    @Test func readsOfOtherSessionsDoNotWaitForAFoldInProgress() throws {
+        let folder = try TemporaryFolder()
+        // A cache of one entry: every read of a session not read last comes from the database.
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 4, cacheBytes: 1)
+        defer { fixture.store.close() }
+        let read = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        let other = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        var events = read.events
+        // Four changes: a generation, folded into the tables; then one more only in the log.
+        for step in 0..<5 {
+            events += try fixture.navigate(read.session.id, step % 2 == 0 ? Self.pathA : Self.pathB).events
+            if step == 3 { fixture.store.waitForCompaction() }
+        }
+        _ = try fixture.navigate(other, Self.pathA)
+        #expect(!fixture.store.isCached(read.session.id))
+
+        var reading: ReadElsewhere?
+        try fixture.store.withDatabase { () throws(StoreError) in
+            try fixture.store.connection.transaction { () throws(StoreError) in
+                try fixture.store.connection.statement("UPDATE sessions SET touched_at = touched_at + 1 WHERE id = ?").bind(1, other).run()
+                reading = ReadElsewhere(fixture, read.session.id)
+            }
+        }
+        let answers = try #require(reading)
+        #expect(answers.inTime, "the reads waited for the fold's transaction")
+        #expect(answers.version == 6)
+        #expect(answers.events == events)
+    }
+
+    /// A read of a session and all its events on another thread, started while the test's thread
+    /// holds what the read must not wait for: the initialiser returns when it has answered, or
+    /// after 5 s; the answers are waited for.
+    final class ReadElsewhere: Sendable {
+        private let answers = Locked<(version: Int?, events: [LifecycleEvent]?)>((nil, nil))
+        private let answered = DispatchSemaphore(value: 0)
+        /// Whether it answered within the 5 s.
+        let inTime: Bool
+
+        init(_ fixture: Fixture, _ id: String) {
+            let (answers, answered) = (answers, answered)
+            Thread {
+                let version = try? fixture.store.load(id)?.state.version
+                let events = try? fixture.store.events(of: id, after: 0, limit: 1000)
+                answers.withLock { $0 = (version, events) }
+                answered.signal()
+            }.start()
+            inTime = answered.wait(timeout: .now() + 5) == .success
+        }
+
+        var version: Int? { result.version }
+        var events: [LifecycleEvent]? { result.events }
+
+        private var result: (version: Int?, events: [LifecycleEvent]?) {
+            if !inTime {
+                answered.wait()
+                answered.signal()
+            }
+            return answers.withLock { $0 }
+        }
+    }
+
+    /// The same with a real fold: many sessions' changes pending, folded in one generation, while
+    /// another thread reads two of those sessions (the cache holds neither) and their events. A read
+    /// that starts in the fold's first half and waits for it takes more than half the fold; none
+    /// may. (A bound on the longest read, not the median: reads started before the compactor
+    /// thread took the connection are quick either way.) Prints the fold's duration and the reads'
+    /// latencies (BENCHMARKS.md, "Reads during a fold").
+    @Test func readsDuringALargeFoldTakeAFractionOfIt() throws {
+        let folder = try TemporaryFolder()
+        let sessions = 4000
+        // The last of `sessions` changes seals the generation; the compactor folds it meanwhile.
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: sessions, cacheBytes: 1)
+        defer { fixture.store.close() }
+        var ids: [String] = []
+        for _ in 0..<sessions { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        let clock = ContinuousClock()
+        for id in ids { _ = try fixture.navigate(id, Self.pathA) }
+        let sealed = clock.now
+        let readers = Array(ids.prefix(2))
+
+        let folding = Atomic<Bool>(true)
+        let reads = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])
+        let failures = Locked<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var index = 0
+            while folding.load(ordering: .acquiring) {
+                let id = readers[index % 2]
+                index += 1
+                let start = clock.now
+                do {
+                    let version = try fixture.store.load(id)?.state.version
+                    let events = try fixture.store.events(of: id, after: 0, limit: 1000)
+                    if version != 2 || events.isEmpty || events.map(\.seq) != Array(1...events.count) {
+                        failures.withLock { $0.append("\(id): version \(String(describing: version)), events \(events.map(\.seq))") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                let took = clock.now - start
+                reads.withLock { $0.append((start, took)) }
+            }
+            done.signal()
+        }.start()
+        fixture.store.waitForCompaction()
+        let folded = clock.now
+        folding.store(false, ordering: .releasing)
+        done.wait()
+        let fold = folded - sealed
+        // Reads that started in the fold's first half, however late this thread learned of its end.
+        let during = reads.withLock { $0 }.filter { $0.start < sealed + fold / 2 }.map(\.took).sorted()
+        let median = during.isEmpty ? Duration.zero : during[during.count / 2]
+        let longest = during.last ?? fold
+        print(
+            "fold of \(sessions) sessions' changes: \(fold); reads started in its first half (a session and its events): \(during.count), "
+                + "median \(median), max \(longest)"
+        )
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(fold > .milliseconds(50), "the fold was too quick to tell")
+        #expect(!during.isEmpty, "no read started in the fold's first half")
+        #expect(longest < fold / 2, "a read waited for the fold")
+    }
+}
+
+extension SQLiteStoreTests {
+    /// With a cache of one session, every read comes from the row and the log while changes are
+    /// appended and the compactor folds a generation every few of them: a read never answers a
+    /// version older than one acknowledged before it started, nor misses or repeats an event.
+    @Test func uncachedReadsDuringCompactionsSeeEveryAcknowledgedChange() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 5, cacheBytes: 1)
+        defer { fixture.store.close() }
+        let threads = 3
+        let steps = 80
+        var ids: [String] = []
+        for _ in 0..<threads { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        // Per session: the newest acknowledged version and event seq.
+        let acknowledged = Locked<[String: (version: Int, seq: Int)]>([:])
+        for id in ids { acknowledged.withLock { $0[id] = (1, 0) } }
+        let failures = Locked<[String]>([])
+        let sessionIDs = ids
+        DispatchQueue.concurrentPerform(iterations: threads * 2) { worker in
+            let id = sessionIDs[worker % threads]
+            if worker < threads {
+                for step in 0..<steps {
+                    do {
+                        let mutation = try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB)
+                        let seq = mutation.events.last?.seq ?? 0
+                        acknowledged.withLock { $0[id] = (mutation.session.state.version, seq) }
+                    } catch {
+                        failures.withLock { $0.append("write \(id) step \(step): \(error)") }
+                    }
+                }
+            } else {
+                for _ in 0..<steps {
+                    let before = acknowledged.withLock { $0[id] } ?? (version: 1, seq: 0)
+                    do {
+                        let version = try fixture.store.load(id)?.state.version ?? 0
+                        let seqs = try fixture.allEvents(id).map(\.seq)
+                        if version < before.version { failures.withLock { $0.append("\(id): read version \(version) after \(before.version) was acknowledged") } }
+                        if (seqs.last ?? 0) < before.seq || seqs != Array((seqs.first ?? 1)..<((seqs.first ?? 1) + seqs.count)) {
+                            failures.withLock { $0.append("\(id): events \(seqs.first ?? 0)…\(seqs.last ?? 0) (\(seqs.count)) after seq \(before.seq) was acknowledged") }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("read \(id): \(error)") }
+                    }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        for id in ids { #expect(try fixture.store.load(id)?.state.version == steps + 1) }
+    }
+}
+
+extension SQLiteStoreTests {
+    /// Between a fold's commit and the moment the compactor takes its generation out of the log, a
+    /// session's changes are in both: a read then takes each event once, and the newest version.
+    /// (The compactor is held there: it waits for the append lock, which this test holds.)
+    @Test func aReadBetweenAFoldsCommitAndItsEndTakesEachEventOnce() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 2, cacheBytes: 1)
+        defer { fixture.store.close() }
+        let read = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        let other = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+        var events = read.events
+        // The compactor waits for the gate; the second change seals the generation.
+        let gate = DispatchSemaphore(value: 0)
+        fixture.store.compactor.async { gate.wait() }
+        events += try fixture.navigate(read.session.id, Self.pathA).events
+        events += try fixture.navigate(read.session.id, Self.pathB).events
+        _ = try fixture.navigate(other, Self.pathA)
+        #expect(!fixture.store.isCached(read.session.id))
+
+        var committed = false
+        var reading: ReadElsewhere?
+        try fixture.store.appendLocked { () throws(StoreError) in
+            gate.signal()
+            // The fold commits, then waits for the append lock to take the generation out of the log.
+            for _ in 0..<500 where !committed {
+                committed = try fixture.store.withReader { reader throws(StoreError) -> Bool in
+                    let statement = try reader.statement("SELECT value FROM store_meta WHERE key = 'compacted_seq'")
+                    defer { statement.reset() }
+                    return try statement.step() && statement.int(0) == 2
+                }
+                if !committed { usleep(10_000) }
+            }
+            reading = ReadElsewhere(fixture, read.session.id)
+        }
+        #expect(committed, "the fold did not commit")
+        let answers = try #require(reading)
+        #expect(answers.inTime, "the reads waited for the fold")
+        #expect(answers.version == 3)
+        #expect(answers.events == events)
+        fixture.store.waitForCompaction()
+        #expect(try fixture.allEvents(read.session.id) == events)
+    }
+}

@@ -3,7 +3,8 @@ import CSQLite
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed in `close()`/`deinit`.
 ///
-/// Not thread-safe by itself: ``SQLiteStore`` uses it only while holding its lock.
+/// Not thread-safe by itself: ``SQLiteStore`` uses each of its two connections only while holding
+/// that connection's lock.
 package final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
@@ -12,10 +13,11 @@ package final class SQLiteConnection {
     private var commit: Statement?
 
     /// Opens (creating if needed) the database file (`sqlite3_open_v2`).
-    package init(path: String) throws(StoreError) {
+    /// - Parameter vfs: the SQLite VFS by name (nil: the default, `unix`).
+    package init(path: String, vfs: String? = nil) throws(StoreError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        let result = sqlite3_open_v2(path, &handle, flags, vfs)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)

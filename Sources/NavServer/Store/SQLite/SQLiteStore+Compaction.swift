@@ -87,10 +87,14 @@ extension SQLiteStore {
             try Self.write(generation.folds, through: generation.lastSeq, connection, retainedEvents: retainedEvents)
         }
         try appendLocked { () throws(StoreError) in
-            try locked { compacting = nil }
+            try locked {
+                compacting = nil
+                tableChanges += 1
+            }
             log.remove(through: generation.file)
         }
-        // Nothing else reads the file, so this copies the whole WAL, which the next write restarts.
+        // Reads are short, so this usually copies the whole WAL, which the next write then restarts
+        // (one a read holds back is copied by the next checkpoint).
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 

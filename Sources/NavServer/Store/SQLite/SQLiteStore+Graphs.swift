@@ -1,7 +1,8 @@
 import NavCore
 import NavJSON
 
-/// Graph documents, one row per uploaded version (`graphs`), written straight to the database.
+/// Graph documents, one row per uploaded version (`graphs`), written straight to the database
+/// and read with the reading connection.
 extension SQLiteStore {
     /// Allocates the version here too (one process holds the file, under `database`): the next
     /// number after the latest stored one, unless that one already is this document.
@@ -24,8 +25,8 @@ extension SQLiteStore {
     }
 
     package func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue? {
-        try withDatabase { () throws(StoreError) -> JSONValue? in
-            let statement = try connection.statement("SELECT document FROM graphs WHERE name = ? AND version = ?")
+        try withReader { reader throws(StoreError) -> JSONValue? in
+            let statement = try reader.statement("SELECT document FROM graphs WHERE name = ? AND version = ?")
                 .bind(1, name).bind(2, Int64(version))
             defer { statement.reset() }
             return try statement.step() ? try Self.graphDocument(statement.bytes(0)) : nil
@@ -33,8 +34,8 @@ extension SQLiteStore {
     }
 
     package func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)? {
-        try withDatabase { () throws(StoreError) -> (document: JSONValue, version: Int)? in
-            let statement = try connection.statement("SELECT document, version FROM graphs WHERE name = ? AND version > ? ORDER BY version DESC LIMIT 1")
+        try withReader { reader throws(StoreError) -> (document: JSONValue, version: Int)? in
+            let statement = try reader.statement("SELECT document, version FROM graphs WHERE name = ? AND version > ? ORDER BY version DESC LIMIT 1")
                 .bind(1, name).bind(2, Int64(known))
             defer { statement.reset() }
             guard try statement.step() else { return nil }
@@ -43,8 +44,8 @@ extension SQLiteStore {
     }
 
     package func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)] {
-        try withDatabase { () throws(StoreError) -> [(name: String, version: Int)] in
-            let statement = try connection.statement("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")
+        try withReader { reader throws(StoreError) -> [(name: String, version: Int)] in
+            let statement = try reader.statement("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")
             defer { statement.reset() }
             var versions: [(name: String, version: Int)] = []
             while try statement.step() { versions.append((statement.text(0), Int(statement.int(1)))) }
@@ -53,8 +54,8 @@ extension SQLiteStore {
     }
 
     package func firstGraphName() throws(StoreError) -> String? {
-        try withDatabase { () throws(StoreError) -> String? in
-            let statement = try connection.statement("SELECT name FROM graphs ORDER BY rowid LIMIT 1")
+        try withReader { reader throws(StoreError) -> String? in
+            let statement = try reader.statement("SELECT name FROM graphs ORDER BY rowid LIMIT 1")
             defer { statement.reset() }
             return try statement.step() ? statement.text(0) : nil
         }
@@ -69,8 +70,8 @@ extension SQLiteStore {
     }
 
     package func loadGraphs() throws(StoreError) -> [(document: JSONValue, version: Int)] {
-        try withDatabase { () throws(StoreError) -> [(document: JSONValue, version: Int)] in
-            let statement = try connection.statement("SELECT document, version FROM graphs ORDER BY rowid")
+        try withReader { reader throws(StoreError) -> [(document: JSONValue, version: Int)] in
+            let statement = try reader.statement("SELECT document, version FROM graphs ORDER BY rowid")
             defer { statement.reset() }
             var graphs: [(document: JSONValue, version: Int)] = []
             while try statement.step() {

@@ -9,10 +9,8 @@ import Synchronization
 /// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
 ///
-/// One navd process owns the file (an advisory lock on `PATH.lock` says so, and the connection
-/// holds SQLite's exclusive locking mode, which spares every transaction its file-lock system
-/// calls), so the store keeps a write-through cache of decoded sessions and reads never touch
-/// the disk twice.
+/// One navd process owns the file (an advisory lock on `PATH.lock` says so), so the store keeps a
+/// write-through cache of decoded sessions and reads never touch the disk twice.
 ///
 /// A change is appended to the ``ChangeLog`` (`PATH-changes-NNNNNN`: one `pwrite` of one
 /// record) and acknowledged once that write has returned (with `sync=full`, once it is on
@@ -29,6 +27,16 @@ import Synchronization
 /// a session read after it left the cache comes from its row, with its newest logged change (the
 /// folds hold each session's newest snapshot) laid over it.
 ///
+/// Two connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts)
+/// and ``reader`` reads rows (a session the cache does not hold, events, graphs). WAL lets the
+/// reader read what is committed while a write transaction is open, so such a read never waits
+/// for a compaction, however many sessions' changes it folds (``load(_:)`` says how the row and
+/// the log are combined without one). Both open the file through SQLite's `unix-excl` VFS: the
+/// process takes one exclusive lock on the file for good, so no other process opens it and no
+/// transaction makes a locking system call, and the WAL index is in this process's memory, not
+/// a `-shm` file. (The exclusive locking mode did the same for one connection, and keeps a
+/// second one out.)
+///
 /// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
 /// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
@@ -44,11 +52,13 @@ import Synchronization
 /// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
 /// start-up after a crash and `navd store check` in `+Recovery`.
 ///
-/// Locks, always taken in this order: `database` guards the connection; `appendLock` the change
-/// log, the seqs, and a session's version from the compare-and-set to the cache; `lock` what
-/// reads see, the cache and the folded generations (a change to those, or to `closed`, holds
-/// both `appendLock` and `lock`). An update takes `appendLock`, and `lock` only to compare and to
-/// publish: a read of a cached session never waits for a `pwrite` or an `fdatasync`. The change
+/// Locks, always taken in this order: `database` guards the writing connection; `appendLock` the
+/// change log, the seqs, and a session's version from the compare-and-set to the cache;
+/// `readerLock` the reading connection; `lock` what reads see, the cache, the folded generations
+/// and ``tableChanges`` (a change to those, or to `closed`, holds both `appendLock` and `lock`).
+/// A read of a session or its events takes `readerLock` and `lock`, never `database` or
+/// `appendLock`. An update takes `appendLock`, and `lock` only to compare and to publish: a read
+/// of a cached session never waits for a `pwrite` or an `fdatasync`. The change
 /// is published (cached, folded) only once its append has returned, so a read sees no change
 /// before it is durable; one update at a time compares, appends and publishes, so a session's
 /// versions are logged, folded and cached in order.
@@ -59,7 +69,11 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     private let database = Mutex(())
     private let appendLock = Mutex(())
     private let lock = Mutex(())
+    private let readerLock = Mutex(())
+    /// The writing connection (under `database`).
     package let connection: SQLiteConnection
+    /// The reading connection (under `readerLock`): only reads, never waits for a write transaction.
+    let reader: SQLiteConnection
     private let ownership: OwnershipLock
     let retainedEvents: Int
     package let decode: SnapshotDecoder
@@ -77,6 +91,10 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     var compacting: Generation?
     var nextSeq: Int64
     package var closed = false
+    /// Counts the writes to the tables a reader's row may be older than while the log no longer
+    /// shows why: a generation folded in (its changes leave the log), a session deleted. A read
+    /// caches what it read only if this did not move meanwhile (``load(_:)``).
+    var tableChanges: UInt64 = 0
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
     /// A generation of about 20 MB of log: large enough that a busy session's changes are folded
@@ -84,6 +102,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
     /// that start-up replays it in well under a second.
     static let defaultCompactionThreshold = 8192
+    /// The VFS of both connections: `unix` with one lock on the file, held by the process.
+    static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
     static let defaultCacheBytes = 256 << 20
     /// What start-up with `acceptingLoss` left out and set aside, one line each.
@@ -113,7 +133,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.cache = SessionCache(limit: cacheBytes)
         try FileSystem.createParentDirectory(of: path)
         ownership = try OwnershipLock(path: path + ".lock", owner: path)
-        connection = try SQLiteConnection(path: path)
+        connection = try SQLiteConnection(path: path, vfs: Self.vfs)
         func unusable(_ error: StoreError) -> StoreError {
             StoreError(
                 message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
@@ -124,7 +144,6 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         // (even its journal mode, which `journal_mode=WAL` would write into its header).
         let schema: SchemaShape
         do throws(StoreError) {
-            try connection.execute("PRAGMA locking_mode=EXCLUSIVE")
             if checkDatabase {
                 let problems = try Self.integrity(connection, check: "quick_check", limit: 10)
                 guard problems.isEmpty else {
@@ -148,6 +167,13 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             throw unusable(error)
         }
         try Self.apply(step, connection)
+        do throws(StoreError) {
+            reader = try SQLiteConnection(path: path, vfs: Self.vfs)
+            // It never writes: a statement that would is an error, not a second writer.
+            try reader.execute("PRAGMA query_only=ON")
+        } catch {
+            throw unusable(error)
+        }
 
         // What a crash left in the change log is folded in before anything is served.
         let recovery = try Self.recoverChangeLog(connection, path: path, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss)
@@ -171,6 +197,15 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         try database.withLock { _ throws(StoreError) -> T in
             guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
             return try body()
+        }
+    }
+
+    /// Runs `body` with the reading connection, on an open store. Reset every statement before
+    /// returning: one left mid-run holds a read transaction, and the WAL cannot restart past it.
+    func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readerLock.withLock { _ throws(StoreError) -> T in
+            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
+            return try body(reader)
         }
     }
 
@@ -248,6 +283,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             if (try? compactEverything()) != nil {
                 try? appendLocked { log.discard() }
             }
+            // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
+            readerLock.withLock { _ in reader.close() }
             try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
         }

@@ -72,8 +72,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
-            // symbolic link), compiled into the binary as bytes.
-            resources: [.embedInCode("Resources/openapi.yaml")]
+            // symbolic link), compiled into the binary as bytes; and the reference web client
+            // served at /ui/ (WebClientRoutes: a new file there is listed here and there).
+            resources: [
+                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/ui/index.html"),
+                .embedInCode("Resources/ui/style.css"),
+                .embedInCode("Resources/ui/favicon.svg"),
+                .embedInCode("Resources/ui/app.js"),
+                .embedInCode("Resources/ui/api.js"),
+                .embedInCode("Resources/ui/dom.js"),
+                .embedInCode("Resources/ui/stage.js"),
+                .embedInCode("Resources/ui/timeline.js"),
+                .embedInCode("Resources/ui/diagram.js"),
+            ]
         ),
         .executableTarget(
             name: "NavdEntry",

@@ -62,6 +62,7 @@ final class Application: HTTPHandler {
             .register(in: &routes)
         GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
+        WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()
         self.handlers = routes.handlers
         metrics.name(routes: responder.templates.map(\.template))

@@ -1,0 +1,493 @@
+// navd's reference client: create or attach to a session, draw its stage, drive it, follow it.
+//
+// The session id lives in the URL fragment (/ui/#<id>); its tokens live in this browser's
+// localStorage, keyed by id, so another window on the same URL attaches to the same session and
+// a reload keeps it. The write token never goes into a URL; the read-only watch token goes into
+// the event stream's URL only, because EventSource cannot send headers.
+
+import { api, watch, Problem } from "./api.js";
+import { h, $, replace } from "./dom.js";
+import { renderStage, renderActions } from "./stage.js";
+import { Timeline } from "./timeline.js";
+import { Diagram } from "./diagram.js";
+
+const SESSION_ID = /^[0-9a-f]{32}$/;
+
+// ---- Tokens kept in this browser ---------------------------------------------------------------
+
+const saved = {
+  key: "navd.sessions",
+  all() {
+    try {
+      const value = JSON.parse(localStorage.getItem(this.key) || "{}");
+      return value && typeof value === "object" ? value : {};
+    } catch {
+      return {};
+    }
+  },
+  get(id) {
+    return this.all()[id] || null;
+  },
+  put(id, entry) {
+    const all = this.all();
+    all[id] = { ...(all[id] || {}), ...entry, savedAt: Date.now() };
+    localStorage.setItem(this.key, JSON.stringify(all));
+  },
+  forget(id) {
+    const all = this.all();
+    delete all[id];
+    localStorage.setItem(this.key, JSON.stringify(all));
+  },
+};
+
+// ---- The attached session ----------------------------------------------------------------------
+
+const timeline = new Timeline($("timeline"));
+const diagram = new Diagram($("diagram"));
+
+/** `{id, token, watchToken, readOnly, view, graph, stream, ended}` while attached, else null. */
+let session = null;
+
+function auth() {
+  return session.token || session.watchToken;
+}
+
+async function attach(id, entry) {
+  detach();
+  const current = { id, token: entry.token || null, watchToken: entry.watchToken || null, view: null, graph: null, stream: null, ended: false };
+  current.readOnly = !current.token;
+  session = current;
+  timeline.clear();
+  showSession();
+  setLive(current.watchToken ? "connecting" : "not live");
+  let view;
+  try {
+    view = await api.view(id, current.token || current.watchToken);
+  } catch (problem) {
+    if (session !== current) return;
+    session = null;
+    showStart();
+    showStartError(
+      problem.code === "unauthorized"
+        ? `Session ${id} refused this browser's token: it was deleted or has expired, or the token is wrong.`
+        : `Session ${id}: ${problem.code} — ${problem.detail}`,
+      id,
+    );
+    return;
+  }
+  if (session !== current) return;
+  applyView(view);
+  // The graph document names a tabs scene's tabs; the diagram and the retained events follow.
+  api.graph(view.graph.name, view.graph.version).then(
+    (answer) => {
+      if (session !== current) return;
+      // `{name, version, document}`: the document is the graph as uploaded.
+      const graph = answer && answer.document && typeof answer.document === "object" ? answer.document : null;
+      current.graph = graph;
+      renderExamples(graph);
+      applyView(current.view, true);
+    },
+    () => {},
+  );
+  diagram.load(view.graph.name);
+  try {
+    const page = await api.events(id, auth(), 0);
+    if (session === current && page) timeline.add(page.events);
+  } catch {
+    // The log is a convenience: the stage works without it.
+  }
+  if (session === current) follow();
+}
+
+function detach() {
+  if (session && session.stream) session.stream.close();
+  session = null;
+}
+
+/** Follows the session over its event stream (needs the watch token, see api.js `watch`). */
+function follow() {
+  const current = session;
+  if (!current.watchToken) {
+    setLive("not live", "Attached with the write token only: live updates need the session's watch token. Reload to refresh.");
+    return;
+  }
+  if (current.stream) current.stream.close();
+  current.stream = watch(current.id, current.watchToken, timeline.lastSeq, {
+    view: (view) => session === current && applyView(view),
+    lifecycle: (event) => session === current && timeline.add([event]),
+    status: (status) => session === current && !current.ended && setLive(status),
+    end: ({ reason }) => {
+      if (session !== current) return;
+      if (reason === "deleted" || reason === "expired") {
+        ended(reason);
+      } else {
+        setLive("closed", `The stream ended (${reason}).`);
+      }
+    },
+  });
+}
+
+/** Draws a view, unless an answer or message already brought a newer one. */
+function applyView(view, force = false) {
+  if (!session || !view) return;
+  if (session.view && view.version < session.view.version) return;
+  // The same version again (the stream's view after this window's own answer): drawn already,
+  // and drawing it again would clear a link's half-typed params.
+  if (!force && session.view && view.version === session.view.version) return;
+  session.view = view;
+  if (!session.ended) saved.put(session.id, { graph: view.graph.name, path: view.path });
+  $("current-path").textContent = view.path;
+  $("current-version").textContent = `v${view.version}`;
+  $("session-graph").textContent = `${view.graph.name} v${view.graph.version}`;
+  replace($("stage"), renderStage(view, session.graph));
+  replace(
+    $("actions"),
+    renderActions(view.actions || fallbackActions(view, session.graph), session.readOnly || session.ended, {
+      link: (name, params) => change(`link ${name}`, () => api.link(session.id, session.token, name, params)),
+      back: (count) => change(count > 1 ? `back ${count}` : "back", () => api.back(session.id, session.token, count)),
+      exit: () => change("exit", () => api.exit(session.id, session.token)),
+    }),
+  );
+  const context = view.context && Object.keys(view.context).length ? JSON.stringify(view.context, null, 2) : "{}";
+  $("session-context").textContent = context;
+  diagram.highlight(view);
+  document.title = `${view.path} — navd`;
+}
+
+/**
+ * What the top screen can do, from the graph document, for a view without `actions`: its
+ * scene's links, then global links it does not hide, each with its template's placeholders.
+ */
+function fallbackActions(view, graph) {
+  const screens = view.screens || [];
+  const top = screens[screens.length - 1];
+  const links = [];
+  const seen = new Set();
+  const add = (declared) => {
+    for (const [name, link] of Object.entries(declared || {})) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const params = [];
+      for (const match of String(link.path || "").matchAll(/\{([^}]+)\}/g)) if (!params.includes(match[1])) params.push(match[1]);
+      links.push({ name, params });
+    }
+  };
+  if (graph && top && graph.scenes && graph.scenes[top.scene]) add(graph.scenes[top.scene].links);
+  if (graph) add(graph.links);
+  return { links, exit: screens.length > 1, back: Math.max(0, screens.length - 1) };
+}
+
+/**
+ * Applies one change; its answer is drawn at once (the stream brings the same view later).
+ * Answers whether it was applied.
+ */
+async function change(what, send) {
+  if (!session || session.readOnly || session.ended) return false;
+  const current = session;
+  document.body.classList.add("busy");
+  try {
+    const answer = await send();
+    if (session !== current) return false;
+    const noOp = current.view && answer.version === current.view.version;
+    applyView(answer, true);
+    timeline.add(answer.events);
+    clearRefusal();
+    if (noOp) showNote(`${what}: already there — nothing changed`);
+    return true;
+  } catch (problem) {
+    if (session === current) showRefusal(what, problem);
+    return false;
+  } finally {
+    document.body.classList.remove("busy");
+  }
+}
+
+function ended(reason) {
+  session.ended = true;
+  if (session.stream) session.stream.close();
+  saved.forget(session.id);
+  setLive("ended", `This session ended (${reason}).`);
+  $("ended").hidden = false;
+  $("ended-reason").textContent = reason;
+  for (const control of document.querySelectorAll("#path-form input, #path-form button")) control.disabled = true;
+  applyView(session.view, true);
+}
+
+// ---- Refusals, shown next to the path bar ----------------------------------------------------
+
+function showRefusal(what, problem) {
+  const box = $("refusal");
+  const input = $("path-input");
+  const parts = [h("span", { class: "refusal-what", text: `${what} refused` }), " ", h("code", { class: "refusal-code", text: problem.code || "error" }), " ", h("span", { class: "refusal-detail", text: problem.detail || "" })];
+  if (problem.code === "invalid_path" && problem.offset !== null && what.startsWith("navigate")) {
+    const path = what.slice("navigate ".length);
+    const at = Math.min(problem.offset, path.length);
+    parts.push(
+      h(
+        "p",
+        { class: "refusal-path" },
+        h("code", {}, path.slice(0, at), h("mark", { title: `character ${problem.offset}`, text: path.slice(at, at + 1) || " " }), path.slice(at + 1)),
+        h("span", { class: "muted", text: ` at offset ${problem.offset}` }),
+      ),
+    );
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+    input.setSelectionRange(at, Math.min(at + 1, input.value.length));
+  }
+  if (problem.param) parts.push(h("span", { class: "muted", text: ` (param ${problem.param})` }));
+  replace(box, parts);
+  box.className = "refusal";
+  box.hidden = false;
+}
+
+function showNote(text) {
+  const box = $("refusal");
+  replace(box, h("span", { text }));
+  box.className = "note";
+  box.hidden = false;
+}
+
+function clearRefusal() {
+  $("refusal").hidden = true;
+  $("path-input").removeAttribute("aria-invalid");
+}
+
+// ---- Page states -------------------------------------------------------------------------------
+
+const LIVE_TEXT = { connecting: "connecting…", live: "live", closed: "stream closed", "not live": "not live", ended: "ended" };
+
+function setLive(status, explanation = "") {
+  const badge = $("live");
+  badge.textContent = LIVE_TEXT[status] || status;
+  badge.dataset.status = status;
+  badge.title = explanation || (status === "live" ? "following the session's event stream" : "");
+  $("reconnect").hidden = !(status === "closed" && session && session.watchToken && !session.ended);
+}
+
+function showSession() {
+  $("start-view").hidden = true;
+  $("session-view").hidden = false;
+  $("session-bar").hidden = false;
+  $("ended").hidden = true;
+  $("session-id").textContent = session.id;
+  $("session-mode").textContent = session.readOnly ? "read-only" : "read-write";
+  $("session-mode").dataset.mode = session.readOnly ? "read" : "write";
+  $("open-window").href = `#${session.id}`;
+  $("delete-session").hidden = session.readOnly;
+  $("delete-session").textContent = "End session";
+  delete $("delete-session").dataset.armed;
+  for (const control of document.querySelectorAll("#path-form input, #path-form button")) control.disabled = session.readOnly;
+  $("path-input").value = "";
+  renderExamples(null);
+  replace($("stage"));
+  replace($("actions"));
+  $("current-path").textContent = "…";
+  $("current-version").textContent = "";
+  clearRefusal();
+}
+
+function showStart() {
+  detach();
+  $("start-view").hidden = false;
+  $("session-view").hidden = true;
+  $("session-bar").hidden = true;
+  $("start-error").hidden = true;
+  document.title = "navd";
+  renderKnown();
+}
+
+function showStartError(text, id = "") {
+  const box = $("start-error");
+  box.textContent = text;
+  box.hidden = false;
+  if (id) $("attach-id").value = id;
+}
+
+/** The sessions this browser holds tokens for. */
+function renderKnown() {
+  const entries = Object.entries(saved.all()).sort((a, b) => (b[1].savedAt || 0) - (a[1].savedAt || 0));
+  const list = $("known-list");
+  if (!entries.length) {
+    replace(list, h("li", { class: "muted", text: "none yet" }));
+    return;
+  }
+  replace(
+    list,
+    entries.map(([id, entry]) =>
+      h(
+        "li",
+        { class: "known" },
+        h("a", { href: `#${id}`, class: "known-link" }, h("code", { text: id.slice(0, 8) }), " ", entry.graph || "session", entry.path ? ` at ${entry.path}` : ""),
+        h("span", { class: "muted", text: entry.token ? " read-write" : " read-only" }),
+        h("button", {
+          type: "button",
+          class: "quiet",
+          text: "Forget",
+          "aria-label": `forget session ${id}`,
+          on: {
+            click: () => {
+              saved.forget(id);
+              renderKnown();
+            },
+          },
+        }),
+      ),
+    ),
+  );
+}
+
+/** The page follows its fragment: `#<id>` attaches, anything else shows the start. */
+function route() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  if (!SESSION_ID.test(id)) {
+    showStart();
+    return;
+  }
+  if (session && session.id === id) return;
+  const entry = saved.get(id);
+  if (entry && (entry.token || entry.watchToken)) {
+    attach(id, entry);
+    return;
+  }
+  showStart();
+  showStartError(`This browser holds no token for session ${id}: paste its token or watch token to attach.`, id);
+  $("attach-token").focus();
+}
+
+// ---- Forms -------------------------------------------------------------------------------------
+
+async function loadGraphs() {
+  const select = $("create-graph");
+  try {
+    const answer = await api.graphs();
+    const graphs = (answer && answer.graphs) || [];
+    replace(select, graphs.map((graph) => h("option", { value: graph.name, text: `${graph.name} (v${graph.version}, starts at ${graph.start})` })));
+    if (!graphs.length) replace(select, h("option", { value: "", text: "no graphs loaded" }));
+  } catch (problem) {
+    replace(select, h("option", { value: "", text: `graphs unavailable: ${problem.code}` }));
+  }
+}
+
+$("create-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const error = $("create-error");
+  error.hidden = true;
+  const body = {};
+  const graph = $("create-graph").value;
+  if (graph) body.graph = graph;
+  const start = $("create-start").value.trim();
+  if (start) body.start = start;
+  const contextText = $("create-context").value.trim();
+  if (contextText) {
+    let context;
+    try {
+      context = JSON.parse(contextText);
+    } catch (parseError) {
+      error.textContent = `Context is not JSON: ${parseError.message}`;
+      error.hidden = false;
+      $("create-context").focus();
+      return;
+    }
+    if (!context || typeof context !== "object" || Array.isArray(context)) {
+      error.textContent = "Context must be a JSON object.";
+      error.hidden = false;
+      return;
+    }
+    body.context = context;
+  }
+  try {
+    const created = await api.create(body);
+    saved.put(created.id, { token: created.token, watchToken: created.watchToken || null, graph: created.graph.name });
+    location.hash = created.id;
+  } catch (problem) {
+    replace(error, h("code", { text: problem.code }), " ", problem.detail || "");
+    error.hidden = false;
+  }
+});
+
+$("attach-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const id = $("attach-id").value.trim().toLowerCase();
+  const token = $("attach-token").value.trim();
+  if (!SESSION_ID.test(id)) {
+    showStartError("A session id is 32 lowercase hex digits.");
+    return;
+  }
+  const watchOnly = $("attach-kind-watch").checked;
+  saved.put(id, watchOnly ? { watchToken: token, token: null } : { token });
+  $("attach-token").value = "";
+  if (location.hash === `#${id}`) route();
+  else location.hash = id;
+});
+
+$("path-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const path = $("path-input").value.trim();
+  if (!path || !session) return;
+  change(`navigate ${path}`, () => api.navigate(session.id, session.token, path)).then((applied) => {
+    if (applied && $("path-input").value.trim() === path) $("path-input").value = "";
+  });
+});
+
+$("path-input").addEventListener("input", () => $("path-input").removeAttribute("aria-invalid"));
+
+/** Paths to try, from the graph: up one, its start, and its global links that take no params. */
+function renderExamples(graph) {
+  const paths = [".."];
+  if (graph && typeof graph.start === "string") paths.push(graph.start.startsWith("^") ? graph.start : `^${graph.start}`);
+  for (const link of Object.values((graph && graph.links) || {})) {
+    if (link && typeof link.path === "string" && !link.path.includes("{") && !paths.includes(link.path)) paths.push(link.path);
+  }
+  replace(
+    $("path-examples"),
+    h("span", { class: "muted", text: "try: " }),
+    paths.slice(0, 6).map((path) =>
+      h("button", {
+        type: "button",
+        class: "chip",
+        text: path,
+        "aria-label": `put ${path} in the path bar`,
+        on: {
+          click: () => {
+            $("path-input").value = path;
+            $("path-input").focus();
+          },
+        },
+      }),
+    ),
+  );
+}
+
+$("leave").addEventListener("click", () => {
+  location.hash = "";
+});
+
+$("reconnect").addEventListener("click", () => session && follow());
+
+$("delete-session").addEventListener("click", async () => {
+  const button = $("delete-session");
+  if (!session || session.readOnly) return;
+  // Two clicks: the first arms the button for a few seconds (no confirm() dialog).
+  if (!button.dataset.armed) {
+    button.dataset.armed = "1";
+    button.textContent = "Really end it?";
+    setTimeout(() => {
+      delete button.dataset.armed;
+      button.textContent = "End session";
+    }, 4000);
+    return;
+  }
+  try {
+    await api.remove(session.id, session.token);
+    ended("deleted");
+  } catch (problem) {
+    showRefusal("end session", problem);
+  }
+});
+
+window.addEventListener("hashchange", route);
+loadGraphs();
+route();
+
+// Exposed for the browser test and for poking at from the console; nothing depends on it.
+window.navdClient = { get session() { return session; }, Problem };

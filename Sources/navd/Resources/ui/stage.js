@@ -26,7 +26,7 @@ export function renderStage(view, graph) {
     if (index === 0 || screen.segue === "!") layers.push([]);
     layers[layers.length - 1].push(index);
   });
-  const stage = h("div", { class: "stage", role: "list", "aria-label": "screens, root to top" });
+  const stage = h("div", { class: "stage", "aria-label": "screens, root to top" });
   layers.forEach((indices, layer) => {
     const isModal = layer > 0;
     const covered = layer < layers.length - 1;
@@ -37,7 +37,7 @@ export function renderStage(view, graph) {
     stage.append(
       h(
         "section",
-        { class: ["layer", isModal ? "layer-modal" : "layer-app", covered && "layer-covered"], "aria-label": label, role: "listitem" },
+        { class: ["layer", isModal ? "layer-modal" : "layer-app", covered && "layer-covered"], "aria-label": label },
         isModal && h("p", { class: "layer-caption", text: first.container === "navigation" ? "modal · own navigation (!/)" : "modal (!)" }),
         run(screens, indices, top, graph),
       ),

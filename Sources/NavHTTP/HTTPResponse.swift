@@ -10,6 +10,8 @@ package struct HTTPResponse: Sendable {
     package var body: [UInt8]
     /// A body written while it is sent, in place of `body` (sent chunked, with no `Content-Length`).
     package var stream: ResponseStream?
+    /// An answer given later, in place of this one (see ``DeferredResponse``).
+    package var deferred: DeferredResponse?
 
     package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -23,5 +25,14 @@ package struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = []
         self.stream = stream
+    }
+
+    /// An answer given later through `deferred` (see ``DeferredResponse``). Its status, headers and
+    /// body here are never sent.
+    package init(deferred: DeferredResponse) {
+        self.status = 200
+        self.headers = []
+        self.body = []
+        self.deferred = deferred
     }
 }

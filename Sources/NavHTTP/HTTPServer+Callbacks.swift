@@ -74,6 +74,10 @@ func accessHandler(
     let size = uploadDataSize.pointee
     uploadDataSize.pointee = 0  // every byte handed over is consumed, kept or not
     if pending.answered {
+        // A deferred answer resumed the connection: MHD calls again, and the answer is queued now.
+        if size == 0, let deferred = pending.deferred {
+            return queue(deferred, for: pending, on: connection, context: context)
+        }
         return .YES
     }
     if size > 0 {
@@ -112,6 +116,19 @@ func accessHandler(
     var request = HTTPRequest(method: "", path: "")
     swap(&request, &pending.request)
     let response = context.handler.handle(consume request)
+    if let deferred = response.deferred {
+        pending.deferred = deferred
+        context.waiting(deferred)
+        return queue(deferred, for: pending, on: connection, context: context)
+    }
+    return queue(response, on: connection, context: context)
+}
+
+/// Queues a deferred answer if it has been given, or suspends the connection until it is.
+func queue(_ deferred: DeferredResponse, for pending: PendingRequest, on connection: OpaquePointer, context: ServerContext) -> MHD_Result {
+    guard let response = deferred.answerOrSuspend(connection) else { return .YES }
+    pending.deferred = nil
+    context.answered(deferred)
     return queue(response, on: connection, context: context)
 }
 

@@ -251,6 +251,10 @@ package final class HTTPServer: Sendable {
         // Streams end with what they have written; none stays suspended (MHD cannot stop
         // with a connection suspended) and each is then waited for like any request.
         for stream in context.openStreams() { stream.finish() }
+        // Answers still to come are given now, so that no connection stays suspended.
+        for deferred in context.waitingAnswers() {
+            deferred.resolve(HTTPResponse(status: 503, headers: [("Retry-After", "1"), ("Connection", "close")]))
+        }
 
         let deadline = ContinuousClock.now.advanced(by: .seconds(max(0, configuration.shutdownGracePeriod)))
         while context.inFlight.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
@@ -328,6 +332,21 @@ final class ServerContext: Sendable {
     func openStreams() -> [ResponseStream] {
         streams.withLock { Array($0.values) }
     }
+
+    /// Deferred answers not yet queued, so that `stop()` can give them.
+    private let deferred = Mutex<[ObjectIdentifier: DeferredResponse]>([:])
+
+    func waiting(_ answer: DeferredResponse) {
+        deferred.withLock { $0[ObjectIdentifier(answer)] = answer }
+    }
+
+    func answered(_ answer: DeferredResponse) {
+        _ = deferred.withLock { $0.removeValue(forKey: ObjectIdentifier(answer)) }
+    }
+
+    func waitingAnswers() -> [DeferredResponse] {
+        deferred.withLock { Array($0.values) }
+    }
     /// MHD's messages while `MHD_start_daemon` runs, for the error it may throw;
     /// nil once the daemon has started.
     private let startupMessages = Mutex<[String]?>([])
@@ -381,6 +400,8 @@ final class PendingRequest {
     var discarded = 0
     /// A response has been queued; anything still uploaded is ignored.
     package var answered = false
+    /// The handler's answer is to come through this; the connection is suspended until it does.
+    var deferred: DeferredResponse?
 
     package init(uriLength: Int) {
         self.uriLength = uriLength

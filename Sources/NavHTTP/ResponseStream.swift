@@ -42,7 +42,7 @@ package final class ResponseStream: Sendable {
 
     private let state: Mutex<State>
     /// The most unsent bytes the stream holds.
-    let bufferLimit: Int
+    package let bufferLimit: Int
 
     package init(bufferLimit: Int = 1 << 20) {
         self.bufferLimit = max(1, bufferLimit)
@@ -50,12 +50,12 @@ package final class ResponseStream: Sendable {
     }
 
     /// Whether writes are still taken: not finished, not dropped, the client not known gone.
-    var isOpen: Bool {
+    package var isOpen: Bool {
         state.withLock { !$0.closed && !$0.finished }
     }
 
     /// Bytes written and not yet handed to the connection.
-    var bufferedCount: Int {
+    package var bufferedCount: Int {
         state.withLock { $0.buffer.count - $0.sent }
     }
 
@@ -98,7 +98,7 @@ package final class ResponseStream: Sendable {
 
     /// Runs `body` once, when the connection is done with the stream (or at once if it already
     /// is): the client went away, the stream finished and was sent, or it was dropped.
-    func onClose(_ body: @escaping @Sendable () -> Void) {
+    package func onClose(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             guard !state.closed else { return true }
             state.onClose = body

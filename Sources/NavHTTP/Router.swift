@@ -111,15 +111,23 @@ package struct Responder: Sendable {
             for index in routes.indices where routes[index].segments.count == segmentCount {
                 guard let parameters = Self.capture(routes[index].segments, bytes) else { continue }
                 // Fields read in place: a copy of the route would retain each of them.
-                if routes[index].method == method {
+                // Every GET route answers HEAD (RFC 9110 §9.3.2): the same answer, whose body the server leaves out.
+                if routes[index].method == method || (method == "HEAD" && routes[index].method == "GET") {
                     return .found(index: index, template: routes[index].template, parameters: parameters)
                 }
                 allowed.append(routes[index].method)
+                if routes[index].method == "GET" { allowed.append("HEAD") }
                 allowedTemplate = routes[index].template
             }
             if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
             return .notFound
         }
+    }
+
+    /// The methods the routes matching `path` take (`HEAD` with each `GET`), for a CORS preflight.
+    package func methods(path: String) -> [String] {
+        if case .methodNotAllowed(_, let allowed) = match(method: "OPTIONS", path: path) { return allowed }
+        return []
     }
 
     /// The parameters of `path` (`/…`, as many segments as `segments`) if it fits the template.

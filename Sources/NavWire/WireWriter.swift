@@ -5,13 +5,17 @@ import NavJSON
 /// `JSONValue` dictionaries first: the same bytes as `Wire`'s values through `JSONWriter`,
 /// at a fraction of the allocations (the session view is most of every answer).
 extension JSONWriter {
-    /// `{context, events?, graph, id, path, screens, token?, version}`.
-    /// - Parameter eventsJSON: `events` already written as a JSON array, if at hand.
+    /// `{actions, context, events?, graph, id, path, screens, token?, version, watchToken?}`.
+    /// - Parameters:
+    ///   - eventsJSON: `events` already written as a JSON array, if at hand.
+    ///   - token: the session's write token and read-only `watchToken`, in the create answer only.
     package mutating func writeSessionView(
-        id: String, graphName: String, graphVersion: Int, state: SessionState, events: [LifecycleEvent]? = nil,
-        eventsJSON: [UInt8]? = nil, token: String? = nil
+        id: String, graphName: String, graphVersion: Int, state: SessionState, actions: Actions, events: [LifecycleEvent]? = nil,
+        eventsJSON: [UInt8]? = nil, token: (write: String, watch: String)? = nil
     ) {
-        writeLiteral("{\"context\":")
+        writeLiteral("{\"actions\":")
+        writeActions(actions)
+        writeLiteral(",\"context\":")
         write(.object(state.context))
         if let events {
             writeLiteral(",\"events\":")
@@ -34,11 +38,33 @@ extension JSONWriter {
         writeScreens(state.screens)
         if let token {
             writeLiteral(",\"token\":")
-            writeString(token)
+            writeString(token.write)
         }
         writeLiteral(",\"version\":")
         writeInt(state.version)
+        if let token {
+            writeLiteral(",\"watchToken\":")
+            writeString(token.watch)
+        }
         writeLiteral("}")
+    }
+
+    /// `{back, exit, links: [{name, params}, …]}` (DESIGN §8 Actions).
+    mutating func writeActions(_ actions: Actions) {
+        writeLiteral("{\"back\":")
+        writeInt(actions.back)
+        writeLiteral(actions.exit ? ",\"exit\":true,\"links\":[" : ",\"exit\":false,\"links\":[")
+        for index in actions.links.indices {
+            writeLiteral(index == 0 ? "{\"name\":" : ",{\"name\":")
+            writeString(actions.links[index].name)
+            writeLiteral(",\"params\":[")
+            for (position, param) in actions.links[index].params.enumerated() {
+                if position > 0 { writeLiteral(",") }
+                writeString(param)
+            }
+            writeLiteral("]}")
+        }
+        writeLiteral("]}")
     }
 
     mutating func writeScreens(_ screens: [Screen]) {

@@ -80,10 +80,10 @@ import Testing
         // 405
         let notAllowed = try navd.request("DELETE", "/healthz")
         codes.expect(notAllowed, 405, "method_not_allowed")
-        #expect(notAllowed.headers["allow"] == "GET")
+        #expect(notAllowed.headers["allow"] == "GET, HEAD")
         let putSessions = try navd.send("PUT", "/v1/sessions", json: [:])
         codes.expect(putSessions, 405, "method_not_allowed")
-        #expect(Set((putSessions.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["GET", "POST"])
+        #expect(Set((putSessions.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["GET", "HEAD", "POST"])
         // 409
         codes.expect(try navd.exit(session), 409, "stack_underflow")
         codes.expect(try navd.back(session, count: 5), 409, "stack_underflow")

@@ -170,7 +170,7 @@ import Testing
         #expect(!validator.validate(method: "GET", path: "/healthz", status: 200, headers: Self.ok, body: Array(#"{"status":1}"#.utf8)).isEmpty)
         #expect(!validator.validate(method: "GET", path: "/healthz", status: 200, headers: Self.ok, body: Array("ok".utf8)).isEmpty)
         // ETag is required on a session and has a pattern.
-        let view = Array(#"{"id":"a","graph":{"name":"news","version":1},"version":1,"path":"/top","screens":[],"context":{}}"#.utf8)
+        let view = Array(#"{"actions":{"back":0,"exit":false,"links":[]},"id":"a","graph":{"name":"news","version":1},"version":1,"path":"/top","screens":[],"context":{}}"#.utf8)
         #expect(validator.validate(method: "GET", path: "/v1/sessions/a", status: 200, headers: Self.ok.merging(["etag": "\"1\""]) { $1 }, body: view) == [])
         #expect(!validator.validate(method: "GET", path: "/v1/sessions/a", status: 200, headers: Self.ok, body: view).isEmpty)
         #expect(!validator.validate(method: "GET", path: "/v1/sessions/a", status: 200, headers: Self.ok.merging(["etag": "1"]) { $1 }, body: view).isEmpty)
@@ -186,7 +186,8 @@ import Testing
         #expect(validator.validate(method: "GET", path: "/nope", status: 404, headers: problem, body: notFound) == [])
         #expect(!validator.validate(method: "GET", path: "/nope", status: 200, headers: problem, body: notFound).isEmpty)
         #expect(!validator.validate(method: "GET", path: "/nope", status: 404, headers: problem, body: Array(#"{"type":"urn:navd:problem:session_not_found","title":"N","status":404,"detail":"d","code":"session_not_found"}"#.utf8)).isEmpty)
-        #expect(validator.validate(method: "PUT", path: "/healthz", status: 405, headers: problem.merging(["allow": "GET"]) { $1 }, body: notAllowed) == [])
+        #expect(validator.validate(method: "PUT", path: "/healthz", status: 405, headers: problem.merging(["allow": "GET, HEAD"]) { $1 }, body: notAllowed) == [])
+        #expect(!validator.validate(method: "PUT", path: "/healthz", status: 405, headers: problem.merging(["allow": "GET"]) { $1 }, body: notAllowed).isEmpty)
         #expect(!validator.validate(method: "PUT", path: "/healthz", status: 405, headers: problem, body: notAllowed).isEmpty)
         #expect(!validator.validate(method: "PUT", path: "/healthz", status: 405, headers: problem.merging(["allow": "GET, POST"]) { $1 }, body: notAllowed).isEmpty)
         #expect(!validator.validate(method: "PUT", path: "/healthz", status: 200, headers: Self.ok, body: Array(#"{"status":"ok"}"#.utf8)).isEmpty)

@@ -9,8 +9,12 @@ import Testing
 
 /// The direct session-view writer gives exactly the bytes of the plain `JSONValue` route.
 @Suite struct WireWriterTests {
-    static func reference(_ session: StoredSession, events: [LifecycleEvent]?, token: String?) -> [UInt8] {
+    static func reference(_ session: StoredSession, actions: Actions, events: [LifecycleEvent]?, token: String?) -> [UInt8] {
         var members: [String: JSONValue] = [
+            "actions": [
+                "back": .int(actions.back), "exit": .bool(actions.exit),
+                "links": .array(actions.links.map { ["name": .string($0.name), "params": .array($0.params.map(JSONValue.string))] }),
+            ],
             "id": .string(session.id),
             "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
             "version": .int(session.state.version),
@@ -19,7 +23,10 @@ import Testing
             "context": .object(session.state.context),
         ]
         if let events { members["events"] = .array(events.map(\.referenceJSON)) }
-        if let token { members["token"] = .string(token) }
+        if let token {
+            members["token"] = .string(token)
+            members["watchToken"] = .string("watch-" + token)
+        }
         return JSONValue.object(members).jsonBytes
     }
 
@@ -42,8 +49,14 @@ import Testing
                 id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: TokenDigest(bytes: []), state: outcome.state, createdAt: 0, touchedAt: 0
             )
             for (events, token) in [(nil, nil), (outcome.events, nil), (outcome.events, "secret")] as [([LifecycleEvent]?, String?)] {
-                let fast = HTTPResponse.sessionView(session, events: events, token: token).body
-                #expect(fast == Self.reference(session, events: events, token: token), "\(intent)")
+                let actions = navigator.actions(for: session.state)
+                var writer = JSONWriter()
+                writer.writeSessionView(
+                    id: session.id, graphName: session.graphName, graphVersion: session.graphVersion, state: session.state,
+                    actions: actions, events: events, token: token.map { ($0, "watch-" + $0) }
+                )
+                let fast = writer.finish()
+                #expect(fast == Self.reference(session, actions: actions, events: events, token: token), "\(intent)")
                 #expect((try? JSONValue(parsing: fast)) != nil)
             }
             // What the stores write: the snapshot and the event batch.

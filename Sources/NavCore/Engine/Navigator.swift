@@ -10,11 +10,14 @@ public struct Navigator: Sendable {
     /// The graph's scenes, each boxed once when the navigator is made (once per graph in the
     /// daemon): a lookup then retains one reference instead of every field of a `Scene`.
     private let entries: SceneTable
+    /// The links of a stage whose top has no scene of this graph: the global ones.
+    let globalActionLinks: [Actions.Link]
 
     public init(graph: Graph, limits: Limits = Limits()) {
         self.graph = graph
         self.limits = limits
-        self.entries = SceneTable(graph.scenes)
+        self.entries = SceneTable(graph.scenes, globalLinks: graph.links)
+        self.globalActionLinks = Actions.links(own: [:], global: graph.links)
     }
 
     /// A new session at `start` (default: the graph's start path), with its opening transition.
@@ -121,9 +124,14 @@ final class SceneEntry: Sendable {
     /// The parameter schema sorted by key: schemas are small, so a scan is cheaper than hashing.
     let specList: [(key: String, spec: ParamSpec)]
 
-    init(_ scene: Scene, index: Int) {
+    /// The links a screen of this scene offers on top (``Actions/links``): made once per graph,
+    /// so a session view only retains them.
+    let actionLinks: [Actions.Link]
+
+    init(_ scene: Scene, index: Int, globalLinks: [String: Link] = [:]) {
         self.scene = scene
         self.index = Int32(truncatingIfNeeded: index)
+        self.actionLinks = Actions.links(own: scene.links, global: globalLinks)
         self.specList = (scene.params ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, spec: $0.value) }
     }
 

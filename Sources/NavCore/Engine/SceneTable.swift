@@ -9,7 +9,8 @@ struct SceneTable: Sendable {
     /// `index + 1` into `keys`/`entries`, `0` for an empty slot; a power of two long.
     private let slots: [Int32]
 
-    init(_ scenes: [String: Scene]) {
+    /// - Parameter globalLinks: the graph's global links, listed in each entry's `actionLinks`.
+    init(_ scenes: [String: Scene], globalLinks: [String: Link] = [:]) {
         let names = scenes.keys.sorted()
         var keys: [String] = []
         var entries: [SceneEntry] = []
@@ -21,7 +22,7 @@ struct SceneTable: Sendable {
         for name in names {
             guard let scene = scenes[name] else { continue }
             keys.append(name)
-            entries.append(SceneEntry(scene, index: entries.count))
+            entries.append(SceneEntry(scene, index: entries.count, globalLinks: globalLinks))
             var slot = Self.hash(name) & (size - 1)
             while slots[slot] != 0 { slot = (slot + 1) & (size - 1) }
             slots[slot] = Int32(keys.count)

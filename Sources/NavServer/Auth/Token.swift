@@ -14,6 +14,15 @@ package enum Token {
         return Hex.string(bytes)
     }
 
+    /// The read-only watch token of the session whose write token has `digest` (DESIGN §4 Auth):
+    /// derived from the digest, so nothing more is stored and every process of a shared store
+    /// derives the same one. It opens the session's view and events, never a change; knowing it
+    /// tells nothing of the write token (SHA-256 is one-way), and whoever can read the stored
+    /// digests can read the sessions themselves.
+    package static func watchToken(for digest: TokenDigest) -> String {
+        Hex.string(SHA256.hash(Array("navd watch token\u{0}".utf8) + digest.bytes))
+    }
+
     package static func digest(_ token: String) -> TokenDigest {
         var token = token
         return token.withUTF8 { TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer($0))) }

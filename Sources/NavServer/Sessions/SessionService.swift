@@ -37,6 +37,8 @@ package final class SessionService: Sendable {
     package let store: any SessionStore
     package let graphs: GraphRegistry
     package let configuration: Configuration
+    /// The watchers of each session, told of every change applied here (DESIGN §8).
+    package let live = LiveSessions()
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -68,6 +70,8 @@ package final class SessionService: Sendable {
     package struct Created {
         package var session: StoredSession
         package var token: String
+        /// The read-only token of the session (``Token/watchToken(for:)``).
+        package var watchToken: String
         package var events: [LifecycleEvent]
     }
 
@@ -114,7 +118,7 @@ package final class SessionService: Sendable {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
         try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
-        return Created(session: session, token: token, events: outcome.events)
+        return Created(session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
     }
 
     /// With `--backend-token` set: the backend or the admin token. RFC 6750 §3.1: a missing token
@@ -149,16 +153,24 @@ package final class SessionService: Sendable {
     ///
     /// Both refusals take the same steps: the store is asked either way, and a missing session's
     /// digest is replaced by one no token matches, so the comparison still runs.
-    package func read(_ id: String, credentials: Credentials) throws(ServiceError) -> StoredSession {
+    ///
+    /// With `access: .read` the session's watch token opens it too. A token sent in the URL
+    /// (``Credentials/inURL``) opens it only if it is the watch token: URLs end up in logs and
+    /// histories, so a write or admin token there is refused like a wrong one.
+    package func read(_ id: String, credentials: Credentials, access: Access = .change) throws(ServiceError) -> StoredSession {
         guard let presented = credentials.bearer else {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
-        let isAdmin = configuration.adminToken.map { presented.matches($0) } ?? false
+        let isAdmin = !credentials.inURL && (configuration.adminToken.map { presented.matches($0) } ?? false)
         // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
         // answered without asking the store (SessionID).
         var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
         if let session = found, isExpired(session) { found = nil }
-        let isOwner = presented.matches(found?.tokenDigest ?? Self.noToken)
+        let digest = found?.tokenDigest ?? Self.noToken
+        var isOwner = !credentials.inURL && presented.matches(digest)
+        if !isOwner, access == .read {
+            isOwner = presented.matches(Token.digest(Token.watchToken(for: digest)))
+        }
         guard let session = found, isOwner || isAdmin else {
             if isAdmin { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
             throw ServiceError(.invalidToken, "the bearer token is not valid for this session")
@@ -176,7 +188,7 @@ package final class SessionService: Sendable {
         return graph
     }
 
-    private func isExpired(_ session: StoredSession) -> Bool {
+    package func isExpired(_ session: StoredSession) -> Bool {
         session.touchedAt < now() - configuration.sessionTTL
     }
 
@@ -204,7 +216,10 @@ package final class SessionService: Sendable {
             return try withoutActuallyEscaping(answer) { answer in
                 try once { () throws -> Answer in
                     guard let session = loaded.take() else { throw ServiceError(.internal, "a change ran twice") }
-                    return try answer(try mutate(id, intent: intent, ifMatch: ifMatch, loaded: session))
+                    let mutation = try mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
+                    // Still serialised: the session's watchers get its changes in order.
+                    if !mutation.events.isEmpty { publish(mutation) }
+                    return try answer(mutation)
                 }
             }
         }
@@ -267,23 +282,26 @@ package final class SessionService: Sendable {
             try Self.check(ifMatch, session.state.version)
             _ = try storeCall { () throws(StoreError) in try store.delete(id) }
         }
+        live.end(id, .deleted)
     }
 
     /// A page of the session's retained events after `after`, with the session's version.
     package func events(
         of id: String, credentials: Credentials, after: Int, limit: Int
     ) throws(ServiceError) -> (version: Int, events: [LifecycleEvent]) {
-        let session = try read(id, credentials: credentials)
+        let session = try read(id, credentials: credentials, access: .read)
         let events = try storeCall { () throws(StoreError) in
             try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage))
         }
         return (session.state.version, events)
     }
 
-    /// Deletes idle sessions. - Returns: how many.
+    /// Deletes idle sessions, ending their watchers. - Returns: how many.
     package func sweep() throws(ServiceError) -> Int {
         let cutoff = now() - configuration.sessionTTL
-        return try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+        for id in expired { live.end(id, .expired) }
+        return expired.count
     }
 
     /// Store failures are the daemon's problem, never the client's: a 503 the client may retry
@@ -302,8 +320,16 @@ package final class SessionService: Sendable {
 /// Who is asking: the digest of the bearer token the request carried, if it carried one.
 package struct Credentials: Sendable {
     package var bearer: TokenDigest?
+    /// The token came in the URL (`?access_token=`), not in an `Authorization` header.
+    package var inURL = false
 
-    package init(bearer: TokenDigest?) {
+    package init(bearer: TokenDigest?, inURL: Bool = false) {
         self.bearer = bearer
+        self.inURL = inURL
     }
+}
+
+/// What a request does with a session: only reads may use its watch token.
+package enum Access: Sendable {
+    case read, change
 }

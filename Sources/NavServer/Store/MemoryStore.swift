@@ -93,13 +93,13 @@ package final class MemoryStore: SessionStore {
         }
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
-        var removed = 0
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+        var removed: [String] = []
         for shard in shards {
             removed += shard.withLock { entries in
-                let expired = entries.filter { $0.value.session.touchedAt < cutoff }.map { $0.key }
-                for key in expired { entries.removeValue(forKey: key) }
-                return expired.count
+                let expired = entries.filter { $0.value.session.touchedAt < cutoff }
+                for key in expired.keys { entries.removeValue(forKey: key) }
+                return expired.values.map { $0.session.id }
             }
         }
         return removed

@@ -67,8 +67,8 @@ package protocol SessionStore: Sendable {
     /// Retained events with `seq > after`, oldest first, at most `limit`.
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent]
 
-    /// Deletes sessions not touched since `cutoff` (ms since the epoch). - Returns: how many.
-    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int
+    /// Deletes sessions not touched since `cutoff` (ms since the epoch). - Returns: their ids.
+    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String]
 
     /// Up to `limit` sessions, for the admin listing.
     func list(limit: Int) throws(StoreError) -> [StoredSession]

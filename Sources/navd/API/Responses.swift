@@ -38,31 +38,15 @@ extension HTTPResponse {
 }
 
 extension HTTPResponse {
-    /// A session view written by NavWire's `JSONWriter.writeSessionView`.
-    static func sessionView(
-        _ session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil, token: String? = nil,
-        status: Int = 200, headers: [(String, String)] = []
-    ) -> HTTPResponse {
-        // Close to the size of a plain session's view (a screen without params or state writes
-        // about 110 bytes; its params also appear in the path): one allocation of about the right
-        // size. (Under glibc's malloc, which navd used before jemalloc, a request of 1 KiB or more
-        // first folded its free chunks together, reading chunks all over a heap of a million
-        // sessions; this kept a GET of up to five screens below that.) A larger view grows the buffer.
-        let eventBytes = eventsJSON?.count ?? 96 * (events?.count ?? 0)
-        var writer = JSONWriter(
-            reservingCapacity: 192 + 128 * session.state.screens.count + session.state.pathText.utf8.count + eventBytes
-                + (token == nil ? 0 : 96)
-        )
-        writer.writeSessionView(
-            id: session.id, graphName: session.graphName, graphVersion: session.graphVersion, state: session.state,
-            events: events, eventsJSON: eventsJSON, token: token
-        )
+    /// A session view (written by ``SessionService/view(of:events:eventsJSON:token:)``), with the
+    /// session's version as its entity tag.
+    static func sessionView(_ view: [UInt8], version: Int, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
         // Room for the X-Request-Id that Application adds: one allocation for the list.
         var allHeaders: [(String, String)] = []
         allHeaders.reserveCapacity(3 + headers.count)
         allHeaders.append(("Content-Type", "application/json"))
-        allHeaders.append(("ETag", .etag(session.state.version)))
+        allHeaders.append(("ETag", .etag(version)))
         allHeaders.append(contentsOf: headers)
-        return HTTPResponse(status: status, headers: allHeaders, body: writer.finish())
+        return HTTPResponse(status: status, headers: allHeaders, body: view)
     }
 }

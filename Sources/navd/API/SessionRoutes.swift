@@ -4,7 +4,8 @@ import NavJSON
 import NavServer
 import NavWire
 
-/// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, events, delete.
+/// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, delete (the
+/// events are ``EventRoutes``).
 struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
@@ -52,7 +53,6 @@ struct SessionRoutes: Sendable {
             let screen = context.parameter("screen")
             return try mutate(context, .patchState(screen: screen, patch: .object(patch)))
         }
-        router.on("GET", "/v1/sessions/{id}/events") { context in try events(context) }
     }
 
     // MARK: Handlers
@@ -66,9 +66,9 @@ struct SessionRoutes: Sendable {
         let sessionContext = try fields.object("context") ?? [:]
         return try idempotent(context, scope: "create") { () throws in
             let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials)
+            let view = sessions.view(of: created.session, events: created.events, token: (created.token, created.watchToken))
             return .sessionView(
-                created.session, events: created.events, token: created.token, status: 201,
-                headers: [("Location", "/v1/sessions/\(created.session.id)")]
+                view, version: created.session.state.version, status: 201, headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
         }
     }
@@ -81,7 +81,8 @@ struct SessionRoutes: Sendable {
     }
 
     private func read(_ context: RequestContext) throws -> HTTPResponse {
-        .sessionView(try sessions.read(context.parameter("id"), credentials: context.credentials))
+        let session = try sessions.read(context.parameter("id"), credentials: context.credentials, access: .read)
+        return .sessionView(sessions.view(of: session), version: session.state.version)
     }
 
     private func delete(_ context: RequestContext) throws -> HTTPResponse {
@@ -89,16 +90,6 @@ struct SessionRoutes: Sendable {
         try sessions.delete(id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers))
         idempotency.forget(session: id)
         return HTTPResponse(status: 204)
-    }
-
-    private func events(_ context: RequestContext) throws -> HTTPResponse {
-        let id = context.parameter("id")
-        let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
-        let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
-        let (version, events) = try sessions.events(of: id, credentials: context.credentials, after: after, limit: limit)
-        var page = JSONWriter(reservingCapacity: 64 + 128 * events.count)
-        page.writeEventPage(events, next: events.last?.seq ?? after)
-        return .session(bytes: page.finish(), version: version)
     }
 
     /// A path over the limit is refused with the body's other shape errors, before `If-Match`
@@ -117,7 +108,10 @@ struct SessionRoutes: Sendable {
         return try sessions.apply(
             intent, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
             once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
-            answer: { mutation in .sessionView(mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON) }
+            answer: { mutation in
+                let view = sessions.view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
+                return .sessionView(view, version: mutation.session.state.version)
+            }
         )
     }
 

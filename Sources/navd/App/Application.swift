@@ -20,6 +20,8 @@ final class Application: HTTPHandler {
         var backendToken: String?
         var sessions = SessionService.Configuration()
         var limits = Limits()
+        /// Origins whose pages may call the API (`--cors-origin`; `*` for any).
+        var corsOrigins: [String] = []
     }
 
     let graphs: GraphRegistry
@@ -36,6 +38,7 @@ final class Application: HTTPHandler {
     /// When a store outage was last logged (monotonic ms): one line a second, not one a request.
     private let storeOutageLogged = Atomic<Int64>(0)
     private let requestPrefix: String
+    private let cors: CORSPolicy
 
     init(
         graphs: GraphRegistry? = nil, configuration: Configuration, store: any SessionStore, logger: Logger,
@@ -57,9 +60,11 @@ final class Application: HTTPHandler {
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
+        self.cors = CORSPolicy(origins: configuration.corsOrigins)
         var routes = Routes()
         SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
+        EventRoutes(sessions: sessions).register(in: &routes)
         GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
         WebClientRoutes().register(in: &routes)
@@ -77,6 +82,16 @@ final class Application: HTTPHandler {
         var route = "unmatched"
         var routeIndex: Int?
         var response: HTTPResponse
+        let origin = cors.isEnabled ? request.headers["origin"] : nil
+        if method == "OPTIONS", let origin, let requested = request.headers["access-control-request-method"],
+            case let methods = responder.methods(path: request.path), methods.contains(requested),
+            let preflight = cors.preflight(origin: origin, methods: methods)
+        {
+            response = preflight
+            response.headers.append(("X-Request-Id", requestID))
+            metrics.recordRequest(method: method, route: nil, status: response.status, seconds: Clock.seconds() - started)
+            return response
+        }
         switch responder.match(method: method, path: request.path) {
         case .found(let index, let template, let parameters):
             route = template
@@ -97,10 +112,15 @@ final class Application: HTTPHandler {
         case .notFound:
             response = APIError(.notFound, "no route \(method) \(request.path.prefix(200))").response
         }
-        response.headers.append(("X-Request-Id", requestID))
+        if let deferred = response.deferred {
+            deferred.addHeaders([("X-Request-Id", requestID)] + cors.headers(for: origin))
+        } else {
+            response.headers.append(("X-Request-Id", requestID))
+            if origin != nil { response.headers += cors.headers(for: origin) }
+        }
         let seconds = Clock.seconds() - started
         metrics.recordRequest(method: method, route: routeIndex, status: response.status, seconds: seconds)
-        if method != "GET", route.hasPrefix("/v1/sessions/{id}") {
+        if method != "GET", method != "HEAD", route.hasPrefix("/v1/sessions/{id}") {
             metrics.recordTransition(Self.outcome(response))
         }
         if logger.logLevel <= .info {

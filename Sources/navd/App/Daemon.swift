@@ -40,6 +40,7 @@ struct Daemon {
             "address": "\(settings.host):\(server.boundPort)", "store": "\(store.name)", "threads": "\(settings.threads)",
         ])
 
+        application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
         let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
         sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
@@ -64,6 +65,9 @@ struct Daemon {
         application.ready.drain()
         sweeper.cancel()
         logFlusher.cancel()
+        // Streams are told why they end; long polls answer now.
+        application.sessions.live.stopHeartbeat()
+        application.sessions.live.endAll(.shutdown)
         server.stop()
         store.close()
         logger.notice("navd stopped")
@@ -89,7 +93,8 @@ struct Daemon {
                 backendToken: settings.backendToken,
                 sessions: .init(
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
-                )
+                ),
+                corsOrigins: settings.corsOrigins
             ),
             store: store, logger: logger, accessLog: accessLog
         )

@@ -58,6 +58,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Seconds a request has to arrive whole, headers and body, however its bytes trickle in; also the longest a keep-alive connection waits for its next request. 0 turns it off. (NAVD_HEADER_TIMEOUT; default 10)")
     var headerTimeout: Int?
 
+    @Option(help: "Seconds between the `: ping` comments of event streams, so dead clients are found and proxies keep the connection. (NAVD_HEARTBEAT; default 15)")
+    var heartbeat: Int?
+
+    @Option(name: .customLong("cors-origin"), help: "An origin whose pages may call the API (https://app.example.com), or * for any; repeat for several. (NAVD_CORS_ORIGIN, comma-separated; default: none)")
+    var corsOrigins: [String] = []
+
     @Option(help: "trace, debug, info, notice, warning, error, critical. (NAVD_LOG_LEVEL; default info)")
     var logLevel: String?
 

@@ -24,6 +24,10 @@ struct ServeSettings: Sendable {
     var maxConnections: Int
     var connectionTimeout: Int
     var headerTimeout: Int
+    /// Seconds between event streams' heartbeats.
+    var heartbeatSeconds: Int
+    /// Origins whose pages may call the API; `*` for any.
+    var corsOrigins: [String]
     var logLevel: Logger.Level
 
     static let defaultStore = "sqlite:./.navd/navd.db"
@@ -66,6 +70,12 @@ struct ServeSettings: Sendable {
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
+        heartbeatSeconds = try number(command.heartbeat, "NAVD_HEARTBEAT", 15, 1...3600)
+        corsOrigins = command.corsOrigins.isEmpty
+            ? (environment["NAVD_CORS_ORIGIN"]?.split(separator: ",").map { String($0).trimmingCharacters(in: " ") } ?? []) : command.corsOrigins
+        for origin in corsOrigins where !CORSPolicy.isValidOrigin(origin) {
+            throw ValidationError("--cors-origin must be * or an origin such as https://app.example.com (scheme://host[:port]), not '\(origin)'")
+        }
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
         guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")

@@ -50,7 +50,7 @@ import Testing
             return
         }
         #expect(template == "/v1/sessions/{id}")
-        #expect(allowed == ["GET", "DELETE"])
+        #expect(allowed == ["GET", "HEAD", "DELETE"])
     }
 
     /// Bytes that are not UTF-8 (a path reaches the router as a `String`, so only escapes can

@@ -134,7 +134,7 @@ import Glibc
         let busy = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
         clock.withLock { $0 += 60_000 }
         _ = try fixture.navigate(busy, Self.pathA)  // touched_at only in the change log so far
-        #expect(try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000) == 1)
+        #expect(try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000).count == 1)
         #expect(try fixture.store.load(idle) == nil)
         #expect(try fixture.store.load(busy) != nil)
     }

@@ -142,8 +142,11 @@ final class OpenAPIValidator: Sendable {
             response = declared
             if status == 405 {
                 let allowed = (headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.sorted()
-                if allowed != methods(of: template) {
-                    violations.append("\(label): Allow is \(allowed) but the spec declares \(methods(of: template)) for \(template)")
+                // The spec's conventions: every GET route answers HEAD too.
+                let declared = methods(of: template)
+                let expected = (declared + (declared.contains("GET") ? ["HEAD"] : [])).sorted()
+                if allowed != expected {
+                    violations.append("\(label): Allow is \(allowed) but the spec declares \(declared) (and HEAD with GET) for \(template)")
                 }
             }
         }

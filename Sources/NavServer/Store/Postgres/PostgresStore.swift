@@ -192,17 +192,17 @@ package final class PostgresStore: SessionStore, GraphStore {
         }
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
                 WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
                 e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d))
-                SELECT count(*) FROM d
+                SELECT id FROM d
                 """,
                 [String(cutoff)], prepare: true)
         }
-        return Int(result.int(0, 0))
+        return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {

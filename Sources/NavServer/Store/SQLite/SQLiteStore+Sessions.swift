@@ -218,11 +218,11 @@ extension SQLiteStore {
         }
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> Int {
-        try withDatabase { () throws(StoreError) -> Int in
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+        try withDatabase { () throws(StoreError) -> [String] in
             // `touched_at` in `sessions` is current once the log is folded in.
             try writing { () throws(StoreError) in try compactEverything() }
-            return try appendLocked { () throws(StoreError) -> Int in
+            return try appendLocked { () throws(StoreError) -> [String] in
                 // Updates wait here: none can touch a session between this check and its deletion.
                 // Reads take `lock` only, and go on.
                 let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
@@ -250,7 +250,7 @@ extension SQLiteStore {
                         compacting?.folds[id] = nil
                     }
                 }
-                return ids.count
+                return ids
             }
         }
     }

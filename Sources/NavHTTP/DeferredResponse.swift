@@ -1,0 +1,73 @@
+import CMicroHTTPD
+import Synchronization
+
+/// A response given later than the handler returns: a long poll that answers when there is
+/// something to say (DESIGN §8).
+///
+/// A handler answers with ``HTTPResponse/init(deferred:)`` and keeps the deferred response; any
+/// thread later ``resolve(_:)``s it, once. Meanwhile the connection is suspended
+/// (`MHD_suspend_connection`): it holds no pool thread and is not polled. Resolving resumes it,
+/// and MHD's next call of the access handler queues the answer, as any answer.
+package final class DeferredResponse: Sendable {
+    private struct State {
+        var response: HTTPResponse?
+        /// The connection, while it is suspended waiting for the answer.
+        var suspended: Connection?
+        /// Headers every answer to this request carries (added by the application around the handler).
+        var headers: [(String, String)] = []
+    }
+
+    /// An MHD connection handle, used only under the mutex while MHD holds the connection.
+    private struct Connection: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// Gives the answer; later calls are ignored. - Returns: whether this call gave it.
+    @discardableResult
+    package func resolve(_ response: HTTPResponse) -> Bool {
+        state.withLock { state in
+            guard state.response == nil else { return false }
+            var response = response
+            response.headers += state.headers
+            state.response = response
+            if let connection = state.suspended {
+                state.suspended = nil
+                MHD_resume_connection(connection.handle)
+            }
+            return true
+        }
+    }
+
+    /// Whether the answer has been given.
+    package var isResolved: Bool {
+        state.withLock { $0.response != nil }
+    }
+
+    /// Adds `headers` to the answer, whenever it is given.
+    package func addHeaders(_ headers: [(String, String)]) {
+        state.withLock { state in
+            if state.response != nil {
+                state.response?.headers += headers
+            } else {
+                state.headers += headers
+            }
+        }
+    }
+
+    // MARK: The server's side
+
+    /// The answer if there is one; otherwise suspends `connection` until there is (and returns
+    /// nil). Called on the connection's pool thread, in the access handler.
+    func answerOrSuspend(_ connection: OpaquePointer) -> HTTPResponse? {
+        state.withLock { state in
+            if let response = state.response { return response }
+            state.suspended = Connection(handle: connection)
+            MHD_suspend_connection(connection)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatch
+import NavCore
+import Synchronization
+
+/// Why a session's watchers are let go (DESIGN §8: the `end` message's `reason`).
+package enum EndReason: String, Sendable {
+    case deleted, expired, lagging, shutdown
+}
+
+/// One applied change, as the session's watchers receive it: published by the process that
+/// applied it, right after it was stored and in the order its session's changes were applied.
+package struct LiveChange: Sendable {
+    package var session: StoredSession
+    package var events: [LifecycleEvent]
+    /// The first and last `seq` of `events`.
+    package var seqs: ClosedRange<Int>
+    /// The change as server-sent-event messages, written once for every watcher: one `lifecycle`
+    /// message per event, then the session's `view`.
+    package var messages: [UInt8]
+}
+
+/// Someone following a session: an event stream, a long poll.
+///
+/// Called on the thread that applied a change (``receive(_:)``: never wait or do I/O there, it
+/// holds up the writer), or on the live queue (everything else).
+package protocol SessionWatcher: AnyObject, Sendable {
+    /// A change applied in this process.
+    func receive(_ change: LiveChange)
+    /// The session may have changed where this process did not see it (another navd on the same
+    /// PostgreSQL): look in the store.
+    func refresh()
+    /// The session is gone or the daemon stops: the watcher is already let go.
+    func end(_ reason: EndReason)
+    /// A heartbeat: a stream writes its `: ping` comment.
+    func ping()
+}
+
+/// The watchers of every session this process serves, and the changes published to them
+/// (DESIGN §8 Live sessions).
+///
+/// A change reaches the watchers of its session from the thread that applied it, while the
+/// session's mutations are still serialised, so watchers in this process see one session's
+/// changes in order. What they may have missed — a change applied before they were added, or by
+/// another process — they read from the store themselves, on ``queue``.
+package final class LiveSessions: Sendable {
+    private struct Watchers {
+        var bySession: [String: [any SessionWatcher]] = [:]
+    }
+
+    private let watchers = Mutex(Watchers())
+    /// Watchers in all: a publish with nobody watching is one atomic load.
+    private let watching = Atomic<Int>(0)
+    /// Where watchers read the store and where heartbeats run: never a writer's thread.
+    package let queue = DispatchQueue(label: "navd.live", attributes: .concurrent)
+    private let heartbeat: Mutex<Heartbeat?> = Mutex(nil)
+
+    /// A timer source, used only under `heartbeat`'s mutex (Dispatch's sources are thread-safe).
+    private struct Heartbeat: @unchecked Sendable {
+        let timer: any DispatchSourceTimer
+    }
+
+    package init() {}
+
+    /// How many watchers are connected.
+    package var count: Int { watching.load(ordering: .relaxed) }
+
+    /// Whether anyone in this process watches session `id`.
+    package func isWatched(_ id: String) -> Bool {
+        guard watching.load(ordering: .relaxed) > 0 else { return false }
+        return watchers.withLock { $0.bySession[id] != nil }
+    }
+
+    package func add(_ watcher: any SessionWatcher, to id: String) {
+        watchers.withLock { state in
+            state.bySession[id, default: []].append(watcher)
+        }
+        watching.add(1, ordering: .relaxed)
+    }
+
+    /// Lets `watcher` go; nothing is sent to it afterwards. Removing one twice is harmless.
+    package func remove(_ watcher: any SessionWatcher, from id: String) {
+        let removed = watchers.withLock { state -> Bool in
+            guard var list = state.bySession[id], let index = list.firstIndex(where: { $0 === watcher }) else { return false }
+            list.remove(at: index)
+            state.bySession[id] = list.isEmpty ? nil : list
+            return true
+        }
+        if removed { watching.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Hands a change to the session's watchers; `change` is only made when there are some.
+    package func publish(_ id: String, _ change: () -> LiveChange) {
+        let list = watchers(of: id)
+        guard !list.isEmpty else { return }
+        let made = change()
+        for watcher in list { watcher.receive(made) }
+    }
+
+    /// Tells the session's watchers to look in the store (a change seen by another process).
+    package func refresh(_ id: String) {
+        for watcher in watchers(of: id) { watcher.refresh() }
+    }
+
+    /// Ends the session's watchers: it was deleted or it expired.
+    package func end(_ id: String, _ reason: EndReason) {
+        let list = watchers.withLock { state -> [any SessionWatcher] in
+            state.bySession.removeValue(forKey: id) ?? []
+        }
+        watching.subtract(list.count, ordering: .relaxed)
+        for watcher in list { watcher.end(reason) }
+    }
+
+    /// Ends every watcher: the daemon is stopping.
+    package func endAll(_ reason: EndReason) {
+        let all = watchers.withLock { state -> [any SessionWatcher] in
+            let all = state.bySession.values.flatMap { $0 }
+            state = Watchers()
+            return all
+        }
+        watching.subtract(all.count, ordering: .relaxed)
+        for watcher in all { watcher.end(reason) }
+    }
+
+    /// Pings every watcher each `seconds`, so a client that went away is noticed and proxies keep
+    /// the connection (DESIGN §8 heartbeats).
+    package func startHeartbeat(every seconds: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            let all = self.watchers.withLock { $0.bySession.values.flatMap { $0 } }
+            for watcher in all { watcher.ping() }
+        }
+        timer.resume()
+        let previous = heartbeat.withLock { state in
+            defer { state = Heartbeat(timer: timer) }
+            return state
+        }
+        previous?.timer.cancel()
+    }
+
+    package func stopHeartbeat() {
+        let previous = heartbeat.withLock { state in
+            defer { state = nil }
+            return state
+        }
+        previous?.timer.cancel()
+    }
+
+    private func watchers(of id: String) -> [any SessionWatcher] {
+        guard watching.load(ordering: .relaxed) > 0 else { return [] }
+        return watchers.withLock { $0.bySession[id] ?? [] }
+    }
+}

@@ -1,0 +1,314 @@
+import Dispatch
+import NavCore
+import NavHTTP
+import NavJSON
+import NavServer
+import NavWire
+
+/// `GET /v1/sessions/{id}/events` (DESIGN §4, §8): one resource in three forms — a page of the
+/// retained log, a long poll (`wait=S`) that answers as soon as there is an event after `after`,
+/// and, with `Accept: text/event-stream`, a stream that follows the session live.
+struct EventRoutes: Sendable {
+    let sessions: SessionService
+    /// The most a stream buffers for a client that does not read: past it the watcher is dropped.
+    var streamBuffer = 512 * 1024
+
+    /// The longest long poll, in seconds.
+    static let maxWait = 60
+
+    func register(in router: inout Routes) {
+        router.on("GET", "/v1/sessions/{id}/events") { context in try events(context) }
+    }
+
+    private func events(_ context: RequestContext) throws -> HTTPResponse {
+        let id = context.parameter("id")
+        // Every parameter is checked before the session is looked at: bad input is a 400 first.
+        let after = try Query.int(context, "after", default: 0, range: 0...Query.maxSafeInteger)
+        let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
+        let wait = try Query.int(context, "wait", default: 0, range: 0...Self.maxWait)
+        let lastEventID = try Self.lastEventID(context)
+        let credentials = try Self.credentials(context)
+        if Self.acceptsEventStream(context) {
+            return try stream(id, credentials: credentials, after: lastEventID ?? context.request.query["after"].map { _ in after }, context: context)
+        }
+        let page = { @Sendable () throws(ServiceError) -> HTTPResponse in
+            let (version, events) = try sessions.events(of: id, credentials: credentials, after: lastEventID ?? after, limit: limit)
+            var writer = JSONWriter(reservingCapacity: 64 + 128 * events.count)
+            writer.writeEventPage(events, next: events.last?.seq ?? (lastEventID ?? after))
+            return .session(bytes: writer.finish(), version: version)
+        }
+        let first = try page()
+        guard wait > 0, context.request.method == "GET", Self.isEmptyPage(first) else { return first }
+        return LongPoll.start(id, sessions: sessions, seconds: wait, page: page)
+    }
+
+    /// The stream: the view now, then the retained events after `after` (if given), then every
+    /// change as it is applied.
+    private func stream(_ id: String, credentials: Credentials, after: Int?, context: RequestContext) throws -> HTTPResponse {
+        let session = try sessions.read(id, credentials: credentials, access: .read)
+        let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+        if context.request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers) }
+        let stream = ResponseStream(bufferLimit: streamBuffer)
+        let current = session.state.eventCounter
+        let watcher = EventStream(
+            id: id, sessions: sessions, stream: stream, lastSeq: min(after ?? current, current), viewSeq: current
+        )
+        var opening = JSONWriter(reservingCapacity: 1024)
+        opening.writeRetry(milliseconds: 2000)
+        opening.writeViewMessage(sessions.view(of: session))
+        stream.write(opening.finish())
+        sessions.live.add(watcher, to: id)
+        stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
+        // The retained events after `after`, and whatever was applied since the session was read.
+        watcher.refresh()
+        return HTTPResponse(status: 200, headers: headers, stream: stream)
+    }
+
+    /// `Last-Event-ID`, which EventSource sends when it reconnects: it wins over `?after=`, since
+    /// EventSource reconnects to the same URL. Not a number: 400.
+    private static func lastEventID(_ context: RequestContext) throws(APIError) -> Int? {
+        guard let text = context.request.headers["last-event-id"] else { return nil }
+        let trimmed = text.trimmingCharacters(in: " \t")
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 16, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int(trimmed), value <= Query.maxSafeInteger
+        else {
+            throw APIError(.invalidRequest, "Last-Event-ID must be an event's seq (decimal digits)", param: "Last-Event-ID")
+        }
+        return value
+    }
+
+    /// The bearer token, from `Authorization` or else from `?access_token=`: there only the watch
+    /// token is taken (an EventSource cannot send headers; a URL ends up in logs).
+    private static func credentials(_ context: RequestContext) throws(APIError) -> Credentials {
+        if context.request.headers["authorization"] != nil { return context.credentials }
+        guard let token = context.request.query["access_token"] else { return context.credentials }
+        return Credentials(bearer: Token.digest(token), inURL: true)
+    }
+
+    private static func acceptsEventStream(_ context: RequestContext) -> Bool {
+        guard let accept = context.request.headers["accept"] else { return false }
+        return accept.split(separator: ",").contains { RequestContext.mediaType(String($0)) == "text/event-stream" }
+    }
+
+    private static func isEmptyPage(_ response: HTTPResponse) -> Bool {
+        response.status == 200 && response.body.starts(with: Array("{\"events\":[]".utf8))
+    }
+}
+
+/// One stream's watcher: writes each change's messages to the client, in `seq` order, none
+/// skipped, none twice. A change it receives in order goes straight out; anything else (the
+/// retained events on connect, a change it missed or saw only in the store) it reads from the
+/// store on the live queue, and the view after it.
+final class EventStream: SessionWatcher {
+    private struct Progress {
+        /// The last event's `seq` written to the client.
+        var lastSeq: Int
+        /// The `eventCounter` of the last view written.
+        var viewSeq: Int
+        /// A catch-up is running (or scheduled); live changes wait for it.
+        var catchingUp = false
+        /// Something arrived during the catch-up: it runs once more.
+        var again = false
+        var done = false
+    }
+
+    let id: String
+    private let sessions: SessionService
+    private let stream: ResponseStream
+    private let progress: Locked<Progress>
+    /// Events read from the store at a time while catching up.
+    private static let page = 250
+
+    init(id: String, sessions: SessionService, stream: ResponseStream, lastSeq: Int, viewSeq: Int) {
+        self.id = id
+        self.sessions = sessions
+        self.stream = stream
+        self.progress = Locked(Progress(lastSeq: lastSeq, viewSeq: viewSeq))
+    }
+
+    func receive(_ change: LiveChange) {
+        let behind = progress.withLock { progress -> Bool in
+            guard !progress.done, change.seqs.upperBound > progress.lastSeq else { return false }
+            guard !progress.catchingUp, change.seqs.lowerBound == progress.lastSeq + 1 else {
+                // Out of order for this watcher: the store has it, in order.
+                return Self.startCatchUp(&progress)
+            }
+            progress.lastSeq = change.seqs.upperBound
+            progress.viewSeq = change.session.state.eventCounter
+            send(change.messages, &progress)
+            return false
+        }
+        if behind { scheduleCatchUp() }
+    }
+
+    func refresh() {
+        if progress.withLock({ Self.startCatchUp(&$0) }) { scheduleCatchUp() }
+    }
+
+    func end(_ reason: EndReason) {
+        progress.withLock { progress in
+            guard !progress.done else { return }
+            progress.done = true
+            var message = JSONWriter(reservingCapacity: 64)
+            message.writeEndMessage(reason: reason.rawValue)
+            stream.write(message.finish())
+            stream.finish()
+        }
+    }
+
+    func ping() {
+        progress.withLock { progress in
+            guard !progress.done else { return }
+            send(.ping, &progress)
+        }
+    }
+
+    /// Whether a catch-up should be scheduled now (none is running; else the running one goes again).
+    private static func startCatchUp(_ progress: inout Progress) -> Bool {
+        guard !progress.done else { return false }
+        if progress.catchingUp {
+            progress.again = true
+            return false
+        }
+        progress.catchingUp = true
+        return true
+    }
+
+    private func scheduleCatchUp(after delay: Double = 0) {
+        let queue = sessions.live.queue
+        if delay > 0 {
+            queue.asyncAfter(deadline: .now() + delay) { self.catchUp() }
+        } else {
+            queue.async { self.catchUp() }
+        }
+    }
+
+    /// Reads what the client has not had from the store: events a page at a time (paced by the
+    /// client: while its buffer is half full, the next page waits), then the view.
+    private func catchUp() {
+        do throws(StoreError) {
+            while true {
+                guard let session = try sessions.store.load(id), !sessions.isExpired(session) else {
+                    let gone = try sessions.store.load(id) == nil
+                    sessions.live.remove(self, from: id)
+                    end(gone ? .deleted : .expired)
+                    return
+                }
+                let lastSeq = progress.withLock { $0.lastSeq }
+                if session.state.eventCounter > lastSeq {
+                    if stream.bufferedCount > streamBufferHalf {
+                        scheduleCatchUp(after: 0.05)
+                        return
+                    }
+                    let events = try sessions.store.events(of: id, after: lastSeq, limit: Self.page)
+                    let wrote = progress.withLock { progress -> Bool in
+                        let fresh = events.filter { $0.seq > progress.lastSeq }
+                        guard !progress.done, let last = fresh.last else { return false }
+                        var messages = JSONWriter(reservingCapacity: 200 * fresh.count)
+                        messages.writeLifecycleMessages(fresh)
+                        progress.lastSeq = last.seq
+                        send(messages.finish(), &progress)
+                        return true
+                    }
+                    // Nothing newer retained (trimmed away, or a counter ahead of its log): the view says where it is.
+                    if !wrote { progress.withLock { $0.lastSeq = max($0.lastSeq, session.state.eventCounter) } }
+                    continue
+                }
+                let finished = progress.withLock { progress -> Bool in
+                    guard !progress.done else { return true }
+                    if progress.viewSeq < session.state.eventCounter, progress.lastSeq == session.state.eventCounter {
+                        var message = JSONWriter(reservingCapacity: 1024)
+                        message.writeViewMessage(sessions.view(of: session))
+                        progress.viewSeq = session.state.eventCounter
+                        send(message.finish(), &progress)
+                    }
+                    if progress.again {
+                        progress.again = false
+                        return false
+                    }
+                    progress.catchingUp = false
+                    return true
+                }
+                if finished { return }
+            }
+        } catch {
+            // The store cannot be read now: try again shortly (the client keeps its place).
+            scheduleCatchUp(after: 1)
+        }
+    }
+
+    private var streamBufferHalf: Int { stream.bufferLimit / 2 }
+
+    /// Writes to the client, or drops a client that cannot keep up: it is told (`lagging`) while
+    /// the buffer still has room for that, then the stream ends; it resumes with `Last-Event-ID`.
+    private func send(_ bytes: [UInt8], _ progress: inout Progress) {
+        if stream.bufferedCount + bytes.count > stream.bufferLimit - Self.endRoom {
+            progress.done = true
+            var message = JSONWriter(reservingCapacity: 64)
+            message.writeEndMessage(reason: EndReason.lagging.rawValue)
+            stream.write(message.finish())
+            stream.finish()
+            sessions.live.remove(self, from: id)
+            return
+        }
+        if !stream.write(bytes) {
+            progress.done = true
+            sessions.live.remove(self, from: id)
+        }
+    }
+
+    /// Buffer room kept for the `end` message.
+    private static let endRoom = 128
+}
+
+/// A long poll: answers the first page with an event after `after`, or an empty page after the
+/// wait; deleted or expired sessions answer as the plain route does (the page is asked again).
+final class LongPoll: SessionWatcher {
+    private let id: String
+    private let sessions: SessionService
+    private let answer: DeferredResponse
+    private let page: @Sendable () throws(ServiceError) -> HTTPResponse
+
+    private init(id: String, sessions: SessionService, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse) {
+        self.id = id
+        self.sessions = sessions
+        self.answer = DeferredResponse()
+        self.page = page
+    }
+
+    static func start(
+        _ id: String, sessions: SessionService, seconds: Int, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse
+    ) -> HTTPResponse {
+        let poll = LongPoll(id: id, sessions: sessions, page: page)
+        sessions.live.add(poll, to: id)
+        // A change applied between the first page and the line above: looked for once more.
+        poll.refresh()
+        sessions.live.queue.asyncAfter(deadline: .now() + .seconds(seconds)) { poll.give(final: true) }
+        return HTTPResponse(deferred: poll.answer)
+    }
+
+    func receive(_ change: LiveChange) { refresh() }
+
+    func refresh() {
+        sessions.live.queue.async { self.give(final: false) }
+    }
+
+    func end(_ reason: EndReason) {
+        sessions.live.queue.async { self.give(final: true) }
+    }
+
+    func ping() {}
+
+    /// Answers with the page if it has events (or, when `final`, whatever it is).
+    private func give(final: Bool) {
+        guard !answer.isResolved else { return }
+        let response: HTTPResponse
+        do {
+            response = try page()
+        } catch {
+            response = APIError(answering: error).response
+        }
+        guard final || response.status != 200 || !response.body.starts(with: Array("{\"events\":[]".utf8)) else { return }
+        if answer.resolve(response) { sessions.live.remove(self, from: id) }
+    }
+}

@@ -52,7 +52,7 @@ struct OpenAPIContractTests {
             case "setParams": return ("PUT", target, json, Array(#"{"category":4}"#.utf8), 200)
             case "patchState": return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8), 200)
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
-            case "listGraphs", "getGraph", "health", "ready", "metrics", "getOpenAPI": return ("GET", target, [:], [], 200)
+            case "listGraphs", "getGraph", "getGraphDiagram", "health", "ready", "metrics", "getOpenAPI": return ("GET", target, [:], [], 200)
             case "putGraph": return ("PUT", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 }, Array(news), 200)
             default: return nil
             }

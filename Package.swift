@@ -29,6 +29,9 @@ let package = Package(
         // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
+        // Diagrams of a graph: a model computed from the graph, its layered layout and the
+        // renderers (SVG). Pure: no I/O.
+        .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -67,7 +70,7 @@ let package = Package(
         .target(
             name: "navd",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavServer", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -109,6 +112,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "NavDiagramTests",
+            dependencies: ["NavDiagram", "NavCore", "NavJSON"]
         ),
         .testTarget(
             name: "navdTests",

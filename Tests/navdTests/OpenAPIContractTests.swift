@@ -53,7 +53,8 @@ struct OpenAPIContractTests {
             case "setParams": return ("PUT", target, json, Array(#"{"category":4}"#.utf8), 200)
             case "patchState": return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8), 200)
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
-            case "listGraphs", "getGraph", "health", "ready", "metrics", "getOpenAPI", "getWebClient", "getWebClientFile":
+            case "listGraphs", "getGraph", "getGraphDiagram", "health", "ready", "metrics", "getOpenAPI", "getWebClient",
+                "getWebClientFile":
                 return ("GET", target, [:], [], 200)
             case "getWebClientRedirect": return ("GET", target, [:], [], 308)
             case "putGraph": return ("PUT", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 }, Array(news), 200)

@@ -27,10 +27,7 @@ WAIT = 8  # seconds for anything the page must show
 
 # What navd does not serve yet, and the checks that wait for it: each is printed as PENDING
 # (never as passed) until its entry is removed here.
-PENDING = {
-    "live": "the session event stream (GET /v1/sessions/{id}/events as text/event-stream, issue 15 item 1)",
-    "diagram": "the graph diagram (GET /v1/graphs/{name}/diagram?format=svg, issue 15 item 5)",
-}
+PENDING = {}
 
 
 def browser(chromium, chromedriver):
@@ -82,6 +79,11 @@ class Page:
         except TimeoutException:
             raise Failure(f"timed out after {timeout}s waiting for {what}") from None
 
+    def click(self, element):
+        """Clicks `element` once it is in the middle of the window (clear of the sticky bars)."""
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        element.click()
+
     def text(self, css):
         elements = self.all(css)
         return elements[0].text if elements else None
@@ -110,17 +112,17 @@ class Page:
                 field = element.find_element(By.CSS_SELECTOR, f'input[name="{param}"]')
                 field.clear()
                 field.send_keys(str(value))
-            element.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            self.click(element.find_element(By.CSS_SELECTOR, "button[type=submit]"))
         else:
             if params:
                 raise Failure(f"link {name!r} takes no params, but the test gave {params}")
-            element.click()
+            self.click(element)
 
     def go(self, path):
         field = self.find("#path-input")
         field.clear()
         field.send_keys(path)
-        self.find("#path-go").click()
+        self.click(self.find("#path-go"))
 
     def timeline_types(self):
         return [row.get_attribute("data-type") for row in self.all("#timeline .tl-event")]
@@ -195,10 +197,19 @@ class Steps:
         self.second.focus().until_path(path)
         self.first.focus()
 
-    def shot(self, name):
-        if self.screenshots:
-            os.makedirs(self.screenshots, exist_ok=True)
-            self.driver.save_screenshot(os.path.join(self.screenshots, f"ui-{name}.png"))
+    def shot(self, name, height=None):
+        """Saves ui-NAME.png (with --screenshots), the window `height` tall, scrolled to the top."""
+        if not self.screenshots:
+            return
+        os.makedirs(self.screenshots, exist_ok=True)
+        size = self.driver.get_window_size()
+        if height:
+            self.driver.set_window_size(size["width"], height)
+        self.driver.execute_script("window.scrollTo(0, 0)")
+        time.sleep(0.2)
+        self.driver.save_screenshot(os.path.join(self.screenshots, f"ui-{name}.png"))
+        if height:
+            self.driver.set_window_size(size["width"], size["height"])
 
     def the_start_page_lists_the_servers_graphs(self):
         self.driver.get(self.url + "/ui")  # the slashless address redirects
@@ -213,7 +224,7 @@ class Steps:
     def creating_a_session_puts_its_id_in_the_address_and_draws_its_stage(self):
         page = self.first
         self.shot("start")
-        page.find("#create-button").click()
+        page.click(page.find("#create-button"))
         page.until("an id in the address", lambda: re.search(r"/ui/#[0-9a-f]{32}$", self.driver.current_url))
         self.session = self.driver.current_url.rsplit("#", 1)[1]
         page.until_path("/top")
@@ -270,7 +281,7 @@ class Steps:
         page.until_path("/top/list_news(category=3)")
         if page.cards() != [("top", "e1"), ("list_news", "e2")]:
             raise Failure(f"second window's cards: {page.cards()}")
-        if page.text("#session-id") != self.session:
+        if page.find("#session-id").get_attribute("data-id") != self.session:
             raise Failure("the second window shows another session")
         page.focus()
 
@@ -295,11 +306,11 @@ class Steps:
             page.link("show", id=7)
             page.until_path("/top/list_news(category=3)/show_news(id=7)")
         page.until("Back enabled", lambda: page.find("#back").is_enabled())
-        page.find("#back").click()
+        page.click(page.find("#back"))
         page.until_path("/top/list_news(category=3)")
         self.follow("/top/list_news(category=3)")
         page.until("Exit enabled", lambda: page.find("#exit").is_enabled())
-        page.find("#exit").click()
+        page.click(page.find("#exit"))
         page.until_path("/top")
         page.until("Back disabled at the root", lambda: not page.find("#back").is_enabled())
         page.until("Exit disabled at the root", lambda: not page.find("#exit").is_enabled())
@@ -324,28 +335,38 @@ class Steps:
             raise Failure("login is not the modal's top card")
         if not page.all("#stage .layer-app.layer-covered"):
             raise Failure("the app under the modal is not drawn as covered")
+        if page.find("#refusal").is_displayed():
+            raise Failure(f"a note after an applied change: {page.text('#refusal')!r}")
         self.follow("/top/home#friend!login")
-        self.driver.execute_script("document.querySelector('#stage .layer-modal').scrollIntoView({block: 'center'})")
-        self.shot("session")
+        page.click(page.find("#exit"))
+        page.until_path("/top/home#friend")
+        if page.all("#stage .layer-modal"):
+            raise Failure("the modal is still drawn after exit")
 
     def the_diagram_marks_the_top_screens_scene(self):
         page = self.first.focus()
         page.until("the diagram", lambda: page.all("#diagram svg"))
-        page.until("login marked current", lambda: page.all('#diagram svg .scene.current[data-scene="login"]'))
+        page.until("friend marked current", lambda: page.all('#diagram svg .scene.current[data-scene="friend"]'))
+        # A modal with its own navigation stack, two screens deep.
+        page.go("!/list_coupon/show_coupon(id=88)")
+        page.until_path("/top/home#friend!/list_coupon/show_coupon(id=88)")
+        page.until("show_coupon marked current", lambda: page.all('#diagram svg .scene.current[data-scene="show_coupon"]'))
         if len(page.all("#diagram svg .scene.current")) != 1:
             raise Failure("more than one scene is current")
-        page.find("#exit").click()
-        page.until_path("/top/home#friend")
-        page.until("friend marked current", lambda: page.all('#diagram svg .scene.current[data-scene="friend"]'))
-        self.driver.execute_script("document.querySelector('#diagram').scrollIntoView({block: 'start'})")
-        self.shot("diagram")
+        if "own navigation" not in page.text("#stage .layer-modal .layer-caption").lower():
+            raise Failure("the modal's own navigation stack is not shown")
+        scenes = [card.get_attribute("data-scene") for card in page.all("#stage .layer-modal .card")]
+        if scenes != ["list_coupon", "show_coupon"]:
+            raise Failure(f"the modal's cards: {scenes}")
+        self.follow("/top/home#friend!/list_coupon/show_coupon(id=88)")
+        self.shot("session", height=1560)
 
     def a_reload_keeps_the_session(self):
         expected = self.first.focus().path()
         page = self.second.focus()
         self.driver.refresh()
         page.until_path(expected)
-        if page.text("#session-id") != self.session:
+        if page.find("#session-id").get_attribute("data-id") != self.session:
             raise Failure("a reload lost the session")
 
     def no_script_error_or_policy_violation_was_logged(self):

@@ -1,3 +1,4 @@
+import NavDiagram
 import NavHTTP
 import NavJSON
 import NavServer
@@ -41,22 +42,43 @@ struct WebClientRoutes: Sendable {
     ///
     /// - The policy allows scripts only from navd itself (no inline script, no `eval`), and
     ///   connections only to navd (the API and its event stream).
-    /// - `style-src` also allows `'unsafe-inline'`, for one reason: the graph diagram is navd's
-    ///   own SVG (`GET /v1/graphs/{name}/diagram?format=svg`), inserted inline so the client can
-    ///   mark the current scene, and it carries its own `<style>` element — the same drawing a
-    ///   file exported with `navd graph export` shows. Inline style runs no code; the client
-    ///   inserts no other markup from the server (everything else is built as text nodes).
+    /// - Styles come from navd's files, plus one inline stylesheet allowed by its hash: the graph
+    ///   diagram's (`GET /v1/graphs/{name}/diagram?format=svg`), which the client inserts inline
+    ///   to mark the current scene and which carries its own `<style>` — the same drawing an
+    ///   exported file shows. Any other inline style (an element or a `style` attribute) is refused.
     /// - `Referrer-Policy: no-referrer`: the event stream's URL carries the read-only watch token.
     static let securityHeaders: [(String, String)] = [
         (
             "Content-Security-Policy",
-            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "default-src 'none'; script-src 'self'; style-src 'self' '\(diagramStyleHash)'; img-src 'self' data:; "
                 + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         ),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
         ("X-Frame-Options", "DENY"),
     ]
+
+    /// `sha256-<base64>` of the diagram's `<style>` text (CSP Level 2 hash source).
+    static let diagramStyleHash = "sha256-" + base64(SHA256.hash(Array(DiagramStyle.svgStyleElementText.utf8)))
+
+    /// Base64 (RFC 4648 §4, padded) of `bytes`.
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = UInt32(bytes[index]) << 16
+            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { group |= UInt32(bytes[index + 2]) }
+            for position in 0..<4 {
+                out.append(position <= count ? alphabet[Int((group >> UInt32(18 - 6 * position)) & 0x3F)] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 
     func register(in router: inout Routes) {
         router.on("GET", "/ui") { _ in

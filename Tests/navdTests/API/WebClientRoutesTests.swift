@@ -1,4 +1,6 @@
 import Foundation
+import NavDiagram
+import NavServer
 import Testing
 
 @testable import navd
@@ -44,6 +46,15 @@ import Testing
         #expect(directives.contains("script-src 'self'"), "no inline script, no eval: \(policy)")
         #expect(directives.contains("connect-src 'self'"), "\(policy)")
         #expect(!policy.contains("unsafe-eval"))
+        #expect(!policy.contains("unsafe-inline"), "inline style is allowed by hash only: \(policy)")
+        // The one inline stylesheet the page may take: the diagram's, by its hash.
+        let hash = "sha256-" + Data(SHA256.hash(Array(DiagramStyle.svgStyleElementText.utf8))).base64EncodedString()
+        #expect(directives.contains("style-src 'self' '\(hash)'"), "\(policy)")
+    }
+
+    @Test(arguments: ["", "f", "fo", "foo", "foob", "fooba", "foobar", "\u{0}\u{FF}\u{10FFFF}"])
+    func base64IsRFC4648s(text: String) {
+        #expect(WebClientRoutes.base64(Array(text.utf8)) == Data(text.utf8).base64EncodedString())
     }
 
     @Test func slashlessAddressRedirectsToTheClient() throws {
@@ -106,7 +117,7 @@ import Testing
         for target in ["/ui", "/ui/", "/ui/app.js"] {
             let answer = try navd.request("POST", target)
             #expect(answer.status == 405, "\(target): \(answer)")
-            #expect(answer.headers["allow"] == "GET")
+            #expect(answer.headers["allow"] == "GET, HEAD")
         }
     }
 

@@ -53,7 +53,8 @@ export const api = {
   graphs: () => request("GET", "/v1/graphs"),
   graph: (name, version) =>
     request("GET", `/v1/graphs/${encodeURIComponent(name)}${version ? `?version=${encodeURIComponent(version)}` : ""}`),
-  diagram: (name) => request("GET", `/v1/graphs/${encodeURIComponent(name)}/diagram?format=svg`, { accept: "image/svg+xml" }),
+  diagram: (name, version) =>
+    request("GET", `/v1/graphs/${encodeURIComponent(name)}/diagram?format=svg&version=${encodeURIComponent(version)}`, { accept: "image/svg+xml" }),
   create: (body) => request("POST", "/v1/sessions", { body }),
   view: (id, token) => request("GET", sessionPath(id), { token }),
   remove: (id, token) => request("DELETE", sessionPath(id), { token }),
@@ -63,6 +64,23 @@ export const api = {
   back: (id, token, count) => request("POST", `${sessionPath(id)}/back`, { token, body: { count } }),
   exit: (id, token) => request("POST", `${sessionPath(id)}/exit`, { token }),
 };
+
+/** Hands one stream message to its handler; answers true for `end` (the stream is over). */
+function dispatch(type, data, handlers) {
+  let value;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return false;
+  }
+  if (type === "view") handlers.view(value);
+  else if (type === "lifecycle") handlers.lifecycle(value);
+  else if (type === "end") {
+    handlers.end(value && typeof value === "object" ? value : { reason: "ended" });
+    return true;
+  }
+  return false;
+}
 
 /**
  * Follows a session over its event stream (DESIGN §8) with the browser's EventSource, which
@@ -74,31 +92,94 @@ export const api = {
 export function watch(id, watchToken, after, handlers) {
   const url = `${sessionPath(id)}/events?access_token=${encodeURIComponent(watchToken)}&after=${after}`;
   const source = new EventSource(url);
-  const parse = (message) => {
-    try {
-      return JSON.parse(message.data);
-    } catch {
-      return null;
-    }
-  };
   handlers.status("connecting");
   source.addEventListener("open", () => handlers.status("live"));
-  source.addEventListener("view", (message) => {
-    const view = parse(message);
-    if (view) handlers.view(view);
-  });
-  source.addEventListener("lifecycle", (message) => {
-    const event = parse(message);
-    if (event) handlers.lifecycle(event);
-  });
-  source.addEventListener("end", (message) => {
-    source.close();
-    handlers.end(parse(message) || { reason: "ended" });
-    handlers.status("closed");
-  });
+  for (const type of ["view", "lifecycle", "end"]) {
+    source.addEventListener(type, (message) => {
+      if (dispatch(type, message.data, handlers)) {
+        source.close();
+        handlers.status("closed");
+      }
+    });
+  }
   source.addEventListener("error", () => {
     // CONNECTING: EventSource retries on its own; CLOSED: it gave up (a refusal such as 401).
     handlers.status(source.readyState === EventSource.CLOSED ? "closed" : "connecting");
   });
   return { close: () => source.close() };
+}
+
+/**
+ * The same stream read with fetch, for a window that holds only the write token: that token
+ * may not go in a URL, and fetch can send it as `Authorization`. Reconnects as EventSource does
+ * (after `retry` ms, default 2 s, with `Last-Event-ID`) until closed, ended or refused.
+ */
+export function watchWithToken(id, token, after, handlers) {
+  let closed = false;
+  let controller = null;
+  let lastId = after;
+  let retry = 2000;
+
+  async function read(response) {
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      buffer += value.replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let type = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (!line || line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "event") type = text;
+          else if (field === "data") data.push(text);
+          else if (field === "id" && /^[0-9]+$/.test(text)) lastId = Number(text);
+          else if (field === "retry" && /^[0-9]+$/.test(text)) retry = Number(text);
+        }
+        if (data.length && dispatch(type, data.join("\n"), handlers)) return true;
+      }
+    }
+  }
+
+  (async () => {
+    while (!closed) {
+      handlers.status("connecting");
+      controller = new AbortController();
+      try {
+        const headers = { Accept: "text/event-stream", Authorization: `Bearer ${token}` };
+        if (lastId > 0) headers["Last-Event-ID"] = String(lastId);
+        const response = await fetch(`${sessionPath(id)}/events`, { headers, signal: controller.signal, cache: "no-store", credentials: "omit" });
+        if (response.status >= 400 && response.status < 500) {
+          handlers.status("closed");
+          return;
+        }
+        if (response.ok && response.body) {
+          handlers.status("live");
+          if (await read(response)) {
+            handlers.status("closed");
+            return;
+          }
+        }
+      } catch {
+        // A dropped connection: try again after `retry`, as EventSource would.
+      }
+      if (closed) return;
+      handlers.status("connecting");
+      await new Promise((resolve) => setTimeout(resolve, retry));
+    }
+  })();
+
+  return {
+    close: () => {
+      closed = true;
+      if (controller) controller.abort();
+    },
+  };
 }

@@ -5,13 +5,14 @@
 // a reload keeps it. The write token never goes into a URL; the read-only watch token goes into
 // the event stream's URL only, because EventSource cannot send headers.
 
-import { api, watch, Problem } from "./api.js";
+import { api, watch, watchWithToken, Problem } from "./api.js";
 import { h, $, replace } from "./dom.js";
 import { renderStage, renderActions } from "./stage.js";
 import { Timeline } from "./timeline.js";
 import { Diagram } from "./diagram.js";
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
+const NO_ACTIONS = { links: [], exit: false, back: 0 };
 
 // ---- Tokens kept in this browser ---------------------------------------------------------------
 
@@ -59,7 +60,7 @@ async function attach(id, entry) {
   session = current;
   timeline.clear();
   showSession();
-  setLive(current.watchToken ? "connecting" : "not live");
+  setLive("connecting");
   let view;
   try {
     view = await api.view(id, current.token || current.watchToken);
@@ -77,19 +78,6 @@ async function attach(id, entry) {
   }
   if (session !== current) return;
   applyView(view);
-  // The graph document names a tabs scene's tabs; the diagram and the retained events follow.
-  api.graph(view.graph.name, view.graph.version).then(
-    (answer) => {
-      if (session !== current) return;
-      // `{name, version, document}`: the document is the graph as uploaded.
-      const graph = answer && answer.document && typeof answer.document === "object" ? answer.document : null;
-      current.graph = graph;
-      renderExamples(graph);
-      applyView(current.view, true);
-    },
-    () => {},
-  );
-  diagram.load(view.graph.name);
   try {
     const page = await api.events(id, auth(), 0);
     if (session === current && page) timeline.add(page.events);
@@ -104,15 +92,15 @@ function detach() {
   session = null;
 }
 
-/** Follows the session over its event stream (needs the watch token, see api.js `watch`). */
+/**
+ * Follows the session over its event stream: EventSource with the watch token when this browser
+ * has it, else fetch with the write token in its header (api.js `watch`, `watchWithToken`).
+ */
 function follow() {
   const current = session;
-  if (!current.watchToken) {
-    setLive("not live", "Attached with the write token only: live updates need the session's watch token. Reload to refresh.");
-    return;
-  }
   if (current.stream) current.stream.close();
-  current.stream = watch(current.id, current.watchToken, timeline.lastSeq, {
+  const follower = current.watchToken ? watch.bind(null, current.id, current.watchToken) : watchWithToken.bind(null, current.id, current.token);
+  current.stream = follower(timeline.lastSeq, {
     view: (view) => session === current && applyView(view),
     lifecycle: (event) => session === current && timeline.add([event]),
     status: (status) => session === current && !current.ended && setLive(status),
@@ -136,13 +124,16 @@ function applyView(view, force = false) {
   if (!force && session.view && view.version === session.view.version) return;
   session.view = view;
   if (!session.ended) saved.put(session.id, { graph: view.graph.name, path: view.path });
+  loadGraph(session, view.graph);
   $("current-path").textContent = view.path;
   $("current-version").textContent = `v${view.version}`;
+  $("bar-path").textContent = view.path;
+  $("bar-path").title = `${view.path} — version ${view.version}`;
   $("session-graph").textContent = `${view.graph.name} v${view.graph.version}`;
   replace($("stage"), renderStage(view, session.graph));
   replace(
     $("actions"),
-    renderActions(view.actions || fallbackActions(view, session.graph), session.readOnly || session.ended, {
+    renderActions(view.actions || NO_ACTIONS, session.readOnly || session.ended, {
       link: (name, params) => change(`link ${name}`, () => api.link(session.id, session.token, name, params)),
       back: (count) => change(count > 1 ? `back ${count}` : "back", () => api.back(session.id, session.token, count)),
       exit: () => change("exit", () => api.exit(session.id, session.token)),
@@ -155,26 +146,24 @@ function applyView(view, force = false) {
 }
 
 /**
- * What the top screen can do, from the graph document, for a view without `actions`: its
- * scene's links, then global links it does not hide, each with its template's placeholders.
+ * The graph document (it names a tabs scene's tabs) and the diagram of the session's graph
+ * version, fetched again only when the version changes (an upgrade).
  */
-function fallbackActions(view, graph) {
-  const screens = view.screens || [];
-  const top = screens[screens.length - 1];
-  const links = [];
-  const seen = new Set();
-  const add = (declared) => {
-    for (const [name, link] of Object.entries(declared || {})) {
-      if (seen.has(name)) continue;
-      seen.add(name);
-      const params = [];
-      for (const match of String(link.path || "").matchAll(/\{([^}]+)\}/g)) if (!params.includes(match[1])) params.push(match[1]);
-      links.push({ name, params });
-    }
-  };
-  if (graph && top && graph.scenes && graph.scenes[top.scene]) add(graph.scenes[top.scene].links);
-  if (graph) add(graph.links);
-  return { links, exit: screens.length > 1, back: Math.max(0, screens.length - 1) };
+function loadGraph(current, { name, version }) {
+  const key = `${name}@${version}`;
+  if (current.graphKey === key) return;
+  current.graphKey = key;
+  diagram.load(name, version);
+  api.graph(name, version).then(
+    (answer) => {
+      if (session !== current || current.graphKey !== key) return;
+      // `{name, version, document}`: the document is the graph as uploaded.
+      current.graph = answer && answer.document && typeof answer.document === "object" ? answer.document : null;
+      renderExamples(current.graph);
+      applyView(current.view, true);
+    },
+    () => {},
+  );
 }
 
 /**
@@ -184,11 +173,13 @@ function fallbackActions(view, graph) {
 async function change(what, send) {
   if (!session || session.readOnly || session.ended) return false;
   const current = session;
+  // The version this change was made from: the stream may bring the new view before the answer.
+  const before = current.view ? current.view.version : 0;
   document.body.classList.add("busy");
   try {
     const answer = await send();
     if (session !== current) return false;
-    const noOp = current.view && answer.version === current.view.version;
+    const noOp = answer.version === before;
     applyView(answer, true);
     timeline.add(answer.events);
     clearRefusal();
@@ -261,7 +252,7 @@ function setLive(status, explanation = "") {
   badge.textContent = LIVE_TEXT[status] || status;
   badge.dataset.status = status;
   badge.title = explanation || (status === "live" ? "following the session's event stream" : "");
-  $("reconnect").hidden = !(status === "closed" && session && session.watchToken && !session.ended);
+  $("reconnect").hidden = !(status === "closed" && session && !session.ended);
 }
 
 function showSession() {
@@ -269,7 +260,10 @@ function showSession() {
   $("session-view").hidden = false;
   $("session-bar").hidden = false;
   $("ended").hidden = true;
-  $("session-id").textContent = session.id;
+  $("session-id").textContent = `${session.id.slice(0, 8)}…`;
+  $("session-id").title = session.id;
+  $("session-id").dataset.id = session.id;
+  $("bar-path").textContent = "";
   $("session-mode").textContent = session.readOnly ? "read-only" : "read-write";
   $("session-mode").dataset.mode = session.readOnly ? "read" : "write";
   $("open-window").href = `#${session.id}`;

@@ -19,20 +19,21 @@ export class Diagram {
     this.view = null;
   }
 
-  /** Fetches and inserts the diagram of `graphName` (once per graph). */
-  async load(graphName) {
-    if (this.graph === graphName && this.svg) return;
-    this.graph = graphName;
+  /** Fetches and inserts the diagram of version `version` of graph `name` (once per version). */
+  async load(name, version) {
+    const key = `${name}@${version}`;
+    if (this.graph === key && this.svg) return;
+    this.graph = key;
     this.svg = null;
     replace(this.root, h("p", { class: "muted", text: "drawing the graph…" }));
     let text;
     try {
-      text = await api.diagram(graphName);
+      text = await api.diagram(name, version);
     } catch (problem) {
-      replace(this.root, h("p", { class: "muted", text: `no diagram: ${problem.code} — ${problem.detail}` }));
+      if (this.graph === key) replace(this.root, h("p", { class: "muted", text: `no diagram: ${problem.code} — ${problem.detail}` }));
       return;
     }
-    if (this.graph !== graphName) return;
+    if (this.graph !== key) return;
     const svg = parse(typeof text === "string" ? text : "");
     if (!svg) {
       replace(this.root, h("p", { class: "muted", text: "no diagram: the answer is not an SVG document" }));

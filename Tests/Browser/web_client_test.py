@@ -132,9 +132,10 @@ def run(url, screenshots, artifacts, chromium, chromedriver):
     driver = browser(chromium, chromedriver)
     passed = []
     pending = []
+    steps = None
     name = "starting the browser"
     try:
-        steps = Steps(driver, url, screenshots)
+        steps = Steps(driver, url, screenshots, chromium, chromedriver)
         for step, needs in steps.plan():
             name = step.__name__.replace("_", " ")
             if needs in PENDING:
@@ -162,12 +163,17 @@ def run(url, screenshots, artifacts, chromium, chromedriver):
             pass
         return passed, pending, name
     finally:
+        if steps is not None and steps.other is not None:
+            steps.other.quit()
         driver.quit()
 
 
 class Steps:
-    def __init__(self, driver, url, screenshots):
+    def __init__(self, driver, url, screenshots, chromium, chromedriver):
         self.driver = driver
+        self.chromium = chromium
+        self.chromedriver = chromedriver
+        self.other = None
         self.url = url.rstrip("/")
         self.screenshots = screenshots
         self.first = None
@@ -187,6 +193,9 @@ class Steps:
             (self.tabs_and_a_modal_are_drawn_as_such, None),
             (self.the_diagram_marks_the_top_screens_scene, "diagram"),
             (self.a_reload_keeps_the_session, None),
+            (self.another_browser_with_the_watch_token_follows_read_only, None),
+            (self.a_browser_with_only_the_write_token_follows_too, None),
+            (self.ending_the_session_ends_it_in_every_window, None),
             (self.no_script_error_or_policy_violation_was_logged, None),
         ]
 
@@ -368,6 +377,60 @@ class Steps:
         page.until_path(expected)
         if page.find("#session-id").get_attribute("data-id") != self.session:
             raise Failure("a reload lost the session")
+
+    def another_browser_with_the_watch_token_follows_read_only(self):
+        stored = self.first.focus().driver.execute_script("return JSON.parse(localStorage.getItem('navd.sessions'))[arguments[0]]", self.session)
+        self.tokens = stored
+        if not stored.get("watchToken"):
+            raise Failure(f"no watch token kept: {stored}")
+        # A browser of its own: nothing in its localStorage.
+        self.other = browser(self.chromium, self.chromedriver)
+        other = Page(self.other, self.other.current_window_handle)
+        self.other.get(f"{self.url}/ui/#{self.session}")
+        other.until("the attach form, asking for a token", lambda: other.find("#start-error").is_displayed())
+        if other.find("#attach-id").get_attribute("value") != self.session:
+            raise Failure("the attach form does not hold the address's session id")
+        other.find("#attach-token").send_keys(stored["watchToken"])
+        other.click(other.find("#attach-kind-watch"))
+        other.click(other.find('#attach-form button[type="submit"]'))
+        expected = self.first.path()
+        other.until_path(expected)
+        if other.text("#session-mode") != "read-only":
+            raise Failure(f"mode: {other.text('#session-mode')!r}")
+        if other.find("#path-go").is_enabled() or any(button.is_enabled() for button in other.all("#actions button")):
+            raise Failure("a read-only window offers changes")
+        other.until("the read-only window's stream", lambda: other.find("#live").get_attribute("data-status") == "live")
+        self.first.focus().go("..")
+        self.first.until_path("/top/home#friend!/list_coupon")
+        other.until_path("/top/home#friend!/list_coupon")
+        self.other_page = other
+
+    def a_browser_with_only_the_write_token_follows_too(self):
+        other = self.other_page
+        self.other.execute_script(
+            "localStorage.setItem('navd.sessions', JSON.stringify({[arguments[0]]: {token: arguments[1]}}))", self.session, self.tokens["token"]
+        )
+        self.other.refresh()
+        other.until_path("/top/home#friend!/list_coupon")
+        if other.text("#session-mode") != "read-write":
+            raise Failure(f"mode: {other.text('#session-mode')!r}")
+        other.until("the stream read with the token in a header", lambda: other.find("#live").get_attribute("data-status") == "live")
+        self.first.focus().go("..")
+        self.first.until_path("/top/home#friend")
+        other.until_path("/top/home#friend")
+
+    def ending_the_session_ends_it_in_every_window(self):
+        page = self.first.focus()
+        page.click(page.find("#delete-session"))
+        page.until("the button armed", lambda: page.find("#delete-session").get_attribute("data-armed") == "1")
+        page.click(page.find("#delete-session"))
+        page.until("the first window showing the end", lambda: page.find("#ended").is_displayed())
+        for other, label in ((self.second.focus(), "the second window"), (self.other_page, "the other browser")):
+            other.until(f"{label} showing the end", lambda: other.find("#ended").is_displayed())
+            if other.text("#ended-reason") != "deleted":
+                raise Failure(f"{label}: reason {other.text('#ended-reason')!r}")
+        self.other.quit()
+        self.other = None
 
     def no_script_error_or_policy_violation_was_logged(self):
         # Refused requests (4xx) are logged by the browser too; those are expected here.

@@ -408,7 +408,9 @@ $("attach-form").addEventListener("submit", (event) => {
     return;
   }
   const watchOnly = $("attach-kind-watch").checked;
-  saved.put(id, watchOnly ? { watchToken: token, token: null } : { token });
+  // Merged into what this browser holds: a watch token given for a session it can already
+  // drive does not take the write token away.
+  saved.put(id, watchOnly ? { watchToken: token } : { token });
   $("attach-token").value = "";
   if (location.hash === `#${id}`) route();
   else location.hash = id;

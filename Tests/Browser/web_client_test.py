@@ -362,6 +362,13 @@ class Steps:
         page.until("show_coupon marked current", lambda: page.all('#diagram svg .scene.current[data-scene="show_coupon"]'))
         if len(page.all("#diagram svg .scene.current")) != 1:
             raise Failure("more than one scene is current")
+        # Drawn so, by the diagram's own stylesheet (which the page's policy must let in).
+        fills = self.driver.execute_script(
+            "const fill = (s) => getComputedStyle(document.querySelector(`#diagram svg .scene[data-scene='${s}'] rect`)).fill;"
+            "return [fill('show_coupon'), fill('help')]"
+        )
+        if fills[0] == fills[1]:
+            raise Failure(f"the current scene is not drawn differently: fill {fills[0]}")
         if "own navigation" not in page.text("#stage .layer-modal .layer-caption").lower():
             raise Failure("the modal's own navigation stack is not shown")
         scenes = [card.get_attribute("data-scene") for card in page.all("#stage .layer-modal .card")]

@@ -355,8 +355,15 @@ async function loadGraphs() {
   try {
     const answer = await api.graphs();
     const graphs = (answer && answer.graphs) || [];
-    replace(select, graphs.map((graph) => h("option", { value: graph.name, text: `${graph.name} (v${graph.version}, starts at ${graph.start})` })));
+    replace(select, graphs.map((graph) => h("option", { value: graph.name, dataset: { start: graph.start }, text: `${graph.name} (v${graph.version}, starts at ${graph.start})` })));
     if (!graphs.length) replace(select, h("option", { value: "", text: "no graphs loaded" }));
+    // The start field shows the chosen graph's own start.
+    const showStart = () => {
+      const chosen = select.selectedOptions[0];
+      $("create-start").placeholder = (chosen && chosen.dataset.start) || "";
+    };
+    select.addEventListener("change", showStart);
+    showStart();
   } catch (problem) {
     replace(select, h("option", { value: "", text: `graphs unavailable: ${problem.code}` }));
   }

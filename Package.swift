@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
+        // Graph diagrams (model, layout, SVG), for the benchmarks (Benchmarks/Package.swift).
+        .library(name: "NavDiagram", targets: ["NavDiagram"]),
         .executable(name: "navd", targets: ["NavdEntry"]),
         // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
         // link it with libFuzzer's `main` in place of the daemon's.

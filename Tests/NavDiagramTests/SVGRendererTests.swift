@@ -54,6 +54,22 @@ import Testing
         #expect(text.contains("a&amp;b") && text.contains("it&apos;s") && text.contains("bell\u{FFFD}"))
     }
 
+    /// A name may be as long as the document: the box shows its start, the tooltip and
+    /// `data-scene` the whole of it.
+    @Test func aLongNameIsCutShortInItsBoxOnly() throws {
+        let long = String(repeating: "n", count: 500)
+        let graph = Graph(name: "g", start: "/a", scenes: ["a": Scene(name: "a", links: [long: Link(template: long)]), long: Scene(name: long)])
+        let layout = DiagramLayout(Diagram(graph: graph))
+        let box = try #require(layout.scenes.first { $0.title.hasPrefix("nnn") })
+        #expect(box.title == String(repeating: "n", count: 47) + "…")
+        #expect(box.rect.width <= (48 * 7.8 + 24).rounded(.up))
+        #expect(layout.routes.first?.label?.text == String(repeating: "n", count: 31) + "…")
+        let text = Self.svg(graph)
+        #expect(text.contains(#"data-scene="\#(long)""#) && text.contains(#"data-link="\#(long)""#))
+        #expect(text.contains("<title>\(long)</title>"))
+        #expect(XMLCheck.problems(text).isEmpty)
+    }
+
     @Test(arguments: [
         ("plain", "plain"), ("<>&\"'", "&lt;&gt;&amp;&quot;&apos;"), ("tab\tnew\nline", "tab\tnew\nline"),
         ("nul\u{0}esc\u{1B}", "nul\u{FFFD}esc\u{FFFD}"), ("\u{FFFE}\u{FFFF}", "\u{FFFD}\u{FFFD}"), ("日本 ✓", "日本 ✓"),

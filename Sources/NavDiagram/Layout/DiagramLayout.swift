@@ -20,10 +20,20 @@ import NavCore
 ///
 /// Cost: linear in the scenes, links and dummies for ranking, ports and labels (labels use a
 /// grid of cells), O((V + D + E) log V) per sweep for ordering and placement, with both sweep
-/// counts fixed. Measured in a release build on the 2-core development machine (shared with
-/// other builds): a graph of 8,000 scenes and 8,000 random links (more than a 64 KiB upload,
-/// the default `--max-body`, can hold) lays out in about ~LAYOUT_MS~ and renders to SVG in
-/// about ~RENDER_MS~; the news example in well under a millisecond.
+/// counts fixed and the dummies D at most ``LayeredGraph/dummyBudget``; names and labels are
+/// cut short, so no box grows with a name. The graph has no scene limit of its own: a 64 KiB
+/// upload (the default `--max-body`) holds at most about 8,000 scenes without links. Measured
+/// in a release build (`swift run -c release --package-path Benchmarks navcore-bench draw`) on
+/// the 2-core development machine while other builds ran (load average 5):
+///
+/// | graph | layout | layout and SVG |
+/// | --- | --- | --- |
+/// | 8,000 scenes, 8,000 random links (more than 64 KiB holds; 4.2 MB of SVG) | 71 ms | 126 ms |
+/// | a chain of 4,000 scenes, each linking back to the start (4,000 back edges, past the dummy budget) | 102 ms | 219 ms |
+/// | the news example (12 scenes) | 0.07 ms | 0.15 ms |
+///
+/// A debug build takes about ten times as long. The daemon keeps drawings by graph version
+/// (`DiagramCache`), so a diagram is laid out once, not on every request.
 public struct DiagramLayout: Sendable {
     /// Sizes of the drawing, in pixels.
     struct Metrics: Sendable {
@@ -35,6 +45,11 @@ public struct DiagramLayout: Sendable {
         var minBoxWidth = 56.0
         /// Longest tag line, in columns, before it is cut short.
         var maxTagColumns = 48
+        /// Longest scene name and link label drawn, in columns (the whole name is in the
+        /// scene's tooltip and `data-scene`): a name may be as long as the document, and
+        /// neither a box nor the layout's work should grow with it.
+        var maxTitleColumns = 48
+        var maxLabelColumns = 32
         var rankGap = 80.0
         /// Extra room above the scenes nothing from the start reaches.
         var separatorGap = 24.0

@@ -51,7 +51,7 @@ struct LayoutBuilder {
         var index: [String: Int] = [:]
         for (position, scene) in diagram.scenes.enumerated() {
             index[scene.name] = position
-            titles.append(scene.name)
+            titles.append(TextMetrics.truncated(scene.name, columns: metrics.maxTitleColumns))
             tags.append(scene.tagLine)
         }
         if diagram.hasGlobalLinks {
@@ -96,8 +96,9 @@ struct LayoutBuilder {
     }
 
     private func labelSize(of edge: Int) -> (text: String, width: Double)? {
-        guard diagram.edges[edge].kind != .tab, let name = diagram.edges[edge].link else { return nil }
-        return (name, TextMetrics.width(name, fontSize: metrics.smallFontSize) + 6)
+        guard diagram.edges[edge].kind != .tab, let link = diagram.edges[edge].link else { return nil }
+        let text = TextMetrics.truncated(link, columns: metrics.maxLabelColumns)
+        return (text, TextMetrics.width(text, fontSize: metrics.smallFontSize) + 6)
     }
 
     // MARK: Ranks and coordinates

@@ -62,7 +62,7 @@ struct SVGRenderer {
         out += "</g>\n<g class=\"scenes\">\n"
         if let box = layout.anyScreen {
             out += #"<g class="any-screen" id="any-screen">"#
-            writeBox(box, fullTags: diagram.globalTagLine, into: &out)
+            writeBox(box, tooltip: [Diagram.anyScreenTitle, diagram.globalTagLine], into: &out)
             out += "</g>\n"
         }
         for (scene, box) in zip(diagram.scenes, layout.scenes) {
@@ -73,7 +73,7 @@ struct SVGRenderer {
             if !scene.requires.isEmpty { classes.append("guarded") }
             let name = XMLText.escaped(scene.name)
             out += #"<g class="\#(classes.joined(separator: " "))" id="scene-\#(name)" data-scene="\#(name)">"#
-            writeBox(box, fullTags: scene.tagLine, into: &out)
+            writeBox(box, tooltip: [scene.name, scene.tagLine], into: &out)
             out += "</g>\n"
         }
         out += "</g>\n"
@@ -87,10 +87,10 @@ struct SVGRenderer {
         return Array(out.utf8)
     }
 
-    private func writeBox(_ box: DiagramLayout.Box, fullTags: String?, into out: inout String) {
+    /// A box, with a tooltip of what its text may have cut short (the whole name and tag line).
+    private func writeBox(_ box: DiagramLayout.Box, tooltip: [String?], into out: inout String) {
         let rect = box.rect
-        let tooltip = [box.title] + (fullTags.map { [$0] } ?? [])
-        out += "<title>\(XMLText.escaped(tooltip.joined(separator: "\n")))</title>"
+        out += "<title>\(XMLText.escaped(tooltip.compactMap { $0 }.joined(separator: "\n")))</title>"
         out += #"<rect x="\#(n(rect.x))" y="\#(n(rect.y))" width="\#(n(rect.width))" height="\#(n(rect.height))" rx="6"/>"#
         let nameBaseline = box.tags == nil ? rect.midY + 4.5 : rect.y + 19
         out += #"<text class="name" x="\#(n(rect.midX))" y="\#(n(nameBaseline))" text-anchor="middle" font-size="13">\#(XMLText.escaped(box.title))</text>"#

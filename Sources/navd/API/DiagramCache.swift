@@ -31,6 +31,11 @@ final class DiagramCache: Sendable {
         self.maxBytes = maxBytes
     }
 
+    /// How many drawings are kept, and their bytes.
+    var usage: (entries: Int, bytes: Int) {
+        state.withLock { ($0.entries.count, $0.bytes) }
+    }
+
     /// The diagram of `graph` in `format`, drawn now or before.
     func rendering(_ graph: GraphVersion, as format: DiagramFormat) -> [UInt8] {
         let key = Key(graph: graph.graph.name, version: graph.version, format: format)

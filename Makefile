@@ -5,8 +5,13 @@ STORE ?= sqlite:./.navd/navd.db
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
 PG_PACKAGES := postgresql
 SCHEMATHESIS_VERSION := 4.32.5
+# The browser test: Debian's Chromium and its driver, Selenium (PyPI) in a virtual environment,
+# since Debian's own Python refuses `pip install` (it is externally managed).
+BROWSER_PACKAGES := chromium chromium-driver python3-venv
+SELENIUM_VERSION := 4.51.0
+VENV := .build/venv
 
-.PHONY: all build release run test deps test-deps openapi-check contract-test docker-check bench clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps browser-deps openapi-check contract-test browser-test ui-screenshots docker-check bench clean fuzz fuzz-smoke
 
 all: build
 
@@ -17,8 +22,9 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 
-## What the tests need beyond the build: PostgreSQL server binaries, the OpenAPI validator and schemathesis.
-test-deps: deps
+## What the tests need beyond the build: PostgreSQL server binaries, the OpenAPI validator and
+## schemathesis, and the browser test's Chromium and Selenium.
+test-deps: deps browser-deps
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing $(PG_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
@@ -26,6 +32,16 @@ test-deps: deps
 	@python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
 	@[ "$$(python3 -c 'import schemathesis; print(schemathesis.__version__)' 2>/dev/null)" = "$(SCHEMATHESIS_VERSION)" ] \
 		|| python3 -m pip install -q "schemathesis==$(SCHEMATHESIS_VERSION)"
+
+## Headless Chromium, its WebDriver, and Selenium in $(VENV) (python3 -m venv; on Debian that needs python3-venv).
+browser-deps:
+	@if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ] || ! python3 -c 'import ensurepip' 2>/dev/null; then \
+		echo "installing $(BROWSER_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null; \
+	fi
+	@[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV)
+	@[ "$$($(VENV)/bin/python -c 'import selenium; print(selenium.__version__)' 2>/dev/null)" = "$(SELENIUM_VERSION)" ] \
+		|| $(VENV)/bin/python -m pip install -q "selenium==$(SELENIUM_VERSION)"
 
 build: deps
 	$(SWIFT) build
@@ -37,11 +53,12 @@ release: deps
 run: release
 	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
 
-## Unit, integration and contract tests, the container check, then a short run of each fuzz target.
+## Unit, integration, contract and browser tests, the container check, then a short run of each fuzz target.
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	scripts/contract-test.sh
+	scripts/browser-test.sh
 	scripts/check-docker-libs.sh
 	$(MAKE) fuzz-smoke
 
@@ -59,6 +76,16 @@ fuzz-smoke: deps
 contract-test: test-deps
 	$(SWIFT) build --product navd
 	scripts/contract-test.sh
+
+## The web client (/ui/) in headless Chromium against a live debug navd (scripts/browser-test.sh).
+browser-test: browser-deps deps
+	$(SWIFT) build --product navd
+	scripts/browser-test.sh
+
+## Screenshots of the web client for the README (docs/ui-*.png), taken by the browser test.
+ui-screenshots: browser-deps deps
+	$(SWIFT) build --product navd
+	SCREENSHOTS=docs scripts/browser-test.sh
 
 ## The Dockerfile's runtime stage installs every library the static release binary links.
 docker-check: deps

@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
+        // Graph diagrams (model, layout, SVG), for the benchmarks (Benchmarks/Package.swift).
+        .library(name: "NavDiagram", targets: ["NavDiagram"]),
         .executable(name: "navd", targets: ["NavdEntry"]),
         // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
         // link it with libFuzzer's `main` in place of the daemon's.
@@ -29,6 +31,9 @@ let package = Package(
         // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
+        // Diagrams of a graph: a model computed from the graph, its layered layout and the
+        // renderers (SVG). Pure: no I/O.
+        .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -67,13 +72,25 @@ let package = Package(
         .target(
             name: "navd",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavServer", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
-            // symbolic link), compiled into the binary as bytes.
-            resources: [.embedInCode("Resources/openapi.yaml")]
+            // symbolic link), compiled into the binary as bytes; and the reference web client
+            // served at /ui/ (WebClientRoutes: a new file there is listed here and there).
+            resources: [
+                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/ui/index.html"),
+                .embedInCode("Resources/ui/style.css"),
+                .embedInCode("Resources/ui/favicon.svg"),
+                .embedInCode("Resources/ui/app.js"),
+                .embedInCode("Resources/ui/api.js"),
+                .embedInCode("Resources/ui/dom.js"),
+                .embedInCode("Resources/ui/stage.js"),
+                .embedInCode("Resources/ui/timeline.js"),
+                .embedInCode("Resources/ui/diagram.js"),
+            ]
         ),
         .executableTarget(
             name: "NavdEntry",
@@ -97,6 +114,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "NavDiagramTests",
+            dependencies: ["NavDiagram", "NavCore", "NavJSON"]
         ),
         .testTarget(
             name: "navdTests",

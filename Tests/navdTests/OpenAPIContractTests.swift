@@ -40,6 +40,7 @@ struct OpenAPIContractTests {
                 .replacingOccurrences(of: "{id}", with: session.id)
                 .replacingOccurrences(of: "{screen}", with: "e2")
                 .replacingOccurrences(of: "{name}", with: "news")
+                .replacingOccurrences(of: "{file}", with: "app.js")
             switch operation.operationID {
             case "createSession": return ("POST", target, ["Content-Type": "application/json"], Array("{}".utf8), 201)
             case "listSessions": return ("GET", target, Self.admin, [], 200)
@@ -52,7 +53,10 @@ struct OpenAPIContractTests {
             case "setParams": return ("PUT", target, json, Array(#"{"category":4}"#.utf8), 200)
             case "patchState": return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8), 200)
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
-            case "listGraphs", "getGraph", "health", "ready", "metrics", "getOpenAPI": return ("GET", target, [:], [], 200)
+            case "listGraphs", "getGraph", "getGraphDiagram", "health", "ready", "metrics", "getOpenAPI", "getWebClient",
+                "getWebClientFile":
+                return ("GET", target, [:], [], 200)
+            case "getWebClientRedirect": return ("GET", target, [:], [], 308)
             case "putGraph": return ("PUT", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 }, Array(news), 200)
             default: return nil
             }
@@ -80,6 +84,7 @@ struct OpenAPIContractTests {
         for template in templates.sorted() {
             let target = template.replacingOccurrences(of: "{id}", with: session.id)
                 .replacingOccurrences(of: "{screen}", with: "e1").replacingOccurrences(of: "{name}", with: "news")
+                .replacingOccurrences(of: "{file}", with: "app.js")
             for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] where !validator.methods(of: template).contains(method) {
                 let answer = try navd.request(method, target, headers: ["Authorization": "Bearer \(session.token)"])
                 #expect(answer.status == 405, "\(method) \(template): \(answer)")

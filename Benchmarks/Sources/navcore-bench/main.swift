@@ -148,6 +148,8 @@ do {
     exit(1)
 }
 
+diagramCases()
+
 print("")
 let goals: [(String, Double)] = [("3-component navigation", 5_000), ("parse 60-char path", 1_000)]
 for (name, limit) in goals {

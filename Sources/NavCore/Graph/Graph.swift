@@ -168,7 +168,7 @@ public struct Link: Sendable, Hashable {
     }
 
     /// The template with every placeholder replaced by `value(name)`.
-    func filled(_ value: (String) -> String) -> String {
+    public func filled(_ value: (String) -> String) -> String {
         var result = ""
         var current: String?
         for character in template {

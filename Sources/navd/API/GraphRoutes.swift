@@ -1,12 +1,15 @@
 import NavCore
+import NavDiagram
 import NavHTTP
 import NavJSON
 import NavServer
 
-/// `/v1/graphs…`: list and read (open), upload (admin).
+/// `/v1/graphs…`: list, read and draw (open), upload (admin).
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
     let adminToken: TokenDigest?
+    /// Diagrams already drawn, by graph version.
+    let diagrams = DiagramCache()
 
     func register(in router: inout Routes) {
         router.on("GET", "/v1/graphs") { _ in
@@ -14,23 +17,25 @@ struct GraphRoutes: Sendable {
         }
         router.on("GET", "/v1/graphs/{name}") { context in
             let name = context.parameter("name")
-            let found: GraphVersion?
-            if context.request.query["version"] != nil {
-                let number = try Query.int(context, "version", default: 1, range: 1...Int(Int32.max))
-                do throws(StoreError) {
-                    found = try graphs.version(name, number, readingThrough: true)
-                } catch {
-                    throw APIError(ServiceError(storeError: error, "could not read the stored graphs"))
-                }
-                guard found != nil else { throw APIError(.notFound, "no version \(number) of graph '\(name)'") }
-            } else {
-                found = try graphs.latest(name)
-            }
-            guard let graph = found else { throw APIError(.notFound, "no graph '\(name)'") }
+            let graph = try requestedVersion(context)
             return .json([
                 "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
                 "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
             ], headers: [("ETag", .etag(graph.version))])
+        }
+        router.on("GET", "/v1/graphs/{name}/diagram") { context in
+            // The format is checked before the graph is looked up: a bad request is 400 whether
+            // or not the graph exists.
+            let formatText = context.request.query["format"] ?? DiagramFormat.svg.rawValue
+            guard let format = DiagramFormat(rawValue: formatText) else {
+                let known = DiagramFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                throw APIError(.invalidRequest, "query parameter 'format' must be one of: \(known)", param: "format")
+            }
+            let graph = try requestedVersion(context)
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", format.mediaType), ("ETag", .etag(graph.version))],
+                body: diagrams.rendering(graph, as: format)
+            )
         }
         router.on("PUT", "/v1/graphs/{name}") { context in
             try Admin.require(context, adminToken: adminToken)
@@ -65,5 +70,25 @@ struct GraphRoutes: Sendable {
                 headers: [("ETag", .etag(version.version))] + (created ? [("Location", "/v1/graphs/\(version.graph.name)")] : [])
             )
         }
+    }
+
+    /// The graph version a request names: `?version=N`, or the latest.
+    /// - Throws: 400 for a malformed version, 404 for an unknown graph or version.
+    private func requestedVersion(_ context: RequestContext) throws -> GraphVersion {
+        let name = context.parameter("name")
+        let found: GraphVersion?
+        if context.request.query["version"] != nil {
+            let number = try Query.int(context, "version", default: 1, range: 1...Int(Int32.max))
+            do throws(StoreError) {
+                found = try graphs.version(name, number, readingThrough: true)
+            } catch {
+                throw APIError(ServiceError(storeError: error, "could not read the stored graphs"))
+            }
+            guard found != nil else { throw APIError(.notFound, "no version \(number) of graph '\(name)'") }
+        } else {
+            found = try graphs.latest(name)
+        }
+        guard let graph = found else { throw APIError(.notFound, "no graph '\(name)'") }
+        return graph
     }
 }

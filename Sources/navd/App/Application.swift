@@ -67,6 +67,7 @@ final class Application: HTTPHandler {
         EventRoutes(sessions: sessions).register(in: &routes)
         GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
+        WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()
         self.handlers = routes.handlers
         metrics.name(routes: responder.templates.map(\.template))

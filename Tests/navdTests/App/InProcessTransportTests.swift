@@ -66,6 +66,8 @@ import Testing
             ("GET", "//", [:], []),
             ("GET", "/v1/graphs", [:], []),
             ("GET", "/v1/graphs/news?version=1", [:], []),
+            ("GET", "/v1/graphs/news/diagram?format=svg", [:], []),
+            ("GET", "/v1/graphs/news/diagram?format=png", [:], []),
             ("PUT", "/v1/graphs/news", admin.merging(["Content-Type": "application/yaml"]) { $1 }, Array("name: news\nstart: /top\nscenes: {top: {}}\n".utf8)),
             ("PUT", "/v1/graphs/news", ["Content-Type": "application/json"], Array("{}".utf8)),
             ("POST", "/v1/sessions", ["Content-Type": "application/json"], Array(#"{"context":"u1"}"#.utf8)),

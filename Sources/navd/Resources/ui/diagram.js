@@ -1,0 +1,83 @@
+// The graph as navd draws it (GET /v1/graphs/{name}/diagram?format=svg, DESIGN §8), with the
+// top screen's scene marked `current` and the other scenes on the stage marked `on-stage`.
+//
+// The SVG's contract: one `<g class="scene" data-scene="NAME">` per scene, edges as
+// `<g class="edge link|tab|global" data-from data-to data-link>`, and its own `<style>` that
+// draws `.scene.current`. It is the one piece of markup from the server the client inserts:
+// navd wrote it, and it is parsed as SVG (an XML document), never as HTML.
+
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+export class Diagram {
+  constructor(root) {
+    this.root = root;
+    this.svg = null;
+    this.graph = null;
+    this.view = null;
+  }
+
+  /** Fetches and inserts the diagram of version `version` of graph `name` (once per version). */
+  async load(name, version) {
+    const key = `${name}@${version}`;
+    if (this.graph === key && this.svg) return;
+    this.graph = key;
+    this.svg = null;
+    replace(this.root, h("p", { class: "muted", text: "drawing the graph…" }));
+    let text;
+    try {
+      text = await api.diagram(name, version);
+    } catch (problem) {
+      if (this.graph === key) replace(this.root, h("p", { class: "muted", text: `no diagram: ${problem.code} — ${problem.detail}` }));
+      return;
+    }
+    if (this.graph !== key) return;
+    const svg = parse(typeof text === "string" ? text : "");
+    if (!svg) {
+      replace(this.root, h("p", { class: "muted", text: "no diagram: the answer is not an SVG document" }));
+      return;
+    }
+    this.svg = svg;
+    replace(this.root, svg);
+    if (this.view) this.highlight(this.view);
+  }
+
+  /** Marks the top screen's scene `current`, and every scene on the stage `on-stage`. */
+  highlight(view) {
+    this.view = view;
+    if (!this.svg) return;
+    const screens = Array.isArray(view.screens) ? view.screens : [];
+    const top = screens.length ? screens[screens.length - 1].scene : null;
+    const onStage = new Set(screens.map((screen) => screen.scene));
+    for (const scene of this.svg.querySelectorAll(".scene")) {
+      const name = scene.getAttribute("data-scene");
+      scene.classList.toggle("current", name === top);
+      scene.classList.toggle("on-stage", onStage.has(name) && name !== top);
+      if (name === top) scene.setAttribute("aria-current", "true");
+      else scene.removeAttribute("aria-current");
+    }
+  }
+}
+
+/** The SVG root of `text`, imported into this document, or null. */
+function parse(text) {
+  const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
+  const root = parsed.documentElement;
+  if (!root || root.namespaceURI !== SVG || root.localName !== "svg" || parsed.getElementsByTagName("parsererror").length) return null;
+  // navd drew it, but a diagram is no place for code: drop scripts, foreign HTML and handlers.
+  for (const node of root.querySelectorAll("script, foreignObject")) node.remove();
+  for (const node of [root, ...root.querySelectorAll("*")]) {
+    for (const attribute of [...node.attributes]) {
+      if (/^on/i.test(attribute.name) || /^\s*javascript:/i.test(attribute.value)) node.removeAttribute(attribute.name);
+    }
+  }
+  const svg = document.importNode(root, true);
+  if (!svg.hasAttribute("viewBox") && svg.hasAttribute("width") && svg.hasAttribute("height")) {
+    svg.setAttribute("viewBox", `0 0 ${parseFloat(svg.getAttribute("width"))} ${parseFloat(svg.getAttribute("height"))}`);
+  }
+  svg.setAttribute("role", "img");
+  if (!svg.hasAttribute("aria-label")) svg.setAttribute("aria-label", "graph diagram");
+  return svg;
+}

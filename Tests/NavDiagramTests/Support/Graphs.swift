@@ -1,0 +1,87 @@
+import Foundation
+import NavCore
+import NavJSON
+
+/// The graphs the diagram tests draw: the examples and generated ones.
+enum Graphs {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples")
+
+    static func example(_ file: String) -> Graph? {
+        guard let data = try? Data(contentsOf: examples.appendingPathComponent(file)) else { return nil }
+        return try? Graph.decode(json: Array(data)).graph
+    }
+
+    static var news: Graph? { example("news.json") }
+    static var kabukit: Graph? { example("kabukit.json") }
+
+    /// A valid graph of `scenes` scenes (`s0`, `s1`, …; every tenth a tabs container of the
+    /// next two) with `links` scene links and `globals` global links between random scenes,
+    /// pushes, modals, absolute paths, tab switches, links back up the path and to the scene
+    /// itself among them.
+    static func random(seed: UInt64, scenes: Int, links: Int, globals: Int = 2) -> Graph {
+        var random = SplitMix64(seed: seed)
+        var document: [String: JSONValue] = [:]
+        var sceneLinks = Array(repeating: [String: JSONValue](), count: scenes)
+        func template(to target: Int) -> String {
+            switch random.below(8) {
+            case 0: "!s\(target)"
+            case 1: "^/s\(target)"
+            case 2: "!/s\(target)(id={id})"
+            case 3: "../s\(target)"
+            default: "s\(target)"
+            }
+        }
+        for _ in 0..<links {
+            let from = random.below(scenes)
+            // Mostly near the source (so the drawing has depth), sometimes anywhere.
+            let to = random.below(4) == 0 ? random.below(scenes) : min(scenes - 1, from + random.below(5))
+            let name = "l\(sceneLinks[from].count)"
+            let path = random.below(40) == 0 ? ".." : template(to: to)
+            sceneLinks[from][name] = ["path": .string(path)]
+        }
+        var sceneObjects: [String: JSONValue] = [:]
+        for index in 0..<scenes {
+            var scene: [String: JSONValue] = [:]
+            if index % 10 == 0, index + 2 < scenes {
+                scene["container"] = "tabs"
+                scene["tabs"] = [.string("s\(index + 1)"), .string("s\(index + 2)")]
+            }
+            if index % 7 == 3 { scene["removable"] = false }
+            if index % 11 == 5 { scene["requires"] = ["user"] }
+            if !sceneLinks[index].isEmpty { scene["links"] = .object(sceneLinks[index]) }
+            sceneObjects["s\(index)"] = .object(scene)
+        }
+        var globalLinks: [String: JSONValue] = [:]
+        for index in 0..<globals {
+            globalLinks["g\(index)"] = ["path": .string(index % 2 == 0 ? "!s\(random.below(scenes))" : "^/s\(random.below(scenes))")]
+        }
+        document["name"] = "generated"
+        document["start"] = scenes > 10 ? "/s0#s1" : "/s0"
+        document["scenes"] = .object(sceneObjects)
+        document["links"] = .object(globalLinks)
+        do {
+            return try Graph.decode(.object(document)).graph
+        } catch {
+            // The generator makes valid graphs; a failure here is a bug in it.
+            return Graph(name: "invalid-\(error.issues.first?.description ?? "")", start: "/s0", scenes: ["s0": Scene(name: "s0")])
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so that a failing random run can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}

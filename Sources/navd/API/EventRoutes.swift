@@ -70,9 +70,7 @@ struct EventRoutes: Sendable {
     private static func lastEventID(_ context: RequestContext) throws(APIError) -> Int? {
         guard let text = context.request.headers["last-event-id"] else { return nil }
         let trimmed = text.trimmingCharacters(in: " \t")
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 16, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            let value = Int(trimmed), value <= Query.maxSafeInteger
-        else {
+        guard let value = DecimalDigits.parse(trimmed.utf8), value <= Query.maxSafeInteger else {
             throw APIError(.invalidRequest, "Last-Event-ID must be an event's seq (decimal digits)", param: "Last-Event-ID")
         }
         return value

@@ -105,6 +105,12 @@ package final class LiveSessions: Sendable {
         for watcher in watchers(of: id) { watcher.refresh() }
     }
 
+    /// Tells every watcher to look in the store (notices from other processes may have been missed).
+    package func refreshAll() {
+        let all = watchers.withLock { $0.bySession.values.flatMap { $0 } }
+        for watcher in all { watcher.refresh() }
+    }
+
     /// Ends the session's watchers: it was deleted or it expired.
     package func end(_ id: String, _ reason: EndReason) {
         let list = watchers.withLock { state -> [any SessionWatcher] in

@@ -296,6 +296,23 @@ package final class SessionService: Sendable {
         return (session.state.version, events)
     }
 
+    /// Follows what other processes change in a shared store (PostgreSQL), so that this process's
+    /// watchers see every change (DESIGN §8 Across processes). Nothing for a store of one process.
+    package func followStore() {
+        guard let feed = store as? any ChangeFeed else { return }
+        feed.follow { [live] notice in
+            guard let notice else {
+                live.refreshAll()
+                return
+            }
+            switch notice.kind {
+            case .changed: live.refresh(notice.id)
+            case .deleted: live.end(notice.id, .deleted)
+            case .expired: live.end(notice.id, .expired)
+            }
+        }
+    }
+
     /// Deletes idle sessions, ending their watchers. - Returns: how many.
     package func sweep() throws(ServiceError) -> Int {
         let cutoff = now() - configuration.sessionTTL

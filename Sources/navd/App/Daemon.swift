@@ -41,6 +41,7 @@ struct Daemon {
         ])
 
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
+        application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
         let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
         sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))

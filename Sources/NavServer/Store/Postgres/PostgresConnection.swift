@@ -78,6 +78,35 @@ package final class PostgresConnection: @unchecked Sendable {
         return StoreError(message: message, kind: unavailable ? .unavailable : .failure)
     }
 
+    /// Waits up to `milliseconds` for notifications (`LISTEN`) and returns their payloads.
+    /// - Throws: when the connection broke.
+    func notifications(waitingUpTo milliseconds: Int32) throws(StoreError) -> [String] {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw StoreError(message: "the notification connection is closed", kind: .unavailable)
+        }
+        var payloads = Self.pending(handle)
+        guard payloads.isEmpty else { return payloads }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { throw StoreError(message: "the notification connection has no socket", kind: .unavailable) }
+        let ready = poll(&descriptor, 1, milliseconds)
+        guard ready > 0 else { return [] }
+        guard PQconsumeInput(handle) == 1 else {
+            throw StoreError(message: "PQconsumeInput: \(String(cString: PQerrorMessage(handle)).trimmingNewlines())", kind: .unavailable)
+        }
+        payloads = Self.pending(handle)
+        return payloads
+    }
+
+    /// The notifications libpq has read already.
+    private static func pending(_ handle: OpaquePointer) -> [String] {
+        var payloads: [String] = []
+        while let notice = PQnotifies(handle) {
+            payloads.append(String(cString: notice.pointee.extra))
+            PQfreemem(notice)
+        }
+        return payloads
+    }
+
     /// Runs `sql` with text parameters (`PQexecParams`, or `PQexecPrepared` once it has been
     /// prepared on this connection) and returns its rows as text.
     @discardableResult

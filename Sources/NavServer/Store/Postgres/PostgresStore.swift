@@ -9,9 +9,15 @@ import Synchronization
 /// Every write is one statement that compare-and-sets on `version` (`UPDATE … WHERE version = $expected`)
 /// and appends the events in the same statement, so a change is either wholly there or not at all,
 /// and a process that lost a race learns it and re-reads instead of overwriting.
-package final class PostgresStore: SessionStore, GraphStore {
+package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     package let name: String
     private let pool: PostgresPool
+    let url: String
+    /// This process's mark on the notices it sends (`NOTIFY navd_changes`), so that it skips its
+    /// own: its watchers have had those changes from the thread that applied them.
+    let processTag: String
+    /// Set by `close()`: the notice listener stops.
+    let closing = Atomic<Bool>(false)
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
 
@@ -51,6 +57,9 @@ package final class PostgresStore: SessionStore, GraphStore {
 
     package init(url: String, connections: Int, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
         self.name = Self.redacted(url)
+        self.url = url
+        var random = SystemRandomNumberGenerator()
+        self.processTag = String(random.next() as UInt64, radix: 36)
         self.retainedEvents = retainedEvents
         self.decode = decode
         self.pool = try PostgresPool(conninfo: url, size: max(1, connections))
@@ -157,12 +166,14 @@ package final class PostgresStore: SessionStore, GraphStore {
                     INSERT INTO events (session_id, seq, body)
                     SELECT u.id, (e->>'seq')::bigint, e::text FROM u, jsonb_array_elements($6::jsonb) e RETURNING 1),
                 trimmed AS (
-                    DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1)
-                SELECT count(*) FROM u
+                    DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
+                notified AS (SELECT pg_notify('navd_changes', $8) FROM u)
+                SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM notified)
                 """,
                 [
                     session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
                     String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
+                    notice(session.id, "changed \(session.state.eventCounter)"),
                 ],
                 prepare: true
             )
@@ -174,8 +185,12 @@ package final class PostgresStore: SessionStore, GraphStore {
         guard SessionID.isValid(id) else { return false }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1) SELECT count(*) FROM d",
-                [id], prepare: true)
+                """
+                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1),
+                notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
+                SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
+                """,
+                [id, notice(id, "deleted")], prepare: true)
         }
         return result.int(0, 0) > 0
     }
@@ -197,10 +212,11 @@ package final class PostgresStore: SessionStore, GraphStore {
             try connection.execute(
                 """
                 WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
-                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d))
-                SELECT id FROM d
+                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d)),
+                notified AS (SELECT pg_notify('navd_changes', $2 || ' ' || id || ' expired') FROM d)
+                SELECT id, (SELECT count(*) FROM notified) FROM d
                 """,
-                [String(cutoff)], prepare: true)
+                [String(cutoff), processTag], prepare: true)
         }
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
@@ -307,6 +323,7 @@ package final class PostgresStore: SessionStore, GraphStore {
     }
 
     package func close() {
+        closing.store(true, ordering: .relaxed)
         pool.close()
     }
 }

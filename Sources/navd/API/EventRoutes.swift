@@ -186,7 +186,7 @@ final class EventStream: SessionWatcher {
     /// client: while its buffer is half full, the next page waits), then the view.
     private func catchUp() {
         do throws(StoreError) {
-            while true {
+            while !progress.withLock({ $0.done }) {
                 guard let session = try sessions.store.load(id), !sessions.isExpired(session) else {
                     let gone = try sessions.store.load(id) == nil
                     sessions.live.remove(self, from: id)

@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-c
 PG_PACKAGES := postgresql
 SCHEMATHESIS_VERSION := 4.32.5
 
-.PHONY: all build release run test deps test-deps openapi-check contract-test docker-check bench clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps openapi-check contract-test docker-check bench bench-live clean fuzz fuzz-smoke
 
 all: build
 
@@ -71,6 +71,11 @@ openapi-check:
 
 bench: release
 	bench/run.sh
+
+## Live sessions at scale (BENCHMARKS.md): memory per idle watcher at 1,000 and 10,000, fan-out
+## throughput and delivery latency, the polling modes, the epoll stall experiment. About 20 minutes.
+bench-live: release
+	bench/live.sh
 
 clean:
 	rm -rf .build .build-fuzz .navd

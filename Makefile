@@ -11,7 +11,7 @@ BROWSER_PACKAGES := chromium chromium-driver python3-venv
 SELENIUM_VERSION := 4.51.0
 VENV := .build/venv
 
-.PHONY: all build release run test deps test-deps browser-deps openapi-check contract-test browser-test ui-screenshots docker-check bench clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps browser-deps openapi-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
 
 all: build
 
@@ -98,6 +98,11 @@ openapi-check:
 
 bench: release
 	bench/run.sh
+
+## Live sessions at scale (BENCHMARKS.md): memory per idle watcher at 1,000 and 10,000, fan-out
+## throughput and delivery latency, the polling modes, the epoll stall experiment. About 20 minutes.
+bench-live: release
+	bench/live.sh
 
 clean:
 	rm -rf .build .build-fuzz .navd

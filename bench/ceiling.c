@@ -13,8 +13,14 @@
  * first: a response queued on the first call makes MHD 0.9.75 answer
  * `Connection: close` (DESIGN.md section 7).
  *
- * Usage: ceiling PORT [THREADS]   (PORT 0 picks a free port)
+ * Usage: ceiling PORT [THREADS [POLLING [DELAY_US]]]   (PORT 0 picks a free port)
  * Prints "listening PORT" on stdout once it serves; stops on SIGINT/SIGTERM.
+ *
+ * For the stall experiment of bench/live.sh (DESIGN.md section 7: MHD_USE_EPOLL hung
+ * connections under load with a slow handler), POLLING is `poll` (the default, as above) or
+ * `epoll` (MHD_USE_EPOLL instead of MHD_USE_POLL), and DELAY_US makes every answer wait that
+ * many microseconds in the access handler first (usleep, holding the pool thread, as a slow
+ * handler does).
  *
  * Built by bench/run.sh:
  *   cc -O2 -o ceiling bench/ceiling.c $(pkg-config --cflags --libs libmicrohttpd)
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char BODY[] =
     "{\"id\":\"3f2a9c1e5b7d4e6f8a0b1c2d3e4f5a6b\",\"graph\":\"news\",\"version\":7,"
@@ -34,6 +41,7 @@ static const char BODY[] =
     "\"context\":{}}";
 
 static struct MHD_Response *response;
+static unsigned int delay_us;
 
 /* A non-NULL marker stored in *con_cls on the first call of each request. */
 static int request_marker;
@@ -54,6 +62,7 @@ access_handler(void *cls, struct MHD_Connection *connection, const char *url,
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (delay_us > 0) usleep(delay_us);
     return MHD_queue_response(connection, MHD_HTTP_OK, response);
 }
 
@@ -74,6 +83,13 @@ main(int argc, char **argv)
     }
     unsigned int port = (unsigned int)strtoul(argv[1], NULL, 10);
     unsigned int threads = argc > 2 ? (unsigned int)strtoul(argv[2], NULL, 10) : 2;
+    unsigned int polling = MHD_USE_POLL;
+    if (argc > 3 && strcmp(argv[3], "epoll") == 0) polling = MHD_USE_EPOLL;
+    else if (argc > 3 && strcmp(argv[3], "poll") != 0) {
+        fprintf(stderr, "ceiling: POLLING is poll or epoll, not %s\n", argv[3]);
+        return 2;
+    }
+    delay_us = argc > 4 ? (unsigned int)strtoul(argv[4], NULL, 10) : 0;
 
     response = MHD_create_response_from_buffer(sizeof(BODY) - 1, (void *)BODY,
                                                MHD_RESPMEM_PERSISTENT);
@@ -90,7 +106,7 @@ main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
 
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+        MHD_USE_INTERNAL_POLLING_THREAD | polling | MHD_USE_ITC | MHD_USE_ERROR_LOG,
         (uint16_t)port, NULL, NULL, access_handler, NULL,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,

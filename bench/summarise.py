@@ -3,6 +3,7 @@
 
     summarise.py http   http-results.tsv     (written by bench/run.sh)
     summarise.py memory memory-results.tsv   (written by bench/memory.sh)
+    summarise.py live   BENCH_OUT "PARTS"     (the live-*.tsv bench/live.sh writes)
 """
 import csv
 import statistics
@@ -23,7 +24,7 @@ def median(values):
 
 
 def ms(us):
-    return "n/a" if us is None else f"{us / 1000:.2f}"
+    return "n/a" if us is None or us < 0 else f"{us / 1000:.2f}"
 
 
 def us(value):
@@ -122,7 +123,134 @@ def memory(path):
         print()
 
 
+def rows_of(path):
+    with open(path) as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def kib_per(value):
+    return "n/a" if value is None else f"{value / 1024:.1f} KiB"
+
+
+def live_memory(rows):
+    print("### Memory per idle watcher\n")
+    print("VmRSS (and RssAnon) of navd with the watchers connected minus before, per watcher; the "
+          "marginal cost is the difference between consecutive counts. Medians over rounds.\n")
+    print("| binary | watchers | VmRSS MiB | per watcher (VmRSS) | per watcher (RssAnon) | marginal (VmRSS) | rounds (per watcher, VmRSS) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    groups = OrderedDict()
+    for r in rows:
+        if r["watchers"] != "held":
+            groups.setdefault(r["binary"], OrderedDict()).setdefault(int(r["watchers"]), []).append(r)
+    for binary, by_count in groups.items():
+        previous = None
+        for count, rs in by_count.items():
+            per = [(number(r["rss_kib"]) - number(r["rss0_kib"])) * 1024 / count for r in rs]
+            per_anon = [(number(r["anon_kib"]) - number(r["anon0_kib"])) * 1024 / count for r in rs]
+            marginal = None
+            if previous is not None:
+                before = {r["round"]: number(r["rss_kib"]) for r in by_count[previous]}
+                marginal = median((number(r["rss_kib"]) - before[r["round"]]) * 1024 / (count - previous)
+                                  for r in rs if r["round"] in before)
+            print(f"| {binary} | {count:,} | {median(number(r['rss_kib']) for r in rs) / 1024:,.1f} | {kib_per(median(per))} "
+                  f"| {kib_per(median(per_anon))} | {kib_per(marginal) if marginal is not None else '—'} "
+                  f"| {', '.join(f'{p / 1024:.1f}' for p in per)} |")
+            previous = count
+    held = [r for r in rows if r["watchers"] == "held"]
+    for r in held:
+        print(f"\n{r['binary']} round {r['round']}: {int(number(r['open']) or 0):,} watchers open after the hold, "
+              f"fewest pings received by one: {r['pings_min']}.", end="")
+    print("\n")
+
+
+def live_fanout(rows):
+    print("### Fan-out\n")
+    by_round = OrderedDict()
+    for r in rows:
+        by_round.setdefault(r["round"], {})[r["kind"]] = r
+    without = [number(v["without"]["rps"]) for v in by_round.values() if "without" in v]
+    with_ = [number(v["with"]["rps"]) for v in by_round.values() if "with" in v]
+    ratios = [number(v["with"]["rps"]) / number(v["without"]["rps"]) for v in by_round.values()
+              if "with" in v and "without" in v and number(v["without"]["rps"])]
+    if without and with_:
+        print("| navigate | requests/s (median) | rounds | p99 ms (median) | navd CPU µs per navigation (median) | watcher client CPU s (median) |")
+        print("| --- | ---: | --- | ---: | ---: | ---: |")
+        for kind, values in (("without watchers", without), ("one watcher per session", with_)):
+            key = "without" if kind.startswith("without") else "with"
+            p99 = median(number(v[key]["p99_us"]) for v in by_round.values() if key in v)
+            cpu = median(number(v[key].get("navd_cpu_us")) for v in by_round.values() if key in v)
+            client = median(number(v[key].get("client_cpu_s")) for v in by_round.values() if key in v)
+            print(f"| {kind} | {median(values):,.0f} | {', '.join(f'{x:,.0f}' for x in values)} | {ms(p99)} "
+                  f"| {'n/a' if cpu is None else f'{cpu:.1f}'} | {'—' if client is None else f'{client:.2f}'} |")
+        print(f"\nWith watchers / without: **{median(with_) / median(without):.2f}** (ratio of medians), "
+              f"{median(ratios):.2f} (median of per-round ratios: {', '.join(f'{x:.2f}' for x in ratios)}).\n")
+    paced = [v["paced"] for v in by_round.values() if "paced" in v]
+    if paced:
+        print("| paced run | navigations/s | delivery p50 ms | p99 ms | p99.9 ms | views before their answer | unmatched |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in paced:
+            print(f"| round {r['round']} | {number(r['nav_rps']):,.0f} | {ms(number(r['lat_p50_us']))} | {ms(number(r['lat_p99_us']))} "
+                  f"| {ms(number(r['lat_p999_us']))} | {r['early']} of {r['matched']} | {r['unmatched']} |")
+        print(f"| median | {median(number(r['nav_rps']) for r in paced):,.0f} | {ms(median(number(r['lat_p50_us']) for r in paced))} "
+              f"| {ms(median(number(r['lat_p99_us']) for r in paced))} | {ms(median(number(r['lat_p999_us']) for r in paced))} | | |")
+        print()
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def live_modes(rows):
+    print("### Polling modes\n")
+    print("GET c32 alone, then with the watchers connected and the paced navigations fanning out to them "
+          "(medians over rounds; ratio: median of per-round ratios).\n")
+    print("| mode | watchers | GET alone req/s | GET with watchers req/s | with / alone | delivery p50 ms | p99 ms | p99.9 ms "
+          "| worst round p99 ms | navigations/s | VmRSS MiB | unmatched | rounds (GET with watchers) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault((r["mode"], int(r["watchers"])), []).append(r)
+    for (mode, count), rs in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+        ratio = median(number(r["get_rps"]) / number(r["get_alone_rps"]) for r in rs
+                       if number(r["get_rps"]) and number(r["get_alone_rps"]))
+        worst = max((number(r["lat_p99_us"]) or 0 for r in rs), default=None)
+        rounds_text = ", ".join(fmt(number(r["get_rps"]), ",.0f") for r in rs)
+        rss = median(number(r["rss_kib"]) for r in rs)
+        print(f"| {mode} | {count:,} | {fmt(median(number(r['get_alone_rps']) for r in rs), ',.0f')} "
+              f"| {fmt(median(number(r['get_rps']) for r in rs), ',.0f')} | {fmt(ratio, '.2f')} "
+              f"| {ms(median(number(r['lat_p50_us']) for r in rs))} | {ms(median(number(r['lat_p99_us']) for r in rs))} "
+              f"| {ms(median(number(r['lat_p999_us']) for r in rs))} | {ms(worst)} "
+              f"| {fmt(median(number(r['nav_rps']) for r in rs), ',.0f')} | {fmt(None if rss is None else rss / 1024, ',.0f')} "
+              f"| {sum(int(number(r['unmatched']) or 0) for r in rs)} | {rounds_text} |")
+    print()
+
+
+def live_stall(rows):
+    print("### The epoll stall experiment (libmicrohttpd alone, 256 connections)\n")
+    print("| mode | handler delay µs | runs | runs with a timeout | req/s (median) | slowest answer ms (max over runs) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault((r["mode"], r["delay_us"]), []).append(r)
+    for (mode, delay), rs in groups.items():
+        stalled = sum(1 for r in rs if (number(r["timeouts"]) or 0) > 0 or number(r["rps"]) is None)
+        print(f"| {mode} | {delay} | {len(rs)} | {stalled} | {fmt(median(number(r['rps']) for r in rs), ',.0f')} "
+              f"| {ms(max((number(r['max_us']) or 0 for r in rs), default=None))} |")
+    print()
+
+
+def live(directory, parts):
+    import os
+    for part, show in (("memory", live_memory), ("fanout", live_fanout), ("modes", live_modes), ("stall", live_stall)):
+        path = os.path.join(directory, f"live-{part}.tsv")
+        if part in parts.split() and os.path.exists(path):
+            show(rows_of(path))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("http", "memory"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("http", "memory", "live"):
         sys.exit(__doc__)
-    {"http": http, "memory": memory}[sys.argv[1]](sys.argv[2])
+    if sys.argv[1] == "live":
+        live(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "memory fanout modes stall")
+    else:
+        {"http": http, "memory": memory}[sys.argv[1]](sys.argv[2])

@@ -62,8 +62,8 @@ package enum HTTPServerError: Error, Hashable, CustomStringConvertible {
 
 /// An HTTP/1.1 server on libmicrohttpd that owns one MHD daemon.
 ///
-/// MHD runs an internal thread pool polling with `poll()` (epoll stalls
-/// connections in this MHD version). Requests are read completely, then handed
+/// MHD runs an internal thread pool polling with `poll()` (see ``Polling`` for the
+/// alternatives measured). Requests are read completely, then handed
 /// to the ``HTTPHandler`` on the pool thread. Keep-alive works because a
 /// response is queued on the last access-handler call of a request, never on
 /// the first, except for a `Content-Length` over `maxBody`: that answer is
@@ -101,8 +101,10 @@ package final class HTTPServer: Sendable {
         var connectionMemory: Int = 16384
         /// Seconds `stop()` waits for requests in progress to be answered.
         var shutdownGracePeriod: Int = 10
+        /// How MHD waits for its connections; ``Polling/poll`` unless an experiment says otherwise.
+        package var polling: Polling = .poll
 
-        package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Int = 10) {
+        package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Int = 10, polling: Polling = .poll) {
             self.host = host
             self.port = port
             self.threads = threads
@@ -112,7 +114,25 @@ package final class HTTPServer: Sendable {
             self.headerTimeout = headerTimeout
             self.connectionMemory = connectionMemory
             self.shutdownGracePeriod = shutdownGracePeriod
+            self.polling = polling
         }
+    }
+
+    /// How libmicrohttpd waits for its connections to be ready (BENCHMARKS.md, "Live sessions",
+    /// measured all three at 1,000 and 10,000 connections).
+    package enum Polling: String, Sendable, CaseIterable {
+        /// A pool of `threads` threads, each `poll()`ing its share of the connections: what navd
+        /// ships. Suspended connections (idle streams, long polls) are left out of the poll set.
+        case poll
+        /// The same pool with one epoll set per thread. Stalled connections under load in an
+        /// early experiment with MHD 0.9.75 (DESIGN §7); kept for measuring, not for serving.
+        case epoll
+        /// One thread per connection (no pool). In MHD 0.9.75 every suspended connection's thread
+        /// waits on the daemon's one inter-thread channel, so each resume wakes them all, and one
+        /// of them may clear the wake-up another needed: views arrived seconds late or never,
+        /// and `stop()` can wait for good on a thread that missed its wake-up. Kept for
+        /// measuring only.
+        case threads
     }
 
     package let configuration: Configuration
@@ -190,9 +210,11 @@ package final class HTTPServer: Sendable {
                     MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4096, configuration.connectionMemory), ptr_value: nil),
                     MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
                 ]
+                // A thread per connection takes no pool: MHD refuses the two together.
+                if configuration.polling == .threads { options.removeAll { $0.option == .THREAD_POOL_SIZE } }
                 return options.withUnsafeMutableBufferPointer { buffer in
                     navd_mhd_start(
-                        Self.daemonFlags,
+                        Self.daemonFlags(configuration.polling),
                         configuration.port,
                         accessHandler,
                         contextPointer,
@@ -224,6 +246,7 @@ package final class HTTPServer: Sendable {
                 "host": "\(configuration.host)",
                 "port": "\(boundPort)",
                 "threads": "\(max(1, configuration.threads))",
+                "polling": "\(configuration.polling.rawValue)",
             ])
         case .failure(let error):
             retained.release()
@@ -278,17 +301,22 @@ package final class HTTPServer: Sendable {
         }
     }
 
-    /// Internal polling thread with `poll()` (not epoll: it stalls connections
-    /// in MHD 0.9.75), an inter-thread channel so that `MHD_quiesce_daemon`
-    /// works with a thread pool (and a resumed connection is served at once), error
-    /// messages routed to the logger, and connections that may be suspended while a
-    /// ``ResponseStream`` has nothing to send.
-    private static let daemonFlags: UInt32 =
-        MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-        | MHD_USE_POLL.rawValue
-        | MHD_USE_ITC.rawValue
-        | MHD_USE_ERROR_LOG.rawValue
-        | MHD_ALLOW_SUSPEND_RESUME.rawValue
+    /// Internal polling threads waiting as `polling` says (``Polling/poll`` by default: see
+    /// there), an inter-thread channel so that `MHD_quiesce_daemon` works with a thread pool (and
+    /// a resumed connection is served at once), error messages routed to the logger, and
+    /// connections that may be suspended while a ``ResponseStream`` has nothing to send.
+    private static func daemonFlags(_ polling: Polling) -> UInt32 {
+        let waiting = switch polling {
+        case .poll: MHD_USE_POLL.rawValue
+        case .epoll: MHD_USE_EPOLL.rawValue
+        case .threads: MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
+        }
+        return MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            | waiting
+            | MHD_USE_ITC.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue
+    }
 
     /// The IPv4 socket address for `host` and `port` (`inet_pton`).
     private static func socketAddress(host: String, port: UInt16) throws(HTTPServerError) -> sockaddr_in {

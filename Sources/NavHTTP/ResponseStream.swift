@@ -140,7 +140,10 @@ package final class ResponseStream: Sendable {
                 }
                 state.sent += count
                 if state.sent == state.buffer.count {
-                    state.buffer.removeAll(keepingCapacity: true)
+                    // Drained: the capacity goes too. A watcher is idle most of its life, and
+                    // keeping room for its largest message (a view, a page of events) would cost
+                    // every idle watcher that much; the next write allocates what it needs.
+                    state.buffer = []
                     state.sent = 0
                 }
                 return .bytes(count)

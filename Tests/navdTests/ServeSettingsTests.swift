@@ -1,4 +1,5 @@
 @testable import navd
+import NavHTTP
 @testable import NavServer
 import Testing
 
@@ -21,6 +22,15 @@ import Testing
         #expect(SQLiteStore.defaultCacheBytes == 256 << 20)
         #expect(try Self.settings([], environment: ["NAVD_CACHE_SIZE": "64M"]).cacheBytes == 64 << 20)
         #expect(try Self.settings(["--cache-size", "1G"], environment: ["NAVD_CACHE_SIZE": "64M"]).cacheBytes == 1 << 30)
+    }
+
+    /// The HTTP server's polling mode is `poll` unless the hidden `NAVD_HTTP_POLLING` names another
+    /// (the benchmarks compare them: bench/live.sh); anything else is refused.
+    @Test func pollingIsPollUnlessTheEnvironmentNamesAnotherMode() throws {
+        #expect(try Self.settings([]).polling == .poll)
+        #expect(try Self.settings([], environment: ["NAVD_HTTP_POLLING": "epoll"]).polling == .epoll)
+        #expect(try Self.settings([], environment: ["NAVD_HTTP_POLLING": "threads"]).polling == .threads)
+        #expect(throws: (any Error).self) { try Self.settings([], environment: ["NAVD_HTTP_POLLING": "select"]) }
     }
 
     @Test(arguments: ["", "-1M", "12X", "M", "100", "512K", "99999999999999999G"])

@@ -57,6 +57,8 @@ package final class LiveSessions: Sendable {
     package let messagesSent = Atomic<Int>(0)
     /// Watchers dropped for not keeping up.
     package let watchersDropped = Atomic<Int>(0)
+    /// Heartbeat timer ticks so far: which slice of the watchers is pinged next.
+    private let heartbeatTicks = Atomic<Int>(0)
 
     /// A timer source, used only under `heartbeat`'s mutex (Dispatch's sources are thread-safe).
     private struct Heartbeat: @unchecked Sendable {
@@ -133,14 +135,27 @@ package final class LiveSessions: Sendable {
 
     /// Pings every watcher each `seconds`, so a client that went away is noticed and proxies keep
     /// the connection (DESIGN §8 heartbeats).
+    ///
+    /// A slice of the watchers at a time (``heartbeatSlices`` per interval, each watcher always in
+    /// the same one), never all at once: a ping resumes its stream's connection, and 10,000
+    /// resumed together filled the HTTP server's poll sets for tens of milliseconds, holding up
+    /// every answer and every change's delivery meanwhile (BENCHMARKS.md, "Live sessions").
     package func startHeartbeat(every seconds: Double) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        let slices = Self.heartbeatSlices
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000) / slices))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            let all = self.watchers.withLock { $0.bySession.values.flatMap { $0 } }
-            for watcher in all { watcher.ping() }
+            let slice = self.heartbeatTicks.add(1, ordering: .relaxed).newValue % slices
+            let due = self.watchers.withLock { state -> [any SessionWatcher] in
+                var due: [any SessionWatcher] = []
+                for list in state.bySession.values {
+                    for watcher in list where Self.heartbeatSlice(of: watcher) == slice { due.append(watcher) }
+                }
+                return due
+            }
+            for watcher in due { watcher.ping() }
         }
         timer.resume()
         let previous = heartbeat.withLock { state in
@@ -148,6 +163,17 @@ package final class LiveSessions: Sendable {
             return state
         }
         previous?.timer.cancel()
+    }
+
+    /// Heartbeat slices per interval: 10,000 watchers at the default 15 s are pinged 625 at a time,
+    /// about every second.
+    static let heartbeatSlices = 16
+
+    /// The heartbeat slice `watcher` is pinged in: its address, mixed (Fibonacci hashing), so that
+    /// objects allocated side by side land in different slices.
+    static func heartbeatSlice(of watcher: any SessionWatcher) -> Int {
+        let address = UInt(bitPattern: ObjectIdentifier(watcher))
+        return Int((address &* 0x9E37_79B9_7F4A_7C15) >> 60) % heartbeatSlices
     }
 
     package func stopHeartbeat() {

@@ -31,7 +31,7 @@ struct Daemon {
             configuration: .init(
                 host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
                 connectionLimit: FileDescriptorLimit.fit(connections: settings.maxConnections, logger: logger),
-                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout
+                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout, polling: settings.polling
             ),
             handler: application, logger: logger
         )

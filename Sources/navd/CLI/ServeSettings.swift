@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import NavJSON
+import NavHTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,10 @@ struct ServeSettings: Sendable {
     var heartbeatSeconds: Int
     /// Origins whose pages may call the API; `*` for any.
     var corsOrigins: [String]
+    /// How the HTTP server waits for its connections: `poll` unless the hidden `NAVD_HTTP_POLLING`
+    /// (`poll`, `epoll`, `threads`) says otherwise, for the benchmarks that compare them
+    /// (bench/live.sh). No option: navd ships `poll` (BENCHMARKS.md, "Live sessions").
+    var polling: HTTPServer.Polling
     var logLevel: Logger.Level
 
     static let defaultStore = "sqlite:./.navd/navd.db"
@@ -82,6 +87,11 @@ struct ServeSettings: Sendable {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")
         }
         sessionTTLMilliseconds = milliseconds
+        let polling = value(nil, "NAVD_HTTP_POLLING") ?? HTTPServer.Polling.poll.rawValue
+        guard let mode = HTTPServer.Polling(rawValue: polling) else {
+            throw ValidationError("NAVD_HTTP_POLLING must be poll, epoll or threads, not '\(polling)'")
+        }
+        self.polling = mode
         let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed

@@ -91,6 +91,48 @@ import Glibc
         #expect(try client.readChunk() == "last words\n")
     }
 
+    /// A client without chunked transfer coding (HTTP/1.0) gets the body through MHD's block of
+    /// `streamBlockSize` bytes, a block per read: a message several blocks long arrives whole,
+    /// and the end of the stream closes the connection.
+    @Test func anHTTP10ClientGetsMessagesLongerThanTheStreamBlockWhole() throws {
+        let (server, streams) = try Self.start()
+        defer { server.stop() }
+        let client = try StreamClient(port: server.boundPort)
+        try client.send("GET /stream HTTP/1.0\r\nHost: x\r\n\r\n")
+        let stream = try streams.next()
+        let message = (0..<5 * streamBlockSize).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        #expect(stream.write(message))
+        stream.finish()
+        let head = try client.readHead()
+        #expect(head.contains("200"))
+        #expect(!head.lowercased().contains("transfer-encoding: chunked"))
+        #expect(try client.readToTheEnd() == message)
+    }
+
+    /// The pool's polling modes (`NAVD_HTTP_POLLING`, kept for the benchmarks) answer plain requests
+    /// and streams, suspending and resuming the connection in between. Not `threads`: there MHD
+    /// 0.9.75 can lose a resume's wake-up (``HTTPServer/Polling/threads``), and a connection thread
+    /// that missed it keeps `stop()` waiting for good.
+    @Test(arguments: [HTTPServer.Polling.poll, .epoll])
+    func everyPollingModeServesRequestsAndStreams(_ polling: HTTPServer.Polling) throws {
+        let (server, streams) = try Self.start(polling: polling)
+        defer { server.stop() }
+        let client = try StreamClient(port: server.boundPort)
+        try client.send("GET /plain HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readHead().contains("200"))
+        _ = try client.readBody(count: 2)
+        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try client.readHead()
+        let stream = try streams.next()
+        #expect(stream.write(Array("one\n".utf8)))
+        #expect(try client.readChunk() == "one\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(stream.write(Array("two\n".utf8)))
+        #expect(try client.readChunk() == "two\n")
+        stream.finish()
+        #expect(try client.readChunk() == "")
+    }
+
     // MARK: Fixture
 
     static let logger: Logger = {
@@ -99,10 +141,10 @@ import Glibc
         return logger
     }()
 
-    static func start(bufferLimit: Int = 1 << 20) throws -> (HTTPServer, StreamHandler.Opened) {
+    static func start(bufferLimit: Int = 1 << 20, polling: HTTPServer.Polling = .poll) throws -> (HTTPServer, StreamHandler.Opened) {
         let handler = StreamHandler(bufferLimit: bufferLimit)
         let server = HTTPServer(
-            configuration: .init(host: "127.0.0.1", port: 0, threads: 2, connectionTimeout: 5, shutdownGracePeriod: 5),
+            configuration: .init(host: "127.0.0.1", port: 0, threads: 2, connectionTimeout: 5, shutdownGracePeriod: 5, polling: polling),
             handler: handler,
             logger: logger
         )
@@ -193,6 +235,23 @@ final class StreamClient {
         let data = Array(buffered[..<size])
         buffered.removeFirst(size + 2)
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `count` bytes of a body with a `Content-Length`.
+    func readBody(count: Int) throws -> [UInt8] {
+        while buffered.count < count {
+            guard try fill() else { throw Failure(description: "closed inside a body") }
+        }
+        let body = Array(buffered[..<count])
+        buffered.removeFirst(count)
+        return body
+    }
+
+    /// Everything left until the server closes the connection.
+    func readToTheEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffered = [] }
+        return buffered
     }
 
     /// Reads until the server closes the connection; false if it did not within the timeout.

@@ -4,6 +4,8 @@ LISTEN ?= 127.0.0.1:8080
 STORE ?= sqlite:./.navd/navd.db
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
 PG_PACKAGES := postgresql
+# Graphviz's `dot`: GraphvizTests draw every DOT diagram navd writes with it.
+GRAPHVIZ_PACKAGES := graphviz
 SCHEMATHESIS_VERSION := 4.32.5
 # The browser test: Debian's Chromium and its driver, Selenium (PyPI) in a virtual environment,
 # since Debian's own Python refuses `pip install` (it is externally managed).
@@ -22,12 +24,16 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 
-## What the tests need beyond the build: PostgreSQL server binaries, the OpenAPI validator and
-## schemathesis, and the browser test's Chromium and Selenium.
+## What the tests need beyond the build: PostgreSQL server binaries, Graphviz, the OpenAPI
+## validator and schemathesis, and the browser test's Chromium and Selenium.
 test-deps: deps browser-deps
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing $(PG_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
+	fi
+	@if ! command -v dot >/dev/null 2>&1; then \
+		echo "installing $(GRAPHVIZ_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(GRAPHVIZ_PACKAGES) >/dev/null; \
 	fi
 	@python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
 	@[ "$$(python3 -c 'import schemathesis; print(schemathesis.__version__)' 2>/dev/null)" = "$(SCHEMATHESIS_VERSION)" ] \

@@ -3,9 +3,13 @@ import NavCore
 /// What a drawing of a navigation graph shows, computed from the graph alone (DESIGN §10):
 /// its scenes, the start path, tab membership and every link with the scene it leads to.
 ///
-/// Renderers read this model and nothing else, so that every format (SVG today; DOT and
-/// Mermaid are meant to follow) draws the same things. Everything is sorted: the same graph
-/// gives the same diagram.
+/// Renderers read this model and nothing else, so that every format (SVG, DOT, Mermaid) draws
+/// the same things. Everything is sorted: the same graph gives the same diagram.
+///
+/// `requires` is the only guard a graph has today, shown on its scene. Redirects (DESIGN §9)
+/// are meant to become an ``EdgeKind`` of their own: the DOT and Mermaid renderers switch over
+/// every kind, so the compiler names their places to draw them (the SVG needs an arrow colour
+/// and a legend entry too).
 public struct Diagram: Sendable, Hashable {
     /// A scene as the diagram shows it.
     public struct Scene: Sendable, Hashable {

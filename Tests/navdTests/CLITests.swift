@@ -1,4 +1,6 @@
 import Foundation
+import NavCore
+import NavDiagram
 import NavServer
 import Testing
 
@@ -155,5 +157,73 @@ import Testing
         #expect(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+"#, options: .regularExpression) != nil, "\(run.output)")
         let spec = try OpenAPIValidator.shared.get()
         #expect(spec.document["info"]?["version"] == .string(version), "navd --version and openapi.yaml info.version differ")
+    }
+}
+
+/// `navd graph export`: a graph file drawn without a daemon.
+@Suite struct GraphExportCLITests {
+    static func graph(_ file: String) throws -> Graph {
+        let bytes = try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent(file))
+        return try Graph.decode(json: Array(bytes)).graph
+    }
+
+    /// Each format on standard output: the bytes the diagram route serves.
+    @Test(arguments: DiagramFormat.allCases)
+    func exportPrintsTheDiagram(_ format: DiagramFormat) throws {
+        let run = try CLITests.navd(["graph", "export", "Examples/news.json", "--format", format.rawValue])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.isEmpty)
+        #expect(Array(run.output.utf8) == Diagram(graph: try Self.graph("Examples/news.json")).rendered(as: format))
+    }
+
+    @Test func exportReadsYAMLAndWritesTheOutputFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let yaml = directory.appendingPathComponent("graph.yaml")
+        try "name: tiny\nstart: /a\nscenes:\n  a:\n    links:\n      go: {path: \"!b\"}\n  b: {}\n".write(to: yaml, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("graph.dot")
+        let run = try CLITests.navd(["graph", "export", yaml.path, "--format", "dot", "--output", output.path])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.isEmpty)
+        let written = try String(contentsOf: output, encoding: .utf8)
+        #expect(written.hasPrefix("digraph \"tiny\" {\n"))
+        #expect(written.contains(#"  "a" -> "b" [label="go\n!b", class="edge link segue-modal", style="dashed"];"#))
+
+        let unwritable = try CLITests.navd(["graph", "export", yaml.path, "--format", "mermaid", "-o", "/nonexistent/\(UUID().uuidString)/x.mmd"])
+        #expect(unwritable.status == 1)
+        #expect(unwritable.errors.contains("error: cannot write the diagram"), "\(unwritable.errors)")
+    }
+
+    /// An invalid graph: 1, its problems on standard error as `navd validate` prints them, nothing drawn.
+    @Test func anInvalidGraphIsOneWithEveryProblem() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("navd-export-broken-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try #"{"name": "bad name", "start": "/a", "scenes": {"a": {"links": {"go": {"path": "^/missing"}}}}}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let run = try CLITests.navd(["graph", "export", file.path, "--format", "dot"])
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty)
+        #expect(run.errors.contains("\(file.path): error: /name: invalid_name:"), "\(run.errors)")
+        #expect(run.errors.contains("\(file.path): error: /scenes/a/links/go/path: unknown_scene:"), "\(run.errors)")
+
+        let missing = try CLITests.navd(["graph", "export", "/nonexistent/\(UUID().uuidString).json", "--format", "dot"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains(": error: cannot read"), "\(missing.errors)")
+    }
+
+    /// Usage errors are 64 (EX_USAGE), before the file is read.
+    @Test(arguments: [
+        ["graph", "export", "Examples/news.json"],
+        ["graph", "export", "Examples/news.json", "--format", "png"],
+        ["graph", "export", "Examples/news.json", "--format", "DOT"],
+        ["graph", "export", "--format", "dot"],
+        ["graph", "export", "Examples/news.json", "--format", "dot", "--output", ""],
+        ["graph", "export", "Examples/news.json", "--format", "dot", "--bogus"],
+    ])
+    func usageErrorsAreSixtyFour(_ arguments: [String]) throws {
+        let run = try CLITests.navd(arguments)
+        #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
+        #expect(run.output.isEmpty)
     }
 }

@@ -13,7 +13,7 @@ struct Navd: ParsableCommand {
         commandName: "navd",
         abstract: "A navigation server for thin clients: sessions, deep-link paths, lifecycle events.",
         version: version,
-        subcommands: [ServeCommand.self, ValidateCommand.self, PathCommand.self, HealthCommand.self, StoreCommand.self],
+        subcommands: [ServeCommand.self, ValidateCommand.self, PathCommand.self, GraphCommand.self, HealthCommand.self, StoreCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -15,6 +15,37 @@ enum Graphs {
     static var news: Graph? { example("news.json") }
     static var kabukit: Graph? { example("kabukit.json") }
 
+    /// Context keys no format may read as syntax: quotes, backslashes, line breaks, markup,
+    /// Mermaid's entity codes and edge-label bars, DOT's escapes.
+    static let awkwardKeys = [
+        "a\"b\\c", "line\nbreak", "<b>&amp;</b>", "#quot; | `x` ;", "style:x#35;", "\\N\\G\\l", "tab\there", "}];{",
+    ]
+
+    /// A valid graph whose scene names are keywords of DOT or Mermaid (`graph`, `node`,
+    /// `edge`, `subgraph`, `strict`, `digraph`, `end`) or use every character a name may
+    /// (`1st.scene-name_x`, `a_o` and `a.`, which a careless Mermaid id would merge), with
+    /// awkward `requires` keys, links that name no scene and global links.
+    static var awkward: Graph? {
+        let document: JSONValue = [
+            "name": "awk.ward-graph_1",
+            "start": "/graph#node",
+            "scenes": [
+                "graph": ["container": "tabs", "tabs": ["node", "end"], "requires": .array(awkwardKeys.map(JSONValue.string))],
+                "node": ["removable": false, "links": ["to-edge": ["path": "edge(q={q})"], "self": ["path": "!node"]]],
+                "end": [:],
+                "edge": ["links": ["up.one": ["path": ".."], "sub": ["path": "!/subgraph"]]],
+                "1st.scene-name_x": ["links": ["s": ["path": "^/strict/a_o"]]],
+                "subgraph": ["requires": ["\"\\"]],
+                "strict": [:],
+                "a_o": ["links": ["dot": ["path": "a."]]],
+                "a.": [:],
+                "digraph": ["links": ["tab": ["path": "^/graph#end"]]],
+            ],
+            "links": ["x": ["path": "!strict"], "back_up": ["path": "up(n=2)"], "1st": ["path": "^/1st.scene-name_x(k=v%22w)"]],
+        ]
+        return try? Graph.decode(document).graph
+    }
+
     /// A valid graph of `scenes` scenes (`s0`, `s1`, …; every tenth a tabs container of the
     /// next two) with `links` scene links and `globals` global links between random scenes,
     /// pushes, modals, absolute paths, tab switches, links back up the path and to the scene
@@ -84,4 +115,11 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+extension String {
+    /// The text as the DOT and Mermaid renderers write it: control characters as U+FFFD.
+    var controlsReplaced: String {
+        String(String.UnicodeScalarView(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\u{FFFD}" : $0 }))
+    }
 }

@@ -15,6 +15,8 @@ package final class DeferredResponse: Sendable {
         var suspended: Connection?
         /// Headers every answer to this request carries (added by the application around the handler).
         var headers: [(String, String)] = []
+        /// Told the answer once it is given (the application's request log and metrics).
+        var onResolve: (@Sendable (HTTPResponse) -> Void)?
     }
 
     /// An MHD connection handle, used only under the mutex while MHD holds the connection.
@@ -29,8 +31,8 @@ package final class DeferredResponse: Sendable {
     /// Gives the answer; later calls are ignored. - Returns: whether this call gave it.
     @discardableResult
     package func resolve(_ response: HTTPResponse) -> Bool {
-        state.withLock { state in
-            guard state.response == nil else { return false }
+        let told = state.withLock { state -> (HTTPResponse, (@Sendable (HTTPResponse) -> Void)?)? in
+            guard state.response == nil else { return nil }
             var response = response
             response.headers += state.headers
             state.response = response
@@ -38,8 +40,22 @@ package final class DeferredResponse: Sendable {
                 state.suspended = nil
                 MHD_resume_connection(connection.handle)
             }
-            return true
+            defer { state.onResolve = nil }
+            return (response, state.onResolve)
         }
+        guard let (response, onResolve) = told else { return false }
+        onResolve?(response)
+        return true
+    }
+
+    /// Runs `body` with the answer once it is given (at once if it has been).
+    package func onResolve(_ body: @escaping @Sendable (HTTPResponse) -> Void) {
+        let given = state.withLock { state -> HTTPResponse? in
+            if let response = state.response { return response }
+            state.onResolve = body
+            return nil
+        }
+        if let given { body(given) }
     }
 
     /// Whether the answer has been given.

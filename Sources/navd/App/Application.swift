@@ -113,11 +113,19 @@ final class Application: HTTPHandler {
             response = APIError(.notFound, "no route \(method) \(request.path.prefix(200))").response
         }
         if let deferred = response.deferred {
+            // A long poll: counted and logged with the answer it gives, when it gives it.
             deferred.addHeaders([("X-Request-Id", requestID)] + cors.headers(for: origin))
-        } else {
-            response.headers.append(("X-Request-Id", requestID))
-            if origin != nil { response.headers += cors.headers(for: origin) }
+            deferred.onResolve { [self, route, routeIndex] answer in
+                let seconds = Clock.seconds() - started
+                metrics.recordRequest(method: method, route: routeIndex, status: answer.status, seconds: seconds)
+                if logger.logLevel <= .info {
+                    logRequest(method: method, route: route, status: answer.status, seconds: seconds, requestID: requestID)
+                }
+            }
+            return response
         }
+        response.headers.append(("X-Request-Id", requestID))
+        if origin != nil { response.headers += cors.headers(for: origin) }
         let seconds = Clock.seconds() - started
         metrics.recordRequest(method: method, route: routeIndex, status: response.status, seconds: seconds)
         if method != "GET", method != "HEAD", route.hasPrefix("/v1/sessions/{id}") {

@@ -249,11 +249,20 @@ struct LiveSessionTests {
         let empty = try navd.request("GET", session.url + "/events?after=100&wait=1", headers: auth)
         #expect(try empty.json()["events"]?.array == [])
         #expect(Date().timeIntervalSince(quiet) >= 0.9)
-        // Deleted meanwhile: answered as the page would be.
+        // Deleted meanwhile: answered as the page would be, and counted with that answer.
+        let refusedBefore = try Self.eventsAnswered(navd, status: 401)
         async let orphan = navd.request("GET", session.url + "/events?after=100&wait=30", headers: auth)
         try await Task.sleep(for: .milliseconds(300))
         _ = try navd.request("DELETE", session.url, headers: auth)
         #expect(try await orphan.status == 401)
+        #expect(try Self.eventsAnswered(navd, status: 401) == refusedBefore + 1)
+    }
+
+    /// `navd_http_requests_total` of the events route's GETs with `status`.
+    static func eventsAnswered(_ navd: DaemonHarness, status: Int) throws -> Int {
+        let prefix = "navd_http_requests_total{method=\"GET\",route=\"/v1/sessions/{id}/events\",status=\"\(status)\"} "
+        let line = try navd.request("GET", "/metrics").text.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        return Int(line?.dropFirst(prefix.count) ?? "0") ?? 0
     }
 
     // MARK: Browsers

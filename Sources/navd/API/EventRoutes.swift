@@ -60,8 +60,11 @@ struct EventRoutes: Sendable {
         sessions.live.messagesSent.add(1, ordering: .relaxed)
         sessions.live.add(watcher, to: id)
         stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
-        // The retained events after `after`, and whatever was applied since the session was read.
-        watcher.refresh()
+        // The retained events after `after`, and whatever was applied between reading the session
+        // and adding the watcher, come from the store. Only then: a catch-up coalesces the views
+        // of the changes it reads, while changes seen live each bring their own.
+        let missed = (try? sessions.store.load(id)).flatMap { $0 }.map { $0.state.eventCounter > current } ?? true
+        if missed || (after.map { $0 < current } ?? false) { watcher.refresh() }
         return HTTPResponse(status: 200, headers: headers, stream: stream)
     }
 

@@ -9,21 +9,13 @@ enum DOTText {
 
     /// `text` escaped for the inside of a double-quoted string, without the quotes.
     static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
+        TextEscaping.escaped(text) { scalar in
             switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    result += "\u{FFFD}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            default: nil
             }
         }
-        return result
     }
 
     /// Lines of a label: each escaped, joined by DOT's centred line break `\n`.

@@ -31,26 +31,18 @@ enum MermaidText {
     /// as HTML, `|` ends an edge label, a backtick opens a Markdown string); every control
     /// character replaced by U+FFFD (a line break would end the statement).
     static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
+        TextEscaping.escaped(text) { scalar in
             switch scalar {
-            case "\"": result += "#quot;"
-            case "#": result += "#35;"
-            case "&": result += "#amp;"
-            case "<": result += "#lt;"
-            case ">": result += "#gt;"
-            case "|": result += "#124;"
-            case "`": result += "#96;"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    result += "\u{FFFD}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+            case "\"": "#quot;"
+            case "#": "#35;"
+            case "&": "#amp;"
+            case "<": "#lt;"
+            case ">": "#gt;"
+            case "|": "#124;"
+            case "`": "#96;"
+            default: nil
             }
         }
-        return result
     }
 
     /// `text` for a `%%` comment: on one line.

@@ -92,7 +92,8 @@ struct EventRoutes: Sendable {
         return accept.split(separator: ",").contains { RequestContext.mediaType(String($0)) == "text/event-stream" }
     }
 
-    private static func isEmptyPage(_ response: HTTPResponse) -> Bool {
+    /// Whether `response` is a page with no events (a long poll waits on, or ends with, one).
+    static func isEmptyPage(_ response: HTTPResponse) -> Bool {
         response.status == 200 && response.body.starts(with: Array("{\"events\":[]".utf8))
     }
 }
@@ -313,7 +314,7 @@ final class LongPoll: SessionWatcher {
         } catch {
             response = APIError(answering: error).response
         }
-        guard final || response.status != 200 || !response.body.starts(with: Array("{\"events\":[]".utf8)) else { return }
+        guard final || !EventRoutes.isEmptyPage(response) else { return }
         if answer.resolve(response) { sessions.live.remove(self, from: id) }
     }
 }

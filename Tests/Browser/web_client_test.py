@@ -18,7 +18,7 @@ import time
 import traceback
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -57,7 +57,13 @@ class Failure(Exception):
 
 
 class Page:
-    """One browser window on the client, with waits that say what they waited for."""
+    """One browser window on the client, with waits that say what they waited for.
+
+    The client redraws parts of the page whenever a view, an event or a refusal arrives, so an
+    element found a moment ago may be gone when it is read ("stale"). Every read and every action
+    here goes through `settled`, which does it again on the element as it is now; steps read the
+    page only through these methods.
+    """
 
     def __init__(self, driver, handle):
         self.driver = driver
@@ -67,6 +73,16 @@ class Page:
         self.driver.switch_to.window(self.handle)
         return self
 
+    @staticmethod
+    def settled(read, tries=40):
+        """`read()`, again while the page replaces what it found (50 ms apart, up to 2 s)."""
+        for _ in range(tries - 1):
+            try:
+                return read()
+            except StaleElementReferenceException:
+                time.sleep(0.05)
+        return read()
+
     def find(self, css):
         return self.driver.find_element(By.CSS_SELECTOR, css)
 
@@ -75,18 +91,37 @@ class Page:
 
     def until(self, what, condition, timeout=WAIT):
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda _: condition())
+            return WebDriverWait(
+                self.driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
+            ).until(lambda _: condition())
         except TimeoutException:
             raise Failure(f"timed out after {timeout}s waiting for {what}") from None
 
-    def click(self, element):
-        """Clicks `element` once it is in the middle of the window (clear of the sticky bars)."""
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
-        element.click()
+    def click(self, css):
+        """Clicks the element `css` names once it is in the middle of the window (clear of the sticky bars)."""
+
+        def press():
+            element = self.find(css)
+            self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+            element.click()
+
+        self.settled(press)
 
     def text(self, css):
-        elements = self.all(css)
-        return elements[0].text if elements else None
+        return self.settled(lambda: next((element.text for element in self.all(css)), None))
+
+    def attribute(self, css, name):
+        return self.settled(lambda: self.find(css).get_attribute(name))
+
+    def attributes(self, css, *names):
+        """The attributes `names` of every element `css` names, in document order."""
+        return self.settled(lambda: [tuple(element.get_attribute(name) for name in names) for element in self.all(css)])
+
+    def displayed(self, css):
+        return self.settled(lambda: self.find(css).is_displayed())
+
+    def enabled(self, css):
+        return self.settled(lambda: any(element.is_enabled() for element in self.all(css)))
 
     def path(self):
         return self.text("#current-path")
@@ -96,36 +131,41 @@ class Page:
 
     def cards(self):
         """(scene, screen id) of every card, root to top, in document order."""
-        return [(card.get_attribute("data-scene"), card.get_attribute("data-screen")) for card in self.all("#stage .card")]
+        return self.attributes("#stage .card", "data-scene", "data-screen")
 
     def top_card(self):
-        tops = self.all("#stage .card-top")
-        return tops[0].get_attribute("data-scene") if tops else None
+        return next((scene for (scene,) in self.attributes("#stage .card-top", "data-scene")), None)
 
     def link(self, name, **params):
         """Clicks the button of link `name`, filling its params' inputs first."""
         selector = f'#actions [data-link="{name}"]'
         self.until(f"a button for link {name!r}", lambda: self.all(selector))
-        element = self.find(selector)
-        if element.tag_name == "form":
-            for param, value in params.items():
-                field = element.find_element(By.CSS_SELECTOR, f'input[name="{param}"]')
-                field.clear()
-                field.send_keys(str(value))
-            self.click(element.find_element(By.CSS_SELECTOR, "button[type=submit]"))
-        else:
+        if self.settled(lambda: self.find(selector).tag_name) != "form":
             if params:
                 raise Failure(f"link {name!r} takes no params, but the test gave {params}")
-            self.click(element)
+            self.click(selector)
+            return
+
+        def fill():
+            for param, value in params.items():
+                field = self.find(f'{selector} input[name="{param}"]')
+                field.clear()
+                field.send_keys(str(value))
+
+        self.settled(fill)
+        self.click(f"{selector} button[type=submit]")
 
     def go(self, path):
-        field = self.find("#path-input")
-        field.clear()
-        field.send_keys(path)
-        self.click(self.find("#path-go"))
+        def fill():
+            field = self.find("#path-input")
+            field.clear()
+            field.send_keys(path)
+
+        self.settled(fill)
+        self.click("#path-go")
 
     def timeline_types(self):
-        return [row.get_attribute("data-type") for row in self.all("#timeline .tl-event")]
+        return [kind for (kind,) in self.attributes("#timeline .tl-event", "data-type")]
 
 
 def run(url, screenshots, artifacts, chromium, chromedriver):
@@ -225,15 +265,15 @@ class Steps:
         self.first = Page(self.driver, self.driver.current_window_handle)
         page = self.first
         page.until("the page at /ui/", lambda: self.driver.current_url.endswith("/ui/"))
-        page.until("the start form", lambda: page.find("#start-view").is_displayed())
+        page.until("the start form", lambda: page.displayed("#start-view"))
         page.until("the graph list", lambda: page.all('#create-graph option[value="news"]'))
-        if page.find("#session-view").is_displayed():
+        if page.displayed("#session-view"):
             raise Failure("the session view shows before any session")
 
     def creating_a_session_puts_its_id_in_the_address_and_draws_its_stage(self):
         page = self.first
         self.shot("start")
-        page.click(page.find("#create-button"))
+        page.click("#create-button")
         page.until("an id in the address", lambda: re.search(r"/ui/#[0-9a-f]{32}$", self.driver.current_url))
         self.session = self.driver.current_url.rsplit("#", 1)[1]
         page.until_path("/top")
@@ -257,7 +297,7 @@ class Steps:
             raise Failure(f"top card: {page.top_card()}")
         if page.text("#current-version") != "v2":
             raise Failure(f"version: {page.text('#current-version')}")
-        shown = [(param.find_element(By.TAG_NAME, "dt").text, param.find_element(By.TAG_NAME, "dd").text) for param in page.all("#stage .card-top .param")]
+        shown = page.settled(lambda: [(param.find_element(By.TAG_NAME, "dt").text, param.find_element(By.TAG_NAME, "dd").text) for param in page.all("#stage .card-top .param")])
         if shown != [("category", "3")]:
             raise Failure(f"the top card's params: {shown}")
         page.until("awake list_news in the timeline", lambda: page.all('#timeline .tl-awake'))
@@ -265,13 +305,13 @@ class Steps:
     def a_refused_path_is_explained_next_to_the_path_bar(self):
         page = self.first
         page.go("list_news(")
-        page.until("the refusal", lambda: page.find("#refusal").is_displayed())
+        page.until("the refusal", lambda: page.displayed("#refusal"))
         code = page.text("#refusal .refusal-code")
         if code != "invalid_path":
             raise Failure(f"refusal code: {code!r}")
         if not page.all("#refusal mark"):
             raise Failure("the offset is not marked")
-        if page.find("#path-input").get_attribute("aria-invalid") != "true":
+        if page.attribute("#path-input", "aria-invalid") != "true":
             raise Failure("the path field is not marked invalid")
         page.go("nowhere")
         page.until("unknown_scene", lambda: page.text("#refusal .refusal-code") == "unknown_scene")
@@ -290,13 +330,13 @@ class Steps:
         page.until_path("/top/list_news(category=3)")
         if page.cards() != [("top", "e1"), ("list_news", "e2")]:
             raise Failure(f"second window's cards: {page.cards()}")
-        if page.find("#session-id").get_attribute("data-id") != self.session:
+        if page.attribute("#session-id", "data-id") != self.session:
             raise Failure("the second window shows another session")
         page.focus()
 
     def the_second_window_follows_the_first_without_a_reload(self):
         other = self.second.focus()
-        other.until("the second window's stream", lambda: other.find("#live").get_attribute("data-status") == "live")
+        other.until("the second window's stream", lambda: other.attribute("#live", "data-status") == "live")
         marker = self.driver.execute_script("window.__notReloaded = 1; return 1")
         page = self.first.focus()
         page.link("show", id=7)
@@ -314,15 +354,15 @@ class Steps:
         if page.path() != "/top/list_news(category=3)/show_news(id=7)":  # the step before is pending
             page.link("show", id=7)
             page.until_path("/top/list_news(category=3)/show_news(id=7)")
-        page.until("Back enabled", lambda: page.find("#back").is_enabled())
-        page.click(page.find("#back"))
+        page.until("Back enabled", lambda: page.enabled("#back"))
+        page.click("#back")
         page.until_path("/top/list_news(category=3)")
         self.follow("/top/list_news(category=3)")
-        page.until("Exit enabled", lambda: page.find("#exit").is_enabled())
-        page.click(page.find("#exit"))
+        page.until("Exit enabled", lambda: page.enabled("#exit"))
+        page.click("#exit")
         page.until_path("/top")
-        page.until("Back disabled at the root", lambda: not page.find("#back").is_enabled())
-        page.until("Exit disabled at the root", lambda: not page.find("#exit").is_enabled())
+        page.until("Back disabled at the root", lambda: not page.enabled("#back"))
+        page.until("Exit disabled at the root", lambda: not page.enabled("#exit"))
 
     def tabs_and_a_modal_are_drawn_as_such(self):
         page = self.first.focus()
@@ -331,7 +371,7 @@ class Steps:
         page.go("^/top/home#friend")
         page.until_path("/top/home#friend")
         page.until("the tab bar with friend selected", lambda: page.text("#stage .tabbar .tab-selected") == "friend")
-        tabs = [tab.get_attribute("data-tab") for tab in page.all("#stage .tabbar .tab")]
+        tabs = [tab for (tab,) in page.attributes("#stage .tabbar .tab", "data-tab")]
         if tabs != ["friend", "profile"]:
             raise Failure(f"tabs: {tabs}")
         page.until("profile's saved stack", lambda: page.all('#stage .saved-stack[data-tab="profile"]'))
@@ -340,14 +380,14 @@ class Steps:
         page.link("login")
         page.until_path("/top/home#friend!login")
         page.until("a modal layer", lambda: page.all("#stage .layer-modal"))
-        if page.find("#stage .layer-modal .card-top").get_attribute("data-scene") != "login":
+        if page.attribute("#stage .layer-modal .card-top", "data-scene") != "login":
             raise Failure("login is not the modal's top card")
         if not page.all("#stage .layer-app.layer-covered"):
             raise Failure("the app under the modal is not drawn as covered")
-        if page.find("#refusal").is_displayed():
+        if page.displayed("#refusal"):
             raise Failure(f"a note after an applied change: {page.text('#refusal')!r}")
         self.follow("/top/home#friend!login")
-        page.click(page.find("#exit"))
+        page.click("#exit")
         page.until_path("/top/home#friend")
         if page.all("#stage .layer-modal"):
             raise Failure("the modal is still drawn after exit")
@@ -371,7 +411,7 @@ class Steps:
             raise Failure(f"the current scene is not drawn differently: fill {fills[0]}")
         if "own navigation" not in page.text("#stage .layer-modal .layer-caption").lower():
             raise Failure("the modal's own navigation stack is not shown")
-        scenes = [card.get_attribute("data-scene") for card in page.all("#stage .layer-modal .card")]
+        scenes = [scene for (scene,) in page.attributes("#stage .layer-modal .card", "data-scene")]
         if scenes != ["list_coupon", "show_coupon"]:
             raise Failure(f"the modal's cards: {scenes}")
         self.follow("/top/home#friend!/list_coupon/show_coupon(id=88)")
@@ -382,7 +422,7 @@ class Steps:
         page = self.second.focus()
         self.driver.refresh()
         page.until_path(expected)
-        if page.find("#session-id").get_attribute("data-id") != self.session:
+        if page.attribute("#session-id", "data-id") != self.session:
             raise Failure("a reload lost the session")
 
     def another_browser_with_the_watch_token_follows_read_only(self):
@@ -394,19 +434,19 @@ class Steps:
         self.other = browser(self.chromium, self.chromedriver)
         other = Page(self.other, self.other.current_window_handle)
         self.other.get(f"{self.url}/ui/#{self.session}")
-        other.until("the attach form, asking for a token", lambda: other.find("#start-error").is_displayed())
-        if other.find("#attach-id").get_attribute("value") != self.session:
+        other.until("the attach form, asking for a token", lambda: other.displayed("#start-error"))
+        if other.attribute("#attach-id", "value") != self.session:
             raise Failure("the attach form does not hold the address's session id")
-        other.find("#attach-token").send_keys(stored["watchToken"])
-        other.click(other.find("#attach-kind-watch"))
-        other.click(other.find('#attach-form button[type="submit"]'))
+        other.settled(lambda: other.find("#attach-token").send_keys(stored["watchToken"]))
+        other.click("#attach-kind-watch")
+        other.click('#attach-form button[type="submit"]')
         expected = self.first.path()
         other.until_path(expected)
         if other.text("#session-mode") != "read-only":
             raise Failure(f"mode: {other.text('#session-mode')!r}")
-        if other.find("#path-go").is_enabled() or any(button.is_enabled() for button in other.all("#actions button")):
+        if other.enabled("#path-go") or other.enabled("#actions button"):
             raise Failure("a read-only window offers changes")
-        other.until("the read-only window's stream", lambda: other.find("#live").get_attribute("data-status") == "live")
+        other.until("the read-only window's stream", lambda: other.attribute("#live", "data-status") == "live")
         self.first.focus().go("..")
         self.first.until_path("/top/home#friend!/list_coupon")
         other.until_path("/top/home#friend!/list_coupon")
@@ -421,19 +461,19 @@ class Steps:
         other.until_path("/top/home#friend!/list_coupon")
         if other.text("#session-mode") != "read-write":
             raise Failure(f"mode: {other.text('#session-mode')!r}")
-        other.until("the stream read with the token in a header", lambda: other.find("#live").get_attribute("data-status") == "live")
+        other.until("the stream read with the token in a header", lambda: other.attribute("#live", "data-status") == "live")
         self.first.focus().go("..")
         self.first.until_path("/top/home#friend")
         other.until_path("/top/home#friend")
 
     def ending_the_session_ends_it_in_every_window(self):
         page = self.first.focus()
-        page.click(page.find("#delete-session"))
-        page.until("the button armed", lambda: page.find("#delete-session").get_attribute("data-armed") == "1")
-        page.click(page.find("#delete-session"))
-        page.until("the first window showing the end", lambda: page.find("#ended").is_displayed())
+        page.click("#delete-session")
+        page.until("the button armed", lambda: page.attribute("#delete-session", "data-armed") == "1")
+        page.click("#delete-session")
+        page.until("the first window showing the end", lambda: page.displayed("#ended"))
         for other, label in ((self.second.focus(), "the second window"), (self.other_page, "the other browser")):
-            other.until(f"{label} showing the end", lambda: other.find("#ended").is_displayed())
+            other.until(f"{label} showing the end", lambda: other.displayed("#ended"))
             if other.text("#ended-reason") != "deleted":
                 raise Failure(f"{label}: reason {other.text('#ended-reason')!r}")
         self.other.quit()

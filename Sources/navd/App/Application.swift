@@ -65,7 +65,7 @@ final class Application: HTTPHandler {
         SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
         EventRoutes(sessions: sessions).register(in: &routes)
-        GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
+        GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()

@@ -103,8 +103,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         String(decoding: events.jsonBytes, as: UTF8.self)
     }
 
-    private static func snapshotJSON(_ state: SessionState) -> String {
-        String(decoding: state.snapshotBytes, as: UTF8.self)
+    private static func snapshotJSON(_ session: StoredSession) -> String {
+        String(decoding: session.snapshotBytes, as: UTF8.self)
     }
 
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
@@ -120,7 +120,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
-                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
+                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                 ],
                 prepare: true
@@ -148,9 +148,10 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
+        let (state, current) = try decode(snapshot, graph, graphVersion)
         return StoredSession(
-            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
-            state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
+            id: id, graphName: graph, graphVersion: current, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
+            state: state, createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
         )
     }
 
@@ -171,7 +172,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM notified)
                 """,
                 [
-                    session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
+                    session.id, String(session.state.version), Self.snapshotJSON(session), String(session.touchedAt),
                     String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
                     notice(session.id, "changed \(session.state.eventCounter)"),
                 ],
@@ -228,6 +229,14 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 [String(limit)], prepare: true)
         }
         return (0..<result.rowCount).compactMap { row in try? session(id: result.text(row, 0), result, row, offset: 1) }
+    }
+
+    package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT id FROM sessions WHERE graph = $1 AND id > $2 ORDER BY id LIMIT $3", [name, after, String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
     package func count() throws(StoreError) -> Int {

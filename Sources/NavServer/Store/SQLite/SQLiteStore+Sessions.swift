@@ -6,7 +6,7 @@ import NavWire
 extension SQLiteStore {
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        let snapshot = session.state.snapshotBytes
+        let snapshot = session.snapshotBytes
         try withDatabase { () throws(StoreError) in
             try writing { () throws(StoreError) in try connection.transaction { () throws(StoreError) in
                 try connection.statement(
@@ -112,9 +112,10 @@ extension SQLiteStore {
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
+        let (state, graphVersion) = try decode(snapshot, row.graph, row.graphVersion)
         let session = StoredSession(
-            id: id, graphName: row.graph, graphVersion: row.graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash),
-            state: try decode(snapshot, row.graph, row.graphVersion), createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
+            id: id, graphName: row.graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash), state: state,
+            createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
         )
         return (session, bytes.count)
     }
@@ -134,7 +135,7 @@ extension SQLiteStore {
         // The compare-and-set below is against the cache: bring the session into it first.
         guard try load(session.id) != nil else { return false }
         // Encode before taking the lock: only the append is serialised.
-        let snapshot = session.state.snapshotBytes
+        let snapshot = session.snapshotBytes
         let cost = SessionCache.cost(snapshotBytes: snapshot.count)
         var startCompaction = false
         var behind = false
@@ -296,6 +297,20 @@ extension SQLiteStore {
                 }
                 return ids
             }
+        }
+    }
+
+    package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
+        // Sessions are inserted and deleted in the table itself: the change log holds no ids it lacks.
+        try withDatabase { () throws(StoreError) -> [String] in
+            let statement = try connection.statement("SELECT id FROM sessions WHERE graph = ? AND id > ? ORDER BY id LIMIT ?")
+            try statement.bind(1, name)
+            try statement.bind(2, after)
+            try statement.bind(3, Int64(limit))
+            defer { statement.reset() }
+            var ids: [String] = []
+            while try statement.step() { ids.append(statement.text(0)) }
+            return ids
         }
     }
 

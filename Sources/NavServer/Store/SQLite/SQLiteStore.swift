@@ -293,4 +293,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 }
 
 /// Restores a stored snapshot for a session of graph `name` at `version`.
-package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> SessionState
+/// Restores a stored snapshot of graph `name`, created on `version`: its state and the graph version
+/// it runs on now (the snapshot's `graphVersion`, else `version`).
+package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
+    state: SessionState, graphVersion: Int
+)

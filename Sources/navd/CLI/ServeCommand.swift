@@ -97,7 +97,8 @@ struct ServeCommand: ParsableCommand {
         } catch {
             // One log record, on one line, like every other: not ArgumentParser's `Error:` text,
             // which a multi-line cause (a graph's issues, libpq's hints) would spread over lines.
-            logger.critical("navd cannot start", metadata: ["cause": "\(error)"])
+            // The cause in the message, whose bound (2 KiB) keeps a long one whole.
+            logger.critical("navd cannot start: \(error)")
             throw ExitCode(1)
         }
     }

@@ -92,8 +92,17 @@ package protocol SessionStore: Sendable {
     /// second, so this need not throttle itself): SQLite answers from its last write and probes
     /// the disk after a failed one; PostgreSQL runs `SELECT 1`.
     func isAvailable() -> Bool
+
+    /// What `/metrics` shows of the store. Cheap enough for every scrape: no store reads its
+    /// whole table each time (PostgreSQL counts its sessions at most every
+    /// ``StoreStatistics/sessionCountSeconds``).
+    func statistics() -> StoreStatistics
 }
 
 extension SessionStore {
     package func isAvailable() -> Bool { true }
+
+    package func statistics() -> StoreStatistics {
+        StoreStatistics(sessions: try? count())
+    }
 }

@@ -18,6 +18,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let processTag: String
     /// Set by `close()`: the notice listener stops.
     let closing = Atomic<Bool>(false)
+    /// The last session count and when it was taken (monotonic seconds): see ``statistics()``.
+    private let countCache = Mutex<(at: Double, count: Int?)>((-.infinity, nil))
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
 
@@ -244,6 +246,30 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return Int(result.int(0, 0))
     }
 
+    /// The pool's waits and the session count, which `count(*)` reads the whole table for: counted
+    /// at most every ``StoreStatistics/sessionCountSeconds`` (one scrape pays for it, the others
+    /// reuse it), so that scraping every replica does not scan the table each time.
+    package func statistics() -> StoreStatistics {
+        let now = Clock.seconds()
+        let (due, last) = countCache.withLock { cache -> (Bool, Int?) in
+            guard now - cache.at >= Double(StoreStatistics.sessionCountSeconds) else { return (false, cache.count) }
+            cache.at = now
+            return (true, cache.count)
+        }
+        var sessions = last
+        if due, let counted = try? count() {
+            sessions = counted
+            countCache.withLock { $0.count = counted }
+        }
+        var statistics = StoreStatistics(sessions: sessions)
+        statistics.sessionsCached = true
+        statistics.poolConnections = pool.size
+        statistics.poolWaits = pool.waits.load(ordering: .relaxed)
+        statistics.poolWaitNanoseconds = pool.waitNanoseconds.load(ordering: .relaxed)
+        statistics.poolTimeouts = pool.timeouts.load(ordering: .relaxed)
+        return statistics
+    }
+
     /// Allocates the version in the database: the next number after the latest stored one,
     /// inserted under the `(name, version)` primary key. A process that loses the race for a
     /// number inserts nothing (`ON CONFLICT DO NOTHING` waits for the winner's commit) and
@@ -345,8 +371,15 @@ package final class PostgresPool: @unchecked Sendable {
     private let idle: Mutex<[PostgresConnection]>
     private let available: DispatchSemaphore
     private let closed = Atomic<Bool>(false)
+    package let size: Int
+    /// Times a caller found no connection free and waited, the time it waited (nanoseconds), and
+    /// the waits that gave up: for `/metrics`.
+    package let waits = Atomic<Int>(0)
+    package let waitNanoseconds = Atomic<Int>(0)
+    package let timeouts = Atomic<Int>(0)
 
     package init(conninfo: String, size: Int) throws(StoreError) {
+        self.size = size
         var connections: [PostgresConnection] = []
         for _ in 0..<size { connections.append(try PostgresConnection(conninfo: conninfo)) }
         idle = Mutex(connections)
@@ -355,8 +388,17 @@ package final class PostgresPool: @unchecked Sendable {
 
     package func with<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .relaxed) else { throw StoreError(message: "the PostgreSQL store is closed") }
-        guard available.wait(timeout: .now() + .seconds(10)) == .success else {
-            throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
+        // The common case takes a free connection without a clock read; only a wait is timed.
+        if available.wait(timeout: .now()) != .success {
+            let started = ContinuousClock.now
+            waits.wrappingAdd(1, ordering: .relaxed)
+            let result = available.wait(timeout: .now() + .seconds(10))
+            let waited = ContinuousClock.now - started
+            waitNanoseconds.wrappingAdd(Int(waited.components.seconds) * 1_000_000_000 + Int(waited.components.attoseconds / 1_000_000_000), ordering: .relaxed)
+            guard result == .success else {
+                timeouts.wrappingAdd(1, ordering: .relaxed)
+                throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
+            }
         }
         defer { available.signal() }
         guard let connection = idle.withLock({ $0.popLast() }) else {

@@ -38,13 +38,17 @@ extension SQLiteStore {
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
         // Another form never names a session, nor makes a cache entry (SessionID).
         guard SessionID.isValid(id) else { return nil }
-        for _ in 0..<8 {
+        for attempt in 0..<8 {
             // A hit looks nothing else up: it is every cached read's and every change's path.
             let (cached, logged, changes) = try locked { () -> (StoredSession?, Fold?, UInt64) in
                 if let cached = cache.get(id) { return (cached, nil, 0) }
                 return (nil, newestLogged(id), tableChanges)
             }
-            if let cached { return cached }
+            if let cached {
+                if attempt == 0 { cacheHits.wrappingAdd(1, ordering: .relaxed) }
+                return cached
+            }
+            if attempt == 0 { cacheMisses.wrappingAdd(1, ordering: .relaxed) }
             guard let row = try withReader({ reader throws(StoreError) in try StoredRow.read(id, reader, skippingSnapshotUpTo: logged?.version) })
             else { return nil }
             // Decoded outside every lock.

@@ -241,7 +241,7 @@ final class Application: HTTPHandler {
     static func intentResult(_ code: APIError.Code) -> Metrics.IntentResult {
         switch code {
         case .transitionRefused, .notRemovable, .stackUnderflow, .versionConflict, .unknownScene, .unknownTransition, .unknownGraph,
-            .invalidParams, .invalidPath, .stackTooDeep:
+            .invalidParams, .invalidPath, .stackTooDeep, .unknownCommand, .commandRefused, .confirmationRequired, .upgradeRefused:
             .refused
         case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed, .invalidGraph:
             .invalid

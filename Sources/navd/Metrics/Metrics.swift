@@ -177,7 +177,7 @@ final class Metrics: Sendable {
             text += "navd_http_request_duration_seconds_count{\(labels)} \(cumulative)\n"
         }
 
-        text += "# HELP navd_intents_total Session intents (navigate, transitions, exit, back, params, state) by result: applied (2xx, no-ops included), refused (by navigation), invalid, unauthorized, not_found, unavailable, failed.\n# TYPE navd_intents_total counter\n"
+        text += "# HELP navd_intents_total Session intents (every change asked of a session: navigate, transitions, exit, back, params, state, context, commands, batches, confirmations, upgrades) by result: applied (2xx, no-ops included), refused (by navigation), invalid, unauthorized, not_found, unavailable, failed.\n# TYPE navd_intents_total counter\n"
         for result in IntentResult.allCases.sorted(by: { $0.label < $1.label }) {
             text += "navd_intents_total{result=\"\(result.label)\"} \(intents.load(result.rawValue))\n"
         }

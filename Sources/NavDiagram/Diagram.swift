@@ -6,10 +6,9 @@ import NavCore
 /// Renderers read this model and nothing else, so that every format (SVG, DOT, Mermaid) draws
 /// the same things. Everything is sorted: the same graph gives the same diagram.
 ///
-/// `requires` is the only guard a graph has today, shown on its scene. Redirects (DESIGN §9)
-/// are meant to become an ``EdgeKind`` of their own: the DOT and Mermaid renderers switch over
-/// every kind, so the compiler names their places to draw them (the SVG needs an arrow colour
-/// and a legend entry too).
+/// Guards: a scene's `requires` and whether it asks before it is left (`confirmLeave`) are shown
+/// on the scene; its `redirect` (DESIGN §9) is an edge of its own, from the guarded scene to
+/// where a refused navigation goes instead.
 public struct Diagram: Sendable, Hashable {
     /// A scene as the diagram shows it.
     public struct Scene: Sendable, Hashable {
@@ -19,6 +18,8 @@ public struct Diagram: Sendable, Hashable {
         public var removable: Bool
         /// Context keys the scene requires, as declared.
         public var requires: [String]
+        /// Whether leaving a screen of the scene may ask for a confirmation (`confirmLeave`).
+        public var confirmsLeave: Bool = false
         /// Whether the graph's start path passes through this scene.
         public var onStartPath: Bool
         /// The scene's links whose path names no scene to go to (`..`, `up(n=2)`), by name.
@@ -33,6 +34,8 @@ public struct Diagram: Sendable, Hashable {
         case tab
         /// A global link, available on any screen: from no scene to the scene it leads to.
         case global
+        /// A guarded scene's redirect: from the scene to the scene its `redirect` path leads to.
+        case redirect
     }
 
     /// An arrow of the diagram.
@@ -42,9 +45,9 @@ public struct Diagram: Sendable, Hashable {
         public var from: String?
         /// The scene the edge leads to: a tab, or the last named component of a link's path.
         public var to: String
-        /// The link's name; `nil` for tab membership.
+        /// The link's name; `nil` for tab membership and redirects.
         public var link: String?
-        /// The link's path template as written; `nil` for tab membership.
+        /// The link's path template (a redirect's path) as written; `nil` for tab membership.
         public var template: String?
         /// How the target is put on the stage: the segue of the path's last component (`#`
         /// for tab membership).
@@ -66,7 +69,7 @@ public struct Diagram: Sendable, Hashable {
     /// Every scene, sorted by name.
     public internal(set) var scenes: [Scene]
     /// Tab membership (by container, in tab order), then scene links (by scene, then link
-    /// name), then global links (by name).
+    /// name), then global links (by name), then redirects (by scene).
     public internal(set) var edges: [Edge]
     /// Global links whose path names no scene.
     public internal(set) var globalStubs: [Stub]
@@ -85,6 +88,7 @@ extension Diagram {
         var scenes: [Scene] = []
         var edges: [Edge] = []
         var linkEdges: [Edge] = []
+        var redirectEdges: [Edge] = []
         for name in graph.scenes.keys.sorted() {
             guard let scene = graph.scenes[name] else { continue }
             var stubs: [Stub] = []
@@ -101,10 +105,13 @@ extension Diagram {
                     stubs.append(Stub(link: linkName, template: link.template))
                 }
             }
+            if let redirect = scene.redirect, let target = Self.target(of: Link(template: redirect), in: graph) {
+                redirectEdges.append(Edge(kind: .redirect, from: name, to: target.scene, link: nil, template: redirect, segue: target.segue))
+            }
             scenes.append(
                 Scene(
                     name: name, tabs: scene.tabs, removable: scene.removable, requires: scene.requires,
-                    onStartPath: onStart.contains(name), stubs: stubs
+                    confirmsLeave: scene.confirmLeave != nil, onStartPath: onStart.contains(name), stubs: stubs
                 )
             )
         }
@@ -118,6 +125,7 @@ extension Diagram {
                 globalStubs.append(Stub(link: linkName, template: link.template))
             }
         }
+        edges += redirectEdges
         self.init(name: graph.name, start: graph.start, startPath: startPath, scenes: scenes, edges: edges, globalStubs: globalStubs)
     }
 
@@ -167,6 +175,7 @@ extension Diagram.Scene {
         if tabs != nil { parts.append("tabs") }
         if !removable { parts.append("not removable") }
         if !requires.isEmpty { parts.append("requires " + requires.joined(separator: ", ")) }
+        if confirmsLeave { parts.append("asks before leaving") }
         parts += stubs.map(\.text)
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }

@@ -49,7 +49,7 @@ import Testing
             if edge.kind == .tab {
                 #expect(read.attributes["label"] == nil)
             } else {
-                #expect(read.attributes["label"] == "\(edge.link ?? "")\n\(edge.template ?? "")")
+                #expect(read.attributes["label"] == "\(edge.link ?? "redirect")\n\(edge.template ?? "")")
             }
         }
     }

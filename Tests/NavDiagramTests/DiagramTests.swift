@@ -15,7 +15,7 @@ import Testing
         #expect(edges == [
             "tab home #friend -", "tab home #profile -",
             "link list_news /show_news show", "link top !list_coupon coupons", "link top /list_news news",
-            "global * !login login", "global * /top top",
+            "global * !login login", "global * /top top", "redirect settings !login -",
         ])
         let top = try #require(diagram.scenes.first { $0.name == "top" })
         #expect(top.onStartPath && top.tagLine == "start")

@@ -60,6 +60,9 @@ import Testing
             case .link, .global:
                 #expect(read.3.map(Self.unescaped) == "\(edge.link ?? "")\n\(edge.template ?? "")")
                 #expect(read.2 == (edge.segue == .push ? "-->" : edge.segue == .modal ? "-.->" : "==>"))
+            case .redirect:
+                #expect(read.3.map(Self.unescaped) == "redirect\n\(edge.template ?? "")")
+                #expect(read.2 == "-.->")
             }
         }
         // Nothing else but the comment, class definitions, class assignments and link styles.
@@ -82,6 +85,9 @@ import Testing
         #expect(text.contains("\n  class s_top start\n  classDef tabs") || text.contains("\n  class s_top start\n"))
         #expect(text.contains("\n  class s_onboarding fixed\n"))
         #expect(text.contains("\n  class s_profile,s_settings guarded\n"))
+        #expect(text.contains("\n  s_settings -.->|\"redirect<br/>!login\"| s_login\n"))
+        #expect(text.contains("\n  s_edit__profile[\"edit_profile<br/>asks before leaving\"]\n"))
+        #expect(text.contains("\n  linkStyle 7 stroke:#c05621,color:#c05621\n"))
         #expect(text.contains("\n  linkStyle 0,1 stroke:#8fa0b6,stroke-width:2px\n"))
         #expect(text.contains("\n  linkStyle 5,6 stroke:#2b6cb0,color:#2b6cb0\n"))
     }

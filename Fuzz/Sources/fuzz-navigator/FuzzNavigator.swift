@@ -3,7 +3,7 @@ import FuzzSupport
 import NavJSON
 @testable import NavWire
 
-/// The navigator (DESIGN §3): the input is a sequence of intents applied from the start of an
+/// The navigator (DESIGN §3, §9): the input is a sequence of intents applied from the start of an
 /// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal
 /// changed nothing; an applied change is one version with consecutive events, a no-op not a byte;
 /// screen ids are unique; the stage's canonical text parses back to the same stage; the
@@ -19,13 +19,17 @@ public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             steps += 1
             let intent = subject.intent(from: &input, on: state)
             let before = state.snapshotBytes
-            let outcome: Outcome
+            var outcome: Outcome
             do throws(NavError) {
                 outcome = try subject.navigator.apply(intent, to: state)
             } catch {
                 // A refusal is an answer with a stable code (the typed `NavError`) and leaves the state as it was.
                 require(state.snapshotBytes == before, "refused \(intent) (\(error.code)) changed the state")
-                continue
+                // What asks for a confirmation applies once confirmed (DESIGN §9).
+                guard error.code == .confirmationRequired, let confirmed = try? subject.navigator.apply(intent, to: state, confirmed: true) else {
+                    continue
+                }
+                outcome = confirmed
             }
             check(outcome, of: intent, from: state, before: before, navigator: subject.navigator)
             state = outcome.state
@@ -41,6 +45,10 @@ private func check(_ outcome: Outcome, of intent: Intent, from state: SessionSta
         return
     }
     require(after.version == state.version + 1, "\(intent): version \(state.version) → \(after.version)")
+    require(outcome.events.allSatisfy { $0.transition == after.version }, "\(intent): an event of another version")
+    if let pending = after.pending {
+        require((try? Path.parse(pending))?.description == pending, "\(intent): pending \(pending.debugDescription) is not a canonical path")
+    }
     require(
         outcome.events.map(\.seq) == Array(state.eventCounter + 1...state.eventCounter + outcome.events.count),
         "\(intent): events not numbered from \(state.eventCounter + 1)"
@@ -71,6 +79,7 @@ private struct Subject: Sendable {
     /// Pieces of path text: the graph's scene names, an unknown one, the grammar's punctuation.
     let tokens: [String]
     let links: [String]
+    let commands: [String]
     let keys: [String]
 
     init(_ graph: Graph) {
@@ -82,8 +91,9 @@ private struct Subject: Sendable {
         }
         let names = graph.scenes.keys.sorted()
         let paramNames = Set(graph.scenes.values.flatMap { $0.params?.keys.map { $0 } ?? [] }).sorted()
-        keys = paramNames + ["q", "a", "n"]
+        keys = paramNames + ["q", "a", "n", "text"]
         links = Set(graph.scenes.values.flatMap(\.links.keys) + graph.links.keys).sorted() + ["nosuch"]
+        commands = Set(graph.scenes.values.flatMap(\.commands.keys)).sorted() + ["nosuch"]
         tokens = names + names + ["nosuch", "up", "/", "/", "!", "!/", "#", "^", "..", "../", "(", ")", "=", ",", "%2C", "%29", "%", "n=2", "id=1", "x", "-2", "0", "é"]
             + paramNames.map { "(\($0)=1)" }
     }
@@ -91,16 +101,23 @@ private struct Subject: Sendable {
     static let news = Subject(ExampleGraphs.news)
     static let kabukit = Subject(ExampleGraphs.kabukit)
 
-    func intent(from input: inout FuzzInput, on state: SessionState) -> Intent {
-        switch input.below(8) {
+    func intent(from input: inout FuzzInput, on state: SessionState, batching: Bool = true) -> Intent {
+        switch input.below(batching ? 11 : 10) {
         case 0, 1, 2: return .navigate(path(from: &input))
         case 3: return .link(name: input.pick(links), params: params(from: &input))
-        case 4: return .exit
+        case 4: return input.bool() ? .exit() : .exit(result: value(from: &input))
         case 5:
             let count = input.byte()
-            return .back(count >= 0xF8 ? Int(Int8(bitPattern: count)) : Int(count % 5))
+            let steps = count >= 0xF8 ? Int(Int8(bitPattern: count)) : Int(count % 5)
+            return input.bool() ? .back(steps) : .back(steps, result: json(from: &input))
         case 6: return .setParams(screen: screen(from: &input, on: state), params: params(from: &input))
-        default: return .patchState(screen: screen(from: &input, on: state), patch: json(from: &input))
+        case 7: return .patchState(screen: screen(from: &input, on: state), patch: json(from: &input))
+        case 8: return .patchContext(input.bool() ? ["user": input.bool() ? .null : .string(input.text(maximum: 4))] : json(from: &input))
+        case 9: return .command(screen: screen(from: &input, on: state), name: input.pick(commands), args: params(from: &input))
+        default:
+            var items: [Intent] = []
+            for _ in 0..<input.below(5) { items.append(intent(from: &input, on: state, batching: false)) }
+            return .batch(items)
         }
     }
 

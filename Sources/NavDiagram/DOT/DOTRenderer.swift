@@ -8,7 +8,7 @@ import NavCore
 /// scenes have a green border, `tabs` containers are filled, scenes that are not removable
 /// have a double border. Edges are labelled with the link's name and path template; modal
 /// links are dashed, links to a tab bold, tab membership dotted, global links blue from an
-/// "any screen" node. Nodes and edges carry `class` attributes like the SVG's (`scene start`,
+/// "any screen" node, redirects orange and dashed with an open head. Nodes and edges carry `class` attributes like the SVG's (`scene start`,
 /// `edge link segue-modal`, …), which Graphviz's own SVG output keeps.
 struct DOTRenderer {
     let diagram: Diagram
@@ -35,8 +35,6 @@ struct DOTRenderer {
             }
             writeEdge(edge, into: &out)
         }
-        // Redirects (DESIGN §9) go here, as their own edge kind, once the graph has them;
-        // `requires` is the only guard today and is shown on its scene.
         out += "}\n"
         return Array(out.utf8)
     }
@@ -83,6 +81,10 @@ struct DOTRenderer {
             case .tab: attributes.append("style=\"bold\"")
             }
             if edge.kind == .global { attributes += ["color=\"#2b6cb0\"", "fontcolor=\"#2b6cb0\""] }
+        case .redirect:
+            attributes.append("label=\(DOTText.label(["redirect", edge.template ?? ""]))")
+            attributes.append("class=\(DOTText.quoted(["edge", "redirect", Self.segueClass(edge.segue)].joined(separator: " ")))")
+            attributes += ["style=\"dashed\"", "color=\"#c05621\"", "fontcolor=\"#c05621\"", "arrowhead=\"empty\""]
         }
         out += attributes.joined(separator: ", ") + "];\n"
     }
@@ -92,6 +94,7 @@ struct DOTRenderer {
         case .tab: "tab membership"
         case .link: "scene links"
         case .global: "global links"
+        case .redirect: "redirects of guarded scenes"
         }
     }
 

@@ -196,6 +196,7 @@ public struct DiagramLayout: Sendable {
             ("link#", .edge(.link, .tab), "tab switch #"),
             ("tab", .edge(.tab, .tab), "tab of a tabs scene"),
             ("global", .edge(.global, .push), "global link (any screen)"),
+            ("redirect", .edge(.redirect, .push), "redirect of a guarded scene"),
         ]
         for (style, sample, text) in candidates where styles.contains(style) { entries.append((sample, text)) }
         if !diagram.startPath.isEmpty { entries.append((.startScene, "start path")) }

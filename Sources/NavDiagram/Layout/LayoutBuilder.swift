@@ -96,7 +96,8 @@ struct LayoutBuilder {
     }
 
     private func labelSize(of edge: Int) -> (text: String, width: Double)? {
-        guard diagram.edges[edge].kind != .tab, let link = diagram.edges[edge].link else { return nil }
+        let kind = diagram.edges[edge].kind
+        guard kind != .tab, let link = diagram.edges[edge].link ?? (kind == .redirect ? "redirect" : nil) else { return nil }
         let text = TextMetrics.truncated(link, columns: metrics.maxLabelColumns)
         return (text, TextMetrics.width(text, fontSize: metrics.smallFontSize) + 6)
     }

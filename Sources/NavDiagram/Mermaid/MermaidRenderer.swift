@@ -7,7 +7,8 @@ import NavCore
 /// it; classes `start`, `tabs`, `fixed` and `guarded` mark them as in the SVG. Tab membership
 /// is a dotted line without a head, a scene link an arrow labelled with its name and path
 /// template (`-.->` for a modal, `==>` to a tab), a global link an arrow from the "any
-/// screen" node. Edges are written in the diagram's order, so `linkStyle` can name them by
+/// screen" node, a redirect a dotted orange arrow labelled `redirect` and its path. Edges are
+/// written in the diagram's order, so `linkStyle` can name them by
 /// index.
 struct MermaidRenderer {
     let diagram: Diagram
@@ -39,7 +40,7 @@ struct MermaidRenderer {
             out += "  \(MermaidText.anyScreenID)([\(MermaidText.label(lines))])\n"
             classMembers["anyScreen", default: []].append(MermaidText.anyScreenID)
         }
-        var tabEdges: [Int] = [], globalEdges: [Int] = []
+        var tabEdges: [Int] = [], globalEdges: [Int] = [], redirectEdges: [Int] = []
         for (index, edge) in diagram.edges.enumerated() {
             let from = edge.from.map(MermaidText.nodeID) ?? MermaidText.anyScreenID
             let to = MermaidText.nodeID(edge.to)
@@ -51,10 +52,11 @@ struct MermaidRenderer {
                 if edge.kind == .global { globalEdges.append(index) }
                 let label = MermaidText.label([edge.link ?? "", edge.template ?? ""])
                 out += "  \(from) \(Self.arrow(edge.segue))|\(label)| \(to)\n"
+            case .redirect:
+                redirectEdges.append(index)
+                out += "  \(from) -.->|\(MermaidText.label(["redirect", edge.template ?? ""]))| \(to)\n"
             }
         }
-        // Redirects (DESIGN §9) go here, as their own edge kind, once the graph has them;
-        // `requires` is the only guard today and is shown on its scene.
         for (name, style) in Self.classDefinitions {
             guard let members = classMembers[name] else { continue }
             out += "  classDef \(name) \(style)\n"
@@ -65,6 +67,9 @@ struct MermaidRenderer {
         }
         if !globalEdges.isEmpty {
             out += "  linkStyle \(globalEdges.map(String.init).joined(separator: ",")) stroke:#2b6cb0,color:#2b6cb0\n"
+        }
+        if !redirectEdges.isEmpty {
+            out += "  linkStyle \(redirectEdges.map(String.init).joined(separator: ",")) stroke:#c05621,color:#c05621\n"
         }
         return Array(out.utf8)
     }

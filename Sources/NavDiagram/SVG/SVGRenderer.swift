@@ -7,8 +7,9 @@ import NavCore
 /// - each scene is `<g class="scene …" id="scene-NAME" data-scene="NAME">` holding its `<rect>`
 ///   and `<text>`; extra classes `start` (on the start path), `tabs`, `fixed` (not removable),
 ///   `guarded` (has `requires`);
-/// - each edge is `<g class="edge KIND …" data-from="…" data-to="…">` with KIND `link`, `tab`
-///   or `global`, `data-link` naming the link (not on tab edges), `data-from="*"` on global
+/// - each edge is `<g class="edge KIND …" data-from="…" data-to="…">` with KIND `link`, `tab`,
+///   `global` or `redirect`, `data-link` naming the link (not on tab edges or redirects),
+///   `data-from="*"` on global
 ///   links, and `segue-push`, `segue-modal` or `segue-tab` on links;
 /// - adding the class `current` to a scene's group highlights it.
 struct SVGRenderer {
@@ -31,18 +32,20 @@ struct SVGRenderer {
         .navd-diagram .edge path, .navd-diagram .sample path { fill: none; stroke-width: 1.4px; }
         .navd-diagram .link path { stroke: #4a5568; }
         .navd-diagram .global path { stroke: #2b6cb0; }
+        .navd-diagram .redirect path { stroke: #c05621; stroke-dasharray: 3 3; }
         .navd-diagram .tab path { stroke: #8fa0b6; stroke-width: 2px; stroke-dasharray: 1 4; stroke-linecap: round; }
         .navd-diagram .segue-modal path { stroke-dasharray: 7 4; }
         .navd-diagram .segue-tab path { stroke-dasharray: 10 3 2 3; }
         .navd-diagram .edge text { font-size: 11px; fill: #2d3748; paint-order: stroke; stroke: #ffffff; stroke-width: 3px; stroke-linejoin: round; }
         .navd-diagram .edge.global text { fill: #2b6cb0; }
+        .navd-diagram .edge.redirect text { fill: #c05621; }
         .navd-diagram .legend text { font-size: 11px; fill: #4a5568; }
         .navd-diagram .separator path { stroke: #cbd5e0; stroke-width: 1px; stroke-dasharray: 6 4; }
         .navd-diagram .separator text { font-size: 11px; fill: #a0aec0; }
         """
 
     /// The arrowheads, one per edge kind (a marker's fill cannot follow its path's stroke in SVG 1.1).
-    static let arrowColors: [(kind: Diagram.EdgeKind, color: String)] = [(.link, "#4a5568"), (.tab, "#8fa0b6"), (.global, "#2b6cb0")]
+    static let arrowColors: [(kind: Diagram.EdgeKind, color: String)] = [(.link, "#4a5568"), (.tab, "#8fa0b6"), (.global, "#2b6cb0"), (.redirect, "#c05621")]
 
     func render() -> [UInt8] {
         var out = ""

@@ -1,0 +1,124 @@
+import NavCore
+import NavJSON
+
+extension TourPlanner {
+    /// The second way to make tours: from wherever the open tour stands, walk to the nearest
+    /// target not yet covered; start a new tour instead when a target is nearer from the start.
+    /// It chains targets that the shortest-route tree keeps on separate branches (a link of the
+    /// screen a link opened, a deep path taken from where the last one left off). The planner
+    /// keeps whichever of the two ways needs fewer steps.
+    struct Greedy {
+        let planner: TourPlanner
+        let cover: Coverage
+        let start: Outcome
+        /// What the tours must cover: what the shortest-route tree's tours covered.
+        let targets: Set<String>
+        let deepOnly: Set<String>
+        var tracker: CoverTracker
+        /// The most states one walk's search adds.
+        let budget: Int
+
+        init(planner: TourPlanner, cover: Coverage, start: Outcome, targets: Set<String>, deepOnly: Set<String>) {
+            self.planner = planner
+            self.cover = cover
+            self.start = start
+            self.targets = targets
+            self.deepOnly = deepOnly
+            self.tracker = CoverTracker(planner: planner, cover: cover)
+            self.budget = max(100, planner.stateBudget / 4)
+        }
+
+        /// The tours; `nil` when a walk found no route to a target the tree's tours reached.
+        mutating func tours() -> [Tour]? {
+            var tours: [Tour] = []
+            let startCovers = tracker.covers(nil, before: SessionState(), after: start.state)
+            var open: (tour: Tour, state: SessionState)?
+            while !targets.subtracting(tracker.covered).isEmpty {
+                let fromStart = nearest(from: start.state)
+                var route: [TourIntent]
+                if let current = open, let here = nearest(from: current.state), here.count <= (fromStart?.count ?? Int.max) {
+                    route = here
+                } else if let fromStart {
+                    if let current = open { tours.append(current.tour) }
+                    let first = Tour(
+                        startPath: start.state.pathText, startEvents: start.events.map(\.type.rawValue),
+                        startCovers: tours.isEmpty ? startCovers : [], steps: []
+                    )
+                    open = (first, start.state)
+                    route = fromStart
+                } else {
+                    return nil
+                }
+                guard var current = open else { return nil }
+                for intent in route {
+                    guard let outcome = try? planner.navigator.apply(intent.intent, to: current.state) else { return nil }
+                    current.tour.steps.append(TourStep(
+                        intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),
+                        covers: tracker.covers(intent, before: current.state, after: outcome.state)
+                    ))
+                    current.state = outcome.state
+                }
+                open = current
+            }
+            if let current = open { tours.append(current.tour) }
+            return tours
+        }
+
+        /// The fewest intents from `state` that cover a target not yet covered: breadth first over
+        /// links, tabs and back, with a deep path as the first step to a scene only deep paths show.
+        func nearest(from state: SessionState) -> [TourIntent]? {
+            struct Entry {
+                var state: SessionState
+                var parent: Int?
+                var intent: TourIntent?
+            }
+            let remaining = targets.subtracting(tracker.covered)
+            var entries = [Entry(state: state, parent: nil, intent: nil)]
+            var seen: Set<String> = [planner.key(state)]
+            func route(to entry: Int) -> [TourIntent] {
+                var result: [TourIntent] = []
+                var current: Int? = entry
+                while let index = current, let intent = entries[index].intent {
+                    result.append(intent)
+                    current = entries[index].parent
+                }
+                return result.reversed()
+            }
+            func reaches(_ move: Move) -> Bool {
+                switch cover {
+                case .scenes: planner.shownScenes(move.outcome.state).contains { remaining.contains($0) }
+                case .links: move.link.map { remaining.contains($0) } ?? false
+                }
+            }
+            var head = 0
+            var ignored: [Refusal] = []
+            while head < entries.count {
+                let current = head
+                head += 1
+                var moves = planner.moves(from: entries[current].state, refusals: &ignored)
+                if current == 0 { moves += deepMoves(from: state, remaining: remaining) }
+                for move in moves {
+                    if reaches(move) { return route(to: current) + [move.intent] }
+                    guard entries.count < budget, seen.insert(planner.key(move.outcome.state)).inserted else { continue }
+                    entries.append(Entry(state: move.outcome.state, parent: current, intent: move.intent))
+                }
+            }
+            return nil
+        }
+
+        /// Deep paths from `state` to the scenes only deep paths reach that still matter.
+        private func deepMoves(from state: SessionState, remaining: Set<String>) -> [Move] {
+            let scenes: [String]
+            switch cover {
+            case .scenes:
+                scenes = deepOnly.filter { remaining.contains($0) }.sorted()
+            case .links:
+                scenes = deepOnly.filter { scene in remaining.contains { $0.hasPrefix(scene + ":") } }.sorted()
+            }
+            return scenes.compactMap { scene in
+                guard case .success(let (intent, outcome)) = planner.deepPath(to: scene, from: state, onTop: cover == .links) else { return nil }
+                return Move(intent: intent, link: nil, outcome: outcome)
+            }
+        }
+    }
+}

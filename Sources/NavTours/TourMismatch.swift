@@ -46,10 +46,10 @@ public struct TourMismatch: Sendable, Hashable, CustomStringConvertible {
         self.got = got
     }
 
-    /// Three lines: where, what was expected, what came.
+    /// One line: where, what was expected, what came.
     public var description: String {
         let place = step == 0 ? "tour \(tour), start (\(intent))" : "tour \(tour), step \(step) (\(intent))"
-        return "\(place):\n  expected: \(expected)\n  got:      \(got)"
+        return "\(place): expected \(expected), got \(got)"
     }
 
     /// The difference between an expected path and event types and what came; `nil` when they agree.

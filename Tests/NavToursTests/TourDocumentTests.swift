@@ -58,7 +58,7 @@ import Testing
         let agree = TourMismatch.compare(tour: 1, step: 2, intent: "back 1", path: "/a", events: ["x"], observed: TourObservation(path: "/a", events: ["x"]))
         #expect(agree == nil)
         let path = TourMismatch.compare(tour: 2, step: 3, intent: "link show(id=1)", path: "/a/b", events: [], observed: TourObservation(path: "/a/c", events: []))
-        #expect(path?.description == "tour 2, step 3 (link show(id=1)):\n  expected: path /a/b\n  got:      path /a/c")
+        #expect(path?.description == "tour 2, step 3 (link show(id=1)): expected path /a/b, got path /a/c")
         let events = TourMismatch.compare(tour: 1, step: 1, intent: "exit", path: "/a", events: ["a", "b", "c"], observed: TourObservation(path: "/a", events: ["a", "c"]))
         #expect(events?.expected == "events [a, ▶b, c]")
         #expect(events?.got == "events [a, ▶c] (first difference at event 2)")

@@ -4,16 +4,12 @@ public struct TourObservation: Sendable, Hashable {
     public var path: String?
     public var events: [String]
     /// The problem's `code` and `detail` of a refusal.
-    public var refusal: (code: String, detail: String)? {
-        get { refusalCode.map { ($0, refusalDetail) } }
-        set {
-            refusalCode = newValue?.code
-            refusalDetail = newValue?.detail ?? ""
-        }
-    }
+    public var refusal: Refusal?
 
-    private var refusalCode: String?
-    private var refusalDetail = ""
+    public struct Refusal: Sendable, Hashable {
+        public var code: String
+        public var detail: String
+    }
 
     public init(path: String, events: [String]) {
         self.path = path
@@ -23,8 +19,7 @@ public struct TourObservation: Sendable, Hashable {
     public init(refusedWith code: String, detail: String) {
         self.path = nil
         self.events = []
-        self.refusalCode = code
-        self.refusalDetail = detail
+        self.refusal = Refusal(code: code, detail: detail)
     }
 }
 

@@ -95,7 +95,7 @@ struct ReplayCommand: ParsableCommand {
                 "POST", "/v1/sessions", body: ["graph": .string(document.graphName), "context": .object(document.context)],
                 token: backendToken.flatMap { $0.isEmpty ? nil : $0 }
             )
-            let view = try observe(created, tour: number, step: 0, intent: "start", path: tour.startPath, events: tour.startEvents)
+            let view = try observe(created, tour: number, step: 0, intent: "new session", path: tour.startPath, events: tour.startEvents)
             guard let id = view["id"]?.stringValue, let token = view["token"]?.stringValue else {
                 throw ClientExit.fail(ClientExit.unavailable, "the daemon's answer has no session id and token")
             }

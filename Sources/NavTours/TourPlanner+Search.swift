@@ -20,6 +20,8 @@ extension TourPlanner {
         var from: Int
         var intent: TourIntent
         var outcome: Outcome
+        /// How many links were found before this one (the search's order).
+        var order: Int
     }
 
     /// The breadth-first search over states (``TourPlanner``).
@@ -65,7 +67,7 @@ extension TourPlanner {
 
         /// Links first, then deep paths from the start to what links and tabs never showed.
         mutating func run() {
-            explore(from: [0])
+            explore(from: [0], budget: planner.stateBudget)
             guard !done else { return }
             let needed: [String]
             switch cover {
@@ -80,6 +82,8 @@ extension TourPlanner {
             }
             // Tab bars first (one shows its first tab too), each seed explored before the next, so
             // that tabs and links reach what they can before another deep path is taken.
+            // The deep paths' searches share one budget.
+            var seedBudget = planner.stateBudget
             let ordered = needed.filter { planner.graph.scenes[$0]?.tabs != nil } + needed.filter { planner.graph.scenes[$0]?.tabs == nil }
             for scene in ordered {
                 if cover == .scenes, firstShown[scene] != nil { continue }
@@ -94,31 +98,35 @@ extension TourPlanner {
                     note(nodes.count - 1)
                     // A state found after a deep path may have a shorter route through a later
                     // seed: it is only known to need one step.
-                    explore(from: [nodes.count - 1], dropDepth: 1)
+                    seedBudget -= explore(from: [nodes.count - 1], dropDepth: 1, budget: max(0, seedBudget))
                 case .failure(let failure):
                     deepFailures[scene] = failure.reason
                 }
             }
         }
 
-        /// One phase of the breadth-first search, adding at most the planner's budget of states.
-        private mutating func explore(from queue: [Int], dropDepth: Int = Int.max) {
+        /// One phase of the breadth-first search, adding at most `budget` states.
+        /// - Returns: how many states it added.
+        @discardableResult
+        private mutating func explore(from queue: [Int], dropDepth: Int = Int.max, budget: Int) -> Int {
             var queue = queue
             var head = 0
             var added = 0
             var dropDepth = dropDepth
             while head < queue.count, !done {
+                // Once full, only links can still be found, by the states already queued.
+                if added >= budget, cover == .scenes { break }
                 let current = queue[head]
                 head += 1
                 var refused: [Refusal] = []
                 for move in planner.moves(from: nodes[current].state, refusals: &refused) {
                     if let id = move.link, takes[id] == nil {
-                        takes[id] = Take(from: current, intent: move.intent, outcome: move.outcome)
+                        takes[id] = Take(from: current, intent: move.intent, outcome: move.outcome, order: takes.count)
                     }
                     let key = planner.key(move.outcome.state)
                     guard index[key] == nil else { continue }
                     let depth = nodes[current].depth + 1
-                    guard added < planner.stateBudget else {
+                    guard added < budget else {
                         truncated = true
                         dropDepth = min(dropDepth, depth)
                         continue
@@ -134,6 +142,7 @@ extension TourPlanner {
                 }
                 for refusal in refused where refusals[refusal.link] == nil { refusals[refusal.link] = refusal.reason }
             }
+            return added
         }
 
         /// The tours' figures against the lower bound (README, "Tours").

@@ -155,7 +155,7 @@ struct SessionCommand: ParsableCommand {
         @Argument(help: "The link's name.")
         var name: String
 
-        @Argument(help: "Its parameters, KEY=VALUE (a number or true/false is sent as such, anything else as a string).")
+        @Argument(help: "Its parameters, KEY=VALUE (a number or true/false is sent as such, a quoted JSON string as its text, anything else as a string).")
         var params: [String] = []
 
         func run() throws {

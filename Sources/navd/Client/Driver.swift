@@ -120,11 +120,13 @@ struct Driver {
         return object
     }
 
-    /// A link parameter's value: a JSON number or boolean as such, anything else as a string.
+    /// A link parameter's value: a JSON number or boolean as such, a JSON string (`'"12"'`, to
+    /// send digits as a string) as its text, anything else as the string it is.
     static func scalar(_ text: String) -> JSONValue {
         if let value = try? JSONValue(parsing: text) {
             switch value {
             case .int, .double, .bool: return value
+            case .string(let inner): return .string(inner)
             default: break
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import NavJSON
 import Testing
+@testable import navd
 
 #if canImport(Glibc)
 import Glibc
@@ -315,5 +316,16 @@ final class OneShotServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(5)
         while recorded.value == nil, Date() < deadline { usleep(5_000) }
         return recorded.value
+    }
+}
+
+/// How `navd session link` reads `KEY=VALUE`.
+@Suite struct LinkParameterTests {
+    @Test(arguments: [
+        ("2", JSONValue.int(2)), ("-1.5", .double(-1.5)), ("true", .bool(true)), ("abc", .string("abc")),
+        (#""12""#, .string("12")), ("007", .string("007")), ("", .string("")), ("null", .string("null")), ("[1]", .string("[1]")),
+    ])
+    func values(_ text: String, _ value: JSONValue) {
+        #expect(Driver.scalar(text) == value)
     }
 }

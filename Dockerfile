@@ -3,9 +3,12 @@
 #
 #   docker build -t navd .
 #   docker run -p 8080:8080 -v navd-data:/var/lib/navd navd
-#   docker run -p 8080:8080 -e NAVD_ADMIN_TOKEN=... navd --listen 0.0.0.0:8080 --store postgres://...
+#   docker run -p 8080:8080 navd --admin-token "$TOKEN" --backend-token "$BACKEND"
+#   docker run -p 8080:8080 -e NAVD_STORE=postgres://... -e NAVD_GRAPH=/etc/navd/graphs/kabukit.json navd
 #
-# Arguments given to `docker run` replace the CMD defaults below, not the `navd serve` entrypoint.
+# The defaults are environment variables (ENV below), not CMD arguments: arguments given to
+# `docker run` are added to them (an option wins over its variable), so the daemon still listens
+# on every interface and loads the example graph whatever else is passed.
 
 # ---- build ------------------------------------------------------------------------------------
 # Swift 6.3, not 6.1: Package.swift asks for swift-log 1.16.2 or later, whose manifest declares
@@ -13,8 +16,13 @@
 # project's own machines and CI build with.
 FROM swift:6.3-bookworm AS build
 
+# (hadolint DL3008, ignored here and in the runtime stage: versions are not pinned because
+# bookworm's archive keeps only the current version of each package, so a pinned version fails the
+# build once a security update replaces it; the base image's tag fixes the release, and updates
+# within it are what we want.)
+# hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -24,10 +32,13 @@ WORKDIR /src
 COPY Package.* ./
 RUN swift package resolve
 
+# Stripped: the symbol tables and debug sections are about half the file, and a crash report
+# needs none of them in the image (keep the unstripped build for symbolising one).
 COPY . .
 RUN swift build -c release --static-swift-stdlib --product navd \
     && mkdir -p /staging \
-    && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/navd" /staging/navd
+    && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/navd" /staging/navd \
+    && strip /staging/navd
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM debian:bookworm-slim
@@ -46,8 +57,11 @@ LABEL org.opencontainers.image.title="navd" \
 # The Swift runtime and Foundation are linked in statically (--static-swift-stdlib).
 # ca-certificates: the system CA bundle, for a PostgreSQL store reached over TLS with
 # sslrootcert=/etc/ssl/certs/ca-certificates.crt.
+# hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libjemalloc2 ca-certificates && rm -rf /var/lib/apt/lists/*
 
+# A numeric user (below), so Kubernetes' `runAsNonRoot` can check it is not root without the
+# image's /etc/passwd.
 RUN groupadd --system --gid 10001 navd \
     && useradd --system --uid 10001 --gid navd --home-dir /var/lib/navd --no-create-home \
         --shell /usr/sbin/nologin navd \
@@ -62,10 +76,20 @@ VOLUME /var/lib/navd
 WORKDIR /var/lib/navd
 EXPOSE 8080
 
-USER navd
+# Defaults that `docker run` arguments add to (and `-e` replaces): every interface, the news
+# example, the SQLite store on the volume.
+ENV NAVD_LISTEN=0.0.0.0:8080 \
+    NAVD_GRAPH=/etc/navd/graphs/news.json \
+    NAVD_STORE=sqlite:/var/lib/navd/navd.db
 
-# Checks the default listen address: change the URL too when overriding --listen.
-HEALTHCHECK CMD ["navd", "health", "--url", "http://127.0.0.1:8080/healthz"]
+USER 10001:10001
 
+# `navd health` asks /healthz at NAVD_LISTEN (0.0.0.0 and :: on loopback), so a changed listen
+# address is followed; a large SQLite store checks its database at start-up, hence the start period.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["navd", "health"]
+
+# SIGTERM: /readyz answers 503 for --drain (5 s) while requests are still served, then navd
+# stops accepting and finishes what is in progress (--shutdown-grace, 10 s). `docker stop`
+# waits 10 s by default: use `docker stop -t 20` (or a shorter NAVD_DRAIN).
+STOPSIGNAL SIGTERM
 ENTRYPOINT ["navd", "serve"]
-CMD ["--listen", "0.0.0.0:8080", "--graph", "/etc/navd/graphs/news.json", "--store", "sqlite:/var/lib/navd/navd.db"]

@@ -6,14 +6,17 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-c
 PG_PACKAGES := postgresql
 # Graphviz's `dot`: GraphvizTests draw every DOT diagram navd writes with it.
 GRAPHVIZ_PACKAGES := graphviz
-SCHEMATHESIS_VERSION := 4.32.5
-# The browser test: Debian's Chromium and its driver, Selenium (PyPI) in a virtual environment,
-# since Debian's own Python refuses `pip install` (it is externally managed).
-BROWSER_PACKAGES := chromium chromium-driver python3-venv
-SELENIUM_VERSION := 4.51.0
+# The browser test: Debian's Chromium and its driver.
+BROWSER_PACKAGES := chromium chromium-driver
+# Every Python package the tests use (schemathesis, Selenium, the OpenAPI validator, hadolint,
+# prometheus-client) goes into one virtual environment made here, pinned in
+# scripts/requirements-test.txt: Debian's own Python refuses `pip install` (PEP 668), and a
+# machine whose only Python is Debian's needs python3-venv for `python3 -m venv`.
+PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
+PYTHON := $(VENV)/bin/python
 
-.PHONY: all build release run test deps test-deps browser-deps openapi-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check dockerfile-check metrics-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
 
 all: build
 
@@ -24,9 +27,9 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 
-## What the tests need beyond the build: PostgreSQL server binaries, Graphviz, the OpenAPI
-## validator and schemathesis, and the browser test's Chromium and Selenium.
-test-deps: deps browser-deps
+## What the tests need beyond the build: PostgreSQL server binaries, Graphviz, the browser
+## test's Chromium, and the Python packages in $(VENV).
+test-deps: deps browser-deps python-deps
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing $(PG_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
@@ -35,19 +38,23 @@ test-deps: deps browser-deps
 		echo "installing $(GRAPHVIZ_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(GRAPHVIZ_PACKAGES) >/dev/null; \
 	fi
-	@python3 -c "import openapi_spec_validator, yaml" 2>/dev/null || python3 -m pip install -q openapi-spec-validator pyyaml
-	@[ "$$(python3 -c 'import schemathesis; print(schemathesis.__version__)' 2>/dev/null)" = "$(SCHEMATHESIS_VERSION)" ] \
-		|| python3 -m pip install -q "schemathesis==$(SCHEMATHESIS_VERSION)"
 
-## Headless Chromium, its WebDriver, and Selenium in $(VENV) (python3 -m venv; on Debian that needs python3-venv).
-browser-deps:
-	@if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ] || ! python3 -c 'import ensurepip' 2>/dev/null; then \
+## $(VENV) with scripts/requirements-test.txt installed (again only when that file changes).
+python-deps:
+	@if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then \
+		echo "installing $(PYTHON_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PYTHON_PACKAGES) >/dev/null; \
+	fi
+	@[ -x $(PYTHON) ] || python3 -m venv $(VENV)
+	@cmp -s scripts/requirements-test.txt $(VENV)/requirements-test.txt \
+		|| { $(PYTHON) -m pip install -q -r scripts/requirements-test.txt && cp scripts/requirements-test.txt $(VENV)/requirements-test.txt; }
+
+## Headless Chromium and its WebDriver (Selenium comes with python-deps).
+browser-deps: python-deps
+	@if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then \
 		echo "installing $(BROWSER_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null; \
 	fi
-	@[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV)
-	@[ "$$($(VENV)/bin/python -c 'import selenium; print(selenium.__version__)' 2>/dev/null)" = "$(SELENIUM_VERSION)" ] \
-		|| $(VENV)/bin/python -m pip install -q "selenium==$(SELENIUM_VERSION)"
 
 build: deps
 	$(SWIFT) build
@@ -59,13 +66,16 @@ release: deps
 run: release
 	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
 
-## Unit, integration, contract and browser tests, the container check, then a short run of each fuzz target.
+## Unit, integration, contract and browser tests, the container checks, the /metrics check, then a
+## short run of each fuzz target.
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	scripts/contract-test.sh
 	scripts/browser-test.sh
+	scripts/metrics-check.sh
 	scripts/check-docker-libs.sh
+	scripts/check-dockerfile.sh
 	$(MAKE) fuzz-smoke
 
 ## Each libFuzzer target (Fuzz/, FUZZING.md) for FUZZ_SECONDS seconds, one after another on one core.
@@ -79,7 +89,7 @@ fuzz-smoke: deps
 	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
 
 ## schemathesis against a live debug navd (scripts/contract-test.sh; MAX_EXAMPLES, MAX_TIME, SEED).
-contract-test: test-deps
+contract-test: python-deps deps
 	$(SWIFT) build --product navd
 	scripts/contract-test.sh
 
@@ -93,14 +103,21 @@ ui-screenshots: browser-deps deps
 	$(SWIFT) build --product navd
 	SCREENSHOTS=docs scripts/browser-test.sh
 
-## The Dockerfile's runtime stage installs every library the static release binary links.
-docker-check: deps
+## The Dockerfile's runtime stage installs every library the static release binary links; hadolint
+## finds nothing in it; the binary runs as the image runs it (scripts/check-dockerfile.sh).
+docker-check: deps python-deps
 	scripts/check-docker-libs.sh
+	scripts/check-dockerfile.sh
+
+## /metrics of a live debug navd read by prometheus_client's parser (scripts/metrics-check.sh).
+metrics-check: python-deps deps
+	$(SWIFT) build --product navd
+	scripts/metrics-check.sh
 
 ## openapi.yaml must be valid OpenAPI 3.1. (navd compiles the file in as a resource; the
 ## tests check that GET /openapi.yaml serves exactly its bytes.)
-openapi-check:
-	python3 -c "from openapi_spec_validator import validate; import yaml; validate(yaml.safe_load(open('openapi.yaml')))"
+openapi-check: python-deps
+	$(PYTHON) -c "from openapi_spec_validator import validate; import yaml; validate(yaml.safe_load(open('openapi.yaml')))"
 
 bench: release
 	bench/run.sh

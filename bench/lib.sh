@@ -90,6 +90,9 @@ start_server() {
     fi
 }
 
+# Benchmarked servers stop at once on SIGTERM: no drain window for load balancers.
+export NAVD_DRAIN=${NAVD_DRAIN:-0}
+
 # Stops one server this script started.
 stop_server() {
     local pid=$1 i

@@ -21,7 +21,7 @@ ARTIFACTS=.build/browser-test
 PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 WORK=$(mktemp -d)
 LOG="$WORK/navd.log"
-"$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json --log-level warning >"$LOG" 2>&1 &
+"$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json --log-level warning --drain 0 >"$LOG" 2>&1 &
 NAVD_PID=$!
 cleanup() {
     kill "$NAVD_PID" 2>/dev/null || true

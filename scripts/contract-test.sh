@@ -14,8 +14,9 @@ MAX_EXAMPLES=${MAX_EXAMPLES:-40}
 MAX_TIME=${MAX_TIME:-180}
 SEED=${SEED:-}
 [ -x "$BINARY" ] || { echo "contract-test: $BINARY is not built (run swift build)" >&2; exit 1; }
-# The interpreter `make test-deps` installed schemathesis into (its `st` script may not be on PATH).
-python3 -c 'import schemathesis' 2>/dev/null || { echo "contract-test: schemathesis is not installed (make test-deps)" >&2; exit 1; }
+# The virtual environment `make test-deps` installed schemathesis into (Debian's Python refuses pip).
+PYTHON=${CONTRACT_TEST_PYTHON:-.build/venv/bin/python}
+"$PYTHON" -c 'import schemathesis' 2>/dev/null || { echo "contract-test: schemathesis is not installed in $PYTHON (make test-deps)" >&2; exit 1; }
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 export NAVD_ADMIN_TOKEN="contract-admin-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
@@ -23,7 +24,7 @@ WORK=$(mktemp -d)
 LOG="$WORK/navd.log"
 
 "$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json \
-    --admin-token "$NAVD_ADMIN_TOKEN" --log-level warning >"$LOG" 2>&1 &
+    --admin-token "$NAVD_ADMIN_TOKEN" --log-level warning --drain 0 >"$LOG" 2>&1 &
 NAVD_PID=$!
 cleanup() {
     kill "$NAVD_PID" 2>/dev/null || true
@@ -42,7 +43,7 @@ done
 STATUS=0
 # Long polls and streams are capped to the JSON page and a 1 s wait (scripts/contract_hooks.py).
 export PYTHONPATH="scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contract_hooks
-python3 -m schemathesis.cli --config-file scripts/schemathesis.toml run openapi.yaml \
+"$PYTHON" -m schemathesis.cli --config-file scripts/schemathesis.toml run openapi.yaml \
     --url "http://127.0.0.1:$PORT" \
     --checks all --exclude-checks positive_data_acceptance \
     --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" \

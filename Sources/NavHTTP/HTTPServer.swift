@@ -40,7 +40,8 @@ package protocol HTTPHandler: Sendable {
 
 /// Why ``HTTPServer/start()`` failed.
 package enum HTTPServerError: Error, Hashable, CustomStringConvertible {
-    /// `host` is neither an IPv4 address in dotted form nor `localhost`.
+    /// `host` is neither an IPv4 or IPv6 address nor a name that resolves to one (or a listen
+    /// address is not `HOST:PORT`).
     case invalidHost(String)
     /// `start()` was called on a server that is already running.
     case alreadyRunning
@@ -51,7 +52,7 @@ package enum HTTPServerError: Error, Hashable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .invalidHost(let host):
-            "invalid listen host \"\(host)\": expected an IPv4 address or localhost"
+            "invalid listen address \"\(host)\": expected HOST:PORT, :PORT or [IPV6]:PORT, with an IPv4 or IPv6 address or a name that resolves"
         case .alreadyRunning:
             "the HTTP server is already running"
         case .startFailed(let function, let address, let reason):
@@ -78,8 +79,8 @@ package enum HTTPServerError: Error, Hashable, CustomStringConvertible {
 package final class HTTPServer: Sendable {
     /// What the server listens on and how much it accepts.
     package struct Configuration: Sendable {
-        /// An IPv4 address in dotted form, `0.0.0.0` for every interface, or
-        /// `localhost` (127.0.0.1).
+        /// An IPv4 or IPv6 address (`0.0.0.0` or `""` for every IPv4 interface, `::` for every
+        /// interface, IPv4 too), `localhost` (127.0.0.1), or a name (its first address, IPv4 first).
         package var host: String = "127.0.0.1"
         /// The TCP port; 0 picks a free one (see ``HTTPServer/boundPort``).
         package var port: UInt16 = 8080
@@ -99,12 +100,12 @@ package final class HTTPServer: Sendable {
         /// the pool between requests, so a smaller pool is cheaper per request; headers larger than
         /// about half of it get 431.
         var connectionMemory: Int = 16384
-        /// Seconds `stop()` waits for requests in progress to be answered.
-        var shutdownGracePeriod: Int = 10
+        /// Seconds `stop()` waits for requests in progress to be answered (`--shutdown-grace`).
+        package var shutdownGracePeriod: Double = 10
         /// How MHD waits for its connections; ``Polling/poll`` unless an experiment says otherwise.
         package var polling: Polling = .poll
 
-        package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Int = 10, polling: Polling = .poll) {
+        package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Double = 10, polling: Polling = .poll) {
             self.host = host
             self.port = port
             self.threads = threads
@@ -176,11 +177,11 @@ package final class HTTPServer: Sendable {
     /// Starts listening and serving on MHD's thread pool.
     ///
     /// - Throws: ``HTTPServerError/invalidHost(_:)`` for a host that is not
-    ///   IPv4, ``HTTPServerError/alreadyRunning``, or
+    ///   an address and does not resolve, ``HTTPServerError/alreadyRunning``, or
     ///   ``HTTPServerError/startFailed(function:address:reason:)`` when
     ///   `MHD_start_daemon` fails (for example because the port is in use).
     package func start() throws(HTTPServerError) {
-        var address = try Self.socketAddress(host: configuration.host, port: configuration.port)
+        let listen = try ListenAddress.resolve(host: configuration.host, port: configuration.port)
         let context = ServerContext(
             handler: handler,
             logger: logger,
@@ -194,7 +195,7 @@ package final class HTTPServer: Sendable {
             guard state.running == nil else {
                 return .failure(.alreadyRunning)
             }
-            let daemon = withUnsafeMutablePointer(to: &address) { addressPointer in
+            let daemon = listen.withSocketAddress { addressPointer, _ in
                 var options: [MHD_OptionItem] = [
                     // The logger first, so that start-up messages reach it too.
                     navd_mhd_option_logger(mhdLog, contextPointer),
@@ -214,7 +215,7 @@ package final class HTTPServer: Sendable {
                 if configuration.polling == .threads { options.removeAll { $0.option == .THREAD_POOL_SIZE } }
                 return options.withUnsafeMutableBufferPointer { buffer in
                     navd_mhd_start(
-                        Self.daemonFlags(configuration.polling),
+                        Self.daemonFlags(configuration.polling, listen),
                         configuration.port,
                         accessHandler,
                         contextPointer,
@@ -227,7 +228,7 @@ package final class HTTPServer: Sendable {
             guard let daemon else {
                 return .failure(.startFailed(
                     function: "MHD_start_daemon",
-                    address: "\(configuration.host):\(configuration.port)",
+                    address: listen.description,
                     reason: context.startupReason()
                 ))
             }
@@ -279,7 +280,7 @@ package final class HTTPServer: Sendable {
             deferred.resolve(HTTPResponse(status: 503, headers: [("Retry-After", "1"), ("Connection", "close")]))
         }
 
-        let deadline = ContinuousClock.now.advanced(by: .seconds(max(0, configuration.shutdownGracePeriod)))
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(max(0, configuration.shutdownGracePeriod) * 1000)))
         while context.inFlight.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
             usleep(2_000)
         }
@@ -305,29 +306,24 @@ package final class HTTPServer: Sendable {
     /// there), an inter-thread channel so that `MHD_quiesce_daemon` works with a thread pool (and
     /// a resumed connection is served at once), error messages routed to the logger, and
     /// connections that may be suspended while a ``ResponseStream`` has nothing to send.
-    private static func daemonFlags(_ polling: Polling) -> UInt32 {
+    /// An IPv6 address needs `MHD_USE_IPv6` (MHD then reads a `sockaddr_in6`); `::` is opened
+    /// dual-stack, so that it takes IPv4 connections too.
+    private static func daemonFlags(_ polling: Polling, _ listen: ListenAddress) -> UInt32 {
         let waiting = switch polling {
         case .poll: MHD_USE_POLL.rawValue
         case .epoll: MHD_USE_EPOLL.rawValue
         case .threads: MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
         }
+        let family = switch listen.family {
+        case .ipv4: UInt32(0)
+        case .ipv6: listen.isIPv6Any ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
+        }
         return MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            | family
             | waiting
             | MHD_USE_ITC.rawValue
             | MHD_USE_ERROR_LOG.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue
-    }
-
-    /// The IPv4 socket address for `host` and `port` (`inet_pton`).
-    private static func socketAddress(host: String, port: UInt16) throws(HTTPServerError) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        let dotted = host == "localhost" ? "127.0.0.1" : host
-        guard inet_pton(AF_INET, dotted, &address.sin_addr) == 1 else {
-            throw .invalidHost(host)
-        }
-        return address
     }
 }
 

@@ -95,7 +95,8 @@ package struct Responder: Sendable {
     package enum Match {
         /// `index` is the route's position in ``templates``.
         case found(index: Int, template: String, parameters: RouteParameters)
-        case methodNotAllowed(template: String, allowed: [String])
+        /// `index` is the position in ``templates`` of a route with that template (another method).
+        case methodNotAllowed(index: Int, template: String, allowed: [String])
         case notFound
     }
 
@@ -107,7 +108,7 @@ package struct Responder: Sendable {
             var segmentCount = 0
             for byte in bytes where byte == UInt8(ascii: "/") { segmentCount += 1 }
             var allowed: [String] = []
-            var allowedTemplate: String?
+            var allowedRoute: Int?
             for index in routes.indices where routes[index].segments.count == segmentCount {
                 guard let parameters = Self.capture(routes[index].segments, bytes) else { continue }
                 // Fields read in place: a copy of the route would retain each of them.
@@ -117,16 +118,16 @@ package struct Responder: Sendable {
                 }
                 allowed.append(routes[index].method)
                 if routes[index].method == "GET" { allowed.append("HEAD") }
-                allowedTemplate = routes[index].template
+                allowedRoute = index
             }
-            if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
+            if let allowedRoute { return .methodNotAllowed(index: allowedRoute, template: routes[allowedRoute].template, allowed: allowed) }
             return .notFound
         }
     }
 
     /// The methods the routes matching `path` take (`HEAD` with each `GET`), for a CORS preflight.
     package func methods(path: String) -> [String] {
-        if case .methodNotAllowed(_, let allowed) = match(method: "OPTIONS", path: path) { return allowed }
+        if case .methodNotAllowed(_, _, let allowed) = match(method: "OPTIONS", path: path) { return allowed }
         return []
     }
 

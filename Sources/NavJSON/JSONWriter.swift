@@ -246,6 +246,11 @@ extension JSONWriter {
             self.end = end
         }
 
+        /// Marks the run as not written, so that the caller writes it through the plain writes.
+        package mutating func decline() {
+            overflowed = true
+        }
+
         /// A literal fragment of JSON, as ``JSONWriter/writeLiteral(_:)``.
         @inlinable @inline(__always)
         package mutating func literal(_ text: StaticString) {

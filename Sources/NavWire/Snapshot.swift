@@ -12,8 +12,35 @@ extension LifecycleEvent {
         else { return nil }
         self.init(
             seq: seq, type: type, screen: json["screen"]?.stringValue, scene: json["scene"]?.stringValue,
-            transition: transition, from: json["from"]?.stringValue, to: json["to"]?.stringValue
+            transition: transition, from: json["from"]?.stringValue, to: json["to"]?.stringValue, detail: Detail(json: json)
         )
+    }
+}
+
+extension LifecycleEvent.Detail {
+    /// The members the detail adds to an event's wire shape.
+    package var json: JSONValue {
+        switch self {
+        case .keys(let keys): ["keys": .array(keys.map(JSONValue.string))]
+        case .command(let name): ["command": .string(name)]
+        case .value(let value): ["value": value]
+        case .versions(let from, let to): ["fromVersion": .int(from), "toVersion": .int(to)]
+        }
+    }
+
+    /// The detail an event's wire shape carries, if any (`writeDetailedEvent` writes it).
+    package init?(json: JSONValue) {
+        if let keys = json["keys"]?.arrayValue {
+            self = .keys(keys.compactMap(\.stringValue))
+        } else if let name = json["command"]?.stringValue {
+            self = .command(name)
+        } else if let from = json["fromVersion"]?.intValue, let to = json["toVersion"]?.intValue {
+            self = .versions(from: from, to: to)
+        } else if let value = json["value"] {
+            self = .value(value)
+        } else {
+            return nil
+        }
     }
 }
 
@@ -24,14 +51,18 @@ package struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension SessionState {
-    /// The snapshot format this version of navd writes.
-    package static let snapshotSchema = 1
+    /// The snapshot format this version of navd writes: 2 added `pending` (DESIGN §9).
+    package static let snapshotSchema = 2
+    /// The snapshot formats this version reads: 1 is 2 without `pending` (so reads as none).
+    package static let readableSnapshotSchemas = 1...2
 
     /// Restores a snapshot, checking it against `graph`: a screen whose scene is gone, a broken
     /// tab bar or a duplicate id is an error, never a crash.
     package init(snapshot: JSONValue, graph: Graph) throws(SnapshotError) {
-        guard snapshot["schema"]?.intValue == Self.snapshotSchema else {
-            throw SnapshotError(message: "snapshot schema \(snapshot["schema"]?.jsonString ?? "missing") is not \(Self.snapshotSchema)")
+        guard let schema = snapshot["schema"]?.intValue, Self.readableSnapshotSchemas.contains(schema) else {
+            throw SnapshotError(
+                message: "snapshot schema \(snapshot["schema"]?.jsonString ?? "missing") is not one of \(Self.readableSnapshotSchemas)"
+            )
         }
         guard let version = snapshot["version"]?.intValue, let screenCounter = snapshot["screenCounter"]?.intValue,
             let eventCounter = snapshot["eventCounter"]?.intValue, let context = snapshot["context"]?.objectValue,
@@ -40,7 +71,7 @@ extension SessionState {
         var seen = Set<String>()
         self.init(
             version: version, screens: try Self.screens(screens, graph: graph, seen: &seen), context: context,
-            screenCounter: screenCounter, eventCounter: eventCounter
+            screenCounter: screenCounter, eventCounter: eventCounter, pending: snapshot["pending"]?.stringValue
         )
         guard !self.screens.isEmpty else { throw SnapshotError(message: "snapshot has an empty stage") }
     }

@@ -5,7 +5,7 @@ import NavJSON
 /// `JSONValue` dictionaries first: the same bytes as `Wire`'s values through `JSONWriter`,
 /// at a fraction of the allocations (the session view is most of every answer).
 extension JSONWriter {
-    /// `{actions, context, events?, graph, id, path, screens, token?, version, watchToken?}`.
+    /// `{actions, context, events?, graph, id, path, pending?, screens, token?, version, watchToken?}`.
     /// - Parameters:
     ///   - eventsJSON: `events` already written as a JSON array, if at hand.
     ///   - token: the session's write token and read-only `watchToken`, in the create answer only.
@@ -33,6 +33,10 @@ extension JSONWriter {
             writeString(path)
         } else {
             writeString(state.pathText)
+        }
+        if let pending = state.pending {
+            writeLiteral(",\"pending\":")
+            writeString(pending)
         }
         writeLiteral(",\"screens\":")
         writeScreens(state.screens)
@@ -122,12 +126,21 @@ extension JSONWriter {
 
 extension JSONWriter {
     /// The snapshot a store keeps: written directly
-    /// (`{context, eventCounter, schema, screenCounter, screens, version}`).
-    mutating func writeSnapshot(_ state: SessionState) {
+    /// (`{context, eventCounter, graphVersion?, pending?, schema, screenCounter, screens, version}`).
+    /// `graphVersion` is the graph version the session runs on (a graph upgrade changes it).
+    mutating func writeSnapshot(_ state: SessionState, graphVersion: Int? = nil) {
         writeLiteral("{\"context\":")
         write(.object(state.context))
         writeLiteral(",\"eventCounter\":")
         writeInt(state.eventCounter)
+        if let graphVersion {
+            writeLiteral(",\"graphVersion\":")
+            writeInt(graphVersion)
+        }
+        if let pending = state.pending {
+            writeLiteral(",\"pending\":")
+            writeString(pending)
+        }
         writeLiteral(",\"schema\":")
         writeInt(SessionState.snapshotSchema)
         writeLiteral(",\"screenCounter\":")
@@ -150,6 +163,11 @@ extension JSONWriter {
     mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
         guard let first = events.baseAddress else {
             writeLiteral("[]")
+            return
+        }
+        // A detail may hold any JSON (a result's value), which the cursor does not write.
+        if events.contains(where: { $0.detail != nil }) {
+            writeEventsChecked(events)
             return
         }
         let written = writeDirect(estimate: estimate) { cursor in
@@ -202,21 +220,31 @@ package protocol EventSink {
     mutating func literal(_ text: StaticString)
     mutating func int(_ number: Int)
     mutating func string(_ text: String)
+    /// Any JSON value (an event's detail): only the plain writer writes one.
+    mutating func value(_ json: JSONValue)
 }
 
-extension JSONWriter.Cursor: EventSink {}
+extension JSONWriter.Cursor: EventSink {
+    /// Not written through a cursor: events with a detail take the plain writes.
+    package mutating func value(_ json: JSONValue) { decline() }
+}
 
 extension JSONWriter: EventSink {
     @inline(__always) package mutating func literal(_ text: StaticString) { writeLiteral(text) }
     @inline(__always) package mutating func int(_ number: Int) { writeInt(number) }
     @inline(__always) package mutating func string(_ text: String) { writeString(text) }
+    package mutating func value(_ json: JSONValue) { write(json) }
 }
 
-/// `{from?, scene, screen, seq, to?, transition, type}`, each key written with the punctuation
-/// around it; the event's fields read where they lie (an event passed on by value would be copied,
-/// all its strings retained).
+/// `{command?, from?, fromVersion?, keys?, scene, screen, seq, to?, toVersion?, transition, type,
+/// value?}`, each key written with the punctuation around it; the event's fields read where they
+/// lie (an event passed on by value would be copied, all its strings retained).
 @inline(__always)
 func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink: inout Sink) {
+    if let detail = event.pointee.detail {
+        writeDetailedEvent(event, detail, to: &sink)
+        return
+    }
     if let from = event.pointee.from {
         sink.literal("{\"from\":")
         sink.string(from)
@@ -255,7 +283,62 @@ func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink
     case .transitionEnd: sink.literal(",\"type\":\"transitionEnd\"}")
     case .paramsChanged: sink.literal(",\"type\":\"paramsChanged\"}")
     case .stateChanged: sink.literal(",\"type\":\"stateChanged\"}")
+    case .contextChanged: sink.literal(",\"type\":\"contextChanged\"}")
+    case .result: sink.literal(",\"type\":\"result\"}")
+    case .graphChanged: sink.literal(",\"type\":\"graphChanged\"}")
     }
+}
+
+/// An event with a detail (DESIGN §4: `keys`, `command`, `value`, `fromVersion`/`toVersion`),
+/// keys in sorted order like every event: off the hot path, so written key by key.
+func writeDetailedEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, _ detail: LifecycleEvent.Detail, to sink: inout Sink) {
+    sink.literal("{")
+    if case .command(let name) = detail {
+        sink.literal("\"command\":")
+        sink.string(name)
+        sink.literal(",")
+    }
+    if let from = event.pointee.from {
+        sink.literal("\"from\":")
+        sink.string(from)
+        sink.literal(",")
+    }
+    if case .versions(let from, _) = detail {
+        sink.literal("\"fromVersion\":")
+        sink.int(from)
+        sink.literal(",")
+    }
+    if case .keys(let keys) = detail {
+        sink.literal("\"keys\":[")
+        for index in keys.indices {
+            if index > 0 { sink.literal(",") }
+            sink.string(keys[index])
+        }
+        sink.literal("],")
+    }
+    sink.literal("\"scene\":")
+    if let scene = event.pointee.scene { sink.string(scene) } else { sink.literal("null") }
+    sink.literal(",\"screen\":")
+    if let screen = event.pointee.screen { sink.string(screen) } else { sink.literal("null") }
+    sink.literal(",\"seq\":")
+    sink.int(event.pointee.seq)
+    if let to = event.pointee.to {
+        sink.literal(",\"to\":")
+        sink.string(to)
+    }
+    if case .versions(_, let to) = detail {
+        sink.literal(",\"toVersion\":")
+        sink.int(to)
+    }
+    sink.literal(",\"transition\":")
+    sink.int(event.pointee.transition)
+    sink.literal(",\"type\":")
+    sink.string(event.pointee.type.rawValue)
+    if case .value(let value) = detail {
+        sink.literal(",\"value\":")
+        sink.value(value)
+    }
+    sink.literal("}")
 }
 
 extension Screen {
@@ -281,8 +364,13 @@ extension JSONWriter {
 extension SessionState {
     /// The snapshot as JSON bytes, for a store.
     package var snapshotBytes: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 128 + 256 * screens.count)
-        writer.writeSnapshot(self)
+        snapshotBytes(graphVersion: nil)
+    }
+
+    /// The snapshot as JSON bytes with the graph version the session runs on.
+    package func snapshotBytes(graphVersion: Int?) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 144 + 256 * screens.count)
+        writer.writeSnapshot(self, graphVersion: graphVersion)
         return writer.finish()
     }
 }

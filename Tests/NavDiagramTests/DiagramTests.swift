@@ -10,7 +10,7 @@ import Testing
         #expect(diagram.name == "news")
         #expect(diagram.startPath == ["top"])
         #expect(diagram.scenes.map(\.name) == diagram.scenes.map(\.name).sorted())
-        #expect(diagram.scenes.count == 12)
+        #expect(diagram.scenes.count == 15)
         let edges = diagram.edges.map { "\($0.kind) \($0.from ?? "*") \($0.segue.rawValue)\($0.to) \($0.link ?? "-")" }
         #expect(edges == [
             "tab home #friend -", "tab home #profile -",

@@ -81,7 +81,7 @@ import Testing
         #expect(text.contains("\n  any_screen -.->|\"login<br/>!login\"| s_login\n"))
         #expect(text.contains("\n  class s_top start\n  classDef tabs") || text.contains("\n  class s_top start\n"))
         #expect(text.contains("\n  class s_onboarding fixed\n"))
-        #expect(text.contains("\n  class s_profile guarded\n"))
+        #expect(text.contains("\n  class s_profile,s_settings guarded\n"))
         #expect(text.contains("\n  linkStyle 0,1 stroke:#8fa0b6,stroke-width:2px\n"))
         #expect(text.contains("\n  linkStyle 5,6 stroke:#2b6cb0,color:#2b6cb0\n"))
     }

@@ -71,9 +71,10 @@ import Testing
     }
 
     @Test func validateAcceptsTheExampleGraphs() throws {
-        let run = try Self.navd(["validate", "Examples/news.json", "Examples/kabukit.json"])
+        let run = try Self.navd(["validate", "Examples/news.json", "Examples/kabukit.json", "Examples/stopwatch.json"])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
-        #expect(run.output.contains("Examples/news.json: ok: graph 'news', 12 scenes"))
+        #expect(run.output.contains("Examples/news.json: ok: graph 'news', 15 scenes"))
+        #expect(run.output.contains("Examples/stopwatch.json: ok: graph 'stopwatch', 1 scenes"))
         #expect(run.output.contains("Examples/kabukit.json: ok: graph 'kabukit'"))
         // A scene only deep links reach (news.json's tab bar) is no mistake: nothing is warned about.
         #expect(!run.output.contains("warning:"), "\(run.output)")

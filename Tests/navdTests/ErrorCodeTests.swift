@@ -90,6 +90,22 @@ import Testing
         #expect(try navd.navigate(session, "onboarding").status == 200)
         codes.expect(try navd.exit(session), 409, "not_removable")
         codes.expect(try navd.navigate(session, "^/top"), 409, "not_removable")
+        // DESIGN §9: a command whose guard fails, leaving a screen that asks first.
+        let form = try navd.createSession()
+        let editor = try #require(try navd.navigate(form, "edit_profile").json()["screens"]?[1]?["id"]?.string)
+        let refused = codes.expect(try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "save"], token: form.token), 409, "command_refused")
+        #expect(refused["pointer"] == "/dirty")
+        #expect(try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "type", "args": ["text": "hi"]], token: form.token).status == 200)
+        let asked = codes.expect(try navd.exit(form), 409, "confirmation_required")
+        #expect(asked["confirmation"]?["screen"] == .string(editor))
+        // A version of the graph where list_news's category is a bool: category=1 no longer fits.
+        let adminSession = try admin.createSession(start: "/top/list_news(category=1)")
+        let news = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"), encoding: .utf8)
+        let changed = news.replacingOccurrences(of: #""category": {"type": "int", "default": 0}"#, with: #""category": {"type": "bool"}"#)
+        #expect(changed != news)
+        #expect(try admin.request("PUT", "/v1/graphs/news", headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"], body: Array(changed.utf8)).status == 200)
+        let notFitting = codes.expect(try admin.send("POST", adminSession.url + "/upgrade", json: [:], token: adminSession.token), 409, "upgrade_refused")
+        #expect(notFitting["reasons"] == [["pointer": "/screens/1/params/category", "message": "'1' is not a valid bool"]])
         // 412
         codes.expect(try navd.navigate(session, "login", headers: ["If-Match": "\"1\""]), 412, "version_conflict")
         // 413
@@ -103,6 +119,7 @@ import Testing
         codes.expect(try navd.navigate(session, "nosuch"), 422, "unknown_scene")
         codes.expect(try navd.navigate(session, "^/top/help#news"), 422, "unknown_scene")
         codes.expect(try navd.transition(session, "nosuch"), 422, "unknown_transition")
+        codes.expect(try navd.send("POST", url + "/screens/e1/commands", json: ["name": "nosuch"], token: session.token), 422, "unknown_command")
         codes.expect(try navd.send("POST", "/v1/sessions", json: ["graph": "nosuch"]), 422, "unknown_graph")
         let badParam = codes.expect(try navd.navigate(session, "show_news(id=x)"), 422, "invalid_params")
         #expect(badParam["param"] == "id")

@@ -256,14 +256,39 @@ struct HTTPServerTests {
         #expect(throws: HTTPServerError.alreadyRunning) { try server.start() }
     }
 
-    @Test(arguments: ["::1", "example.com", "256.0.0.1", ""])
-    func nonIPv4HostsAreRefused(host: String) {
+    /// A host that is neither an IPv4 or IPv6 address nor a host name (letters, digits, `-`, `.`)
+    /// is refused before anything is opened. (Names that do not resolve are refused too; not
+    /// tested here, since that would ask DNS.)
+    @Test(arguments: ["bad host", "a_b!", "[::1]", "1.2.3.4:80", "::1::2"])
+    func hostsThatAreNeitherAddressesNorNamesAreRefused(host: String) {
         let server = HTTPServer(
             configuration: .init(host: host, port: 0, threads: 1),
             handler: EchoHandler(),
             logger: Self.logger
         )
         #expect(throws: HTTPServerError.invalidHost(host)) { try server.start() }
+    }
+
+    /// IPv6: `::1` is served over IPv6 loopback.
+    @Test func anIPv6AddressIsServed() throws {
+        let server = try startServer(host: "::1")
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = server.boundPort.bigEndian
+        _ = inet_pton(AF_INET6, "::1", &address.sin6_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        }
+        #expect(connected == 0)
+        let request = Array("GET /v6 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".utf8)
+        #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == request.count)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        #expect(received > 12)
+        #expect(String(decoding: buffer.prefix(max(0, received)), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
     }
 
     @Test func localhostMeansLoopback() throws {

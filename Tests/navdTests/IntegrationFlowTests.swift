@@ -449,7 +449,7 @@ struct NewsFlowTests {
             ("POST", session.url + "/back", #"{"count": 1e0}"#, "count"),
             ("POST", session.url + "/back", #"{"count": 0}"#, "count"),
             ("POST", session.url + "/back", #"{"count": null}"#, "count"),
-            ("POST", session.url + "/exit", #"{"result": 1}"#, "result"),
+            ("POST", session.url + "/exit", #"{"outcome": 1}"#, "outcome"),
             ("PUT", session.url + "/screens/e2/params", #"{"category": null}"#, "category"),
             ("PUT", session.url + "/screens/e2/params", #"{"category": {"a": 1}}"#, "category"),
         ]

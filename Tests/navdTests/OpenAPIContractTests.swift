@@ -53,6 +53,21 @@ struct OpenAPIContractTests {
             case "setParams": return ("PUT", target, json, Array(#"{"category":4}"#.utf8), 200)
             case "patchState": return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8), 200)
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
+            case "patchContext":
+                return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"user":"u1"}"#.utf8), 200)
+            case "upgradeSession": return ("POST", target, json, Array("{}".utf8), 200)
+            case "upgradeGraphSessions": return ("POST", target, Self.admin, [], 200)
+            case "applyBatch": return ("POST", target, json, Array(#"{"intents":[{"navigate":"show_news(id=1)"},{"back":1,"result":7}]}"#.utf8), 200)
+            case "runCommand", "confirm":
+                // A form with unsaved text: its command runs, and leaving it asks first.
+                let form = try navd.createSession(start: "/top/edit_profile")
+                let formJSON = ["Authorization": "Bearer \(form.token)", "Content-Type": "application/json"]
+                let typed = try navd.request("POST", form.url + "/screens/e2/commands", headers: formJSON, body: Array(#"{"name":"type","args":{"text":"hi"}}"#.utf8))
+                guard operation.operationID == "confirm" else { return ("POST", form.url + "/screens/e2/commands", formJSON, Array(#"{"name":"type","args":{"text":"ho"}}"#.utf8), 200) }
+                #expect(typed.status == 200, "\(typed)")
+                let asked = try navd.request("POST", form.url + "/exit", headers: formJSON, body: [])
+                let token = try asked.json()["confirmation"]?["token"]?.string ?? ""
+                return ("POST", form.url + "/confirm", formJSON, Array(#"{"token":"\#(token)"}"#.utf8), 200)
             case "listGraphs", "getGraph", "getGraphDiagram", "health", "ready", "metrics", "getOpenAPI", "getWebClient",
                 "getWebClientFile":
                 return ("GET", target, [:], [], 200)

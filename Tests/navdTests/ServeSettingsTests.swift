@@ -57,12 +57,12 @@ extension ServeSettingsTests {
         }
     }
 
-    @Test(arguments: [("127.0.0.1:8080", 8080), ("127.0.0.1:+80", 80), ("[::1]:0", 0), ("h:065535", 65535)])
+    @Test(arguments: [("127.0.0.1:8080", 8080), ("127.0.0.1:+80", 80), ("[::1]:0", 0), ("localhost:065535", 65535)])
     func aPortIsADecimalNumberUpTo65535(_ listen: String, _ port: UInt16) throws {
         #expect(try Self.settings(["--listen", listen]).port == port)
     }
 
-    @Test(arguments: ["127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:", "127.0.0.1", "127.0.0.1:8o"])
+    @Test(arguments: ["127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:", "127.0.0.1", "127.0.0.1:8o", "::1:8080", "[::1:8080", "[]:80", "[1.2.3.4]:80", "no_such host:80", "bad..name!:80"])
     func aListenAddressWithoutAPortIsRefused(_ listen: String) {
         #expect(throws: (any Error).self, "\(listen)") { try Self.settings(["--listen", listen]) }
     }

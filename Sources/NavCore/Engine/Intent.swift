@@ -6,14 +6,22 @@ public enum Intent: Sendable, Hashable {
     case navigate(String)
     /// Apply a named link of the top scene, or a global one, filling its `{placeholders}`.
     case link(name: String, params: [String: JSONValue])
-    /// Remove the top screen (KabuKit `exitScene`).
-    case exit
-    /// Go back `count` screens.
-    case back(Int)
+    /// Remove the top screen (KabuKit `exitScene`), handing `result` to the screen revealed
+    /// (KabuKit's Scenario returning a value to its caller).
+    case exit(result: JSONValue? = nil)
+    /// Go back `count` screens, handing `result` to the screen revealed.
+    case back(Int, result: JSONValue? = nil)
     /// Replace the params of the top screen (`screen` must be its id).
     case setParams(screen: String, params: [String: JSONValue])
     /// RFC 7396 merge patch of a screen's state.
     case patchState(screen: String, patch: JSONValue)
+    /// RFC 7396 merge patch of the session's context; resumes the session's `pending`
+    /// navigation once its requirements hold (DESIGN §9).
+    case patchContext(JSONValue)
+    /// A named command of a screen's scene, with its arguments.
+    case command(screen: String, name: String, args: [String: JSONValue] = [:])
+    /// Intents applied in order as one change, all or nothing (not themselves batches).
+    case batch([Intent])
 }
 
 /// The result of an applied intent: the next state and what happened, in order.
@@ -23,6 +31,11 @@ public struct Outcome: Sendable, Hashable {
     public var events: [LifecycleEvent]
 
     public var changed: Bool { !events.isEmpty }
+
+    public init(state: SessionState, events: [LifecycleEvent]) {
+        self.state = state
+        self.events = events
+    }
 }
 
 /// Bounds on what one session may hold, so no client can make a session unboundedly large.
@@ -36,12 +49,27 @@ public struct Limits: Sendable, Hashable {
     /// tabs screens too): `maxDepth` bounds only the stage, and tab switches that each save a
     /// stack could otherwise grow one session without end.
     public var maxScreens: Int
+    /// The largest a session's context may grow by merge patches, in bytes of JSON.
+    public var maxContextBytes: Int
+    /// The largest result an exit or back may hand over, in bytes of JSON.
+    public var maxResultBytes: Int
+    /// The most intents one batch may hold.
+    public var maxBatchItems: Int
+    /// How many redirects one navigation may follow before it is refused.
+    public var maxRedirects: Int
 
-    public init(maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256) {
+    public init(
+        maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256,
+        maxContextBytes: Int = 4096, maxResultBytes: Int = 16384, maxBatchItems: Int = 32, maxRedirects: Int = 5
+    ) {
         self.maxDepth = maxDepth
         self.maxPathLength = maxPathLength
         self.maxParams = maxParams
         self.maxStateBytes = maxStateBytes
         self.maxScreens = maxScreens
+        self.maxContextBytes = maxContextBytes
+        self.maxResultBytes = maxResultBytes
+        self.maxBatchItems = maxBatchItems
+        self.maxRedirects = maxRedirects
     }
 }

@@ -12,6 +12,22 @@ public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
         case stackUnderflow = "stack_underflow"
         case stackTooDeep = "stack_too_deep"
         case screenNotFound = "not_found"
+        case unknownCommand = "unknown_command"
+        case commandRefused = "command_refused"
+        case confirmationRequired = "confirmation_required"
+        case upgradeRefused = "upgrade_refused"
+    }
+
+    /// Why a stage does not fit another version of its graph: one reason, located by a JSON
+    /// pointer into the stage (`/screens/1/params/id`).
+    public struct Reason: Sendable, Hashable {
+        public var pointer: String
+        public var message: String
+
+        public init(pointer: String, message: String) {
+            self.pointer = pointer
+            self.message = message
+        }
     }
 
     public var code: Code
@@ -20,12 +36,24 @@ public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
     public var offset: Int?
     /// For `invalid_params`: which parameter.
     public var param: String?
+    /// For `command_refused`: the guard that did not hold, a JSON pointer into the screen's state.
+    public var pointer: String?
+    /// For `confirmation_required`: the id of the screen that asks before it is left.
+    public var screen: String?
+    /// For a refusal inside a batch: the position of the item refused, from 0.
+    public var index: Int?
+    /// For `upgrade_refused`: every reason, each pointing into the stage.
+    public var reasons: [Reason]?
 
-    public init(_ code: Code, _ message: String, offset: Int? = nil, param: String? = nil) {
+    public init(
+        _ code: Code, _ message: String, offset: Int? = nil, param: String? = nil, pointer: String? = nil, screen: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.offset = offset
         self.param = param
+        self.pointer = pointer
+        self.screen = screen
     }
 
     init(_ pathError: PathError) {
@@ -36,6 +64,8 @@ public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
         var text = "\(code.rawValue): \(message)"
         if let offset { text += " (offset \(offset))" }
         if let param { text += " (param \(param))" }
+        if let pointer { text += " (pointer \(pointer))" }
+        if let index { text += " (item \(index))" }
         return text
     }
 }

@@ -26,7 +26,14 @@ struct RemovedScreen {
 extension Navigator {
     /// Navigates the DeepTransition way: keep the common prefix of the current and the target
     /// stage, remove the rest, add the new components in order; tab switches save and restore.
-    func navigate(to expression: ParsedExpression<TextComponent>, from state: SessionState) throws(NavError) -> Outcome {
+    ///
+    /// A navigation refused only because a created scene's `requires` are unmet goes to that
+    /// scene's `redirect` instead (at most `limits.maxRedirects` in a row), and the stage it
+    /// would have reached becomes the session's `pending`. Any other applied navigation clears
+    /// `pending`.
+    func navigate(
+        to expression: ParsedExpression<TextComponent>, from state: SessionState, confirmed: Bool, redirects: Int? = 0
+    ) throws(NavError) -> Outcome {
         var resolved = resolve(expression, on: state.screens)
         if isUpMove(expression), let last = resolved.last, scene(Self.name(of: last, on: state.screens))?.tabs != nil {
             // A tab bar leaves with its last tab: going up from a tab root never strands the bar.
@@ -59,15 +66,30 @@ extension Navigator {
         let created = plan.created
         for index in created.indices {
             let name = created[index].scene
-            for key in scene(name, hint: created[index].sceneHint)?.requires ?? [] where (state.context[key] ?? .null) == .null {
-                throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
+            let entry = scene(name, hint: created[index].sceneHint)
+            for key in entry?.requires ?? [] where (state.context[key] ?? .null) == .null {
+                // `redirects` is nil where redirects are not followed (a resume of `pending`).
+                guard let redirect = entry?.redirect, let redirects else {
+                    throw NavError(.transitionRefused, "'\(name)' requires '\(key)' in the session context")
+                }
+                guard redirects < limits.maxRedirects else {
+                    throw NavError(.transitionRefused, "more than \(limits.maxRedirects) redirects in a row, the last from '\(name)'")
+                }
+                var outcome = try navigate(redirect, from: state, confirmed: confirmed, redirects: redirects + 1)
+                // The first target refused waits: a chain of redirects keeps the user's own.
+                if outcome.changed { outcome.state.pending = canonicalPathText(of: plan.screens) }
+                return outcome
             }
+        }
+        if !confirmed, let screen = firstAskingToLeave(plan.removed, in: state) {
+            throw NavError(.confirmationRequired, "'\(screen.scene)' (\(screen.id)) asks for a confirmation before it is left", screen: screen.id)
         }
 
         var next = state
         next.version += 1
         next.screens = plan.screens
         next.screenCounter = counter
+        next.pending = nil
         let from: String
         let to: String
         if let kept = plan.kept {
@@ -100,6 +122,44 @@ extension Navigator {
         events.record(.transitionEnd, from: from, to: to)
         next.eventCounter = events.seq
         return Outcome(state: next, events: events.events)
+    }
+
+    /// The first of the removed screens whose scene asks before it is left (`confirmLeave`), now.
+    private func firstAskingToLeave(_ removed: [RemovedScreen], in state: SessionState) -> RemovedScreen? {
+        for index in removed.indices {
+            guard let confirmation = scene(of: removed[index])?.confirmLeave else { continue }
+            if case .always = confirmation { return removed[index] }
+            // A pointer into the screen's state: read where the screen is (rare: only such scenes get here).
+            let id = removed[index].id
+            if let screen = state.allScreens.first(where: { $0.id == id }), confirmation.applies(to: screen.state) {
+                return removed[index]
+            }
+        }
+        return nil
+    }
+
+    /// Exit and back: up `count` screens, and `result` (if any) handed to the screen revealed in
+    /// a `result` event immediately before `transitionEnd`.
+    func leave(_ count: Int, result: JSONValue?, from state: SessionState, confirmed: Bool) throws(NavError) -> Outcome {
+        if let result {
+            let size = result.jsonBytes.count
+            guard size <= limits.maxResultBytes else {
+                throw NavError(.invalidRequest, "the result is \(size) bytes of JSON (limit \(limits.maxResultBytes))", param: "result")
+            }
+        }
+        var outcome = try navigate(to: .up(count), from: state, confirmed: confirmed)
+        guard let result, outcome.changed, let leaving = state.top, let revealed = outcome.state.top,
+            let end = outcome.events.popLast()
+        else { return outcome }
+        outcome.events.append(
+            LifecycleEvent(
+                seq: end.seq, transition: end.transition, type: .result, screen: revealed.id, scene: revealed.scene,
+                from: leaving.scene, detail: .value(result)
+            )
+        )
+        outcome.events.append(LifecycleEvent(seq: end.seq + 1, transition: end.transition, type: .transitionEnd, from: end.from, to: end.to))
+        outcome.state.eventCounter = end.seq + 1
+        return outcome
     }
 
     /// `state.path.resolving(expression)`, as sources: the screens it keeps from the stage unchanged

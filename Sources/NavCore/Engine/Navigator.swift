@@ -29,31 +29,50 @@ public struct Navigator: Sendable {
     }
 
     /// Applies one intent.
+    /// - Parameter confirmed: the client has confirmed leaving the screens that ask first (a
+    ///   scene's `confirmLeave`); without it, a change that would remove one is refused with
+    ///   `confirmation_required`.
     /// - Returns: the new state and its events; for a no-op, the same state and no events.
     /// - Throws: `NavError` with a stable code; the state is then unchanged.
-    public func apply(_ intent: Intent, to state: SessionState) throws(NavError) -> Outcome {
+    public func apply(_ intent: Intent, to state: SessionState, confirmed: Bool = false) throws(NavError) -> Outcome {
+        switch intent {
+        case .batch(let intents):
+            return try batch(intents, to: state, confirmed: confirmed)
+        case .command(let screen, let name, let args):
+            return try command(name, of: screen, args: args, state: state, confirmed: confirmed)
+        default:
+            return try applyOne(intent, to: state, confirmed: confirmed)
+        }
+    }
+
+    /// Applies an intent that is not made of others.
+    func applyOne(_ intent: Intent, to state: SessionState, confirmed: Bool) throws(NavError) -> Outcome {
         switch intent {
         case .navigate(let text):
-            return try navigate(text, from: state)
+            return try navigate(text, from: state, confirmed: confirmed)
         case .link(let name, let params):
-            return try navigate(try linkPath(name, params: params, state: state), from: state)
-        case .exit:
+            return try navigate(try linkPath(name, params: params, state: state), from: state, confirmed: confirmed)
+        case .exit(let result):
             guard let top = state.top else { throw NavError(.stackUnderflow, "the stage is empty") }
             guard state.screens.count > 1 else { throw NavError(.stackUnderflow, "the root screen cannot be exited") }
             guard scene(of: top)?.removable ?? true else {
                 throw NavError(.notRemovable, "'\(top.scene)' is not removable")
             }
-            return try navigate(to: .up(1), from: state)
-        case .back(let count):
+            return try leave(1, result: result, from: state, confirmed: confirmed)
+        case .back(let count, let result):
             guard count >= 1 else { throw NavError(.invalidRequest, "count must be at least 1") }
             guard count < state.screens.count else {
                 throw NavError(.stackUnderflow, "cannot go back \(count) from a stage of \(state.screens.count)")
             }
-            return try navigate(to: .up(count), from: state)
+            return try leave(count, result: result, from: state, confirmed: confirmed)
         case .setParams(let screen, let params):
             return try setParams(screen: screen, params: params, state: state)
         case .patchState(let screen, let patch):
             return try patchState(screen: screen, patch: patch, state: state)
+        case .patchContext(let patch):
+            return try patchContext(patch, state: state, confirmed: confirmed)
+        case .command, .batch:
+            return try apply(intent, to: state, confirmed: confirmed)
         }
     }
 
@@ -79,7 +98,7 @@ public struct Navigator: Sendable {
         entries[screen.scene, hint: screen.sceneHint]
     }
 
-    private func navigate(_ text: String, from state: SessionState) throws(NavError) -> Outcome {
+    func navigate(_ text: String, from state: SessionState, confirmed: Bool, redirects: Int? = 0) throws(NavError) -> Outcome {
         guard text.utf8.count <= limits.maxPathLength else {
             throw NavError(.invalidPath, "path longer than \(limits.maxPathLength) bytes", offset: limits.maxPathLength)
         }
@@ -90,7 +109,7 @@ public struct Navigator: Sendable {
         } catch {
             throw NavError(error)
         }
-        return try navigate(to: expression, from: state)
+        return try navigate(to: expression, from: state, confirmed: confirmed, redirects: redirects)
     }
 
     /// The path a link leads to, its placeholders filled and percent-encoded.
@@ -153,4 +172,6 @@ final class SceneEntry: Sendable {
     var inject: [String] { scene.inject }
     var requires: [String] { scene.requires }
     var state: JSONValue { scene.state }
+    var redirect: String? { scene.redirect }
+    var confirmLeave: LeaveConfirmation? { scene.confirmLeave }
 }

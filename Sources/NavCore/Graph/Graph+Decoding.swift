@@ -39,8 +39,10 @@ struct GraphDecoder {
 
     private static let graphFields: Set<String> = ["name", "start", "scenes", "links", "version", "description"]
     private static let sceneFields: Set<String> = [
-        "params", "removable", "container", "tabs", "links", "inject", "requires", "state", "description",
+        "params", "removable", "container", "tabs", "links", "inject", "requires", "state", "description", "redirect",
+        "confirmLeave", "commands",
     ]
+    private static let commandFields: Set<String> = ["when", "patch", "navigate", "description"]
     private static let paramFields: Set<String> = ["type", "required", "default", "description"]
 
     mutating func decode(_ document: JSONValue) -> Graph? {
@@ -126,7 +128,92 @@ struct GraphDecoder {
                 issues.append(GraphIssue(.invalidType, at: pointer(at, "state"), "state is a JSON object"))
             }
         }
+        if let redirect = members["redirect"] {
+            if let path = redirect.stringValue {
+                scene.redirect = path
+            } else {
+                issues.append(GraphIssue(.invalidType, at: pointer(at, "redirect"), "redirect is a path, not \(redirect.typeName)"))
+            }
+        }
+        scene.confirmLeave = decodeConfirmLeave(members["confirmLeave"], at: pointer(at, "confirmLeave"))
+        scene.commands = decodeCommands(members["commands"], at: pointer(at, "commands"))
         return scene
+    }
+
+    /// `true`, `false`, or a JSON pointer into the screen's state.
+    private mutating func decodeConfirmLeave(_ value: JSONValue?, at: String) -> LeaveConfirmation? {
+        switch value {
+        case nil, .bool(false): return nil
+        case .bool(true): return .always
+        case .string(let text):
+            guard let pointer = JSONPointer(text) else {
+                issues.append(GraphIssue(.invalidPointer, at: at, "'\(text)' is not a JSON pointer (RFC 6901)"))
+                return nil
+            }
+            return .whileTruthy(pointer)
+        case let other?:
+            issues.append(GraphIssue(.invalidType, at: at, "confirmLeave is a boolean or a JSON pointer, not \(other.typeName)"))
+            return nil
+        }
+    }
+
+    private mutating func decodeCommands(_ value: JSONValue?, at: String) -> [String: Command] {
+        guard let value else { return [:] }
+        guard let members = value.objectValue else {
+            issues.append(GraphIssue(.invalidType, at: at, "commands is an object of name → {when, patch, navigate}"))
+            return [:]
+        }
+        var commands: [String: Command] = [:]
+        for name in members.keys.sorted() {
+            let here = pointer(at, name)
+            guard name.isValidPathName else {
+                issues.append(GraphIssue(.invalidName, at: here, "command name '\(name)' may use only A-Z a-z 0-9 _ . -"))
+                continue
+            }
+            guard let body = members[name]?.objectValue else {
+                issues.append(GraphIssue(.invalidType, at: here, "a command is an object {when, patch, navigate}"))
+                continue
+            }
+            checkFields(body, allowed: Self.commandFields, at: here)
+            checkDescription(body, at: here)
+            var guards: [Command.Guard] = []
+            if let when = body["when"] {
+                if let conditions = when.objectValue {
+                    for text in conditions.keys.sorted() {
+                        let at = pointer(pointer(here, "when"), text)
+                        guard let statePointer = JSONPointer(text) else {
+                            issues.append(GraphIssue(.invalidPointer, at: at, "'\(text)' is not a JSON pointer (RFC 6901)"))
+                            continue
+                        }
+                        guard let values = conditions[text]?.arrayValue, !values.isEmpty else {
+                            issues.append(GraphIssue(.invalidType, at: at, "a guard lists the values it allows: a non-empty array"))
+                            continue
+                        }
+                        guards.append(Command.Guard(pointer: statePointer, values: values))
+                    }
+                } else {
+                    issues.append(GraphIssue(.invalidType, at: pointer(here, "when"), "when is an object of JSON pointer → allowed values"))
+                }
+            }
+            var patch = JSONValue.object([:])
+            if let value = body["patch"] {
+                if value.objectValue != nil {
+                    patch = value
+                } else {
+                    issues.append(GraphIssue(.invalidType, at: pointer(here, "patch"), "patch is a JSON object (RFC 7396 merge patch)"))
+                }
+            }
+            var navigate: String?
+            if let value = body["navigate"] {
+                if let path = value.stringValue {
+                    navigate = path
+                } else {
+                    issues.append(GraphIssue(.invalidType, at: pointer(here, "navigate"), "navigate is a path, not \(value.typeName)"))
+                }
+            }
+            commands[name] = Command(guards: guards, patch: patch, navigate: navigate)
+        }
+        return commands
     }
 
     private mutating func decodeTabs(_ value: JSONValue?, at: String) -> [String] {

@@ -37,10 +37,20 @@ public struct Scene: Sendable, Hashable {
     public var requires: [String]
     /// Initial per-screen state, a JSON object.
     public var state: JSONValue
+    /// Where a navigation refused only for unmet `requires` goes instead (DESIGN §9): a path,
+    /// resolved against the stage like any other; the refused target waits as the session's
+    /// `pending` until a context change satisfies it.
+    public var redirect: String?
+    /// Whether removing a screen of this scene needs the client to confirm (DESIGN §9).
+    public var confirmLeave: LeaveConfirmation?
+    /// Named changes of a screen's state, each allowed only while its guards hold (UseCaseKit's
+    /// Command → UseCase → Store, as a state machine the server owns).
+    public var commands: [String: Command]
 
     public init(
         name: String, params: [String: ParamSpec]? = nil, removable: Bool = true, kind: Kind = .screen,
-        links: [String: Link] = [:], inject: [String] = [], requires: [String] = [], state: JSONValue = .object([:])
+        links: [String: Link] = [:], inject: [String] = [], requires: [String] = [], state: JSONValue = .object([:]),
+        redirect: String? = nil, confirmLeave: LeaveConfirmation? = nil, commands: [String: Command] = [:]
     ) {
         self.name = name
         self.params = params
@@ -50,11 +60,57 @@ public struct Scene: Sendable, Hashable {
         self.inject = inject
         self.requires = requires
         self.state = state
+        self.redirect = redirect
+        self.confirmLeave = confirmLeave
+        self.commands = commands
     }
 
     public var tabs: [String]? {
         if case .tabs(let names) = kind { return names }
         return nil
+    }
+}
+
+/// When leaving a screen needs a confirmation: always, or while a value of its state is truthy
+/// (``NavJSON/JSONValue/isTruthy``).
+public enum LeaveConfirmation: Sendable, Hashable {
+    case always
+    case whileTruthy(JSONPointer)
+
+    /// Whether leaving a screen whose state is `state` needs a confirmation now.
+    public func applies(to state: JSONValue) -> Bool {
+        switch self {
+        case .always: true
+        case .whileTruthy(let pointer): pointer.value(in: state)?.isTruthy ?? false
+        }
+    }
+}
+
+/// A named command of a scene: a merge patch of the screen's state, then an optional navigation,
+/// applied together only while every guard holds.
+public struct Command: Sendable, Hashable {
+    /// A value of the screen's state and the values it may have for the command to apply.
+    public struct Guard: Sendable, Hashable {
+        public var pointer: JSONPointer
+        public var values: [JSONValue]
+
+        public init(pointer: JSONPointer, values: [JSONValue]) {
+            self.pointer = pointer
+            self.values = values
+        }
+    }
+
+    /// Checked in order of their pointers' text; the first that fails is named in the refusal.
+    public var guards: [Guard]
+    /// An RFC 7396 merge patch (an object) whose `{"$arg": "k"}` values take the command's `args.k`.
+    public var patch: JSONValue
+    /// A path navigated to after the patch, resolved against the stage.
+    public var navigate: String?
+
+    public init(guards: [Guard] = [], patch: JSONValue = .object([:]), navigate: String? = nil) {
+        self.guards = guards.sorted { $0.pointer.description < $1.pointer.description }
+        self.patch = patch
+        self.navigate = navigate
     }
 }
 

@@ -20,6 +20,9 @@ public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
         case invalidStart = "invalid_start"
         case invalidParamSchema = "invalid_param_schema"
         case invalidTabs = "invalid_tabs"
+        case invalidPointer = "invalid_pointer"
+        case invalidRedirect = "invalid_redirect"
+        case redirectCycle = "redirect_cycle"
     }
 
     public var pointer: String

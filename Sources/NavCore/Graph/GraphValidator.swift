@@ -17,7 +17,24 @@ struct GraphValidator {
                     issues += check(link, at: pointer(pointer(pointer(at, "links"), name), "path"))
                 }
             }
+            if let redirect = scene.redirect {
+                issues += check(path: redirect, at: pointer(at, "redirect"), code: .invalidRedirect)
+                if scene.requires.isEmpty {
+                    issues.append(
+                        GraphIssue(
+                            .invalidRedirect, at: pointer(at, "redirect"), "'\(scene.name)' requires nothing, so it never redirects",
+                            severity: .warning
+                        )
+                    )
+                }
+            }
+            for name in scene.commands.keys.sorted() {
+                if let path = scene.commands[name]?.navigate {
+                    issues += check(path: path, at: pointer(pointer(pointer(at, "commands"), name), "navigate"), code: .invalidTemplate)
+                }
+            }
         }
+        issues += redirectCycles()
         for name in graph.links.keys.sorted() {
             if let link = graph.links[name] {
                 issues += check(link, at: pointer(pointer("/links", name), "path"))
@@ -55,6 +72,51 @@ struct GraphValidator {
         } catch {
             return [GraphIssue(.invalidTemplate, at: at, "'\(link.template)' is not a valid path: \(error)")]
         }
+    }
+
+    /// A path written in the graph (a redirect, a command's navigation) must parse, and every
+    /// scene it names must exist.
+    private func check(path: String, at: String, code: GraphIssue.Code) -> [GraphIssue] {
+        do {
+            let expression = try PathExpression.parse(path)
+            return sceneNames(in: expression).compactMap { name in
+                graph.scenes[name] == nil ? GraphIssue(.unknownScene, at: at, "'\(name)' in '\(path)' is not a scene") : nil
+            }
+        } catch {
+            return [GraphIssue(code, at: at, "'\(path)' is not a valid path: \(error)")]
+        }
+    }
+
+    /// Scenes whose redirects lead, through other redirecting scenes, back to themselves: such a
+    /// navigation could only end at the chain limit, so the graph is refused instead.
+    private func redirectCycles() -> [GraphIssue] {
+        // A scene's redirect leads to the guarded scenes its path names (those that may redirect again).
+        var next: [String: [String]] = [:]
+        for scene in graph.scenes.values {
+            guard !scene.requires.isEmpty, let redirect = scene.redirect,
+                let expression = try? PathExpression.parse(redirect)
+            else { continue }
+            next[scene.name] = sceneNames(in: expression).filter { name in
+                guard let target = graph.scenes[name] else { return false }
+                return !target.requires.isEmpty && target.redirect != nil
+            }
+        }
+        var issues: [GraphIssue] = []
+        for start in next.keys.sorted() {
+            // Depth-first from `start`, looking for a way back to it.
+            var seen: Set<String> = []
+            var stack = next[start] ?? []
+            while let name = stack.popLast() {
+                if name == start {
+                    issues.append(
+                        GraphIssue(.redirectCycle, at: pointer(pointer("/scenes", start), "redirect"), "the redirect of '\(start)' leads back to '\(start)'")
+                    )
+                    break
+                }
+                if seen.insert(name).inserted { stack += next[name] ?? [] }
+            }
+        }
+        return issues
     }
 
     private func sceneNames(in expression: PathExpression) -> [String] {

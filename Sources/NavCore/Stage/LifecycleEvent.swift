@@ -13,6 +13,26 @@ public struct LifecycleEvent: Sendable, Hashable {
         case transitionEnd
         case paramsChanged
         case stateChanged
+        /// The session's context changed (``Detail/keys``); `screen` and `scene` are nil.
+        case contextChanged
+        /// A value handed to the screen revealed by an exit or back (``Detail/value``; `from` is
+        /// the scene that was on top before), immediately before `transitionEnd`.
+        case result
+        /// The session moved to another version of its graph (``Detail/versions``).
+        case graphChanged
+    }
+
+    /// What some kinds of event carry besides screen, scene and paths: boxed, so that an event
+    /// without one stays as small as before.
+    public indirect enum Detail: Sendable, Hashable {
+        /// contextChanged: the top-level context keys whose values changed, sorted.
+        case keys([String])
+        /// stateChanged by a command: its name.
+        case command(String)
+        /// result: the value handed over.
+        case value(JSONValue)
+        /// graphChanged: the graph versions before and after.
+        case versions(from: Int, to: Int)
     }
 
     /// Per-session sequence number, from 1.
@@ -32,6 +52,7 @@ public struct LifecycleEvent: Sendable, Hashable {
     /// On transitionStart/End: the canonical paths before and after.
     public var from: String?
     public var to: String?
+    public var detail: Detail? = nil
 }
 
 extension LifecycleEvent {
@@ -41,8 +62,8 @@ extension LifecycleEvent {
     // is not. NavCore records its events with the memberwise one.
     public init(
         seq: Int, type: Kind, screen: String? = nil, scene: String? = nil, transition: Int, from: String? = nil,
-        to: String? = nil
+        to: String? = nil, detail: Detail? = nil
     ) {
-        self.init(seq: seq, transition: transition, type: type, screen: screen, scene: scene, from: from, to: to)
+        self.init(seq: seq, transition: transition, type: type, screen: screen, scene: scene, from: from, to: to, detail: detail)
     }
 }

@@ -15,6 +15,9 @@ public struct SessionState: Sendable, Hashable {
     public var screenCounter: Int
     /// The `seq` of the last event emitted.
     public var eventCounter: Int
+    /// The absolute canonical path a navigation was redirected away from (a scene's `redirect`),
+    /// waiting for a context change that satisfies its requirements (DESIGN §9).
+    public var pending: String?
     /// `canonicalPathText(of: screens)` when it is known: the `to` text of the navigation that made
     /// this stage, which is the `from` text of the next one. Cleared whenever `screens` is set or
     /// changed in place; never written to a snapshot, and `Cached`, so not part of the state's
@@ -23,13 +26,14 @@ public struct SessionState: Sendable, Hashable {
 
     public init(
         version: Int = 0, screens: [Screen] = [], context: [String: JSONValue] = [:], screenCounter: Int = 0,
-        eventCounter: Int = 0
+        eventCounter: Int = 0, pending: String? = nil
     ) {
         self.version = version
         self.screens = screens
         self.context = context
         self.screenCounter = screenCounter
         self.eventCounter = eventCounter
+        self.pending = pending
     }
 
     /// Puts the screens in an array of about their count, if they are in a much larger one (an

@@ -31,6 +31,14 @@ package struct ServiceError: Error, Sendable {
     package var offset: Int?
     package var param: String?
     package var issues: [GraphIssue]?
+    /// With `command_refused`: the guard that failed, a JSON pointer into the screen's state.
+    package var pointer: String?
+    /// With a refused batch: the item refused, from 0.
+    package var index: Int?
+    /// With `upgrade_refused`: every reason.
+    package var reasons: [NavError.Reason]?
+    /// With `confirmation_required`: `{token, screen, intent}` (DESIGN §9).
+    package var confirmation: JSONValue?
     /// With ``Code/versionConflict``: the session's version now.
     package var currentVersion: Int?
     /// What went wrong inside, for the log only; never shown to a client.
@@ -47,6 +55,9 @@ package struct ServiceError: Error, Sendable {
     /// NavCore's refusal, as it is.
     package init(_ error: NavError) {
         self.init(.navigation(error.code), error.message, offset: error.offset, param: error.param)
+        pointer = error.pointer
+        index = error.index
+        reasons = error.reasons
     }
 
     /// An internal error whose cause goes to the log, never to the client.

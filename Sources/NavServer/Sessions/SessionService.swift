@@ -162,6 +162,9 @@ package final class SessionService: Sendable {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
         let isAdmin = !credentials.inURL && (configuration.adminToken.map { presented.matches($0) } ?? false)
+        if access == .context, let backendToken = configuration.backendToken {
+            return try readAsBackend(id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL)
+        }
         // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
         // answered without asking the store (SessionID).
         var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
@@ -175,6 +178,21 @@ package final class SessionService: Sendable {
             if isAdmin { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
             throw ServiceError(.invalidToken, "the bearer token is not valid for this session")
         }
+        return session
+    }
+
+    /// A context change with `--backend-token` set: the backend or the admin token opens the
+    /// session (a session's own token does not: `requires` guards are only as trustworthy as
+    /// whoever may set the context). Both are trusted, so they learn 404 for a missing session.
+    private func readAsBackend(
+        _ id: String, presented: TokenDigest, backendToken: TokenDigest, isAdmin: Bool, inURL: Bool
+    ) throws(ServiceError) -> StoredSession {
+        guard !inURL, presented.matches(backendToken) || isAdmin else {
+            throw ServiceError(.invalidToken, "changing a session's context needs the backend token (or the admin token)")
+        }
+        var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
+        if let session = found, isExpired(session) { found = nil }
+        guard let session = found else { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
         return session
     }
 
@@ -194,6 +212,25 @@ package final class SessionService: Sendable {
 
     // MARK: Mutate
 
+    /// What a request asks to change: an intent, or the intent a leave confirmation's token
+    /// names (DESIGN §9), applied without asking again.
+    package enum Change: Sendable {
+        case intent(Intent)
+        case confirmation(token: String)
+        /// Move the session to another loaded version of its graph: `nil` for the newest.
+        case upgrade(version: Int?)
+
+        /// Who may ask: a context change needs the backend or the admin token when a backend
+        /// token is configured (DESIGN §4 Auth).
+        var access: Access {
+            switch self {
+            case .intent(let intent): intent.changesContext ? .context : .change
+            case .confirmation(let token): Confirmation.claimedIntent(token)?.changesContext == true ? .context : .change
+            case .upgrade: .change
+            }
+        }
+    }
+
     /// The use case of every change (DESIGN §3, §4): one at a time per session, the caller
     /// authorised, `If-Match` checked, the intent applied by NavCore, written with
     /// compare-and-set, and answered by `answer`.
@@ -204,19 +241,19 @@ package final class SessionService: Sendable {
     ///     answered only to someone who may see the session, and never races its first try.
     ///   - answer: what the caller makes of the applied change (its answer is what `once` keeps).
     package func apply<Answer>(
-        _ intent: Intent, to id: String, credentials: Credentials, ifMatch: IfMatch?,
+        _ change: Change, to id: String, credentials: Credentials, ifMatch: IfMatch?,
         once: (_ change: () throws -> Answer) throws -> Answer = { try $0() },
         answer: (Mutation) throws -> Answer
     ) throws -> Answer {
         try serialised(id) { () throws -> Answer in
             // Optional, so that the closure below can move the session out (`take()`) and hand it
             // over: a captured value could only be copied, retaining each of its strings and arrays.
-            var loaded: StoredSession? = try read(id, credentials: credentials)
+            var loaded: StoredSession? = try read(id, credentials: credentials, access: change.access)
             // `answer` runs inside `once`, before either returns.
             return try withoutActuallyEscaping(answer) { answer in
                 try once { () throws -> Answer in
                     guard let session = loaded.take() else { throw ServiceError(.internal, "a change ran twice") }
-                    let mutation = try mutate(id, intent: intent, ifMatch: ifMatch, loaded: session)
+                    let mutation = try mutate(id, change: change, ifMatch: ifMatch, loaded: session)
                     // Still serialised: the session's watchers get its changes in order.
                     if !mutation.events.isEmpty { publish(mutation) }
                     return try answer(mutation)
@@ -232,26 +269,22 @@ package final class SessionService: Sendable {
         package var eventsJSON: [UInt8]
     }
 
-    /// Applies an intent: checks `If-Match`, applies it with NavCore, and writes with
-    /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`).
+    /// Applies a change: checks `If-Match`, applies it with NavCore, and writes with
+    /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`, or
+    /// for a confirmation, whose token the race made stale).
     ///
     /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
     /// retains and later releases each of its strings and arrays).
-    package func mutate(_ id: String, intent: Intent, ifMatch: IfMatch?, loaded session: consuming StoredSession) throws(ServiceError) -> Mutation {
+    package func mutate(_ id: String, change: Change, ifMatch: IfMatch?, loaded session: consuming StoredSession) throws(ServiceError) -> Mutation {
         for _ in 0..<16 {
             try Self.check(ifMatch, session.state.version)
-            let graph = try graph(of: session)
-            var outcome: Outcome
-            do {
-                outcome = try graph.navigator.apply(intent, to: session.state)
-            } catch {
-                throw ServiceError(error)
-            }
+            var (outcome, graphVersion) = try self.outcome(of: change, on: session)
             guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
             let expected = session.state.version
             // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
             // A lost race below reloads the session, so the old state is not needed again.
             swap(&session.state, &outcome.state)
+            session.graphVersion = graphVersion
             session.touchedAt = now()
             let eventsJSON = outcome.events.jsonBytes
             let written = try storeCall { () throws(StoreError) in
@@ -264,6 +297,75 @@ package final class SessionService: Sendable {
             session = fresh
         }
         throw ServiceError(.versionConflict, "the session changed too often to apply this intent; retry")
+    }
+
+    /// What NavCore makes of `change` on `session`, and the graph version the session runs on after.
+    private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (Outcome, graphVersion: Int) {
+        let intent: Intent
+        let confirmed: Bool
+        switch change {
+        case .intent(let asked): (intent, confirmed) = (asked, false)
+        case .confirmation(let token): (intent, confirmed) = (try Confirmation.intent(of: token, session: session), true)
+        case .upgrade(let wanted):
+            let target = try upgradeTarget(graph: session.graphName, wanted)
+            guard target.version != session.graphVersion else { return (Outcome(state: session.state, events: []), session.graphVersion) }
+            do {
+                return (try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version)
+            } catch {
+                throw ServiceError(error)
+            }
+        }
+        let navigator = try graph(of: session).navigator
+        do {
+            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion)
+        } catch {
+            var refusal = ServiceError(error)
+            if error.code == .confirmationRequired, let screen = error.screen {
+                refusal.confirmation = Confirmation.json(for: intent, screen: screen, session: session)
+            }
+            throw refusal
+        }
+    }
+
+    /// Version `wanted` of graph `name`, or its newest: 422 `unknown_graph` when not loaded.
+    private func upgradeTarget(graph name: String, _ wanted: Int?) throws(ServiceError) -> GraphVersion {
+        let target: GraphVersion?
+        if let wanted { target = graphs.version(name, wanted) } else { target = try graphs.latest(name) }
+        guard let target else {
+            throw ServiceError(.unknownGraph, "version \(wanted.map(String.init) ?? "latest") of graph '\(name)' is not loaded")
+        }
+        return target
+    }
+
+    /// What an admin's upgrade of every session of a graph did (DESIGN §9).
+    package struct UpgradeReport: Sendable {
+        package var upgraded: [String] = []
+        /// Sessions already on the version.
+        package var unchanged: [String] = []
+        package var refused: [(id: String, error: ServiceError)] = []
+    }
+
+    /// Upgrades every session of graph `name` to version `wanted` (or the newest), each as its own
+    /// change, in pages of ids; a session refused or gone meanwhile is reported, not fatal.
+    package func upgradeAll(graph name: String, to wanted: Int?, credentials: Credentials) throws(ServiceError) -> UpgradeReport {
+        _ = try upgradeTarget(graph: name, wanted)
+        var report = UpgradeReport()
+        var after = ""
+        while true {
+            let page = try storeCall { () throws(StoreError) in try store.ids(ofGraph: name, after: after, limit: 500) }
+            guard let last = page.last else { return report }
+            for id in page {
+                do {
+                    let changed = try apply(.upgrade(version: wanted), to: id, credentials: credentials, ifMatch: nil) { !$0.events.isEmpty }
+                    if changed { report.upgraded.append(id) } else { report.unchanged.append(id) }
+                } catch let error as ServiceError {
+                    if error.code != .sessionNotFound { report.refused.append((id, error)) }
+                } catch {
+                    report.refused.append((id, ServiceError(.internal, "\(error)")))
+                }
+            }
+            after = last
+        }
     }
 
     /// 412 `version_conflict` (with the current `ETag`) unless the session at `version`
@@ -346,7 +448,8 @@ package struct Credentials: Sendable {
     }
 }
 
-/// What a request does with a session: only reads may use its watch token.
+/// What a request does with a session: only reads may use its watch token; a context change
+/// may need the backend token instead of the session's (DESIGN §4 Auth).
 package enum Access: Sendable {
-    case read, change
+    case read, change, context
 }

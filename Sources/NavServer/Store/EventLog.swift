@@ -1,12 +1,14 @@
 import NavJSON
 import NavCore
+import NavWire
 
 /// A session's retained events packed into one byte buffer, for the memory store.
 ///
 /// A `LifecycleEvent` value takes about a hundred bytes and its paths a heap string each;
 /// packed, an `awake` takes about twenty. Events are read back only for `GET …/events`.
 /// Layout of one event: kind (1 byte), flags (1 byte: screen, scene, from, to present),
-/// seq and transition as LEB128, then each present string as LEB128 length + UTF-8.
+/// seq and transition as LEB128, then each present string as LEB128 length + UTF-8; an event
+/// with a detail (flag 16) ends with the detail's JSON, as a string.
 package struct EventLog: Sendable {
     private(set) var bytes: [UInt8] = []
     /// Events in `bytes`.
@@ -42,7 +44,13 @@ package struct EventLog: Sendable {
     /// The bytes `write(_:at:)` writes for `event`.
     private static func size(of event: borrowing LifecycleEvent) -> Int {
         2 + size(of: UInt64(max(0, event.seq))) + size(of: UInt64(max(0, event.transition))) + size(of: event.screen)
-            + size(of: event.scene) + size(of: event.from) + size(of: event.to)
+            + size(of: event.scene) + size(of: event.from) + size(of: event.to) + size(of: detailText(event.detail))
+    }
+
+    /// A detail as the text kept for it.
+    @inline(__always)
+    private static func detailText(_ detail: LifecycleEvent.Detail?) -> String? {
+        detail.map(\.json.jsonString)
     }
 
     /// The bytes of a present string's length and UTF-8; 0 for an absent one.
@@ -65,13 +73,14 @@ package struct EventLog: Sendable {
         out[0] = index(of: event.pointee.type)
         out[1] =
             (event.pointee.screen != nil ? 1 : 0) | (event.pointee.scene != nil ? 2 : 0) | (event.pointee.from != nil ? 4 : 0)
-            | (event.pointee.to != nil ? 8 : 0)
+            | (event.pointee.to != nil ? 8 : 0) | (event.pointee.detail != nil ? 16 : 0)
         var end = write(UInt64(max(0, event.pointee.seq)), at: out + 2)
         end = write(UInt64(max(0, event.pointee.transition)), at: end)
         end = write(event.pointee.screen, at: end)
         end = write(event.pointee.scene, at: end)
         end = write(event.pointee.from, at: end)
-        return write(event.pointee.to, at: end)
+        end = write(event.pointee.to, at: end)
+        return write(detailText(event.pointee.detail), at: end)
     }
 
     /// A present string as its LEB128 length and UTF-8; nothing for an absent one.
@@ -112,6 +121,9 @@ package struct EventLog: Sendable {
         case .transitionEnd: 7
         case .paramsChanged: 8
         case .stateChanged: 9
+        case .contextChanged: 10
+        case .result: 11
+        case .graphChanged: 12
         }
     }
 
@@ -151,7 +163,7 @@ package struct EventLog: Sendable {
         package mutating func next() -> LifecycleEvent? {
             guard let header = header(), header.kind < EventLog.kinds.count else { return nil }
             var texts: [String?] = []
-            for bit in 0..<4 {
+            for bit in 0..<5 {
                 guard header.flags & (1 << bit) != 0 else {
                     texts.append(nil)
                     continue
@@ -159,9 +171,10 @@ package struct EventLog: Sendable {
                 guard let range = text() else { return nil }
                 texts.append(String(decoding: bytes[range], as: UTF8.self))
             }
+            let detail = texts[4].flatMap { try? JSONValue(parsing: Array($0.utf8)) }.flatMap(LifecycleEvent.Detail.init(json:))
             return LifecycleEvent(
                 seq: Int(header.seq), type: EventLog.kinds[header.kind], screen: texts[0], scene: texts[1],
-                transition: Int(header.transition), from: texts[2], to: texts[3]
+                transition: Int(header.transition), from: texts[2], to: texts[3], detail: detail
             )
         }
 
@@ -173,7 +186,7 @@ package struct EventLog: Sendable {
                 offset = start
                 return false
             }
-            for bit in 0..<4 where header.flags & (1 << bit) != 0 {
+            for bit in 0..<5 where header.flags & (1 << bit) != 0 {
                 guard text() != nil else {
                     offset = start
                     return false

@@ -114,6 +114,17 @@ package final class MemoryStore: SessionStore {
         return result.sorted { $0.createdAt < $1.createdAt }
     }
 
+    package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
+        var ids: [String] = []
+        for shard in shards {
+            let found: [String] = shard.withLock { entries in
+                entries.values.compactMap { $0.session.graphName == name && $0.session.id > after ? $0.session.id : nil }
+            }
+            ids += found
+        }
+        return Array(ids.sorted().prefix(limit))
+    }
+
     package func count() throws(StoreError) -> Int {
         shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
     }

@@ -19,6 +19,11 @@ extension StoredSession {
     /// sit under the snapshot, a screen and up to one tab bar per stage level.
     static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
 
+    /// The snapshot a store keeps: the state, and the graph version it runs on (which a graph
+    /// upgrade changes: a snapshot's `graphVersion` wins over the version a row was created with).
+    var snapshotBytes: [UInt8] {
+        state.snapshotBytes(graphVersion: graphVersion)
+    }
 }
 
 /// A store failure: I/O, a constraint, a snapshot that no longer fits its graph.
@@ -73,6 +78,10 @@ package protocol SessionStore: Sendable {
     /// Up to `limit` sessions, for the admin listing.
     func list(limit: Int) throws(StoreError) -> [StoredSession]
 
+    /// The ids of graph `name`'s sessions after `after` in id order, at most `limit`: a page of
+    /// every session of a graph (an admin's graph upgrade), without reading their snapshots.
+    func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String]
+
     /// How many sessions the store holds.
     func count() throws(StoreError) -> Int
 
@@ -83,8 +92,17 @@ package protocol SessionStore: Sendable {
     /// second, so this need not throttle itself): SQLite answers from its last write and probes
     /// the disk after a failed one; PostgreSQL runs `SELECT 1`.
     func isAvailable() -> Bool
+
+    /// What `/metrics` shows of the store. Cheap enough for every scrape: no store reads its
+    /// whole table each time (PostgreSQL counts its sessions at most every
+    /// ``StoreStatistics/sessionCountSeconds``).
+    func statistics() -> StoreStatistics
 }
 
 extension SessionStore {
     package func isAvailable() -> Bool { true }
+
+    package func statistics() -> StoreStatistics {
+        StoreStatistics(sessions: try? count())
+    }
 }

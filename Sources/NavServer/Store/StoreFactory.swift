@@ -60,19 +60,20 @@ package enum StoreFactory {
         }
     }
 
-    /// Restores snapshots against the graph version each session was created with.
+    /// Restores snapshots against the graph version each session runs on.
     ///
     /// - Parameter readingThrough: whether a version missing here is read from the store: one
     ///   another process stored (PostgreSQL). Not for SQLite, which decodes holding its database
     ///   lock (a read-through would take it again: a crash) and whose versions are all restored at
     ///   start-up or added by this process, so a missing one is one that no longer loads.
     static func snapshotDecoder(_ graphs: GraphRegistry, readingThrough: Bool = true) -> SnapshotDecoder {
-        { snapshot, name, version throws(StoreError) in
+        { snapshot, name, created throws(StoreError) in
+            let version = snapshot["graphVersion"]?.intValue ?? created
             guard let graph = try graphs.version(name, version, readingThrough: readingThrough) else {
                 throw StoreError(message: "graph '\(name)' version \(version) is not loaded", kind: .incompatible)
             }
             do {
-                return try SessionState(snapshot: snapshot, graph: graph.graph)
+                return (try SessionState(snapshot: snapshot, graph: graph.graph), version)
             } catch {
                 throw StoreError(message: "the stored session no longer fits graph '\(name)' version \(version): \(error)", kind: .incompatible)
             }

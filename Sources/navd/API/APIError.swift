@@ -31,6 +31,10 @@ struct APIError: Error, Sendable {
         case invalidGraph = "invalid_graph"
         case stackTooDeep = "stack_too_deep"
         case idempotencyKeyReused = "idempotency_key_reused"
+        case unknownCommand = "unknown_command"
+        case commandRefused = "command_refused"
+        case confirmationRequired = "confirmation_required"
+        case upgradeRefused = "upgrade_refused"
         case tooManySessions = "too_many_sessions"
         case storeUnavailable = "store_unavailable"
         case `internal`
@@ -49,6 +53,10 @@ struct APIError: Error, Sendable {
                 case .stackUnderflow: .stackUnderflow
                 case .stackTooDeep: .stackTooDeep
                 case .screenNotFound: .notFound
+                case .unknownCommand: .unknownCommand
+                case .commandRefused: .commandRefused
+                case .confirmationRequired: .confirmationRequired
+                case .upgradeRefused: .upgradeRefused
                 }
         }
 
@@ -59,12 +67,12 @@ struct APIError: Error, Sendable {
             case .forbidden, .transitionRefused: 403
             case .sessionNotFound, .notFound: 404
             case .methodNotAllowed: 405
-            case .notRemovable, .stackUnderflow: 409
+            case .notRemovable, .stackUnderflow, .commandRefused, .confirmationRequired, .upgradeRefused: 409
             case .versionConflict: 412
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
             case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
-                .idempotencyKeyReused:
+                .idempotencyKeyReused, .unknownCommand:
                 422
             case .tooManySessions, .storeUnavailable: 503
             case .internal: 500
@@ -94,6 +102,10 @@ struct APIError: Error, Sendable {
             case .invalidGraph: "Invalid graph"
             case .stackTooDeep: "Stack too deep"
             case .idempotencyKeyReused: "Idempotency key reused"
+            case .unknownCommand: "Unknown command"
+            case .commandRefused: "Command refused"
+            case .confirmationRequired: "Confirmation required"
+            case .upgradeRefused: "Upgrade refused"
             case .tooManySessions: "Too many sessions"
             case .storeUnavailable: "Store unavailable"
             case .internal: "Internal error"
@@ -106,6 +118,8 @@ struct APIError: Error, Sendable {
     var offset: Int?
     var param: String?
     var issues: [GraphIssue]?
+    /// The members some refusals add (`pointer`, `index`, `confirmation`, `reasons`).
+    var members: [String: JSONValue] = [:]
     var headers: [(String, String)] = []
     /// What went wrong inside, for the log only; never sent to the client.
     var logMessage: String?
@@ -135,6 +149,10 @@ struct APIError: Error, Sendable {
             case .internal: .internal
             }
         self.init(code, error.detail, offset: error.offset, param: error.param, issues: error.issues)
+        if let pointer = error.pointer { members["pointer"] = .string(pointer) }
+        if let index = error.index { members["index"] = .int(index) }
+        if let reasons = error.reasons { members["reasons"] = .array(reasons.map(\.json)) }
+        if let confirmation = error.confirmation { members["confirmation"] = confirmation }
         logMessage = error.logMessage
         // RFC 6750 §3.1: a token that opens nothing is challenged as `invalid_token`.
         if error.code == .invalidToken { headers = [("WWW-Authenticate", #"Bearer error="invalid_token""#)] }
@@ -161,7 +179,10 @@ struct APIError: Error, Sendable {
 
     /// The answer's body (NavWire's problem shape).
     var problem: Problem {
-        Problem(code: code.rawValue, title: code.title, status: code.status, detail: detail, offset: offset, param: param, issues: issues)
+        Problem(
+            code: code.rawValue, title: code.title, status: code.status, detail: detail, offset: offset, param: param, issues: issues,
+            members: members
+        )
     }
 
     /// An RFC 9457 problem document.

@@ -4,9 +4,10 @@ import NavHTTP
 import NavJSON
 import NavServer
 
-/// `/v1/graphs…`: list, read and draw (open), upload (admin).
+/// `/v1/graphs…`: list, read and draw (open), upload and upgrade every session (admin).
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
+    let sessions: SessionService
     let adminToken: TokenDigest?
     /// Diagrams already drawn, by graph version.
     let diagrams = DiagramCache()
@@ -69,6 +70,20 @@ struct GraphRoutes: Sendable {
                 status: created ? 201 : 200,
                 headers: [("ETag", .etag(version.version))] + (created ? [("Location", "/v1/graphs/\(version.graph.name)")] : [])
             )
+        }
+        router.on("POST", "/v1/graphs/{name}/upgrade") { context in
+            try Admin.require(context, adminToken: adminToken)
+            let fields = Fields(object: try context.jsonObject(optional: true))
+            try fields.only(["version"])
+            let version = try fields.int("version", range: 1...Int(Int32.max))
+            let report = try sessions.upgradeAll(graph: context.parameter("name"), to: version, credentials: context.credentials)
+            return .json([
+                "upgraded": .array(report.upgraded.map(JSONValue.string)),
+                "unchanged": .array(report.unchanged.map(JSONValue.string)),
+                "refused": .array(report.refused.map { refusal in
+                    ["id": .string(refusal.id), "problem": APIError(refusal.error).json]
+                }),
+            ])
         }
     }
 

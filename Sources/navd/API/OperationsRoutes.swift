@@ -23,10 +23,9 @@ struct OperationsRoutes: Sendable {
             return .json(["status": "ready"])
         }
         router.on("GET", "/metrics") { _ in
-            let count = try? sessions.store.count()
-            return HTTPResponse(
+            HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                body: Array(metrics.exposition(sessions: count, live: sessions.live).utf8)
+                body: Array(metrics.exposition(store: sessions.store.statistics(), live: sessions.live).utf8)
             )
         }
         router.on("GET", "/openapi.yaml") { _ in

@@ -33,14 +33,15 @@ struct SessionRoutes: Sendable {
             return try mutate(context, .link(name: name, params: params))
         }
         router.on("POST", "/v1/sessions/{id}/exit") { context in
-            try Fields(object: try context.jsonObject(optional: true)).only([])
-            return try mutate(context, .exit)
+            let fields = Fields(object: try context.jsonObject(optional: true))
+            try fields.only(["result"])
+            return try mutate(context, .exit(result: fields.object["result"]))
         }
         router.on("POST", "/v1/sessions/{id}/back") { context in
             let fields = Fields(object: try context.jsonObject(optional: true))
-            try fields.only(["count"])
+            try fields.only(["count", "result"])
             let count = try fields.int("count", range: 1...Int(Int32.max)) ?? 1
-            return try mutate(context, .back(count))
+            return try mutate(context, .back(count, result: fields.object["result"]))
         }
         router.on("PUT", "/v1/sessions/{id}/screens/{screen}/params") { context in
             let params = try context.jsonObject()
@@ -52,6 +53,49 @@ struct SessionRoutes: Sendable {
             let patch = try context.jsonObject(mediaTypes: ["application/merge-patch+json", "application/json"])
             let screen = context.parameter("screen")
             return try mutate(context, .patchState(screen: screen, patch: .object(patch)))
+        }
+        router.on("POST", "/v1/sessions/{id}/screens/{screen}/commands") { context in
+            let fields = Fields(object: try context.jsonObject())
+            try fields.only(["name", "args"])
+            let name = try fields.string("name", required: true) ?? ""
+            let args = try fields.object("args") ?? [:]
+            return try mutate(context, .command(screen: context.parameter("screen"), name: name, args: args))
+        }
+        router.on("PATCH", "/v1/sessions/{id}/context") { context in
+            let patch = try context.jsonObject(mediaTypes: ["application/merge-patch+json", "application/json"])
+            return try mutate(context, .patchContext(.object(patch)))
+        }
+        router.on("POST", "/v1/sessions/{id}/intents") { context in
+            let fields = Fields(object: try context.jsonObject())
+            try fields.only(["intents"])
+            guard let items = fields.object["intents"]?.arrayValue else {
+                throw APIError(.invalidRequest, "'intents' is a required array of intents", param: "intents")
+            }
+            var intents: [Intent] = []
+            for (index, item) in items.enumerated() {
+                do throws(NavError) {
+                    intents.append(try Intent(item: item, prefix: "intents.\(index)."))
+                } catch {
+                    var refusal = APIError(error)
+                    refusal.members["index"] = .int(index)
+                    throw refusal
+                }
+            }
+            return try mutate(context, .batch(intents))
+        }
+        router.on("POST", "/v1/sessions/{id}/upgrade") { context in
+            let fields = Fields(object: try context.jsonObject(optional: true))
+            try fields.only(["version"])
+            let version = try fields.int("version", range: 1...Int(Int32.max))
+            return try mutate(context, change: .upgrade(version: version))
+        }
+        router.on("POST", "/v1/sessions/{id}/confirm") { context in
+            let fields = Fields(object: try context.jsonObject())
+            try fields.only(["token"])
+            let token = try fields.string("token", required: true) ?? ""
+            // A token never grows past a batch's intents: refuse a body-sized one before reading it.
+            guard token.utf8.count <= 1 << 20 else { throw APIError(.invalidRequest, "'token' is too long", param: "token") }
+            return try mutate(context, change: .confirmation(token: token))
         }
     }
 
@@ -104,9 +148,13 @@ struct SessionRoutes: Sendable {
     /// Every change: the session service's use case, answered with the session view, a retry
     /// with the same `Idempotency-Key` answered again from the first answer.
     private func mutate(_ context: RequestContext, _ intent: Intent) throws -> HTTPResponse {
+        try mutate(context, change: .intent(intent))
+    }
+
+    private func mutate(_ context: RequestContext, change: SessionService.Change) throws -> HTTPResponse {
         let id = context.parameter("id")
         return try sessions.apply(
-            intent, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
+            change, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
             once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
             answer: { mutation in
                 let view = sessions.view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)

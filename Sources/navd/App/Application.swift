@@ -31,6 +31,10 @@ final class Application: HTTPHandler {
     private let responder: Responder
     /// What each route of `responder` leads to, by the route's index.
     private let handlers: [RouteHandler]
+    /// Each route's metrics slot (its template's), by the route's index.
+    private let metricSlots: [Int]
+    /// Whether each route, by index, is a session intent (counted in `navd_intents_total`).
+    private let intentRoutes: [Bool]
     private let logger: Logger
     /// The sink `logger` writes to, if request lines may go there directly (see `Daemon.accessLog(for:)`).
     private let accessLog: LogSink?
@@ -65,12 +69,13 @@ final class Application: HTTPHandler {
         SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
         EventRoutes(sessions: sessions).register(in: &routes)
-        GraphRoutes(graphs: graphs, adminToken: adminDigest).register(in: &routes)
+        GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()
         self.handlers = routes.handlers
-        metrics.name(routes: responder.templates.map(\.template))
+        metricSlots = metrics.name(routes: responder.templates.map(\.template))
+        intentRoutes = responder.templates.map(Self.isIntent)
     }
 
     var routeTemplates: [(method: String, template: String)] { responder.templates }
@@ -89,7 +94,9 @@ final class Application: HTTPHandler {
         {
             response = preflight
             response.headers.append(("X-Request-Id", requestID))
-            metrics.recordRequest(method: method, route: nil, status: response.status, seconds: Clock.seconds() - started)
+            var slot = 0
+            if case .methodNotAllowed(let index, _, _) = responder.match(method: method, path: request.path) { slot = metricSlots[index] }
+            metrics.recordRequest(method: method, slot: slot, status: response.status, seconds: Clock.seconds() - started)
             return response
         }
         switch responder.match(method: method, path: request.path) {
@@ -101,11 +108,16 @@ final class Application: HTTPHandler {
             let context = RequestContext(request: request, parameters: parameters, requestID: requestID)
             do {
                 response = try handlers[index](context)
+                if intentRoutes[index] { metrics.recordIntent(response.status < 300 ? .applied : Self.intentResult(status: response.status)) }
             } catch {
-                response = failure(APIError(answering: error), route: template, requestID: requestID)
+                let problem = APIError(answering: error)
+                if intentRoutes[index] { metrics.recordIntent(Self.intentResult(problem.code)) }
+                response = failure(problem, route: template, requestID: requestID)
             }
-        case .methodNotAllowed(let template, let allowed):
+        case .methodNotAllowed(let index, let template, let allowed):
+            // Counted under its route: the route exists, the method is wrong.
             route = template
+            routeIndex = index
             var error = APIError(.methodNotAllowed, "\(method) is not allowed on \(template); use \(allowed.joined(separator: ", "))")
             error.headers = [("Allow", allowed.joined(separator: ", "))]
             response = error.response
@@ -115,9 +127,10 @@ final class Application: HTTPHandler {
         if let deferred = response.deferred {
             // A long poll: counted and logged with the answer it gives, when it gives it.
             deferred.addHeaders([("X-Request-Id", requestID)] + cors.headers(for: origin))
-            deferred.onResolve { [self, route, routeIndex] answer in
+            let slot = routeIndex.map { metricSlots[$0] } ?? 0
+            deferred.onResolve { [self, route] answer in
                 let seconds = Clock.seconds() - started
-                metrics.recordRequest(method: method, route: routeIndex, status: answer.status, seconds: seconds)
+                metrics.recordRequest(method: method, slot: slot, status: answer.status, seconds: seconds)
                 if logger.logLevel <= .info {
                     logRequest(method: method, route: route, status: answer.status, seconds: seconds, requestID: requestID)
                 }
@@ -127,52 +140,45 @@ final class Application: HTTPHandler {
         response.headers.append(("X-Request-Id", requestID))
         if origin != nil { response.headers += cors.headers(for: origin) }
         let seconds = Clock.seconds() - started
-        metrics.recordRequest(method: method, route: routeIndex, status: response.status, seconds: seconds)
-        if method != "GET", method != "HEAD", route.hasPrefix("/v1/sessions/{id}") {
-            metrics.recordTransition(Self.outcome(response))
-        }
+        metrics.recordRequest(method: method, slot: routeIndex.map { metricSlots[$0] } ?? 0, status: response.status, seconds: seconds)
         if logger.logLevel <= .info {
             logRequest(method: method, route: route, status: response.status, seconds: seconds, requestID: requestID)
         }
         return response
     }
 
-    /// The request log line, `request method=GET ms=0.3 request_id=… route=/v1/sessions/{id}
-    /// status=200`: the message carries the fields (keys sorted, as metadata would print), so a
-    /// request costs no metadata dictionary. With an ``accessLog`` sink the line is written
-    /// straight into its buffer, as ``LineLogHandler`` would write it, without swift-log's
-    /// event, message string and handler copies (5,400 → 2,300 instructions a request); without
-    /// one it goes through `logger`.
+    /// The request log record, `msg=request method=GET ms=0.3 request_id=… route=/v1/sessions/{id}
+    /// status=200`. With an ``accessLog`` sink the line is written straight into its buffer, as
+    /// ``LineLogHandler`` would write it, without swift-log's event, message string, metadata and
+    /// handler copies (5,400 → 2,300 instructions a request); without one (another swift-log
+    /// backend, or metadata on the logger) it goes through `logger` with the fields as metadata.
     private func logRequest(method: String, route: String, status: Int, seconds: Double, requestID: String) {
         if let accessLog {
-            accessLog.writeLine(level: .info, label: logger.label) { line in
+            accessLog.writeLine(level: .info, label: logger.label, message: "request") { line in
                 Self.appendRequestFields(method: method, route: route, status: status, seconds: seconds, requestID: requestID, to: &line)
             }
         } else {
-            var line: [UInt8] = []
-            line.reserveCapacity(96 + route.utf8.count + requestID.utf8.count)
-            Self.appendRequestFields(method: method, route: route, status: status, seconds: seconds, requestID: requestID, to: &line)
-            logger.info(Logger.Message(stringLiteral: String(decoding: line, as: UTF8.self)))
+            logger.info("request", metadata: [
+                "method": "\(method.prefix(Self.methodLogLimit))", "ms": "\(Double(Self.tenths(seconds)) / 10)", "request_id": "\(requestID)",
+                "route": "\(route)", "status": "\(status)",
+            ])
         }
     }
 
-    static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout [UInt8]) {
-        line.appendLiteral("request method=")
+    static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout LogLine) {
         // The client chose the method: escaped and cut short like any client text in a log line.
-        line.appendEscaped(method, limit: Self.methodLogLimit)
-        line.appendLiteral(" ms=")
-        let tenths = Int((max(0, seconds) * 10_000).rounded())
-        line.appendDecimal(tenths / 10)
-        line.append(UInt8(ascii: "."))
-        line.appendDecimal(tenths % 10)
-        line.appendLiteral(" request_id=")
-        // A client's X-Request-Id is printable ASCII already; a backslash in it is still escaped,
-        // so that it cannot pass for one of the log's own escapes.
-        line.appendEscaped(requestID, limit: 128)
-        line.appendLiteral(" route=")
-        line.appendUTF8(route)
-        line.appendLiteral(" status=")
-        line.appendDecimal(status)
+        line.field("method", method, limit: Self.methodLogLimit)
+        line.field("ms", tenths: tenths(seconds))
+        // A client's X-Request-Id is printable ASCII already (a quote or backslash in it is escaped).
+        line.field("request_id", requestID, limit: 128)
+        line.field("route", route)
+        line.field("status", number: status)
+    }
+
+    /// Milliseconds in tenths: 0.00034 s → 3 (0.3 ms).
+    private static func tenths(_ seconds: Double) -> Int {
+        let tenths = (max(0, seconds) * 10_000).rounded()
+        return tenths < Double(Int.max) ? Int(tenths) : Int.max
     }
 
     /// Bytes of a request's method written to its log line (methods are short words).
@@ -182,7 +188,7 @@ final class Application: HTTPHandler {
         var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response
         response.headers.append(("Connection", "close"))
         response.headers.append(("X-Request-Id", requestID(for: request)))
-        metrics.recordRequest(method: request.method, route: nil, status: 413, seconds: 0)
+        metrics.recordRequest(method: request.method, slot: 0, status: 413, seconds: 0)
         return response
     }
 
@@ -193,7 +199,7 @@ final class Application: HTTPHandler {
         response.headers.append(("Connection", "close"))
         response.headers.append(("X-Request-Id", requestID))
         let seconds = Clock.seconds() - started
-        metrics.recordRequest(method: request.method, route: nil, status: response.status, seconds: seconds)
+        metrics.recordRequest(method: request.method, slot: 0, status: response.status, seconds: seconds)
         if logger.logLevel <= .info {
             logRequest(method: request.method, route: "malformed", status: response.status, seconds: seconds, requestID: requestID)
         }
@@ -225,10 +231,36 @@ final class Application: HTTPHandler {
         return error.response
     }
 
-    private static func outcome(_ response: HTTPResponse) -> String {
-        guard response.status < 300 else {
-            return "refused"
+    /// A session intent: a change asked of one session (navigate, transitions, exit, back, params,
+    /// state, …), not a read, a deletion or a preflight.
+    static func isIntent(_ route: (method: String, template: String)) -> Bool {
+        ["POST", "PUT", "PATCH"].contains(route.method) && route.template.hasPrefix("/v1/sessions/{id}/")
+    }
+
+    /// What an intent's problem says of it: navigation refused it, or it never got that far.
+    static func intentResult(_ code: APIError.Code) -> Metrics.IntentResult {
+        switch code {
+        case .transitionRefused, .notRemovable, .stackUnderflow, .versionConflict, .unknownScene, .unknownTransition, .unknownGraph,
+            .invalidParams, .invalidPath, .stackTooDeep, .unknownCommand, .commandRefused, .confirmationRequired, .upgradeRefused:
+            .refused
+        case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed, .invalidGraph:
+            .invalid
+        case .unauthorized, .forbidden: .unauthorized
+        case .sessionNotFound, .notFound: .notFound
+        case .tooManySessions, .storeUnavailable: .unavailable
+        case .internal: .failed
         }
-        return "answered"
+    }
+
+    /// The same for an error answer a handler returned rather than threw.
+    static func intentResult(status: Int) -> Metrics.IntentResult {
+        switch status {
+        case 401: .unauthorized
+        case 404: .notFound
+        case 400, 405, 413, 415: .invalid
+        case 503: .unavailable
+        case 500...: .failed
+        default: .refused
+        }
     }
 }

@@ -31,13 +31,14 @@ struct Daemon {
             configuration: .init(
                 host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
                 connectionLimit: FileDescriptorLimit.fit(connections: settings.maxConnections, logger: logger),
-                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout, polling: settings.polling
+                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout,
+                shutdownGracePeriod: Double(settings.shutdownGraceMilliseconds) / 1000, polling: settings.polling
             ),
             handler: application, logger: logger
         )
         try server.start()
         logger.notice("navd listening", metadata: [
-            "address": "\(settings.host):\(server.boundPort)", "store": "\(store.name)", "threads": "\(settings.threads)",
+            "address": "\(settings.listen.withPort(server.boundPort))", "store": "\(store.name)", "threads": "\(settings.threads)",
         ])
 
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
@@ -62,8 +63,23 @@ struct Daemon {
 
         var received: Int32 = 0
         sigwait(&signals, &received)
-        logger.notice("shutting down", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
+        // The drain: /readyz answers 503 while requests are still served, so that load balancers
+        // take this instance out of rotation before it stops accepting. A second signal cuts it short.
         application.ready.drain()
+        let drain = settings.drainMilliseconds
+        logger.notice("shutting down", metadata: [
+            "signal": "\(Self.name(of: received))", "drain_ms": "\(drain)", "grace_ms": "\(settings.shutdownGraceMilliseconds)",
+        ])
+        if drain > 0 {
+            var timeout = timespec(tv_sec: Int(drain / 1000), tv_nsec: Int(drain % 1000) * 1_000_000)
+            var info = siginfo_t()
+            var again: Int32 = -1
+            repeat {
+                again = sigtimedwait(&signals, &info, &timeout)
+            } while again < 0 && errno == EINTR
+            if again > 0 { logger.notice("drain cut short", metadata: ["signal": "\(Self.name(of: again))"]) }
+        }
+        logger.notice("stopped accepting; finishing requests in progress")
         sweeper.cancel()
         logFlusher.cancel()
         // Streams are told why they end; long polls answer now.
@@ -72,6 +88,10 @@ struct Daemon {
         server.stop()
         store.close()
         logger.notice("navd stopped")
+    }
+
+    private static func name(of signal: Int32) -> String {
+        signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "signal \(signal)"
     }
 
     /// What `navd serve` answers every request with: the store `settings` name, opened, with the
@@ -85,7 +105,7 @@ struct Daemon {
     ) throws -> (application: Application, store: any SessionStore) {
         let graphs = GraphRegistry()
         let store = try StoreFactory.open(
-            settings.store, graphs: graphs, connections: settings.threads + 1, cacheBytes: settings.cacheBytes, logger: logger
+            settings.store, graphs: graphs, connections: settings.postgresConnections, cacheBytes: settings.cacheBytes, logger: logger
         )
         let application = Application(
             graphs: graphs,
@@ -106,7 +126,13 @@ struct Daemon {
                 let version = try Self.load(document, into: application.graphs, file: file)
                 // The first --graph is the default, whatever the store held before.
                 if index == 0 { application.graphs.setDefault(version.graph.name) }
-                for warning in version.warnings { logger.warning("graph warning", metadata: ["file": "\(file)", "issue": "\(warning)"]) }
+                for warning in version.warnings {
+                    // The level says it is a warning: the fields say what and where, once each.
+                    logger.warning("graph issue", metadata: [
+                        "file": "\(file)", "pointer": "\(warning.pointer.isEmpty ? "/" : warning.pointer)", "code": "\(warning.code.rawValue)",
+                        "detail": "\(warning.message)",
+                    ])
+                }
                 logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
             }
         } catch {

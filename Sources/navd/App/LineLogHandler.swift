@@ -1,12 +1,15 @@
 import Logging
 import NavJSON
 
-/// One line per log event on standard error: `2026-11-22T01:28:04Z info navd: graph loaded file=…`.
+/// One line per log record on standard error, in the sink's ``LogFormat``:
+/// `ts=2026-11-22T01:28:04.123Z level=info logger=navd msg="graph loaded" file=…` (logfmt) or a
+/// JSON object.
 ///
 /// swift-log's `StreamLogHandler` formats its timestamp with two `strftime` calls and copies
-/// metadata through several strings for every event. This renders the message and the metadata
-/// (keys sorted) as bytes and hands them to ``LogSink``, which stamps the line and writes `info`
-/// lines in batches. (The request log skips swift-log altogether: see ``Application``.)
+/// metadata through several strings for every record. This renders the message and the metadata
+/// (keys sorted) into ``LogSink``'s buffer, which stamps the line and writes `info` lines in
+/// batches. (The request log skips swift-log altogether: see ``Application``.) Any other
+/// swift-log backend can take its place (``runNavd(logHandler:)``).
 struct LineLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -14,9 +17,9 @@ struct LineLogHandler: LogHandler {
     var metadataProvider: Logger.MetadataProvider?
     let sink: LogSink
 
-    /// Bytes of a message, and of a metadata value, written before the rest is cut off.
-    static let messageLimit = 2048
-    static let valueLimit = 512
+    /// Fields navd writes on every line; a metadata key of the same name is written with a `_`
+    /// in front, so that it neither hides them nor repeats a JSON key.
+    static let reservedKeys: Set<String> = ["ts", "level", "logger", "msg"]
 
     init(label: String, level: Logger.Level, sink: LogSink = .standardError) {
         self.label = label
@@ -38,21 +41,20 @@ struct LineLogHandler: LogHandler {
         }
         // The message and the values are rendered before the sink's lock is taken: a
         // `description` that logs (or is slow) must not run while the lock is held.
-        // Every piece is escaped and bounded (`appendEscaped`): messages and values carry what
+        // Every piece is escaped and bounded (`LogLine`): messages and values carry what
         // clients sent (a method, a path, a store's error about their input), and a control
         // character must not reach an operator's terminal, nor a newline forge a line.
-        var text: [UInt8] = []
-        text.appendEscaped(event.message.description, limit: Self.messageLimit)
-        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            text.append(UInt8(ascii: " "))
-            text.appendEscaped(key, limit: Self.valueLimit)
-            text.append(UInt8(ascii: "="))
+        let message = event.message.description
+        let fields = merged.sorted(by: { $0.key < $1.key }).map { key, value -> (String, String) in
+            let name = Self.reservedKeys.contains(key) ? "_" + key : key
             switch value {
-            case .string(let string): text.appendEscaped(string, limit: Self.valueLimit)
-            case .stringConvertible(let convertible): text.appendEscaped(convertible.description, limit: Self.valueLimit)
-            default: text.appendEscaped(value.description, limit: Self.valueLimit)
+            case .string(let string): return (name, string)
+            case .stringConvertible(let convertible): return (name, convertible.description)
+            default: return (name, value.description)
             }
         }
-        sink.writeLine(level: event.level, label: label) { line in line.append(contentsOf: text) }
+        sink.writeLine(level: event.level, label: label, message: message) { line in
+            for (key, value) in fields { line.field(key, value) }
+        }
     }
 }

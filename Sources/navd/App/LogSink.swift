@@ -6,8 +6,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// Standard error, written in batches, one line per log event:
-/// `2026-11-22T01:28:04Z info navd: request method=GET …`.
+/// How a log record is written: one line each way.
+enum LogFormat: String, Sendable, CaseIterable {
+    /// logfmt: `ts=2026-11-22T01:28:04.123Z level=info logger=navd msg="graph loaded" file=news.json`.
+    case text
+    /// One JSON object a line: `{"ts":"2026-11-22T01:28:04.123Z","level":"info","logger":"navd","msg":"graph loaded","file":"news.json"}`.
+    case json
+}
+
+/// Standard error, written in batches, one line per log record (``LogFormat``):
+/// `ts=2026-11-22T01:28:04.123Z level=info logger=navd msg=request method=GET …`.
 ///
 /// A request log line written with its own `write(2)` cost about a tenth of a `GET`'s time.
 /// Lines up to `info` (the request log among them) collect in a buffer that goes out when it
@@ -17,30 +25,39 @@ import Glibc
 /// can lose the last such lines — never a warning or an error.
 ///
 /// A line is written straight into the buffer under its lock, timestamp first (UTC, to the
-/// second, formatted at most once a second), with no string or array of its own.
+/// millisecond; the part up to the second formatted at most once a second), with no string or
+/// array of its own.
 final class LogSink: Sendable {
     static let standardError = LogSink(descriptor: 2)
 
     /// A buffer this full is written at once.
     let batchBytes = 16 * 1024
     private let descriptor: Int32
-    private let state = Mutex<State>(State())
+    private let state: Mutex<State>
 
     private struct State {
         var buffer: [UInt8] = []
-        /// The second `stamp` was formatted for, and `2026-11-22T01:28:04Z`.
+        var format: LogFormat
+        /// The second `stamp` was formatted for, and `2026-11-22T01:28:04`.
         var second = -1
         var stamp: [UInt8] = []
     }
 
-    init(descriptor: Int32) {
+    init(descriptor: Int32, format: LogFormat = .text) {
         self.descriptor = descriptor
+        self.state = Mutex(State(format: format))
     }
 
-    /// Adds the line `TIMESTAMP LEVEL LABEL: ` + what `body` appends + a newline. A line at
-    /// `notice` or above goes out at once, with everything before it. `body` runs under the
-    /// sink's lock: it only appends bytes already at hand, and never logs.
-    func writeLine(level: Logger.Level, label: String, _ body: (inout [UInt8]) -> Void) {
+    /// How lines are written from now on (`--log-format`).
+    var format: LogFormat {
+        get { state.withLock { $0.format } }
+        set { state.withLock { $0.format = newValue } }
+    }
+
+    /// Adds one record: the timestamp, `level`, `label` and `message`, then the fields `body`
+    /// writes, as one line. A line at `notice` or above goes out at once, with everything before
+    /// it. `body` runs under the sink's lock: it only appends values already at hand, and never logs.
+    func writeLine(level: Logger.Level, label: String, message: String, _ body: (inout LogLine) -> Void = { _ in }) {
         state.withLock { state in
             // Read under the lock, so stamps never go backwards from one line to the next.
             var now = timespec()
@@ -49,14 +66,12 @@ final class LogSink: Sendable {
                 state.second = now.tv_sec
                 state.stamp = Self.timestamp(second: now.tv_sec)
             }
-            state.buffer.append(contentsOf: state.stamp)
-            state.buffer.append(UInt8(ascii: " "))
-            state.buffer.appendUTF8(level.rawValue)
-            state.buffer.append(UInt8(ascii: " "))
-            state.buffer.appendUTF8(label)
-            state.buffer.appendLiteral(": ")
-            body(&state.buffer)
-            state.buffer.append(UInt8(ascii: "\n"))
+            var line = LogLine(bytes: state.buffer, format: state.format)
+            state.buffer = []
+            line.open(stamp: state.stamp, milliseconds: now.tv_nsec / 1_000_000, level: level, label: label, message: message)
+            body(&line)
+            line.close()
+            state.buffer = line.bytes
             if level >= .notice || state.buffer.count >= batchBytes { drain(&state.buffer) }
         }
     }
@@ -82,7 +97,8 @@ final class LogSink: Sendable {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// `2026-11-22T01:28:04Z` for a second of the Unix epoch.
+    /// `2026-11-22T01:28:04` for a second of the Unix epoch (UTC; the milliseconds and `Z`
+    /// follow on each line).
     static func timestamp(second: Int) -> [UInt8] {
         var time = second
         var parts = tm()
@@ -100,7 +116,156 @@ final class LogSink: Sendable {
         text.appendDecimal(Int(parts.tm_min), width: 2)
         text.append(UInt8(ascii: ":"))
         text.appendDecimal(Int(parts.tm_sec), width: 2)
-        text.append(UInt8(ascii: "Z"))
         return text
+    }
+}
+
+/// One log record being written into a ``LogSink``'s buffer, in its format: fields are added
+/// by ``field(_:_:limit:)`` and its siblings, each key once.
+///
+/// Text is logfmt: `key=value`, the value in double quotes when it is empty or holds a space,
+/// `=`, `"`, a backslash, a control character or a non-ASCII byte; inside quotes `"` and `\`
+/// are escaped with a backslash, and control and non-ASCII bytes are written `\xHH` (as Go's
+/// `strconv.Unquote`, which logfmt parsers use, reads them), so a line is printable ASCII and
+/// no client text can forge a line or reach a terminal as an escape sequence. JSON is an object
+/// with `ts`, `level`, `logger`, `msg` first; its strings escape `"`, `\` and control
+/// characters (`\u00XX`) and keep other text as UTF-8.
+/// A value longer than its limit is cut (at a character boundary) and ends in `...(N bytes)`.
+struct LogLine {
+    fileprivate(set) var bytes: [UInt8]
+    let format: LogFormat
+
+    /// Bytes of a message, and of a value, written before the rest is cut off.
+    static let messageLimit = 2048
+    static let valueLimit = 512
+
+    fileprivate mutating func open(stamp: [UInt8], milliseconds: Int, level: Logger.Level, label: String, message: String) {
+        switch format {
+        case .text: bytes.appendLiteral("ts=")
+        case .json: bytes.appendLiteral("{\"ts\":\"")
+        }
+        bytes.append(contentsOf: stamp)
+        bytes.append(UInt8(ascii: "."))
+        bytes.appendDecimal(milliseconds, width: 3)
+        bytes.append(UInt8(ascii: "Z"))
+        if format == .json { bytes.append(UInt8(ascii: "\"")) }
+        field("level", level.rawValue)
+        field("logger", label)
+        field("msg", message, limit: Self.messageLimit)
+    }
+
+    fileprivate mutating func close() {
+        if format == .json { bytes.append(UInt8(ascii: "}")) }
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    private mutating func key(_ key: String) {
+        switch format {
+        case .text:
+            bytes.append(UInt8(ascii: " "))
+            // Keys come from the code, but a metadata key is any string: only name bytes are kept.
+            for byte in key.utf8.prefix(64) { bytes.append(Self.isNameByte(byte) ? byte : UInt8(ascii: "_")) }
+            bytes.append(UInt8(ascii: "="))
+        case .json:
+            bytes.append(UInt8(ascii: ","))
+            appendJSONString(key, limit: 64)
+            bytes.append(UInt8(ascii: ":"))
+        }
+    }
+
+    /// A text field, escaped and bounded.
+    mutating func field(_ key: String, _ value: String, limit: Int = LogLine.valueLimit) {
+        self.key(key)
+        switch format {
+        case .text: appendLogfmtValue(value, limit: limit)
+        case .json: appendJSONString(value, limit: limit)
+        }
+    }
+
+    /// A whole number (a JSON number).
+    mutating func field(_ key: String, number: Int) {
+        self.key(key)
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        bytes.appendDecimal(Int(clamping: number.magnitude))
+    }
+
+    /// A number with one decimal, from its tenths: `tenths: 3` → `0.3` (a JSON number).
+    mutating func field(_ key: String, tenths: Int) {
+        self.key(key)
+        let tenths = max(0, tenths)
+        bytes.appendDecimal(tenths / 10)
+        bytes.append(UInt8(ascii: "."))
+        bytes.appendDecimal(tenths % 10)
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: "-")
+    }
+
+    /// The bytes of `text` shown under `limit`, cut back to a character boundary.
+    private static func shownCount(_ utf8: UnsafeBufferPointer<UInt8>, limit: Int) -> Int {
+        guard utf8.count > limit else { return utf8.count }
+        var end = max(0, limit)
+        while end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
+        return end
+    }
+
+    private mutating func appendCut(_ total: Int) {
+        bytes.appendLiteral("...(")
+        bytes.appendDecimal(total)
+        bytes.appendLiteral(" bytes)")
+    }
+
+    private mutating func appendLogfmtValue(_ text: String, limit: Int) {
+        var text = text
+        text.withUTF8 { utf8 in
+            let shown = Self.shownCount(utf8, limit: limit)
+            let plain = shown == utf8.count && shown > 0
+                && utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            if plain {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in utf8[..<shown] {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0x20..<0x7F:
+                    bytes.append(byte)
+                default:
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(UInt8(ascii: "x"))
+                    for nibble in [byte >> 4, byte & 0xF] { bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
+                }
+            }
+            if shown < utf8.count { appendCut(utf8.count) }
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
+    private mutating func appendJSONString(_ text: String, limit: Int) {
+        var text = text
+        text.withUTF8 { utf8 in
+            let shown = Self.shownCount(utf8, limit: limit)
+            bytes.append(UInt8(ascii: "\""))
+            for byte in utf8[..<shown] {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0x00..<0x20, 0x7F:
+                    bytes.appendLiteral("\\u00")
+                    for nibble in [byte >> 4, byte & 0xF] { bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
+                default:
+                    bytes.append(byte)
+                }
+            }
+            if shown < utf8.count { appendCut(utf8.count) }
+            bytes.append(UInt8(ascii: "\""))
+        }
     }
 }

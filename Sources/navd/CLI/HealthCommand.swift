@@ -1,23 +1,27 @@
 import ArgumentParser
+import NavHTTP
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `navd health --url URL`: exit 0 when the URL answers 200 (for container health checks).
+/// `navd health [--url URL]`: exit 0 when the URL answers 200 (for container health checks).
+/// Without `--url` it asks `/healthz` at the address `navd serve` listens on by the same
+/// environment (`NAVD_LISTEN`), so a HEALTHCHECK follows a changed listen address by itself.
 struct HealthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "health",
         abstract: "Exit 0 if the daemon's /healthz answers 200, 1 otherwise."
     )
 
-    @Option(help: "The health URL (http only).")
-    var url: String = "http://127.0.0.1:8080/healthz"
+    @Option(help: "The health URL (http only). (default: /healthz at NAVD_LISTEN, 0.0.0.0 and :: asked on loopback; else http://127.0.0.1:8080/healthz)")
+    var url: String?
 
     @Option(help: "Seconds to wait for an answer.")
     var timeout: Int = 3
 
     func run() throws {
+        let url = url ?? Self.defaultURL(listen: Environment.current["NAVD_LISTEN"])
         do {
             let status = try HTTPProbe.get(url, timeout: timeout)
             guard status == 200 else {
@@ -32,6 +36,21 @@ struct HealthCommand: ParsableCommand {
     }
 }
 
+extension HealthCommand {
+    /// `/healthz` on the address `navd serve` would listen on with `listen` (`NAVD_LISTEN`): every
+    /// interface (`0.0.0.0`, `:PORT`, `[::]`) is asked on loopback.
+    static func defaultURL(listen: String?) -> String {
+        guard let listen, !listen.isEmpty, let address = try? ListenAddress.parse(listen) else {
+            return "http://127.0.0.1:8080/healthz"
+        }
+        let host = switch address.family {
+        case .ipv4: address.bytes.allSatisfy { $0 == 0 } ? "127.0.0.1" : address.numericHost
+        case .ipv6: address.isIPv6Any ? "[::1]" : "[\(address.numericHost)]"
+        }
+        return "http://\(host):\(address.port)/healthz"
+    }
+}
+
 /// A minimal blocking HTTP/1.1 GET over a TCP socket: no Foundation networking in the image.
 enum HTTPProbe {
     struct Failure: Error {
@@ -43,25 +62,18 @@ enum HTTPProbe {
         let rest = url.dropFirst("http://".count)
         let hostPort = rest.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
         let path = rest.dropFirst(hostPort.count).isEmpty ? "/" : String(rest.dropFirst(hostPort.count))
-        let parts = hostPort.split(separator: ":")
-        let host = parts.first.map(String.init) ?? "127.0.0.1"
-        let port = parts.count > 1 ? UInt16(parts[1]) ?? 80 : 80
-
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // `host:port`, `[v6]:port`, or a host alone (port 80).
+        let hasPort = hostPort.hasPrefix("[") ? hostPort.contains("]:") : hostPort.contains(":")
+        guard let address = try? ListenAddress.parse(hasPort ? hostPort : hostPort + ":80") else {
+            throw Failure(message: "cannot read the address \(hostPort)")
+        }
+        let fd = socket(address.family == .ipv4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(message: "socket() failed") }
         defer { close(fd) }
         var time = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
-            throw Failure(message: "host must be an IPv4 address or localhost")
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let connected = address.withSocketAddress { connect(fd, $0, $1) }
         guard connected == 0 else { throw Failure(message: "cannot connect to \(hostPort)") }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: \(hostPort)\r\nConnection: close\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {

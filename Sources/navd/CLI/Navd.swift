@@ -1,7 +1,17 @@
 import ArgumentParser
+import Logging
 
 /// Runs the `navd` command line (the binary's `main`, in `Sources/NavdEntry`).
 public func runNavd() {
+    Navd.main()
+}
+
+/// Runs the `navd` command line with another swift-log backend: `navd serve` logs through the
+/// handlers `logHandler` makes (one per label; `--log-level` still sets their level), in place of
+/// its own line handler, so a program that links the `NavDaemon` product can send navd's records
+/// wherever its backend does (`--log-format` then has no effect).
+public func runNavd(logHandler: @escaping @Sendable (_ label: String) -> any LogHandler) {
+    Log.backend = logHandler
     Navd.main()
 }
 

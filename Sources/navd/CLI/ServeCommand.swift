@@ -3,6 +3,7 @@ import Dispatch
 import Logging
 import NavCore
 import NavServer
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -16,16 +17,16 @@ struct ServeCommand: ParsableCommand {
         discussion: "Every option can also be set by its NAVD_ environment variable (e.g. NAVD_LISTEN); the option wins."
     )
 
-    @Option(name: .customLong("graph"), help: "A graph file to load (.json, .yaml); repeat for several. The first is the default graph. (NAVD_GRAPH, comma-separated)")
+    @Option(name: .customLong("graph"), help: "A graph file to load (.json, .yaml); repeat for several. The first is the default graph. (NAVD_GRAPH, comma-separated; default: none)")
     var graphs: [String] = []
 
-    @Option(help: "HOST:PORT to listen on. (NAVD_LISTEN)")
+    @Option(help: "HOST:PORT to listen on: an IPv4 address, [IPV6], a host name, or :PORT for every IPv4 interface ([::]:PORT: every interface). (NAVD_LISTEN; default 127.0.0.1:8080)")
     var listen: String?
 
     @Option(help: "memory, sqlite:PATH[?sync=full][&compact=N][&check=off] or postgres://user@host:port/db. (NAVD_STORE; default sqlite:./.navd/navd.db)")
     var store: String?
 
-    @Option(help: "Token for admin routes (graph upload, session listing). (NAVD_ADMIN_TOKEN)")
+    @Option(help: "Token for admin routes (graph upload, session listing); at least 16 characters. (NAVD_ADMIN_TOKEN; default: none, admin routes answer 403)")
     var adminToken: String?
 
     @Option(help: "Token that creating a session needs (the admin token works too); the production setting. At least 16 characters. (NAVD_BACKEND_TOKEN; default: none, anyone may create)")
@@ -34,8 +35,11 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Largest session context in bytes of JSON; a larger one is 400 invalid_request. (NAVD_MAX_CONTEXT; default 4096)")
     var maxContext: Int?
 
-    @Option(help: "HTTP worker threads. (NAVD_THREADS; default: number of cores)")
+    @Option(help: "HTTP worker threads. (NAVD_THREADS; default: the cores navd may use, its cgroup's CPU quota included)")
     var threads: Int?
+
+    @Option(name: .customLong("pg-connections"), help: "Connections of the PostgreSQL store's pool (not counting its one listener). (NAVD_PG_CONNECTIONS; default 4)")
+    var pgConnections: Int?
 
     @Option(help: "Largest request body in bytes. (NAVD_MAX_BODY; default 65536)")
     var maxBody: Int?
@@ -67,13 +71,36 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error, critical. (NAVD_LOG_LEVEL; default info)")
     var logLevel: String?
 
+    @Option(help: "text (logfmt) or json (one object a line). (NAVD_LOG_FORMAT; default text)")
+    var logFormat: String?
+
+    @Option(help: "After SIGTERM, how long /readyz answers 503 while requests are still served, so load balancers stop sending new ones: 5s, 500ms, 0. (NAVD_DRAIN; default 5s)")
+    var drain: String?
+
+    @Option(help: "Then, how long requests in progress get to finish before navd stops anyway: 10s, 1m. (NAVD_SHUTDOWN_GRACE; default 10s)")
+    var shutdownGrace: String?
+
+    /// Checks every setting before anything is opened, so that a mistake is told with this
+    /// command's usage.
+    func validate() throws {
+        _ = try ServeSettings(self, environment: Environment.current)
+    }
+
     func run() throws {
         let settings = try ServeSettings(self, environment: Environment.current)
-        Log.bootstrap(level: settings.logLevel)
+        Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         // Whatever way serving ends, the buffered log lines are written before the process exits.
         defer { LogSink.standardError.flush() }
         let logger = Logger(label: "navd")
-        try Daemon(settings: settings, logger: logger).runUntilSignalled()
+        do {
+            try Daemon(settings: settings, logger: logger).runUntilSignalled()
+        } catch {
+            // One log record, on one line, like every other: not ArgumentParser's `Error:` text,
+            // which a multi-line cause (a graph's issues, libpq's hints) would spread over lines.
+            // The cause in the message, whose bound (2 KiB) keeps a long one whole.
+            logger.critical("navd cannot start: \(error)")
+            throw ExitCode(1)
+        }
     }
 }
 
@@ -94,7 +121,25 @@ enum Environment {
 }
 
 enum Log {
-    static func bootstrap(level: Logger.Level) {
+    /// The swift-log backend a program embedding navd chose (``runNavd(logHandler:)``), used in
+    /// place of navd's own line handler; nil for navd's.
+    static var backend: (@Sendable (String) -> any LogHandler)? {
+        get { chosenBackend.withLock { $0 } }
+        set { chosenBackend.withLock { $0 = newValue } }
+    }
+
+    private static let chosenBackend = Mutex<(@Sendable (String) -> any LogHandler)?>(nil)
+
+    static func bootstrap(level: Logger.Level, format: LogFormat) {
+        if let backend {
+            LoggingSystem.bootstrap { label in
+                var handler = backend(label)
+                handler.logLevel = level
+                return handler
+            }
+            return
+        }
+        LogSink.standardError.format = format
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
     }
 }

@@ -10,13 +10,19 @@ import Glibc
 /// `navd serve`'s options with environment fallbacks and defaults applied, checked.
 struct ServeSettings: Sendable {
     var graphFiles: [String]
-    var host: String
-    var port: UInt16
+    /// Where to listen, resolved (a host name to its address) and checked before anything opens.
+    var listen: ListenAddress
+    /// The numeric address the server binds (`listen`'s).
+    var host: String { listen.numericHost }
+    var port: UInt16 { listen.port }
     var store: String
     var adminToken: String?
     /// Needed (or the admin token) to create a session, when set.
     var backendToken: String?
     var threads: Int
+    /// Connections of the PostgreSQL store's pool: a setting of its own, since every replica
+    /// opens this many and PostgreSQL's `max_connections` (100 by default) is shared by all.
+    var postgresConnections: Int
     var maxBody: Int
     /// The largest session context, in bytes of its JSON.
     var maxContext: Int
@@ -35,6 +41,11 @@ struct ServeSettings: Sendable {
     /// (bench/live.sh). No option: navd ships `poll` (BENCHMARKS.md, "Live sessions").
     var polling: HTTPServer.Polling
     var logLevel: Logger.Level
+    var logFormat: LogFormat
+    /// After SIGTERM: how long `/readyz` answers 503 while requests are still served.
+    var drainMilliseconds: Int64
+    /// Then: how long requests in progress get to finish.
+    var shutdownGraceMilliseconds: Int64
 
     static let defaultStore = "sqlite:./.navd/navd.db"
 
@@ -50,11 +61,13 @@ struct ServeSettings: Sendable {
         }
         graphFiles = command.graphs.isEmpty ? (environment["NAVD_GRAPH"]?.split(separator: ",").map(String.init) ?? []) : command.graphs
         let listen = value(command.listen, "NAVD_LISTEN") ?? "127.0.0.1:8080"
-        guard let colon = listen.lastIndex(of: ":"), let port = listen[listen.index(after: colon)...].wholeNumber.flatMap(UInt16.init(exactly:)) else {
-            throw ValidationError("--listen must be HOST:PORT, not '\(listen)'")
+        do {
+            self.listen = try ListenAddress.parse(listen)
+        } catch {
+            throw ValidationError(
+                "--listen must be HOST:PORT, :PORT or [IPV6]:PORT with a port up to 65535 and an address or a host name that resolves, not '\(listen)'"
+            )
         }
-        host = String(listen[..<colon])
-        self.port = port
         store = value(command.store, "NAVD_STORE") ?? Self.defaultStore
         adminToken = value(command.adminToken, "NAVD_ADMIN_TOKEN")
         if let adminToken, adminToken.utf8.count < 16 {
@@ -64,7 +77,8 @@ struct ServeSettings: Sendable {
         if let backendToken, backendToken.utf8.count < 16 {
             throw ValidationError("the backend token must be at least 16 characters")
         }
-        threads = try number(command.threads, "NAVD_THREADS", System.coreCount, 1...256)
+        threads = try number(command.threads, "NAVD_THREADS", min(256, CPUQuota.usableCores), 1...256)
+        postgresConnections = try number(command.pgConnections, "NAVD_PG_CONNECTIONS", 4, 1...1000)
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
@@ -95,6 +109,18 @@ struct ServeSettings: Sendable {
         let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed
+        let format = value(command.logFormat, "NAVD_LOG_FORMAT") ?? "text"
+        guard let logFormat = LogFormat(rawValue: format) else { throw ValidationError("--log-format must be text or json, not '\(format)'") }
+        self.logFormat = logFormat
+        func duration(_ option: String?, _ name: String, _ fallback: Int64) throws -> Int64 {
+            let text = value(option, name) ?? "\(fallback)ms"
+            guard let milliseconds = Duration.milliseconds(text), milliseconds <= 3_600_000 else {
+                throw ValidationError("\(name.replacingPrefix()) must look like 5s, 500ms, 1m or 0, at most 1h, not '\(text)'")
+            }
+            return milliseconds
+        }
+        drainMilliseconds = try duration(command.drain, "NAVD_DRAIN", 5000)
+        shutdownGraceMilliseconds = try duration(command.shutdownGrace, "NAVD_SHUTDOWN_GRACE", 10_000)
     }
 }
 
@@ -131,18 +157,15 @@ extension String {
 }
 
 extension Duration {
-    /// `90s`, `30m`, `24h`, `7d`, or plain seconds → milliseconds.
+    /// `500ms`, `90s`, `30m`, `24h`, `7d`, or plain seconds → milliseconds.
     static func milliseconds(_ text: String) -> Int64? {
+        if text.hasSuffix("ms") {
+            return text.dropLast(2).wholeNumber.map(Int64.init).flatMap { $0 >= 0 ? $0 : nil }
+        }
         let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
         if let last = text.last, let unit = units[last], let amount = text.dropLast().wholeNumber.map(Int64.init), amount >= 0 {
             return amount.multipliedReportingOverflow(by: unit).overflow ? nil : amount * unit
         }
         return text.wholeNumber.map(Int64.init).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
-    }
-}
-
-enum System {
-    static var coreCount: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }

@@ -52,11 +52,11 @@ import Testing
         #expect(session.state.screens.map(\.id) == ["e1", "e2", "e3"])
 
         // A pushed by link A has argument true: removable, so exitScene pops it (onRemove).
-        #expect(try session.apply(.exit) == [
+        #expect(try session.apply(.exit()) == [
             "transitionStart", "willDisappear A", "willAppear B", "didDisappear A", "didAppear B", "remove A", "transitionEnd",
         ])
         #expect(session.path == "/A_root/B")
-        try session.apply(.exit)
+        try session.apply(.exit())
         #expect(session.path == "/A_root")
         #expect(session.log.filter { $0.type == .remove }.map(\.screen) == ["e3", "e2"])
     }
@@ -76,7 +76,7 @@ import Testing
     @Test func exitIsRefusedWhenNotRemovable() throws {
         var session = try sample()
         // The root: nothing to go back to, and A_root is not removable either way.
-        session.refuse(.exit, .stackUnderflow)
+        session.refuse(.exit(), .stackUnderflow)
         // Replacing the root would remove it.
         let replaced = session.refuse(.navigate("^/B"), .notRemovable)
         #expect(replaced?.message.contains("A_root") == true)
@@ -86,13 +86,13 @@ import Testing
         try session.navigate("A_root")
         #expect(session.path == "/A_root/B/A_root")
         let before = session.state
-        session.refuse(.exit, .notRemovable)
+        session.refuse(.exit(), .notRemovable)
         session.refuse(.back(1), .notRemovable)
         session.refuse(.navigate(".."), .notRemovable)
         #expect(session.state == before)
         // What is pushed on top of it can still leave.
         try session.apply(.link(name: "a", params: [:]))
-        try session.apply(.exit)
+        try session.apply(.exit())
         #expect(session.path == "/A_root/B/A_root")
     }
 }

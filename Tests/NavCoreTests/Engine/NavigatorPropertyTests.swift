@@ -86,7 +86,7 @@ import Testing
             case .navigate(let path): return .navigate(path)
             case .link(let name, let params): return .link(name: name, params: params)
             case .back(let count): return .back(count)
-            case .exit: return .exit
+            case .exit: return .exit()
             case .setParams(let screen, let params): return .setParams(screen: screen.map(id) ?? state.top?.id ?? "", params: params)
             case .patchState(let screen, let patch): return .patchState(screen: id(screen), patch: patch)
             }
@@ -324,7 +324,7 @@ import Testing
         // is one the top screen has.
         let actions = navigator.actions(for: state)
         func applies(_ intent: Intent) -> Bool { (try? navigator.apply(intent, to: state))?.changed == true }
-        #expect(actions.exit == applies(.exit), comment)
+        #expect(actions.exit == applies(.exit()), comment)
         #expect((1...state.screens.count + 1).filter { applies(.back($0)) } == Array(0..<actions.back).map { $0 + 1 }, comment)
         #expect(Set(actions.links.map(\.name)).count == actions.links.count, comment)
         for link in actions.links {

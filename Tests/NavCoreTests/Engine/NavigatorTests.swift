@@ -98,7 +98,7 @@ import Testing
         #expect(session.path == "/top!list_coupon")
         #expect(session.state.screens[1].container == .none)
 
-        try session.apply(.exit)
+        try session.apply(.exit())
         #expect(session.path == "/top")
     }
 
@@ -142,7 +142,7 @@ import Testing
         let error = session.refuse(.navigate("^/top/home#profile"), .notRemovable)
         #expect(error?.message.contains("onboarding") == true)
         session.refuse(.navigate("../..#profile"), .notRemovable)
-        session.refuse(.exit, .notRemovable)
+        session.refuse(.exit(), .notRemovable)
     }
 
     /// Found by `NavigatorPropertyTests`: a tab switch that removes a modal tab bar must remove the
@@ -244,7 +244,7 @@ import Testing
         var session = try news(context: Self.user)
         try session.navigate("home#profile/help")
         try session.navigate("^/top/home#friend")
-        #expect(try session.apply(.exit) == [
+        #expect(try session.apply(.exit()) == [
             "transitionStart", "willDisappear friend", "willAppear top", "didDisappear friend", "didAppear top",
             // Top to root, the tab bar's saved stacks with it.
             "remove friend", "remove help", "remove profile", "remove home", "transitionEnd",
@@ -252,7 +252,7 @@ import Testing
         #expect(session.path == "/top")
     }
 
-    @Test(arguments: [Intent.exit, .back(1), .navigate(".."), .navigate("up"), .navigate("up(n=1)")])
+    @Test(arguments: [Intent.exit(), .back(1), .navigate(".."), .navigate("up"), .navigate("up(n=1)")])
     func goingUpFromATabRootLeavesTheTabBar(_ intent: Intent) throws {
         var session = try news()
         try session.navigate("home")
@@ -264,7 +264,7 @@ import Testing
         var session = try news()
         try session.navigate("^/home#friend")
         #expect(session.path == "/home#friend")
-        session.refuse(.exit, .stackUnderflow)
+        session.refuse(.exit(), .stackUnderflow)
         session.refuse(.back(1), .stackUnderflow)
         session.refuse(.navigate(".."), .stackUnderflow)
     }
@@ -337,7 +337,7 @@ import Testing
 
     static let script: [Intent] = [
         .navigate("list_news/show_news(id=1)"), .navigate(".."), .navigate("show_news(id=2)"),
-        .link(name: "login", params: [:]), .exit, .navigate("^/top/home#friend"), .navigate("..#profile"),
+        .link(name: "login", params: [:]), .exit(), .navigate("^/top/home#friend"), .navigate("..#profile"),
         .patchState(screen: "e7", patch: ["editing": true]), .navigate("^/top/home#friend/show_friend(name=x)"),
         .back(2), .navigate("list_news(category=4)"), .setParams(screen: "e10", params: ["category": 5]),
     ]
@@ -433,19 +433,19 @@ import Testing
 
     @Test func exitAndBackRefusals() throws {
         var session = try news()
-        session.refuse(.exit, .stackUnderflow)
+        session.refuse(.exit(), .stackUnderflow)
         session.refuse(.back(1), .stackUnderflow)
         session.refuse(.back(0), .invalidRequest)
         session.refuse(.back(-1), .invalidRequest)
         session.refuse(.navigate("up(n=1)"), .stackUnderflow)
         session.refuse(.navigate("^"), .stackUnderflow)
         try session.navigate("onboarding")
-        session.refuse(.exit, .notRemovable)
+        session.refuse(.exit(), .notRemovable)
         session.refuse(.navigate("^/top/list_news"), .notRemovable)
         // Covered, the non-removable screen still refuses to be removed from under a modal.
         try session.navigate("!login")
         session.refuse(.back(2), .notRemovable)
-        try session.apply(.exit)
+        try session.apply(.exit())
         #expect(session.path == "/top/onboarding")
     }
 

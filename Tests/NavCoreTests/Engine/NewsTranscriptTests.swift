@@ -62,7 +62,7 @@ import Testing
             return .link(name: link["name"]?.stringValue ?? "", params: link["params"]?.objectValue ?? [:])
         }
         if let count = step["back"]?.intValue { return .back(count) }
-        if step["exit"] != nil { return .exit }
+        if step["exit"] != nil { return .exit() }
         if let params = step["setParams"]?.objectValue { return .setParams(screen: state.top?.id ?? "", params: params) }
         if let patch = step["patchState"] {
             let scene = patch["scene"]?.stringValue

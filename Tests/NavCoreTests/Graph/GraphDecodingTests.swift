@@ -72,6 +72,19 @@ import Testing
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs"}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs/1", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs", "tabs": ["x", "x"]}, "x": {}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/a/tabs", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"tabs": ["a"]}}}"#),
+        // DESIGN §9: redirects, leave confirmations and commands.
+        .init(code: .invalidType, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": 1}}}"#),
+        .init(code: .invalidRedirect, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": "b("}, "b": {}}}"#),
+        .init(code: .unknownScene, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": "!nosuch"}}}"#),
+        .init(code: .redirectCycle, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/c", "scenes": {"a": {"requires": ["u"], "redirect": "/c/a"}, "c": {}}}"#),
+        .init(code: .invalidPointer, pointer: "/scenes/a/confirmLeave", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"confirmLeave": "dirty"}}}"#),
+        .init(code: .invalidType, pointer: "/scenes/a/confirmLeave", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"confirmLeave": 1}}}"#),
+        .init(code: .invalidPointer, pointer: "/scenes/a/commands/go/when/mode", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"when": {"mode": ["x"]}}}}}}"#),
+        .init(code: .invalidType, pointer: "/scenes/a/commands/go/when/~1mode", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"when": {"/mode": []}}}}}}"#),
+        .init(code: .invalidType, pointer: "/scenes/a/commands/go/patch", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"patch": [1]}}}}}"#),
+        .init(code: .invalidTemplate, pointer: "/scenes/a/commands/go/navigate", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"navigate": "a/../b"}}}}}"#),
+        .init(code: .unknownScene, pointer: "/scenes/a/commands/go/navigate", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"navigate": "!nosuch"}}}}}"#),
+        .init(code: .unknownField, pointer: "/scenes/a/commands/go/then", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"then": "a"}}}}}"#),
     ]
 
     @Test func everyCodeHasACase() {
@@ -84,6 +97,20 @@ import Testing
         #expect(found.map(\.code) == [testCase.code], "\(found)")
         #expect(found.map(\.pointer) == [testCase.pointer], "\(found)")
         #expect(found.allSatisfy { !$0.message.isEmpty })
+    }
+
+    @Test func aRedirectCycleNamesEverySceneInIt() {
+        let found = Self.issues(
+            #"{"name": "g", "start": "/c", "scenes": {"a": {"requires": ["u"], "redirect": "b"}, "b": {"requires": ["v"], "redirect": "!a"}, "c": {"requires": ["w"], "redirect": "help"}, "help": {}}}"#
+        )
+        #expect(found.map(\.code) == [.redirectCycle, .redirectCycle])
+        #expect(found.map(\.pointer) == ["/scenes/a/redirect", "/scenes/b/redirect"])
+    }
+
+    @Test func aRedirectWithoutRequirementsIsAWarning() {
+        let found = Self.issues(#"{"name": "g", "start": "/a", "scenes": {"a": {"redirect": "b"}, "b": {}}}"#)
+        #expect(found.map(\.code) == [.invalidRedirect])
+        #expect(found.map(\.severity) == [.warning])
     }
 
     @Test func everyIssueIsAnError() {
@@ -173,7 +200,7 @@ import Testing
 
     /// The graphs shipped in `Examples/` load without warnings (news.json is DeepTransition's
     /// sample: its tab bar and their screens are reached only by deep links, which is no mistake).
-    static let examples: [(file: String, warnings: [String])] = [("news.json", []), ("kabukit.json", [])]
+    static let examples: [(file: String, warnings: [String])] = [("news.json", []), ("kabukit.json", []), ("stopwatch.json", [])]
 
     @Test(arguments: examples.map(\.file))
     func exampleGraphLoads(_ file: String) throws {
@@ -183,8 +210,16 @@ import Testing
         #expect(!graph.scenes.isEmpty)
     }
 
-    @Test func fixtureNewsIsTheExample() throws {
+    /// The example is the conformance fixture, every scene and link as it is there, plus the
+    /// scenes that show DESIGN §9's flows (a redirect, a leave confirmation, a picker).
+    @Test func fixtureNewsIsTheExampleWithTheFlowScenes() throws {
         let example = try JSONValue(parsing: try #require(Fixtures.exampleBytes("news.json")))
-        #expect(example == Fixtures.json("news.json"))
+        let fixture = try #require(Fixtures.json("news.json"))
+        var members = try #require(example.objectValue)
+        var scenes = try #require(members["scenes"]?.objectValue)
+        #expect(Set(scenes.keys).subtracting(fixture["scenes"]?.objectValue?.keys ?? [:].keys) == ["edit_profile", "pick_category", "settings"])
+        for added in ["edit_profile", "pick_category", "settings"] { scenes[added] = nil }
+        members["scenes"] = .object(scenes)
+        #expect(JSONValue.object(members) == fixture)
     }
 }

@@ -61,6 +61,7 @@ import Testing
             ("context", { $0.context["locale"] = "ja" }),
             ("screenCounter", { $0.screenCounter += 1 }),
             ("eventCounter", { $0.eventCounter += 1 }),
+            ("pending", { $0.pending = "/top/settings" }),
         ]
         #expect(Self.storedFields(of: base) == Set(changes.map(\.field)).union(["_stageText"]))
         for (field, change) in changes {

@@ -73,7 +73,7 @@ import Testing
         let navigator = Navigator(graph: graph)
         let state = try Self.state(after: journey, graph: graph)
         let restored = try Self.storeAndLoad(state, graph: graph)
-        for intent: Intent in [.navigate("^/top/home#friend/show_friend(name=z)"), .navigate("^/top!login"), .exit] {
+        for intent: Intent in [.navigate("^/top/home#friend/show_friend(name=z)"), .navigate("^/top!login"), .exit()] {
             let original = Self.result(navigator, intent, state)
             let again = Self.result(navigator, intent, restored)
             #expect(original.map(\.events) == again.map(\.events), "\(intent)")
@@ -180,7 +180,7 @@ import Testing
 
     static let corruptions: [Corruption] = [
         .init(name: "no schema") { $0["schema"] = nil },
-        .init(name: "future schema") { $0["schema"] = 2 },
+        .init(name: "future schema") { $0["schema"] = 3 },
         .init(name: "schema as text") { $0["schema"] = "1" },
         .init(name: "no version") { $0["version"] = nil },
         .init(name: "version as text") { $0["version"] = "3" },

@@ -146,7 +146,7 @@ import Testing
         #expect(try navd.request("GET", "/v1/graphs/news").status == 200)
         // It logs as the binary does, request lines included.
         #expect(navd.log.contains("graph loaded"))
-        #expect(navd.log.contains("request method=GET"))
+        #expect(navd.log.contains("msg=request method=GET"))
         #expect(navd.stop() == 0)
         // Stopped, it answers nothing more, as a stopped binary refuses the connection.
         #expect(throws: InProcessHarness.Refusal.self) { try navd.request("GET", "/healthz") }

@@ -43,23 +43,24 @@ import Glibc
         }
     }
 
-    /// The lines written so far, each without its timestamp (checked to be one).
+    /// The lines written so far, each without its timestamp field (checked to be a UTC time to
+    /// the millisecond).
     static func lines(_ output: String) -> [String] {
         output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { line in
-            let stamp = line.prefix(20)
-            #expect(stamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil, "\(line)")
-            return String(line.dropFirst(21))
+            let stamp = line.prefix(28)
+            #expect(stamp.wholeMatch(of: #/ts=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\s/#) != nil, "\(line)")
+            return String(line.dropFirst(28))
         }
     }
 
     @Test func infoLinesWaitForAFlush() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        sink.writeLine(level: .info, label: "navd") { $0 += "one".utf8 }
-        sink.writeLine(level: .debug, label: "navd") { $0 += "two".utf8 }
+        sink.writeLine(level: .info, label: "navd", message: "one")
+        sink.writeLine(level: .debug, label: "navd", message: "two")
         #expect(pipe.drain() == "")
         sink.flush()
-        #expect(Self.lines(pipe.drain()) == ["info navd: one", "debug navd: two"])
+        #expect(Self.lines(pipe.drain()) == ["level=info logger=navd msg=one", "level=debug logger=navd msg=two"])
         sink.flush()
         #expect(pipe.drain() == "")
     }
@@ -67,42 +68,55 @@ import Glibc
     @Test func aNoticeOrWorseGoesOutAtOnceAfterTheLinesBeforeIt() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        sink.writeLine(level: .info, label: "navd") { $0 += "request".utf8 }
-        sink.writeLine(level: .notice, label: "navd") { $0 += "listening".utf8 }
-        #expect(Self.lines(pipe.drain()) == ["info navd: request", "notice navd: listening"])
-        sink.writeLine(level: .error, label: "store") { $0 += "failed".utf8 }
-        #expect(Self.lines(pipe.drain()) == ["error store: failed"])
+        sink.writeLine(level: .info, label: "navd", message: "request")
+        sink.writeLine(level: .notice, label: "navd", message: "listening")
+        #expect(Self.lines(pipe.drain()) == ["level=info logger=navd msg=request", "level=notice logger=navd msg=listening"])
+        sink.writeLine(level: .error, label: "store", message: "failed")
+        #expect(Self.lines(pipe.drain()) == ["level=error logger=store msg=failed"])
     }
 
     @Test func aFullBufferIsWrittenWithoutAFlush() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
         let text = String(repeating: "x", count: 99)
-        let lineBytes = 21 + "info t: ".utf8.count + 99 + 1
+        let lineBytes = 28 + "level=info logger=t msg=".utf8.count + 99 + 1
         var written = 0
         while written + lineBytes < sink.batchBytes {
-            sink.writeLine(level: .info, label: "t") { $0 += text.utf8 }
+            sink.writeLine(level: .info, label: "t", message: text)
             written += lineBytes
         }
         #expect(pipe.drain() == "")
-        sink.writeLine(level: .info, label: "t") { $0 += text.utf8 }
+        sink.writeLine(level: .info, label: "t", message: text)
         let output = pipe.drain()
         #expect(output.utf8.count == written + lineBytes)
-        #expect(Self.lines(output).allSatisfy { $0 == "info t: " + text })
+        #expect(Self.lines(output).allSatisfy { $0 == "level=info logger=t msg=" + text })
     }
 
-    @Test func timestampsAreUTCToTheSecond() {
-        #expect(String(decoding: LogSink.timestamp(second: 0), as: UTF8.self) == "1970-01-01T00:00:00Z")
-        #expect(String(decoding: LogSink.timestamp(second: 1_795_225_684), as: UTF8.self) == "2026-11-21T01:48:04Z")
+    /// The part of a stamp formatted once a second; each line adds its milliseconds and `Z`.
+    @Test func timestampsAreUTC() {
+        #expect(String(decoding: LogSink.timestamp(second: 0), as: UTF8.self) == "1970-01-01T00:00:00")
+        #expect(String(decoding: LogSink.timestamp(second: 1_795_225_684), as: UTF8.self) == "2026-11-21T01:48:04")
+    }
+
+    /// Milliseconds move within a second: two lines 20 ms apart have different stamps.
+    @Test func timestampsHaveMilliseconds() throws {
+        let pipe = try Pipe()
+        let sink = LogSink(descriptor: pipe.write)
+        sink.writeLine(level: .notice, label: "t", message: "a")
+        usleep(20_000)
+        sink.writeLine(level: .notice, label: "t", message: "b")
+        let stamps = pipe.drain().split(separator: "\n").map { $0.prefix(28) }
+        #expect(stamps.count == 2)
+        #expect(stamps[0] != stamps[1], "\(stamps)")
     }
 
     @Test func theHandlerWritesTheMessageAndSortedMetadata() throws {
         let pipe = try Pipe()
         var logger = Logger(label: "navd") { label in LineLogHandler(label: label, level: .info, sink: LogSink(descriptor: pipe.write)) }
         logger[metadataKey: "zone"] = "a"
-        logger.warning("graph warning", metadata: ["file": "news.json", "issue": "unreachable"])
+        logger.warning("graph issue", metadata: ["file": "news.json", "detail": "warning: /scenes/a: a b=c \"d\""])
         logger.debug("not written")
-        #expect(Self.lines(pipe.drain()) == ["warning navd: graph warning file=news.json issue=unreachable zone=a"])
+        #expect(Self.lines(pipe.drain()) == [#"level=warning logger=navd msg="graph issue" detail="warning: /scenes/a: a b=c \"d\"" file=news.json zone=a"#])
     }
 
     /// The request log, written by the application straight into the sink, has the same shape as
@@ -118,9 +132,9 @@ import Glibc
         sink.flush()
         let lines = Self.lines(pipe.drain()).map { $0.replacing(/\sms=\d+\.\d\s/, with: " ms=T ") }
         #expect(lines == [
-            "info navd: request method=GET ms=T request_id=probe-1 route=/healthz status=200",
-            "info navd: request method=GET ms=T request_id=probe-2 route=/v1/sessions/{id} status=401",
-            "info navd: request method=GET ms=T request_id=probe-3 route=unmatched status=404",
+            "level=info logger=navd msg=request method=GET ms=T request_id=probe-1 route=/healthz status=200",
+            "level=info logger=navd msg=request method=GET ms=T request_id=probe-2 route=/v1/sessions/{id} status=401",
+            "level=info logger=navd msg=request method=GET ms=T request_id=probe-3 route=unmatched status=404",
         ])
     }
 

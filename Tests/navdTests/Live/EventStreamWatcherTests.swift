@@ -22,7 +22,7 @@ import Testing
         }
 
         func navigate(_ path: String) throws {
-            _ = try sessions.apply(.navigate(path), to: id, credentials: Credentials(bearer: Token.digest(token)), ifMatch: nil) { $0 }
+            _ = try sessions.apply(.intent(.navigate(path)), to: id, credentials: Credentials(bearer: Token.digest(token)), ifMatch: nil) { $0 }
         }
 
         func watcher(bufferLimit: Int = 1 << 20, lastSeq: Int? = nil) throws -> (EventStream, ResponseStream) {

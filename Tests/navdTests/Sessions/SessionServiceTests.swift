@@ -53,19 +53,19 @@ import Testing
         var answered = 0
         // A stranger learns nothing, and neither `once` nor `answer` runs for them.
         #expect {
-            try sessions.apply(.navigate("/top/list_news(category=1)"), to: created.session.id, credentials: stranger, ifMatch: nil,
+            try sessions.apply(.intent(.navigate("/top/list_news(category=1)")), to: created.session.id, credentials: stranger, ifMatch: nil,
                 once: { change in answered += 1; return try change() }, answer: { $0.session.state.version })
         } throws: { ($0 as? ServiceError)?.code == .invalidToken }
         #expect(answered == 0)
         let version = try sessions.apply(
-            .navigate("/top/list_news(category=1)"), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""),
+            .intent(.navigate("/top/list_news(category=1)")), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""),
             once: { change in answered += 1; return try change() }, answer: { $0.session.state.version }
         )
         #expect(version == 2)
         #expect(answered == 1)
         // A stale If-Match is refused with the version the session is at.
         #expect {
-            try sessions.apply(.back(1), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""), answer: { $0.session.state.version })
+            try sessions.apply(.intent(.back(1)), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""), answer: { $0.session.state.version })
         } throws: { ($0 as? ServiceError)?.currentVersion == 2 }
     }
 }

@@ -39,7 +39,7 @@ import Glibc
 
         func navigate(_ id: String, _ path: String) throws -> SessionService.Mutation {
             let loaded = try #require(try store.load(id))
-            return try sessions.mutate(id, intent: .navigate(path), ifMatch: nil, loaded: loaded)
+            return try sessions.mutate(id, change: .intent(.navigate(path)), ifMatch: nil, loaded: loaded)
         }
 
         func allEvents(_ id: String) throws -> [LifecycleEvent] {

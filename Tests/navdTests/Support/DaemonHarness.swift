@@ -79,6 +79,8 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
             process.currentDirectoryURL = Self.packageRoot
             process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", options.store]
                 + options.graphs.flatMap { ["--graph", Self.packageRoot.appendingPathComponent($0).path] }
+                // No drain window unless a test asks for one: every test stops its daemon.
+                + (options.arguments.contains("--drain") ? [] : ["--drain", "0"])
                 + options.arguments
             process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
             process.standardInput = FileHandle.nullDevice
@@ -169,6 +171,11 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
         }
         exitStatus = process.terminationStatus
         return process.terminationStatus
+    }
+
+    /// Sends `signal` (SIGTERM, say) and returns at once; ``stop()`` then waits for the exit.
+    func send(_ signal: Int32) {
+        Glibc.kill(process.processIdentifier, signal)
     }
 
     /// Polls `GET /healthz` until it answers 200 (true), the process exits, or 10 s pass.

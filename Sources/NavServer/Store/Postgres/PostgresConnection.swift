@@ -207,9 +207,12 @@ package final class PostgresResult {
 }
 
 extension String {
+    /// libpq's message on one line: its lines (`DETAIL:`, `HINT:`, the tab-indented `Is the server
+    /// running…`) joined with `; `, so a log record or an error answer never spans lines.
     fileprivate func trimmingNewlines() -> String {
-        var text = self
-        while text.last == "\n" { text.removeLast() }
-        return text
+        split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .map { line in line.drop { $0 == " " || $0 == "\t" } }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
     }
 }

@@ -18,6 +18,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let processTag: String
     /// Set by `close()`: the notice listener stops.
     let closing = Atomic<Bool>(false)
+    /// The last session count and when it was taken (monotonic seconds): see ``statistics()``.
+    private let countCache = Mutex<(at: Double, count: Int?)>((-.infinity, nil))
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
 
@@ -103,8 +105,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         String(decoding: events.jsonBytes, as: UTF8.self)
     }
 
-    private static func snapshotJSON(_ state: SessionState) -> String {
-        String(decoding: state.snapshotBytes, as: UTF8.self)
+    private static func snapshotJSON(_ session: StoredSession) -> String {
+        String(decoding: session.snapshotBytes, as: UTF8.self)
     }
 
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
@@ -120,7 +122,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
-                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session.state),
+                    Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                 ],
                 prepare: true
@@ -148,9 +150,10 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
+        let (state, current) = try decode(snapshot, graph, graphVersion)
         return StoredSession(
-            id: id, graphName: graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
-            state: try decode(snapshot, graph, graphVersion), createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
+            id: id, graphName: graph, graphVersion: current, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
+            state: state, createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
         )
     }
 
@@ -171,7 +174,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM notified)
                 """,
                 [
-                    session.id, String(session.state.version), Self.snapshotJSON(session.state), String(session.touchedAt),
+                    session.id, String(session.state.version), Self.snapshotJSON(session), String(session.touchedAt),
                     String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
                     notice(session.id, "changed \(session.state.eventCounter)"),
                 ],
@@ -230,9 +233,41 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return (0..<result.rowCount).compactMap { row in try? session(id: result.text(row, 0), result, row, offset: 1) }
     }
 
+    package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT id FROM sessions WHERE graph = $1 AND id > $2 ORDER BY id LIMIT $3", [name, after, String(limit)], prepare: true)
+        }
+        return (0..<result.rowCount).map { result.text($0, 0) }
+    }
+
     package func count() throws(StoreError) -> Int {
         let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true) }
         return Int(result.int(0, 0))
+    }
+
+    /// The pool's waits and the session count, which `count(*)` reads the whole table for: counted
+    /// at most every ``StoreStatistics/sessionCountSeconds`` (one scrape pays for it, the others
+    /// reuse it), so that scraping every replica does not scan the table each time.
+    package func statistics() -> StoreStatistics {
+        let now = Clock.seconds()
+        let (due, last) = countCache.withLock { cache -> (Bool, Int?) in
+            guard now - cache.at >= Double(StoreStatistics.sessionCountSeconds) else { return (false, cache.count) }
+            cache.at = now
+            return (true, cache.count)
+        }
+        var sessions = last
+        if due, let counted = try? count() {
+            sessions = counted
+            countCache.withLock { $0.count = counted }
+        }
+        var statistics = StoreStatistics(sessions: sessions)
+        statistics.sessionsCached = true
+        statistics.poolConnections = pool.size
+        statistics.poolWaits = pool.waits.load(ordering: .relaxed)
+        statistics.poolWaitNanoseconds = pool.waitNanoseconds.load(ordering: .relaxed)
+        statistics.poolTimeouts = pool.timeouts.load(ordering: .relaxed)
+        return statistics
     }
 
     /// Allocates the version in the database: the next number after the latest stored one,
@@ -336,8 +371,15 @@ package final class PostgresPool: @unchecked Sendable {
     private let idle: Mutex<[PostgresConnection]>
     private let available: DispatchSemaphore
     private let closed = Atomic<Bool>(false)
+    package let size: Int
+    /// Times a caller found no connection free and waited, the time it waited (nanoseconds), and
+    /// the waits that gave up: for `/metrics`.
+    package let waits = Atomic<Int>(0)
+    package let waitNanoseconds = Atomic<Int>(0)
+    package let timeouts = Atomic<Int>(0)
 
     package init(conninfo: String, size: Int) throws(StoreError) {
+        self.size = size
         var connections: [PostgresConnection] = []
         for _ in 0..<size { connections.append(try PostgresConnection(conninfo: conninfo)) }
         idle = Mutex(connections)
@@ -346,8 +388,17 @@ package final class PostgresPool: @unchecked Sendable {
 
     package func with<T>(_ body: (PostgresConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .relaxed) else { throw StoreError(message: "the PostgreSQL store is closed") }
-        guard available.wait(timeout: .now() + .seconds(10)) == .success else {
-            throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
+        // The common case takes a free connection without a clock read; only a wait is timed.
+        if available.wait(timeout: .now()) != .success {
+            let started = ContinuousClock.now
+            waits.wrappingAdd(1, ordering: .relaxed)
+            let result = available.wait(timeout: .now() + .seconds(10))
+            let waited = ContinuousClock.now - started
+            waitNanoseconds.wrappingAdd(Int(waited.components.seconds) * 1_000_000_000 + Int(waited.components.attoseconds / 1_000_000_000), ordering: .relaxed)
+            guard result == .success else {
+                timeouts.wrappingAdd(1, ordering: .relaxed)
+                throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)
+            }
         }
         defer { available.signal() }
         guard let connection = idle.withLock({ $0.popLast() }) else {

@@ -83,9 +83,16 @@ extension SQLiteStore {
     private func writeSealedGeneration() throws(StoreError) {
         // Read under `lock` now, not when sealed: a delete may have taken a session out since.
         guard let generation = try locked({ compacting }) else { return }
+        let started = ContinuousClock.now
         try writing { () throws(StoreError) in
             try Self.write(generation.folds, through: generation.lastSeq, connection, retainedEvents: retainedEvents)
         }
+        let took = ContinuousClock.now - started
+        compactions.wrappingAdd(1, ordering: .relaxed)
+        compactionNanoseconds.wrappingAdd(
+            Int(took.components.seconds) * 1_000_000_000 + Int(took.components.attoseconds / 1_000_000_000), ordering: .relaxed
+        )
+        compactedSeq.store(generation.lastSeq, ordering: .relaxed)
         try appendLocked { () throws(StoreError) in
             try locked {
                 compacting = nil
@@ -96,6 +103,24 @@ extension SQLiteStore {
         // Reads are short, so this usually copies the whole WAL, which the next write then restarts
         // (one a read holds back is copied by the next checkpoint).
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// The backlog, the compactions and the cache, for `/metrics`; the session count as ``count()``.
+    package func statistics() -> StoreStatistics {
+        var statistics = StoreStatistics(sessions: try? count())
+        if let next = try? appendLocked({ nextSeq }) {
+            statistics.changeLogBacklog = Int(max(0, next - 1 - compactedSeq.load(ordering: .relaxed)))
+        }
+        statistics.compactions = compactions.load(ordering: .relaxed)
+        statistics.compactionNanoseconds = compactionNanoseconds.load(ordering: .relaxed)
+        if let (bytes, sessions, limit) = try? locked({ (cache.bytes, cache.count, cache.limit) }) {
+            statistics.cacheBytes = bytes
+            statistics.cacheSessions = sessions
+            statistics.cacheLimitBytes = limit
+        }
+        statistics.cacheHits = cacheHits.load(ordering: .relaxed)
+        statistics.cacheMisses = cacheMisses.load(ordering: .relaxed)
+        return statistics
     }
 
     /// Writes every logged change to the database. Caller holds `database`.

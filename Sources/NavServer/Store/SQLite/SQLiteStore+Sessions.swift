@@ -6,7 +6,7 @@ import NavWire
 extension SQLiteStore {
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        let snapshot = session.state.snapshotBytes
+        let snapshot = session.snapshotBytes
         try withDatabase { () throws(StoreError) in
             try writing { () throws(StoreError) in try connection.transaction { () throws(StoreError) in
                 try connection.statement(
@@ -38,13 +38,17 @@ extension SQLiteStore {
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
         // Another form never names a session, nor makes a cache entry (SessionID).
         guard SessionID.isValid(id) else { return nil }
-        for _ in 0..<8 {
+        for attempt in 0..<8 {
             // A hit looks nothing else up: it is every cached read's and every change's path.
             let (cached, logged, changes) = try locked { () -> (StoredSession?, Fold?, UInt64) in
                 if let cached = cache.get(id) { return (cached, nil, 0) }
                 return (nil, newestLogged(id), tableChanges)
             }
-            if let cached { return cached }
+            if let cached {
+                if attempt == 0 { cacheHits.wrappingAdd(1, ordering: .relaxed) }
+                return cached
+            }
+            if attempt == 0 { cacheMisses.wrappingAdd(1, ordering: .relaxed) }
             guard let row = try withReader({ reader throws(StoreError) in try StoredRow.read(id, reader, skippingSnapshotUpTo: logged?.version) })
             else { return nil }
             // Decoded outside every lock.
@@ -112,9 +116,10 @@ extension SQLiteStore {
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
+        let (state, graphVersion) = try decode(snapshot, row.graph, row.graphVersion)
         let session = StoredSession(
-            id: id, graphName: row.graph, graphVersion: row.graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash),
-            state: try decode(snapshot, row.graph, row.graphVersion), createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
+            id: id, graphName: row.graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash), state: state,
+            createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
         )
         return (session, bytes.count)
     }
@@ -134,7 +139,7 @@ extension SQLiteStore {
         // The compare-and-set below is against the cache: bring the session into it first.
         guard try load(session.id) != nil else { return false }
         // Encode before taking the lock: only the append is serialised.
-        let snapshot = session.state.snapshotBytes
+        let snapshot = session.snapshotBytes
         let cost = SessionCache.cost(snapshotBytes: snapshot.count)
         var startCompaction = false
         var behind = false
@@ -296,6 +301,20 @@ extension SQLiteStore {
                 }
                 return ids
             }
+        }
+    }
+
+    package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
+        // Sessions are inserted and deleted in the table itself: the change log holds no ids it lacks.
+        try withDatabase { () throws(StoreError) -> [String] in
+            let statement = try connection.statement("SELECT id FROM sessions WHERE graph = ? AND id > ? ORDER BY id LIMIT ?")
+            try statement.bind(1, name)
+            try statement.bind(2, after)
+            try statement.bind(3, Int64(limit))
+            defer { statement.reset() }
+            var ids: [String] = []
+            while try statement.step() { ids.append(statement.text(0)) }
+            return ids
         }
     }
 

@@ -106,6 +106,13 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
     static let defaultCacheBytes = 256 << 20
+    /// For `/metrics`: the last seq written into the database, the compactions and their time
+    /// (nanoseconds), and the session reads the cache answered or missed.
+    let compactedSeq = Atomic<Int64>(0)
+    let compactions = Atomic<Int>(0)
+    let compactionNanoseconds = Atomic<Int>(0)
+    let cacheHits = Atomic<Int>(0)
+    let cacheMisses = Atomic<Int>(0)
     /// What start-up with `acceptingLoss` left out and set aside, one line each.
     package private(set) var recoveryReport: [String] = []
 
@@ -179,6 +186,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         let recovery = try Self.recoverChangeLog(connection, path: path, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss)
         recoveryReport = recovery.report
         nextSeq = recovery.lastSeq + 1
+        compactedSeq.store(recovery.lastSeq, ordering: .relaxed)
         log = try ChangeLog(prefix: path, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
         log.remove(through: recovery.lastGeneration)
     }
@@ -293,4 +301,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 }
 
 /// Restores a stored snapshot for a session of graph `name` at `version`.
-package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> SessionState
+/// Restores a stored snapshot of graph `name`, created on `version`: its state and the graph version
+/// it runs on now (the snapshot's `graphVersion`, else `version`).
+package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
+    state: SessionState, graphVersion: Int
+)

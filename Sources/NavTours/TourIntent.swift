@@ -15,7 +15,7 @@ public enum TourIntent: Sendable, Hashable {
         case .navigate(let path): .navigate(path)
         case .link(let name, let params): .link(name: name, params: params)
         case .back(let count): .back(count)
-        case .exit: .exit
+        case .exit: .exit()
         }
     }
 

@@ -55,7 +55,8 @@ public struct TourPlanner: Sendable {
         var assembly = Assembly(planner: self, search: search, cover: cover, start: start)
         var tours = try assembly.tours()
         var greedy = Greedy(planner: self, cover: cover, start: start, targets: assembly.covered, search: search)
-        if let chained = greedy.tours(), greedy.tracker.covered == assembly.covered {
+        // (Never no tour at all: one with no steps still checks the session's creation.)
+        if let chained = greedy.tours(), !chained.isEmpty, greedy.tracker.covered == assembly.covered {
             func steps(_ tours: [Tour]) -> Int { tours.reduce(0) { $0 + $1.steps.count } }
             if (steps(chained), chained.count) < (steps(tours), tours.count) { tours = chained }
         }

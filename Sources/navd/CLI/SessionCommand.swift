@@ -180,13 +180,19 @@ struct SessionCommand: ParsableCommand {
         @Argument(help: "How many screens.")
         var count: Int?
 
+        @Option(help: "A result for the screen revealed, any JSON (DESIGN §9).")
+        var result: String?
+
         func validate() throws {
             if let count, count < 1 { throw ValidationError("COUNT must be at least 1") }
         }
 
         func run() throws {
+            var body: [String: JSONValue] = [:]
+            if let count { body["count"] = .int(count) }
+            if let result { body["result"] = try Driver.json(result, "--result") }
             let driver = try Driver(options)
-            try driver.mutate("POST", driver.sessionPath + "/back", json: count.map { ["count": .int($0)] } ?? .object([:]))
+            try driver.mutate("POST", driver.sessionPath + "/back", json: .object(body))
         }
     }
 
@@ -195,9 +201,13 @@ struct SessionCommand: ParsableCommand {
 
         @OptionGroup var options: Options
 
+        @Option(help: "A result for the screen revealed, any JSON (DESIGN §9).")
+        var result: String?
+
         func run() throws {
+            let body = try result.map { ["result": try Driver.json($0, "--result")] as JSONValue }
             let driver = try Driver(options)
-            try driver.mutate("POST", driver.sessionPath + "/exit", json: nil)
+            try driver.mutate("POST", driver.sessionPath + "/exit", json: body)
         }
     }
 

@@ -112,6 +112,14 @@ struct Driver {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// Any JSON value given on the command line.
+    static func json(_ text: String, _ name: String) throws -> JSONValue {
+        guard let value = try? JSONValue(parsing: text) else {
+            throw ClientExit.fail(ClientExit.usage, "\(name) must be JSON, not '\(text)'")
+        }
+        return value
+    }
+
     /// A JSON object given on the command line.
     static func object(_ text: String, _ name: String) throws -> [String: JSONValue] {
         guard let value = try? JSONValue(parsing: text), let object = value.objectValue else {

@@ -236,18 +236,43 @@ import Glibc
         #expect(try JSONValue(parsing: request.body) == ["user": "u2", "locale": nil])
     }
 
-    /// The same against the daemon, once it has the route (DESIGN §9; main gains it separately).
+    /// The same against the daemon, once it has the route (DESIGN §9): a deep link behind a
+    /// login redirects and waits as `pending`; the context change lets it in, in the same change.
     @Test(.enabled(if: SessionCLITests.daemonHasContextRoute))
     func contextAgainstTheDaemon() throws {
         let daemon = try DaemonHarness()
         let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])
         defer { cli.remove() }
         #expect(try cli.run(["session", "new"]).status == 0)
+        let redirected = try cli.run(["session", "go", "settings"])
+        #expect(redirected.status == 0, "\(redirected)")
+        #expect(redirected.output.contains("path /top!login\n") && redirected.output.contains("\npending /top/settings\n"), "\(redirected)")
         let run = try cli.run(["session", "context", #"{"user": "u1"}"#])
         #expect(run.status == 0, "\(run)")
-        #expect(run.output.contains("contextChanged"), "\(run)")
+        #expect(run.output.contains("path /top/settings\n"), "\(run)")
+        #expect(run.output.contains("events:\n    13  contextChanged  keys [\"user\"]\n    14  transitionStart /top!login → /top/settings\n"), "\(run)")
+        #expect(!run.output.contains("pending"))
         let view = try JSONValue(parsing: try cli.run(["session", "show", "--json"]).output)
         #expect(view["context"] == ["user": "u1"])
+        let notObject = try cli.run(["session", "context", "[]"])
+        #expect(notObject.status == 64)
+    }
+
+    /// `exit --result` and `back --result` hand a value to the screen revealed (DESIGN §9).
+    @Test func resultsOnExitAndBack() throws {
+        let daemon = try DaemonHarness()
+        let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])
+        defer { cli.remove() }
+        #expect(try cli.run(["session", "new"]).status == 0)
+        #expect(try cli.run(["session", "go", "list_news!pick_category"]).status == 0)
+        let exited = try cli.run(["session", "exit", "--result", #"{"category": 3}"#])
+        #expect(exited.status == 0, "\(exited)")
+        #expect(exited.output.contains(#"result          list_news  e2  value {"category":3}  from pick_category"#), "\(exited)")
+        #expect(try cli.run(["session", "go", "show_news(id=1)"]).status == 0)
+        let back = try cli.run(["session", "back", "1", "--result", "true"])
+        #expect(back.status == 0 && back.output.contains("result          list_news  e2  value true  from show_news"), "\(back)")
+        let bad = try cli.run(["session", "back", "--result", "{"])
+        #expect(bad.status == 64 && bad.errors == "navd: --result must be JSON, not '{'\n", "\(bad)")
     }
 
     static var daemonHasContextRoute: Bool {

@@ -6,7 +6,7 @@ import Testing
 
 /// `navd tours` and `navd replay`: tours computed from a graph file, replayed against a live daemon.
 @Suite struct ToursCLITests {
-    static let examples = ["Examples/news.json", "Examples/kabukit.json"]
+    static let examples = ["Examples/news.json", "Examples/kabukit.json", "Examples/stopwatch.json"]
 
     /// Tours of every example, for either coverage, replay against a daemon serving that example.
     @Test(arguments: examples, Coverage.allCases)
@@ -149,7 +149,7 @@ import Testing
                 rows += 1
             }
         }
-        #expect(rows == 4)
+        #expect(rows == 6)
     }
 
     static func example(_ file: String) throws -> (Graph, JSONValue) {

@@ -280,8 +280,10 @@ struct SessionCommand: ParsableCommand {
             discussion: """
                 Reads the session's event stream (GET …/events, Accept: text/event-stream). Prints \
                 each change's events, then the view after it; with --json, one line per message: \
-                {"event": "view"|"lifecycle"|"end", "id": SEQ?, "data": …}. Exits 0 when the \
-                session ends (deleted, expired; or the daemon shuts down), 69 if the stream breaks.
+                {"event": "view"|"lifecycle"|"end", "id": SEQ?, "data": …}. A stream that breaks, \
+                or drops this watcher for falling behind, is resumed after the last event printed \
+                (Last-Event-ID), up to 3 times in a row. Exits 0 when the session ends (deleted, \
+                expired; or the daemon shuts down), 69 when no daemon answers.
                 """
         )
 
@@ -290,34 +292,66 @@ struct SessionCommand: ParsableCommand {
         @Option(help: "Replay the retained events after this seq first.")
         var after: Int?
 
+        /// How many times in a row a broken stream is reconnected before giving up.
+        static let reconnects = 3
+
         func run() throws {
             var driver = try Driver(options)
             driver.client.timeout = 0
-            var parser = EventStreamParser()
-            var ended: String?
             let json = options.json
-            let answer: DaemonClient.Answer?
-            do {
-                answer = try driver.client.stream(
-                    driver.sessionPath + "/events" + (after.map { "?after=\($0)" } ?? ""),
-                    headers: [("Accept", "text/event-stream"), ("Authorization", "Bearer \(driver.token)")]
-                ) { bytes in
-                    for message in parser.feed(bytes) {
-                        Watch.print(message, json: json)
-                        if message.event == "end" {
-                            ended = (try? JSONValue(parsing: message.data))?["reason"]?.stringValue ?? "ended"
-                            return false
+            // The last lifecycle event printed: a reconnection resumes after it (Last-Event-ID),
+            // so nothing still retained is missed and nothing comes twice.
+            var lastSeq = after
+            var failures = 0
+            var connected = false
+            while true {
+                var parser = EventStreamParser()
+                var ended: String?
+                var headers = [("Accept", "text/event-stream"), ("Authorization", "Bearer \(driver.token)")]
+                if let lastSeq { headers.append(("Last-Event-ID", String(lastSeq))) }
+                let answer: DaemonClient.Answer?
+                do {
+                    answer = try driver.client.stream(driver.sessionPath + "/events", headers: headers) { bytes in
+                        for message in parser.feed(bytes) {
+                            failures = 0
+                            connected = true
+                            if message.event == "end" {
+                                ended = (try? JSONValue(parsing: message.data))?["reason"]?.stringValue ?? "ended"
+                                // A watcher that fell behind is dropped; it resumes where it was.
+                                if ended == "lagging" { return false }
+                            }
+                            Watch.print(message, json: json)
+                            if message.event == "lifecycle", let seq = message.id.flatMap(Int.init) { lastSeq = seq }
+                            if ended != nil { return false }
                         }
+                        return true
                     }
-                    return true
+                } catch {
+                    // The first connection says at once that no daemon answers; a later one retries.
+                    if !connected || failures >= Self.reconnects {
+                        throw ClientExit.fail(ClientExit.unavailable, error.description)
+                    }
+                    if failures == 0 { Self.resuming("broke", after: lastSeq) }
+                    failures += 1
+                    sleep(1)
+                    continue
                 }
-            } catch {
-                throw ClientExit.fail(ClientExit.unavailable, error.description)
+                if let answer { _ = try driver.accept(answer) }
+                if let ended, ended != "lagging" { return }
+                if failures == 0 { Self.resuming(ended == nil ? "broke" : "fell behind", after: lastSeq) }
+                if ended == nil {
+                    failures += 1
+                    guard failures <= Self.reconnects else {
+                        throw ClientExit.fail(ClientExit.unavailable, "the event stream broke before the session ended")
+                    }
+                    sleep(1)
+                }
             }
-            if let answer { _ = try driver.accept(answer) }
-            guard ended != nil else {
-                throw ClientExit.fail(ClientExit.unavailable, "the event stream broke before the session ended")
-            }
+        }
+
+        /// One line on standard error when the stream has to be opened again.
+        static func resuming(_ what: String, after seq: Int?) {
+            FileHandle.standardError.write(Data("navd: the event stream \(what); resuming after event \(seq.map(String.init) ?? "0")\n".utf8))
         }
 
         static func print(_ message: EventStreamParser.Message, json: Bool) {

@@ -84,27 +84,39 @@ struct CLIProcess {
             self.process = process
             let text = self.text
             let errorText = self.errorText
-            Thread {
-                while true {
-                    let data = output.fileHandleForReading.availableData
-                    if data.isEmpty { break }
-                    text.set(text.value + String(decoding: data, as: UTF8.self))
-                }
-            }.start()
-            Thread { errorText.set(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) }.start()
+            for (pipe, box) in [(output, text), (errors, errorText)] {
+                Thread {
+                    while true {
+                        let data = pipe.fileHandleForReading.availableData
+                        if data.isEmpty { break }
+                        box.set(box.value + String(decoding: data, as: UTF8.self))
+                    }
+                }.start()
+            }
         }
 
         var output: String { text.value }
         var errors: String { errorText.value }
 
-        /// Waits (at most `seconds`) until the output contains `needle`.
-        func waitFor(_ needle: String, seconds: Double = 10) -> Bool {
+        /// Waits (at most `seconds`) until standard output (or, with `errors`, standard error)
+        /// contains `needle`.
+        func waitFor(_ needle: String, inErrors: Bool = false, seconds: Double = 10) -> Bool {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
-                if output.contains(needle) { return true }
+                if (inErrors ? errors : output).contains(needle) { return true }
                 usleep(10_000)
             }
-            return output.contains(needle)
+            return (inErrors ? errors : output).contains(needle)
+        }
+
+        /// Waits (at most `seconds`) until either stream contains `needle` (a daemon's log line).
+        func waitForEither(_ needle: String, seconds: Double = 10) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if output.contains(needle) || errors.contains(needle) { return true }
+                usleep(10_000)
+            }
+            return false
         }
 
         /// Waits (at most `seconds`) for the process to exit; its status, or nil (then it is killed).

@@ -218,6 +218,50 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent(".navd/session").path))
     }
 
+    /// A stream that breaks (the daemon killed, then started again on its store) is resumed after
+    /// the last event printed (Last-Event-ID): every event once, in order.
+    @Test func watchResumesAfterTheDaemonComesBack() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let port = try DaemonHarness.freePort()
+        let url = "http://127.0.0.1:\(port)"
+        let serve = ["serve", "--listen", "127.0.0.1:\(port)", "--store", "sqlite:\(cli.directory.path)/navd.db",
+                     "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "--drain", "0"]
+        var daemon = try cli.start(serve)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(daemon.waitForEither("navd listening"), "\(daemon.output)\(daemon.errors)")
+        #expect(try cli.run(["session", "new", "--url", url]).status == 0)
+        let watcher = try cli.start(["session", "watch", "--json"])
+        #expect(watcher.waitFor(#""event":"view""#), "\(watcher.output)")
+        #expect(try cli.run(["session", "go", "help"]).status == 0)
+        #expect(watcher.waitFor(#""to":"/top/help""#), "\(watcher.output)")
+
+        kill(daemon.process.processIdentifier, SIGKILL)
+        daemon.process.waitUntilExit()
+        daemon = try cli.start(serve)
+        #expect(daemon.waitForEither("navd listening"), "\(daemon.output)\(daemon.errors)")
+        // The watcher retries once a second; once it is back (a third view), a change reaches it.
+        #expect(watcher.waitFor("navd: the event stream broke; resuming after event 12", inErrors: true), "\(watcher.errors)")
+        var views = 0
+        for _ in 0..<50 where views < 3 {
+            usleep(100_000)
+            views = watcher.output.components(separatedBy: #""event":"view""#).count - 1
+        }
+        #expect(views == 3, "\(watcher.output)")
+        #expect(try cli.run(["session", "go", "^/top/list_news"]).status == 0)
+        #expect(watcher.waitFor(#""to":"/top/list_news(category=0)","transition""#), "\(watcher.output)\(watcher.errors)")
+        #expect(try cli.run(["session", "end"]).status == 0)
+        #expect(watcher.exitStatus() == 0, "\(watcher.errors)")
+        let seqs = watcher.output.split(separator: "\n").compactMap { line -> Int? in
+            guard let message = try? JSONValue(parsing: String(line)), message["event"]?.stringValue == "lifecycle" else { return nil }
+            return message["id"]?.stringValue.flatMap(Int.init)
+        }
+        // Creation was 1…5; `help` 6…12; the list, after the restart, 13…20.
+        #expect(seqs == Array(6...20), "\(seqs)")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(daemon.exitStatus() == 0)
+    }
+
     /// `context` sends an RFC 7396 merge patch to `PATCH /v1/sessions/{id}/context` (DESIGN §9),
     /// checked on the wire against a stand-in daemon that records the request.
     @Test func contextSendsAMergePatch() throws {

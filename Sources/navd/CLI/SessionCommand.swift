@@ -80,7 +80,9 @@ struct SessionCommand: ParsableCommand {
             do {
                 try remembered.write()
             } catch {
-                throw ClientExit.fail(ClientExit.cannotWrite, error.message)
+                throw ClientExit.fail(
+                    ClientExit.cannotWrite, "\(error.message): session \(id) was created but is not remembered (`navd session new --json` shows its token)"
+                )
             }
             driver.print(answer, view: view, mutation: true, footer: "remembered in \(SessionFile.path)")
         }

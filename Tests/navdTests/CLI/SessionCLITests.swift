@@ -160,6 +160,17 @@ import Glibc
         #expect(unreadable.status == 64 && unreadable.errors.contains("is not a session file"), "\(unreadable)")
     }
 
+    /// A session file that cannot be written (`.navd` is a file): 73, on one line.
+    @Test func anUnwritableSessionFileIsSeventyThree() throws {
+        let daemon = try DaemonHarness()
+        let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])
+        defer { cli.remove() }
+        try "in the way".write(to: cli.directory.appendingPathComponent(".navd"), atomically: true, encoding: .utf8)
+        let run = try cli.run(["session", "new"])
+        #expect(run.status == 73, "\(run)")
+        #expect(run.errorLines.count == 1 && run.errors.hasPrefix("navd: cannot write .navd/session"), "\(run)")
+    }
+
     /// Tabs, modals with their own stack, saved tab stacks: each where it belongs in the tree.
     @Test func theStageIsAnIndentedTree() throws {
         let daemon = try DaemonHarness()

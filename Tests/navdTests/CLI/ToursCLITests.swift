@@ -123,6 +123,9 @@ import Testing
         let usage = try cli.run(["tours", broken.path, "--cover", "everything"])
         #expect(usage.status == 64)
 
+        let unwritable = try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o", "/nonexistent/\(UUID().uuidString)/t.json"])
+        #expect(unwritable.status == 1 && unwritable.errorLines.count == 1 && unwritable.errors.contains("cannot write the tours"), "\(unwritable)")
+
         let notTours = try cli.run(["replay", broken.path, "--url", "http://127.0.0.1:1"])
         #expect(notTours.status == 65 && notTours.errorLines.count == 1, "\(notTours)")
         #expect(notTours.errors.hasPrefix("navd: \(broken.path): not a tours document: /format:"), "\(notTours)")
@@ -133,6 +136,55 @@ import Testing
         try CLITests.navd(["tours", "Examples/kabukit.json"]).output.write(to: tours, atomically: true, encoding: .utf8)
         let down = try cli.run(["replay", tours.path, "--url", "http://127.0.0.1:\(try DaemonHarness.freePort())"])
         #expect(down.status == 69 && down.errorLines.count == 1 && down.errors.contains("cannot connect"), "\(down)")
+    }
+
+    /// A YAML graph: its tours replay against a daemon that read the same file (the fingerprint
+    /// is the document's content, however it was written).
+    @Test func aYAMLGraphReplays() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let yaml = cli.directory.appendingPathComponent("tiny.yaml")
+        try """
+            name: tiny
+            start: /a
+            scenes:
+              a:
+                links:
+                  go: {path: "b(n={n})"}
+                  pop: {path: "!c"}
+              b:
+                params: {n: {type: int, default: 3}}
+              c: {}
+            """.write(to: yaml, atomically: true, encoding: .utf8)
+        let tours = cli.directory.appendingPathComponent("tours.json").path
+        let made = try cli.run(["tours", yaml.path, "--cover", "links", "-o", tours])
+        #expect(made.status == 0, "\(made)")
+        let up = String(repeating: "../", count: DaemonHarness.packageRoot.standardizedFileURL.pathComponents.count - 1)
+        let daemon = try DaemonHarness(graphs: [up + yaml.standardizedFileURL.path.dropFirst()])
+        let run = try cli.run(["replay", tours, "--url", "http://127.0.0.1:\(daemon.port)"])
+        #expect(run.status == 0, "\(run)")
+    }
+
+    /// A daemon run with --backend-token: creating a session needs it, for replay as for `session new`.
+    @Test func theBackendTokenCreatesSessions() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let tours = cli.directory.appendingPathComponent("tours.json").path
+        #expect(try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o", tours]).status == 0)
+        let daemon = try DaemonHarness(graphs: ["Examples/kabukit.json"], arguments: ["--backend-token", "backend-secret-0123456789"])
+        let url = "http://127.0.0.1:\(daemon.port)"
+        let refused = try cli.run(["replay", tours, "--url", url])
+        #expect(refused.status == 1)
+        #expect(refused.errors.hasPrefix("navd: tour 1, start (new session): expected path /A_root, got refused: unauthorized: "), "\(refused)")
+        let allowed = try cli.run(["replay", tours, "--url", url, "--backend-token", "backend-secret-0123456789"])
+        #expect(allowed.status == 0, "\(allowed)")
+        let session = try cli.run(["session", "new", "--url", url])
+        #expect(session.status == 1 && session.errors.hasPrefix("navd: unauthorized: "), "\(session)")
+        let withToken = try CLIProcess(environment: ["NAVD_BACKEND_TOKEN": "backend-secret-0123456789"])
+        defer { withToken.remove() }
+        let created = try withToken.run(["session", "new", "--url", url])
+        #expect(created.status == 0, "\(created)")
+        #expect(try withToken.run(["session", "link", "a"]).status == 0, "the session's own token drives it")
     }
 
     /// The README's table of tour sizes is what `navd tours` computes today.

@@ -62,9 +62,9 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product navd
 
-## Build release and serve Examples/news.json on $(LISTEN) with the embedded SQLite store.
+## Build release and serve Examples/news.json (the default graph) and Examples/stopwatch.json on $(LISTEN) with the embedded SQLite store.
 run: release
-	.build/release/navd serve --graph Examples/news.json --listen $(LISTEN) --store $(STORE)
+	.build/release/navd serve --graph Examples/news.json --graph Examples/stopwatch.json --listen $(LISTEN) --store $(STORE)
 
 ## Unit, integration, contract and browser tests, the container checks, the /metrics check, then a
 ## short run of each fuzz target.

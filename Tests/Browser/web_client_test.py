@@ -230,6 +230,8 @@ class Steps:
             (self.a_second_window_on_the_same_address_attaches_to_the_session, None),
             (self.the_second_window_follows_the_first_without_a_reload, "live"),
             (self.back_and_exit_follow_the_actions, None),
+            (self.a_login_resumes_the_deep_link_it_interrupted, None),
+            (self.a_form_with_unsaved_text_asks_before_it_is_left, None),
             (self.tabs_and_a_modal_are_drawn_as_such, None),
             (self.the_diagram_marks_the_top_screens_scene, "diagram"),
             (self.a_reload_keeps_the_session, None),
@@ -363,6 +365,52 @@ class Steps:
         page.until_path("/top")
         page.until("Back disabled at the root", lambda: not page.enabled("#back"))
         page.until("Exit disabled at the root", lambda: not page.enabled("#exit"))
+
+    def change_context(self, page, patch):
+        if not page.displayed("#context-input"):
+            page.click(".context summary")
+        page.until("the context form", lambda: page.displayed("#context-input"))
+        page.settled(lambda: page.find("#context-input").clear())
+        page.settled(lambda: page.find("#context-input").send_keys(patch))
+        page.click("#context-go")
+
+    def a_login_resumes_the_deep_link_it_interrupted(self):
+        page = self.first.focus()
+        self.change_context(page, '{"user": null}')
+        page.until("the context without a user", lambda: '"user"' not in (page.text("#session-context") or '"user"'))
+        page.go("^/top/settings")
+        page.until_path("/top!login")
+        page.until("the pending deep link", lambda: page.displayed("#current-pending") and page.text("#pending-path") == "/top/settings")
+        self.follow("/top!login")
+        self.change_context(page, '{"user": "ann"}')
+        page.until_path("/top/settings")
+        page.until("nothing pending", lambda: not page.displayed("#current-pending"))
+        page.until("contextChanged in the timeline", lambda: "contextChanged" in page.timeline_types())
+        self.follow("/top/settings")
+
+    def a_form_with_unsaved_text_asks_before_it_is_left(self):
+        page = self.first.focus()
+        page.go("^/top/edit_profile")
+        page.until_path("/top/edit_profile")
+        selector = '#actions [data-command="type"]'
+        page.until("the form's commands", lambda: page.all(selector))
+        page.settled(lambda: page.find(f'{selector} input[name="text"]').send_keys("draft"))
+        page.click(f"{selector} button[type=submit]")
+        page.until("the typed text in the state", lambda: "draft" in (page.text("#stage .card-top") or ""))
+        page.click("#back")
+        page.until("the question", lambda: page.text("#refusal .refusal-code") == "confirmation_required")
+        page.until_path("/top/edit_profile")  # asking changed nothing
+        page.click("#confirm-leave")
+        page.until_path("/top")
+        self.follow("/top")
+        # A command whose guard does not hold is refused where refusals are shown.
+        page.go("^/top/edit_profile")
+        page.until_path("/top/edit_profile")
+        page.until("the save command", lambda: page.all('#actions [data-command="save"]'))
+        page.click('#actions [data-command="save"]')
+        page.until("command_refused", lambda: page.text("#refusal .refusal-code") == "command_refused")
+        page.go("^/top")
+        page.until_path("/top")
 
     def tabs_and_a_modal_are_drawn_as_such(self):
         page = self.first.focus()

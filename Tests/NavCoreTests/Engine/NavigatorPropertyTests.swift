@@ -67,6 +67,11 @@ import Testing
         /// `screen`: an index into every screen of the session, `nil` for the top, -1 for one that does not exist.
         case setParams(screen: Int?, [String: JSONValue])
         case patchState(screen: Int, JSONValue)
+        /// DESIGN §9: a result handed back by exit or back, a context patch, a screen command, a batch.
+        case leave(back: Int?, result: JSONValue)
+        case context(JSONValue)
+        case command(screen: Int, name: String, args: [String: JSONValue])
+        indirect case batch([Step])
 
         var description: String {
             switch self {
@@ -76,12 +81,19 @@ import Testing
             case .exit: "exit"
             case .setParams(let screen, let params): "setParams \(screen.map(String.init) ?? "top") \(JSONValue.object(params).jsonString)"
             case .patchState(let screen, let patch): "patchState \(screen) \(patch.jsonString)"
+            case .leave(let back, let result): "\(back.map { "back \($0)" } ?? "exit") result \(result.jsonString)"
+            case .context(let patch): "context \(patch.jsonString)"
+            case .command(let screen, let name, let args): "command \(screen) \(name) \(JSONValue.object(args).jsonString)"
+            case .batch(let steps): "batch [\(steps.map(\.description).joined(separator: "; "))]"
             }
         }
 
         func intent(on state: SessionState) -> Intent {
             let screens = state.allScreens
-            func id(_ index: Int) -> String { index < 0 || screens.isEmpty ? "e999" : screens[index % screens.count].id }
+            func id(_ index: Int) -> String {
+                if index == Int.max { return state.top?.id ?? "e999" }
+                return index < 0 || screens.isEmpty ? "e999" : screens[index % screens.count].id
+            }
             switch self {
             case .navigate(let path): return .navigate(path)
             case .link(let name, let params): return .link(name: name, params: params)
@@ -89,11 +101,28 @@ import Testing
             case .exit: return .exit()
             case .setParams(let screen, let params): return .setParams(screen: screen.map(id) ?? state.top?.id ?? "", params: params)
             case .patchState(let screen, let patch): return .patchState(screen: id(screen), patch: patch)
+            case .leave(let back, let result): return back.map { .back($0, result: result) } ?? .exit(result: result)
+            case .context(let patch): return .patchContext(patch)
+            case .command(let screen, let name, let args): return .command(screen: id(screen), name: name, args: args)
+            // Each item made concrete against the state before the batch: ids may go stale in it, as a client's would.
+            case .batch(let steps): return .batch(steps.map { $0.intent(on: state) })
             }
         }
     }
 
-    static let newsNames = ["top", "list_news", "show_news", "list_coupon", "show_coupon", "home", "friend", "show_friend", "profile", "help", "login", "onboarding"]
+    static let newsNames = [
+        "top", "list_news", "show_news", "list_coupon", "show_coupon", "home", "friend", "show_friend", "profile", "help", "login", "onboarding",
+        "settings", "edit_profile", "pick_category",
+    ]
+    static let contextPool: [JSONValue] = [
+        ["user": "u2"], ["user": nil], ["user": "u1"], ["user": nil], ["user": "u3", "theme": "dark"], ["user": nil, "locale": "en"],
+        [:], ["theme": nil], [1],
+    ]
+    static let commandPool: [(String, [String: JSONValue])] = [
+        ("type", ["text": "hi"]), ("type", ["text": "ho"]), ("type", ["text": [1]]), ("type", [:]), ("save", [:]), ("save", [:]),
+        ("save", ["extra": 1]), ("nosuch", [:]),
+    ]
+    static let resultPool: [JSONValue] = [["category": 3], "picked", 7, nil, [1, [2]]]
     static let paramPool: [(String, [String])] = [
         ("category", ["0", "3", "x"]), ("id", ["1", "44", "-2"]), ("name", ["ken", "a%2Cb", ""]), ("q", ["%28", "é"]),
     ]
@@ -118,7 +147,7 @@ import Testing
                 }
                 return result
             }
-            switch Int.random(in: 0..<20, using: &rng) {
+            switch Int.random(in: 0..<25, using: &rng) {
             case 0..<3 where !tabs.isEmpty:
                 let (bar, tab) = pick(tabs)
                 var text = pick([
@@ -149,12 +178,42 @@ import Testing
                 return .navigate(text)
             case 9..<12: return .link(pick(links + ["nosuch"]), params())
             case 12..<14: return .back(Int.random(in: 0...3, using: &rng))
-            case 14..<16: return .exit
-            case 16..<18:
+            case 14..<16: return Bool.random(using: &rng) ? .exit : .leave(back: pick([nil, 1, 2]), result: pick(resultPool))
+            case 16..<17:
                 return .setParams(screen: Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: -1...6, using: &rng) : nil, params())
+            case 17..<23:
+                // The flows of DESIGN §9: a context that lets a redirected navigation resume, a
+                // command of a screen (news.json's edit_profile), a batch of any of these.
+                switch Int.random(in: 0..<8, using: &rng) {
+                case 0..<3: return .context(pick(contextPool))
+                case 3..<5:
+                    // Going to the screen that has the commands and asks before it is left.
+                    return .navigate(pick(["edit_profile", "edit_profile", "^/top/settings", "settings", "^/top/settings", "!pick_category"]))
+                case 5..<7:
+                    let (name, args) = pick(commandPool)
+                    // Mostly the top screen's, where a client's buttons are.
+                    return .command(screen: Int.random(in: 0..<4, using: &rng) > 0 ? Int.max : Int.random(in: -1...8, using: &rng), name: name, args: args)
+                default:
+                    var items: [Step] = []
+                    for _ in 0..<Int.random(in: 0...4, using: &rng) {
+                        items.append(singleStep(names: names, links: links, tabs: tabs, start: start).run(using: &rng))
+                    }
+                    return .batch(items)
+                }
+            case 23:
+                // A login: what resumes a navigation redirected for want of a user.
+                return .context(["user": .string(pick(["u2", "u3"]))])
             default:
                 return .patchState(screen: Int.random(in: -1...8, using: &rng), pick(patchPool))
             }
+        }
+    }
+
+    /// A step that is not a batch.
+    static func singleStep(names: [String], links: [String], tabs: [(String, String)], start: String) -> Generator<Step, Shrink.None<Step>> {
+        step(names: names, links: links, tabs: tabs, start: start).map { step in
+            if case .batch = step { return .context(["batched": true]) }
+            return step
         }
     }
 
@@ -182,7 +241,8 @@ import Testing
                 let comment = Comment(rawValue: "step \(number + 1): \(step)")
                 let intent = step.intent(on: state)
                 let bytes = state.snapshotBytes
-                let outcome: Outcome
+                var outcome: Outcome
+                var confirmed = false
                 do {
                     outcome = try navigator.apply(intent, to: state)
                 } catch {
@@ -191,20 +251,24 @@ import Testing
                     #expect(code != nil, comment)
                     #expect(state.snapshotBytes == bytes, comment)
                     tally.refused[code?.rawValue ?? "?", default: 0] += 1
-                    continue
+                    // A change that asks for a confirmation applies once confirmed (`POST …/confirm`).
+                    guard code == .confirmationRequired, let confirmation = try? navigator.apply(intent, to: state, confirmed: true) else { continue }
+                    #expect((error as Any as? NavError)?.screen.map { id in state.allScreens.contains { $0.id == id } } == true, comment)
+                    (outcome, confirmed) = (confirmation, true)
+                    tally.confirmed += 1
                 }
                 // The same intent on the same state without its cached text gives the same answer.
                 var uncached = state
                 uncached.stageText = nil
-                let reference = try? navigator.apply(intent, to: uncached)
+                let reference = try? navigator.apply(intent, to: uncached, confirmed: confirmed)
                 #expect(reference?.events == outcome.events, comment)
                 #expect(reference?.state == outcome.state, comment)
                 if outcome.events.first?.type == .transitionStart {
                     #expect(reference?.state.stageText == outcome.state.stageText, comment)
                 }
-                try Self.checkStep(from: state, to: outcome, comment: comment)
+                try Self.checkStep(from: state, to: outcome, intent: intent, comment: comment)
                 try Self.checkInvariants(outcome.state, navigator: navigator, comment: comment)
-                tally.count(outcome, from: state)
+                tally.count(outcome, from: state, intent: intent)
                 state = outcome.state
             }
         }
@@ -216,15 +280,30 @@ import Testing
         #expect(tally.refused.count >= 4, "\(tally)")
         // Many navigations start from a stage whose text was kept by the one before.
         #expect(tally.fromCachedText > tally.applied / 8, "\(tally)")
+        #expect(tally.results > 0, "\(tally)")
+        #expect(tally.batches > 0, "\(tally)")
         if subject.file == "news.json" {
             #expect(tally.tabSwitches > 0, "\(tally)")
             #expect(tally.savedScreens > 0, "\(tally)")
+            #expect(tally.redirects > 0, "\(tally)")
+            #expect(tally.commands > 0, "\(tally)")
+            // Each takes several steps in a row (a redirect, then a login; a form typed in, then
+            // left), so each is rare (a few per run): together they are reached every run.
+            // FlowTranscriptTests walks both one step at a time.
+            #expect(tally.resumes + tally.confirmed > 0, "\(tally)")
         }
     }
 
     /// What the generated sequences did, so a generator that drifts into refusals only is noticed.
     struct Tally: CustomStringConvertible {
         var applied = 0
+        /// DESIGN §9: changes applied once confirmed, redirects, resumes, results, commands and batches.
+        var confirmed = 0
+        var redirects = 0
+        var resumes = 0
+        var results = 0
+        var commands = 0
+        var batches = 0
         var noOps = 0
         var removals = 0
         var tabSwitches = 0
@@ -234,12 +313,18 @@ import Testing
         var refused: [String: Int] = [:]
         var steps: Int { applied + noOps + refused.values.reduce(0, +) }
 
-        mutating func count(_ outcome: Outcome, from before: SessionState) {
+        mutating func count(_ outcome: Outcome, from before: SessionState, intent: Intent) {
             guard outcome.changed else {
                 noOps += 1
                 return
             }
             applied += 1
+            if outcome.state.pending != nil, outcome.state.pending != before.pending { redirects += 1 }
+            let kinds = outcome.events.map(\.type)
+            if case .patchContext = intent, kinds.contains(.transitionStart) { resumes += 1 }
+            if kinds.contains(.result) { results += 1 }
+            if outcome.events.contains(where: { if case .command = $0.detail { true } else { false } }) { commands += 1 }
+            if case .batch(let items) = intent, items.count > 1 { batches += 1 }
             if before.stageText != nil, outcome.events.first?.type == .transitionStart { fromCachedText += 1 }
             if outcome.events.contains(where: { $0.type == .remove }) { removals += 1 }
             let selected = { (state: SessionState) in state.screens.compactMap { $0.tabs?.selected } }
@@ -250,12 +335,14 @@ import Testing
         }
 
         var description: String {
-            "\(steps) steps: \(applied) applied (\(removals) with removals, \(tabSwitches) tab switches, \(savedScreens) with saved tabs, \(fromCachedText) transitions from a cached text), \(noOps) no-ops, refused \(refused.sorted { $0.key < $1.key })"
+            "\(steps) steps: \(applied) applied (\(removals) with removals, \(tabSwitches) tab switches, \(savedScreens) with saved tabs, \(fromCachedText) transitions from a cached text; \(confirmed) confirmed, \(redirects) redirects, \(resumes) resumes, \(results) results, \(commands) commands, \(batches) batches of several), \(noOps) no-ops, refused \(refused.sorted { $0.key < $1.key })"
         }
     }
 
-    /// What one applied intent may do: a no-op changes not a byte; a change is one version and consecutive events.
-    static func checkStep(from before: SessionState, to outcome: Outcome, comment: Comment) throws {
+    /// What one applied intent may do: a no-op changes not a byte; a change is one version and
+    /// consecutive events, however many steps it took (a batch, a command that navigates, a
+    /// context change that resumes a navigation).
+    static func checkStep(from before: SessionState, to outcome: Outcome, intent: Intent, comment: Comment) throws {
         let after = outcome.state
         guard outcome.changed else {
             #expect(after.snapshotBytes == before.snapshotBytes, comment)
@@ -266,32 +353,70 @@ import Testing
         #expect(outcome.events.map(\.seq) == Array(before.eventCounter + 1...before.eventCounter + outcome.events.count), comment)
         #expect(after.eventCounter == before.eventCounter + outcome.events.count, comment)
         #expect(outcome.events.allSatisfy { $0.transition == after.version }, comment)
-        #expect(after.context == before.context, comment)
+        let kinds = outcome.events.map(\.type)
+        #expect(after.context == before.context || kinds.contains(.contextChanged), comment)
 
         let beforeIDs = Set(before.allScreens.map(\.id))
         let afterIDs = Set(after.allScreens.map(\.id))
         let awake = outcome.events.filter { $0.type == .awake }.compactMap(\.screen)
         let removed = outcome.events.filter { $0.type == .remove }.compactMap(\.screen)
-        // Exactly the new screens awake, exactly the vanished ones are removed, each once.
-        #expect(Set(awake) == afterIDs.subtracting(beforeIDs), comment)
+        // Exactly the new screens awake, exactly the vanished ones are removed, each once (in a
+        // batch a screen may come and go again).
+        #expect(afterIDs == beforeIDs.union(awake).subtracting(removed), comment)
+        #expect(Set(awake).isDisjoint(with: beforeIDs), comment)
         #expect(awake.count == Set(awake).count, comment)
-        #expect(Set(removed) == beforeIDs.subtracting(afterIDs), comment)
         #expect(removed.count == Set(removed).count, comment)
-
-        let kinds = outcome.events.map(\.type)
-        if kinds.first == .transitionStart {
-            #expect(kinds.last == .transitionEnd, comment)
-            #expect(outcome.events.first?.from == before.path.description, comment)
-            #expect(outcome.events.last?.to == after.path.description, comment)
+        #expect(Set(removed).isSubset(of: beforeIDs.union(awake)), comment)
+        // Transitions are whole: each start has its end, and a result comes right before an end.
+        var open = false
+        for (index, kind) in kinds.enumerated() {
+            switch kind {
+            case .transitionStart:
+                #expect(!open, comment)
+                open = true
+            case .transitionEnd:
+                #expect(open, comment)
+                open = false
+            case .awake, .willAppear, .didAppear, .willDisappear, .didDisappear, .remove: #expect(open, comment)
+            case .result: #expect(open && index + 1 < kinds.count && kinds[index + 1] == .transitionEnd, comment)
+            case .paramsChanged, .stateChanged, .contextChanged, .graphChanged: #expect(!open, comment)
+            }
+        }
+        #expect(!open, comment)
+        if let pending = after.pending {
+            // What waits is an absolute stage path, and only a redirect sets it.
+            #expect(try Path.parse(pending).description == pending, comment)
+            #expect(pending == before.pending || kinds.contains(.transitionStart), comment)
+        }
+        if let end = outcome.events.last, end.type == .transitionEnd {
+            #expect(end.to == after.path.description, comment)
             // A transition leaves its `to` text cached for the next one's `from`.
             #expect(after.stageText == after.path.description, comment)
+        }
+
+        switch intent {
+        case .navigate, .link, .exit, .back:
+            #expect(kinds.first == .transitionStart, comment)
+            #expect(outcome.events.first?.from == before.path.description, comment)
             let appear = outcome.events.filter { $0.type == .didAppear }
             #expect(appear.map(\.screen) == [after.top?.id], comment)
-        } else {
+            // An applied navigation settles what was pending, unless it was itself redirected (away
+            // from what is then pending).
+            #expect(after.pending == nil || after.pending != after.path.description, comment)
+        case .setParams, .patchState:
             #expect(kinds == [.paramsChanged] || kinds == [.stateChanged], comment)
             #expect(after.path == before.path || kinds == [.paramsChanged], comment)
+            #expect(after.pending == before.pending, comment)
             // A state patch keeps the stage's text; new params make it be written again.
             #expect(after.stageText == (kinds == [.stateChanged] ? before.stageText : nil), comment)
+        case .patchContext:
+            #expect(kinds.first == .contextChanged, comment)
+            // Either the context alone, or it and the resumed navigation, which clears `pending`.
+            #expect(kinds.count == 1 || (before.pending != nil && after.pending == nil), comment)
+        case .command(_, let name, _):
+            #expect(outcome.events.filter { $0.type == .stateChanged }.allSatisfy { $0.detail == .command(name) }, comment)
+        case .batch:
+            break
         }
     }
 
@@ -323,7 +448,8 @@ import Testing
         // `back` applies with every count from 1 to theirs and with no other, every link listed
         // is one the top screen has.
         let actions = navigator.actions(for: state)
-        func applies(_ intent: Intent) -> Bool { (try? navigator.apply(intent, to: state))?.changed == true }
+        // A change that asks for a confirmation first is still offered (the client then confirms).
+        func applies(_ intent: Intent) -> Bool { (try? navigator.apply(intent, to: state, confirmed: true))?.changed == true }
         #expect(actions.exit == applies(.exit()), comment)
         #expect((1...state.screens.count + 1).filter { applies(.back($0)) } == Array(0..<actions.back).map { $0 + 1 }, comment)
         #expect(Set(actions.links.map(\.name)).count == actions.links.count, comment)

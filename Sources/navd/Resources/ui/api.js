@@ -1,6 +1,9 @@
 // navd's HTTP API and its event stream, as the client uses them (openapi.yaml has the contract).
 
-/** A refusal: navd's problem+json (`code`, `detail`, maybe `offset`/`param`), or a network failure. */
+/**
+ * A refusal: navd's problem+json (`code`, `detail`, maybe `offset`/`param`, a command's failed
+ * guard `pointer`, a batch's `index`, what a `confirmation` asks), or a network failure.
+ */
 export class Problem extends Error {
   constructor(status, body) {
     super(body.detail || body.title || `HTTP ${status}`);
@@ -9,6 +12,9 @@ export class Problem extends Error {
     this.detail = body.detail || body.title || this.message;
     this.offset = Number.isInteger(body.offset) ? body.offset : null;
     this.param = typeof body.param === "string" ? body.param : null;
+    this.pointer = typeof body.pointer === "string" ? body.pointer : null;
+    this.index = Number.isInteger(body.index) ? body.index : null;
+    this.confirmation = body.confirmation && typeof body.confirmation.token === "string" ? body.confirmation : null;
   }
 }
 
@@ -63,6 +69,10 @@ export const api = {
   link: (id, token, name, params) => request("POST", `${sessionPath(id)}/transitions`, { token, body: { name, params } }),
   back: (id, token, count) => request("POST", `${sessionPath(id)}/back`, { token, body: { count } }),
   exit: (id, token) => request("POST", `${sessionPath(id)}/exit`, { token }),
+  command: (id, token, screen, name, args) =>
+    request("POST", `${sessionPath(id)}/screens/${encodeURIComponent(screen)}/commands`, { token, body: { name, args } }),
+  confirm: (id, token, confirmation) => request("POST", `${sessionPath(id)}/confirm`, { token, body: { token: confirmation } }),
+  context: (id, token, patch) => request("PATCH", `${sessionPath(id)}/context`, { token, body: patch }),
 };
 
 /** Hands one stream message to its handler; answers true for `end` (the stream is over). */

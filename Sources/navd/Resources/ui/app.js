@@ -7,7 +7,7 @@
 
 import { api, watch, watchWithToken, Problem } from "./api.js";
 import { h, $, replace } from "./dom.js";
-import { renderStage, renderActions } from "./stage.js";
+import { renderStage, renderActions, commandsOf } from "./stage.js";
 import { Timeline } from "./timeline.js";
 import { Diagram } from "./diagram.js";
 
@@ -127,6 +127,8 @@ function applyView(view, force = false) {
   loadGraph(session, view.graph);
   $("current-path").textContent = view.path;
   $("current-version").textContent = `v${view.version}`;
+  $("current-pending").hidden = !view.pending;
+  $("pending-path").textContent = view.pending || "";
   $("bar-path").textContent = view.path;
   $("bar-path").title = `${view.path} — version ${view.version}`;
   $("session-graph").textContent = `${view.graph.name} v${view.graph.version}`;
@@ -137,7 +139,11 @@ function applyView(view, force = false) {
       link: (name, params) => change(`link ${name}`, () => api.link(session.id, session.token, name, params)),
       back: (count) => change(count > 1 ? `back ${count}` : "back", () => api.back(session.id, session.token, count)),
       exit: () => change("exit", () => api.exit(session.id, session.token)),
-    }),
+      command: (name, args) => {
+        const top = view.screens[view.screens.length - 1];
+        return change(`command ${name}`, () => api.command(session.id, session.token, top.id, name, args));
+      },
+    }, view.screens && view.screens.length ? commandsOf(session.graph, view.screens[view.screens.length - 1].scene) : []),
   );
   const context = view.context && Object.keys(view.context).length ? JSON.stringify(view.context, null, 2) : "{}";
   $("session-context").textContent = context;
@@ -200,7 +206,7 @@ function ended(reason) {
   setLive("ended", `This session ended (${reason}).`);
   $("ended").hidden = false;
   $("ended-reason").textContent = reason;
-  for (const control of document.querySelectorAll("#path-form input, #path-form button")) control.disabled = true;
+  for (const control of document.querySelectorAll("#path-form input, #path-form button, #context-form input, #context-form button")) control.disabled = true;
   applyView(session.view, true);
 }
 
@@ -226,6 +232,15 @@ function showRefusal(what, problem) {
     input.setSelectionRange(at, Math.min(at + 1, input.value.length));
   }
   if (problem.param) parts.push(h("span", { class: "muted", text: ` (param ${problem.param})` }));
+  if (problem.pointer) parts.push(h("span", { class: "muted", text: ` (at ${problem.pointer})` }));
+  if (problem.code === "confirmation_required" && problem.confirmation && !session.readOnly) {
+    // "You have unsaved changes — leave?": the server keeps the question, this page only asks it.
+    const token = problem.confirmation.token;
+    parts.push(
+      " ",
+      h("button", { type: "button", id: "confirm-leave", class: "danger", on: { click: () => change(`${what} (confirmed)`, () => api.confirm(session.id, session.token, token)) } }, "Leave anyway"),
+    );
+  }
   replace(box, parts);
   box.className = "refusal";
   box.hidden = false;
@@ -270,7 +285,7 @@ function showSession() {
   $("delete-session").hidden = session.readOnly;
   $("delete-session").textContent = "End session";
   delete $("delete-session").dataset.armed;
-  for (const control of document.querySelectorAll("#path-form input, #path-form button")) control.disabled = session.readOnly;
+  for (const control of document.querySelectorAll("#path-form input, #path-form button, #context-form input, #context-form button")) control.disabled = session.readOnly;
   $("path-input").value = "";
   renderExamples(null);
   replace($("stage"));
@@ -433,6 +448,22 @@ $("path-form").addEventListener("submit", (event) => {
 });
 
 $("path-input").addEventListener("input", () => $("path-input").removeAttribute("aria-invalid"));
+
+$("context-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("context-input").value.trim();
+  if (!text || !session) return;
+  let patch;
+  try {
+    patch = JSON.parse(text);
+  } catch (error) {
+    showRefusal("context", { code: "malformed_json", detail: `not JSON: ${error.message}` });
+    return;
+  }
+  change("context", () => api.context(session.id, session.token, patch)).then((applied) => {
+    if (applied) $("context-input").value = "";
+  });
+});
 
 /** Paths to try, from the graph: up one, its start, and its global links that take no params. */
 function renderExamples(graph) {

@@ -178,7 +178,7 @@ function paramsSuffix(values) {
  * params), Back (with a count up to `actions.back`) and Exit. `handlers`: link(name, params),
  * back(count), exit(). All disabled when `readOnly`.
  */
-export function renderActions(actions, readOnly, handlers) {
+export function renderActions(actions, readOnly, handlers, commands = []) {
   const links = Array.isArray(actions.links) ? actions.links : [];
   const back = Number.isInteger(actions.back) ? actions.back : 0;
   const linkNodes = links.map((link) => {
@@ -237,6 +237,60 @@ export function renderActions(actions, readOnly, handlers) {
     "div",
     { class: "actions" },
     h("div", { class: "action-group links", role: "group", "aria-label": "links" }, h("span", { class: "group-label", text: "links" }), linkNodes.length ? linkNodes : h("span", { class: "muted", text: "none" })),
+    commands.length
+      ? h("div", { class: "action-group commands", role: "group", "aria-label": "commands of the top screen" }, h("span", { class: "group-label", text: "commands" }), commands.map((command) => commandNode(command, readOnly, handlers)))
+      : null,
     h("div", { class: "action-group moves", role: "group", "aria-label": "back and exit" }, backButton, count, exitButton),
   );
+}
+
+/**
+ * A button for a command of the top screen's scene (its graph's `commands`), with an input for
+ * each `{"$arg": name}` of its patch. A value that reads as JSON is sent as that JSON, anything
+ * else as a string. The server checks the command's guards; a refusal shows by the path bar.
+ */
+function commandNode({ name, args }, readOnly, handlers) {
+  if (!args.length) {
+    return h("button", { type: "button", class: "command-button", dataset: { command: name }, disabled: readOnly, text: name, on: { click: () => handlers.command(name, {}) } });
+  }
+  const form = h(
+    "form",
+    { class: "link-form", dataset: { command: name }, "aria-label": `command ${name}` },
+    args.map((arg) => {
+      const id = `command-${name}-${arg}`.replace(/[^A-Za-z0-9_-]/g, "_");
+      return h("span", { class: "link-param" }, h("label", { for: id, text: arg }), h("input", { id, name: arg, required: true, size: 8, autocomplete: "off", disabled: readOnly }));
+    }),
+    h("button", { type: "submit", class: "command-button", disabled: readOnly, text: name }),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const arg of args) {
+      const text = form.elements.namedItem(arg).value;
+      try {
+        values[arg] = JSON.parse(text);
+      } catch {
+        values[arg] = text;
+      }
+    }
+    handlers.command(name, values);
+  });
+  return form;
+}
+
+/** The commands of a scene in a graph document, each with the names of its patch's `$arg`s. */
+export function commandsOf(graph, sceneName) {
+  const scene = graph && graph.scenes && graph.scenes[sceneName];
+  const commands = scene && scene.commands && typeof scene.commands === "object" ? scene.commands : {};
+  const argNames = (value, found) => {
+    if (value && typeof value === "object") {
+      const keys = Object.keys(value);
+      if (!Array.isArray(value) && keys.length === 1 && keys[0] === "$arg" && typeof value.$arg === "string") found.add(value.$arg);
+      else for (const key of keys) argNames(value[key], found);
+    }
+    return found;
+  };
+  return Object.keys(commands)
+    .sort()
+    .map((name) => ({ name, args: [...argNames(commands[name] && commands[name].patch, new Set())].sort() }));
 }

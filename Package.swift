@@ -34,6 +34,9 @@ let package = Package(
         // Diagrams of a graph: a model computed from the graph, its layered layout and the
         // renderers (SVG). Pure: no I/O.
         .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
+        // Tours of a graph (intent sequences that cover its scenes or links, with the paths and
+        // events the engine answers) and the document `navd tours` writes. Pure: no I/O.
+        .target(name: "NavTours", dependencies: ["NavJSON", "NavCore"]),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -72,7 +75,7 @@ let package = Package(
         .target(
             name: "navd",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavServer", "NavHTTP",
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavTours", "NavServer", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -120,9 +123,13 @@ let package = Package(
             dependencies: ["NavDiagram", "NavCore", "NavJSON"]
         ),
         .testTarget(
+            name: "NavToursTests",
+            dependencies: ["NavTours", "NavCore", "NavJSON"]
+        ),
+        .testTarget(
             name: "navdTests",
             dependencies: [
-                "navd", "NavJSON", "NavCore", "NavWire", "NavServer", "NavHTTP",
+                "navd", "NavJSON", "NavCore", "NavWire", "NavTours", "NavServer", "NavHTTP",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

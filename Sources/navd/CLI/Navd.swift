@@ -23,7 +23,10 @@ struct Navd: ParsableCommand {
         commandName: "navd",
         abstract: "A navigation server for thin clients: sessions, deep-link paths, lifecycle events.",
         version: version,
-        subcommands: [ServeCommand.self, ValidateCommand.self, PathCommand.self, GraphCommand.self, HealthCommand.self, StoreCommand.self],
+        subcommands: [
+            ServeCommand.self, ValidateCommand.self, PathCommand.self, GraphCommand.self, HealthCommand.self, StoreCommand.self,
+            SessionCommand.self, ToursCommand.self, ReplayCommand.self,
+        ],
         defaultSubcommand: nil
     )
 }

@@ -1,0 +1,78 @@
+import NavJSON
+
+/// The output of `navd tours` and the input of `navd replay` (README, "Tours"):
+///
+/// ```json
+/// {"format": "navd-tours/1", "cover": "scenes",
+///  "graph": {"name": "news", "fingerprint": "fnv1a64:…"},
+///  "context": {"user": "tour"},
+///  "summary": {"targets": 12, "covered": 12, "tours": 3, "steps": 14, "lowerBound": 11, …},
+///  "tours": [{"start": {"path": "/top", "events": ["transitionStart", …], "covers": ["top"]},
+///             "steps": [{"intent": {"link": "news", "params": {"category": 0}},
+///                        "path": "/top/list_news(category=0)", "events": […], "covers": ["list_news"]}, …]}]}
+/// ```
+public struct TourDocument: Sendable, Hashable {
+    public static let format = "navd-tours/1"
+
+    public var graphName: String
+    /// ``GraphFingerprint`` of the graph document the tours were computed from.
+    public var fingerprint: String
+    public var cover: Coverage
+    /// The session context every tour's session is created with: each key a scene `requires`.
+    public var context: [String: JSONValue]
+    public var tours: [Tour]
+    public var summary: TourSummary?
+
+    public init(
+        graphName: String, fingerprint: String, cover: Coverage, context: [String: JSONValue], tours: [Tour],
+        summary: TourSummary? = nil
+    ) {
+        self.graphName = graphName
+        self.fingerprint = fingerprint
+        self.cover = cover
+        self.context = context
+        self.tours = tours
+        self.summary = summary
+    }
+}
+
+// MARK: JSON
+
+extension TourDocument {
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "format": .string(Self.format),
+            "cover": .string(cover.rawValue),
+            "graph": ["name": .string(graphName), "fingerprint": .string(fingerprint)],
+            "context": .object(context),
+            "tours": .array(tours.map(\.json)),
+        ]
+        if let summary { members["summary"] = summary.json }
+        return .object(members)
+    }
+
+    /// Reads a tours document.
+    /// - Throws: ``TourDocumentError`` naming the first value that does not fit the format.
+    public init(json: JSONValue) throws(TourDocumentError) {
+        guard let members = json.objectValue else { throw TourDocumentError("", "a tours document is a JSON object") }
+        guard members["format"]?.stringValue == Self.format else {
+            throw TourDocumentError("/format", "must be \"\(Self.format)\"")
+        }
+        guard let graph = members["graph"]?.objectValue, let name = graph["name"]?.stringValue,
+              let fingerprint = graph["fingerprint"]?.stringValue else {
+            throw TourDocumentError("/graph", "must be {\"name\", \"fingerprint\"}, both strings")
+        }
+        guard let coverText = members["cover"]?.stringValue, let cover = Coverage(rawValue: coverText) else {
+            throw TourDocumentError("/cover", "must be \"scenes\" or \"links\"")
+        }
+        guard let context = (members["context"] ?? .object([:])).objectValue else {
+            throw TourDocumentError("/context", "must be an object")
+        }
+        guard let tourValues = members["tours"]?.arrayValue else { throw TourDocumentError("/tours", "must be an array") }
+        var tours: [Tour] = []
+        for (index, value) in tourValues.enumerated() {
+            tours.append(try Tour(json: value, at: "/tours/\(index)"))
+        }
+        self.init(graphName: name, fingerprint: fingerprint, cover: cover, context: context, tours: tours)
+    }
+}

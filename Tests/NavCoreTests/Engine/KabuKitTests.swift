@@ -95,4 +95,21 @@ import Testing
         try session.apply(.exit())
         #expect(session.path == "/A_root/B/A_root")
     }
+
+    /// KabuKit's Scenario returns a value to the scene that started it: here B, pushed by A, exits
+    /// with a result that A (revealed) receives right before the transition ends (DESIGN §9).
+    @Test func exitSceneHandsAResultToTheSceneUnder() throws {
+        var session = try sample()
+        try session.apply(.link(name: "a", params: [:]))
+        try session.apply(.link(name: "b", params: [:]))
+        let revealed = try #require(session.screen("A")?.id)
+        #expect(try session.apply(.exit(result: ["picked": "b1"])) == [
+            "transitionStart", "willDisappear B", "willAppear A", "didDisappear B", "didAppear A", "remove B", "result A", "transitionEnd",
+        ])
+        let result = try #require(session.log.dropLast().last)
+        #expect(result.screen == revealed && result.from == "B" && result.detail == .value(["picked": "b1"]))
+        // A refused exitScene hands nothing over: A_root is not removable.
+        try session.apply(.back(1))
+        session.refuse(.exit(result: 1), .stackUnderflow)
+    }
 }

@@ -13,6 +13,9 @@ public struct JSONWriter {
         storage = [UInt8](repeating: 0, count: max(capacity, 16))
     }
 
+    /// How many bytes are written so far.
+    package var writtenCount: Int { count }
+
     /// The JSON written so far.
     public var bytes: [UInt8] {
         Array(storage[..<count])

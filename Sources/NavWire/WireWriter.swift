@@ -9,14 +9,18 @@ extension JSONWriter {
     /// - Parameters:
     ///   - eventsJSON: `events` already written as a JSON array, if at hand.
     ///   - token: the session's write token and read-only `watchToken`, in the create answer only.
+    /// - Returns: where `events` goes (or went) in the bytes written: just after `context`, so
+    ///   that a view written without them can take them later (``spliceEvents(_:into:at:)``).
+    @discardableResult
     package mutating func writeSessionView(
         id: String, graphName: String, graphVersion: Int, state: SessionState, actions: Actions, events: [LifecycleEvent]? = nil,
         eventsJSON: [UInt8]? = nil, token: (write: String, watch: String)? = nil
-    ) {
+    ) -> Int {
         writeLiteral("{\"actions\":")
         writeActions(actions)
         writeLiteral(",\"context\":")
         write(.object(state.context))
+        let eventsOffset = writtenCount
         if let events {
             writeLiteral(",\"events\":")
             if let eventsJSON { writeRaw(bytes: eventsJSON) } else { writeEvents(events) }
@@ -51,6 +55,22 @@ extension JSONWriter {
             writeString(token.watch)
         }
         writeLiteral("}")
+        return eventsOffset
+    }
+
+    /// A session view written without `events` (`view`, with `eventsOffset` as
+    /// ``writeSessionView(id:graphName:graphVersion:state:actions:events:eventsJSON:token:)``
+    /// answered) and `eventsJSON` made one answer: the same bytes as writing the view with them,
+    /// at the cost of a copy. A change its watchers are sent is written once so.
+    package static func spliceEvents(_ eventsJSON: [UInt8], into view: [UInt8], at eventsOffset: Int) -> [UInt8] {
+        guard eventsOffset > 0, eventsOffset < view.count else { return view }
+        var answer: [UInt8] = []
+        answer.reserveCapacity(view.count + eventsJSON.count + 10)
+        answer.append(contentsOf: view[..<eventsOffset])
+        answer.append(contentsOf: ",\"events\":".utf8)
+        answer.append(contentsOf: eventsJSON)
+        answer.append(contentsOf: view[eventsOffset...])
+        return answer
     }
 
     /// `{back, exit, links: [{name, params}, …]}` (DESIGN §8 Actions).

@@ -11,11 +11,29 @@ extension SessionService {
             ?? Actions(links: [], exit: false, back: 0)
     }
 
+    /// The answer to an applied change: the session view with its events. A change its watchers
+    /// were sent has its view written already (``Mutation/watchedView``): the events are put into
+    /// that instead of writing the view again.
+    package func answer(to mutation: Mutation) -> [UInt8] {
+        if let watched = mutation.watchedView {
+            return JSONWriter.spliceEvents(mutation.eventsJSON, into: watched.bytes, at: watched.eventsOffset)
+        }
+        return view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
+    }
+
     /// The session view as JSON: with `events` after a change, with both tokens at creation.
     package func view(
         of session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil,
         token: (write: String, watch: String)? = nil
     ) -> [UInt8] {
+        viewAndEventsOffset(of: session, events: events, eventsJSON: eventsJSON, token: token).bytes
+    }
+
+    /// The view's bytes and where its `events` go (``JSONWriter/spliceEvents(_:into:at:)``).
+    private func viewAndEventsOffset(
+        of session: StoredSession, events: [LifecycleEvent]? = nil, eventsJSON: [UInt8]? = nil,
+        token: (write: String, watch: String)? = nil
+    ) -> (bytes: [UInt8], eventsOffset: Int) {
         // Close to the size of a plain session's view (a screen without params or state writes
         // about 110 bytes; its params also appear in the path; the actions take about 100): one
         // allocation of about the right size. (Under glibc's malloc, which navd used before
@@ -27,17 +45,22 @@ extension SessionService {
             reservingCapacity: 288 + 128 * session.state.screens.count + session.state.pathText.utf8.count + eventBytes
                 + (token == nil ? 0 : 192)
         )
-        writer.writeSessionView(
+        let eventsOffset = writer.writeSessionView(
             id: session.id, graphName: session.graphName, graphVersion: session.graphVersion, state: session.state,
             actions: actions(of: session), events: events, eventsJSON: eventsJSON, token: token
         )
-        return writer.finish()
+        return (writer.finish(), eventsOffset)
     }
 
     /// Hands an applied change to the session's watchers, as stream messages written once.
-    func publish(_ mutation: Mutation) {
+    /// - Returns: the view written for them (nil when the session has none), which the change's
+    ///   answer reuses.
+    func publish(_ mutation: Mutation) -> (bytes: [UInt8], eventsOffset: Int)? {
+        var written: (bytes: [UInt8], eventsOffset: Int)?
         live.publish(mutation.session.id) {
-            let view = view(of: mutation.session)
+            let viewAndOffset = viewAndEventsOffset(of: mutation.session)
+            written = viewAndOffset
+            let view = viewAndOffset.bytes
             var messages = JSONWriter(reservingCapacity: 2 * mutation.eventsJSON.count + 48 * mutation.events.count + view.count + 32)
             messages.writeLifecycleMessages(mutation.events)
             messages.writeViewMessage(view)
@@ -47,5 +70,6 @@ extension SessionService {
                 messages: messages.finish()
             )
         }
+        return written
     }
 }

@@ -253,9 +253,9 @@ package final class SessionService: Sendable {
             return try withoutActuallyEscaping(answer) { answer in
                 try once { () throws -> Answer in
                     guard let session = loaded.take() else { throw ServiceError(.internal, "a change ran twice") }
-                    let mutation = try mutate(id, change: change, ifMatch: ifMatch, loaded: session)
+                    var mutation = try mutate(id, change: change, ifMatch: ifMatch, loaded: session)
                     // Still serialised: the session's watchers get its changes in order.
-                    if !mutation.events.isEmpty { publish(mutation) }
+                    if !mutation.events.isEmpty { mutation.watchedView = publish(mutation) }
                     return try answer(mutation)
                 }
             }
@@ -267,6 +267,9 @@ package final class SessionService: Sendable {
         package var events: [LifecycleEvent]
         /// `events` as a JSON array: written once, for the store and for the answer.
         package var eventsJSON: [UInt8]
+        /// The view written for the session's watchers, if it has any, and where the events go in
+        /// it: the answer (``answer(to:)``) puts them there rather than writing the view again.
+        package var watchedView: (bytes: [UInt8], eventsOffset: Int)? = nil
     }
 
     /// Applies a change: checks `If-Match`, applies it with NavCore, and writes with

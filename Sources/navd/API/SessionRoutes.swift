@@ -156,10 +156,7 @@ struct SessionRoutes: Sendable {
         return try sessions.apply(
             change, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
             once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
-            answer: { mutation in
-                let view = sessions.view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON)
-                return .sessionView(view, version: mutation.session.state.version)
-            }
+            answer: { mutation in .sessionView(sessions.answer(to: mutation), version: mutation.session.state.version) }
         )
     }
 

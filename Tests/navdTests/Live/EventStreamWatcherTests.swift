@@ -54,6 +54,22 @@ import Testing
         for _ in 0..<200 where !condition() { Thread.sleep(forTimeInterval: 0.01) }
     }
 
+    /// A watched change's answer is put together from the view written for its watchers: the
+    /// same bytes as the answer of a change nobody watches.
+    @Test func aWatchedChangesAnswerIsTheAnswerOfAnUnwatchedOne() throws {
+        let fixture = try Fixture()
+        let credentials = Credentials(bearer: Token.digest(fixture.token))
+        let (_, stream) = try fixture.watcher()
+        let intents: [Intent] = [.navigate("list_news(category=2)"), .patchContext(["user": "ann", "note": "a \"quoted\" é"]), .back(1, result: ["x": 1])]
+        for intent in intents {
+            let (mutation, answer) = try fixture.sessions.apply(.intent(intent), to: fixture.id, credentials: credentials, ifMatch: nil) { ($0, fixture.sessions.answer(to: $0)) }
+            #expect(mutation.watchedView != nil)
+            #expect(answer == fixture.sessions.view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON))
+            _ = try JSONValue(parsing: answer)
+        }
+        #expect(Self.messages(stream).filter { $0.event == "view" }.count >= 3)
+    }
+
     @Test func changesArriveInOrderWhetherSeenLiveOrReadFromTheStore() throws {
         let fixture = try Fixture()
         // A watcher that has seen nothing after seq 2: its first live change is out of order for it,

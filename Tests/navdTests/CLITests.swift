@@ -6,40 +6,11 @@ import Testing
 
 /// `navd`'s commands other than `serve`, run as the real binary.
 @Suite struct CLITests {
-    struct Run {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
+    typealias Run = CLIProcess.Run
 
     /// Runs `navd` with `arguments` from the package root and waits (at most 30 s).
     static func navd(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = DaemonHarness.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = DaemonHarness.packageRoot
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes before waiting, so a chatty child cannot block on a full pipe.
-        let errorData = Locked<Data>(Data())
-        let reader = Thread { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        while !errorData.isSet, Date() < deadline { usleep(1_000) }
-        return Run(
-            status: process.terminationStatus,
-            output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData.value, as: UTF8.self)
-        )
+        try CLIProcess(directory: DaemonHarness.packageRoot).run(arguments)
     }
 
     /// A tiny lock-protected box for the stderr reader thread.

@@ -13,7 +13,7 @@ enum Confirmation {
     /// `{token, screen, intent}` for a refusal of `intent` that asks to leave `screen`.
     static func json(for intent: Intent, screen: String, session: StoredSession) -> JSONValue {
         let intentJSON = intent.wireJSON
-        let body = String(session.state.version) + "." + Base64URL.encode(intentJSON.jsonBytes)
+        let body = String(session.state.version) + "." + Base64.encode(intentJSON.jsonBytes)
         return ["token": .string(body + "." + mac(body, session)), "screen": .string(screen), "intent": intentJSON]
     }
 
@@ -21,7 +21,7 @@ enum Confirmation {
     /// credentials its confirmation needs. `nil` for a token of another shape.
     static func claimedIntent(_ token: String) -> Intent? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]), let json = try? JSONValue(parsing: bytes) else { return nil }
+        guard parts.count == 3, let bytes = Base64.decode(parts[1]), let json = try? JSONValue(parsing: bytes) else { return nil }
         return try? Intent(confirmed: json)
     }
 

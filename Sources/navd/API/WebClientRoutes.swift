@@ -63,21 +63,7 @@ struct WebClientRoutes: Sendable {
 
     /// Base64 (RFC 4648 §4, padded) of `bytes`.
     static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var group = UInt32(bytes[index]) << 16
-            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
-            if count > 2 { group |= UInt32(bytes[index + 2]) }
-            for position in 0..<4 {
-                out.append(position <= count ? alphabet[Int((group >> UInt32(18 - 6 * position)) & 0x3F)] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
+        Base64.encodeStandard(bytes)
     }
 
     func register(in router: inout Routes) {

@@ -20,6 +20,12 @@ struct CLIProcess {
     let directory: URL
     var environment: [String: String]
 
+    /// Runs in `directory`, which is the caller's to keep (``remove()`` is not for it).
+    init(directory: URL, environment: [String: String] = [:]) {
+        self.directory = directory
+        self.environment = environment
+    }
+
     /// A new empty working directory.
     init(environment: [String: String] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-cli-\(UUID().uuidString)")

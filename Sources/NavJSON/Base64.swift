@@ -1,17 +1,35 @@
-/// RFC 4648 §5 base64url without padding: text that travels in JSON, URLs and headers untouched.
-package enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+/// Base64 (RFC 4648): §4, padded, for CSP hash sources; §5 base64url without padding, for text
+/// that travels in JSON, URLs and headers untouched (confirmation tokens).
+package enum Base64 {
+    private static let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlSafe = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
+    /// base64url without padding (§5).
     package static func encode(_ bytes: [UInt8]) -> String {
+        encode(bytes, alphabet: urlSafe, padded: false)
+    }
+
+    /// Base64 with padding (§4).
+    package static func encodeStandard(_ bytes: [UInt8]) -> String {
+        encode(bytes, alphabet: standard, padded: true)
+    }
+
+    private static func encode(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
         while index < bytes.count {
             let count = min(3, bytes.count - index)
             var group = UInt32(bytes[index]) << 16
             if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
             if count > 2 { group |= UInt32(bytes[index + 2]) }
-            for position in 0...count { out.append(alphabet[Int(group >> UInt32(18 - 6 * position)) & 63]) }
+            for position in 0..<4 {
+                if position <= count {
+                    out.append(alphabet[Int(group >> UInt32(18 - 6 * position)) & 63])
+                } else if padded {
+                    out.append(UInt8(ascii: "="))
+                }
+            }
             index += 3
         }
         return String(decoding: out, as: UTF8.self)

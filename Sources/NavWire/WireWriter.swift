@@ -185,8 +185,9 @@ extension JSONWriter {
             writeLiteral("[]")
             return
         }
-        // A detail may hold any JSON (a result's value), which the cursor does not write.
-        if events.contains(where: { $0.detail != nil }) {
+        // A detail may hold any JSON (a result's value), which the cursor does not write. Read
+        // where the events lie: a closure over the elements would copy each (retaining its strings).
+        for index in events.indices where (first + index).pointee.detail != nil {
             writeEventsChecked(events)
             return
         }

@@ -54,7 +54,7 @@ struct LineLogHandler: LogHandler {
             }
         }
         sink.writeLine(level: event.level, label: label, message: message) { line in
-            for (key, value) in fields { line.field(key, value) }
+            for (key, value) in fields { line.metadata(key, value) }
         }
     }
 }

@@ -159,12 +159,35 @@ struct LogLine {
         bytes.append(UInt8(ascii: "\n"))
     }
 
+    /// A key the code writes: name bytes, copied as they are.
+    private mutating func key(_ key: StaticString) {
+        switch format {
+        case .text:
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(UInt8(ascii: "="))
+        case .json:
+            self.key(key.description)
+        }
+    }
+
+    /// A key from elsewhere (a log record's metadata): any string.
     private mutating func key(_ key: String) {
         switch format {
         case .text:
             bytes.append(UInt8(ascii: " "))
             // Keys come from the code, but a metadata key is any string: only name bytes are kept.
-            for byte in key.utf8.prefix(64) { bytes.append(Self.isNameByte(byte) ? byte : UInt8(ascii: "_")) }
+            // A key of name bytes (every key the code writes) is copied whole, not byte by byte:
+            // a request's line has a dozen of them.
+            var key = key
+            key.withUTF8 { utf8 in
+                let kept = UnsafeBufferPointer(rebasing: utf8.prefix(64))
+                if kept.allSatisfy(Self.isNameByte) {
+                    bytes.append(contentsOf: kept)
+                } else {
+                    for byte in kept { bytes.append(Self.isNameByte(byte) ? byte : UInt8(ascii: "_")) }
+                }
+            }
             bytes.append(UInt8(ascii: "="))
         case .json:
             bytes.append(UInt8(ascii: ","))
@@ -174,8 +197,18 @@ struct LogLine {
     }
 
     /// A text field, escaped and bounded.
-    mutating func field(_ key: String, _ value: String, limit: Int = LogLine.valueLimit) {
+    mutating func field(_ key: StaticString, _ value: String, limit: Int = LogLine.valueLimit) {
         self.key(key)
+        self.value(value, limit: limit)
+    }
+
+    /// A field of a record's metadata: its key is any string.
+    mutating func metadata(_ key: String, _ value: String, limit: Int = LogLine.valueLimit) {
+        self.key(key)
+        self.value(value, limit: limit)
+    }
+
+    private mutating func value(_ value: String, limit: Int) {
         switch format {
         case .text: appendLogfmtValue(value, limit: limit)
         case .json: appendJSONString(value, limit: limit)
@@ -183,14 +216,14 @@ struct LogLine {
     }
 
     /// A whole number (a JSON number).
-    mutating func field(_ key: String, number: Int) {
+    mutating func field(_ key: StaticString, number: Int) {
         self.key(key)
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         bytes.appendDecimal(Int(clamping: number.magnitude))
     }
 
     /// A number with one decimal, from its tenths: `tenths: 3` → `0.3` (a JSON number).
-    mutating func field(_ key: String, tenths: Int) {
+    mutating func field(_ key: StaticString, tenths: Int) {
         self.key(key)
         let tenths = max(0, tenths)
         bytes.appendDecimal(tenths / 10)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The docs' examples, run: starts the debug navd (NAVD_BINARY, else .build/debug/navd) on a free port
-# (memory store, the two example graphs `make run` serves, an admin token) and runs
-# scripts/docs_check.py over the README's walkthrough, docs/paths.md and docs/client-guide.md:
-# every block marked `<!-- check -->` runs and must print what the docs say it prints. Needs jq
-# and curl (installed with apt-get when missing). About 10 s.
+# The docs' examples, run: for each of README.md, docs/paths.md and docs/client-guide.md, starts the
+# debug navd (NAVD_BINARY, else .build/debug/navd) on a free port (memory store, the two example
+# graphs `make run` serves, an admin token) and runs scripts/docs_check.py over the file: every
+# block and table marked `<!-- check -->` runs and must print what the file says it prints. Needs
+# jq and curl (installed with apt-get when missing). About 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

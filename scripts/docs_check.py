@@ -207,7 +207,7 @@ def check_file(path, url):
     with tempfile.TemporaryDirectory() as workdir:
         outputs = run_shell(shell_commands, url, workdir) if shell_commands else []
     if len(outputs) != len(shell_commands):
-        failures.append(f"the shell stopped after {len(outputs)} of {len(shell_commands)} commands")
+        failures.append(f"{len(shell_commands)} commands printed {len(outputs)} pieces of output: a command the check cannot cut out on its own (a loop or a quote over several lines?)")
     for (number, command, expected), actual in zip(shell_commands, outputs):
         if os.environ.get("DOCS_CHECK_SHOW"):  # for writing docs: every command's output
             print(f"--- line {number}: {command}\n" + "\n".join(actual))

@@ -16,7 +16,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check dockerfile-check metrics-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check dockerfile-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
 
 all: build
 
@@ -74,6 +74,7 @@ test: test-deps openapi-check
 	scripts/contract-test.sh
 	scripts/browser-test.sh
 	scripts/metrics-check.sh
+	scripts/docs-check.sh
 	scripts/check-docker-libs.sh
 	scripts/check-dockerfile.sh
 	$(MAKE) fuzz-smoke
@@ -113,6 +114,12 @@ docker-check: deps python-deps
 metrics-check: python-deps deps
 	$(SWIFT) build --product navd
 	scripts/metrics-check.sh
+
+## The examples of README.md, docs/paths.md and docs/client-guide.md, run against a live debug navd
+## (scripts/docs-check.sh; installs jq and curl when missing).
+docs-check: deps
+	$(SWIFT) build --product navd
+	scripts/docs-check.sh
 
 ## openapi.yaml must be valid OpenAPI 3.1. (navd compiles the file in as a resource; the
 ## tests check that GET /openapi.yaml serves exactly its bytes.)

@@ -103,7 +103,9 @@ struct Daemon {
     static func application(
         for settings: ServeSettings, logger: Logger, accessLog: LogSink? = nil
     ) throws -> (application: Application, store: any SessionStore) {
-        let graphs = GraphRegistry()
+        // --max-context bounds a context however it is set: at creation (the session service) and
+        // by every later change (NavCore's limit, checked with the merge patch applied).
+        let graphs = GraphRegistry(limits: Limits(maxContextBytes: settings.maxContext))
         let store = try StoreFactory.open(
             settings.store, graphs: graphs, connections: settings.postgresConnections, cacheBytes: settings.cacheBytes, logger: logger
         )

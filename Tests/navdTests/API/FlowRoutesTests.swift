@@ -34,6 +34,16 @@ import Testing
         #expect(log["events"]?.array?.first { $0["type"] == "contextChanged" }?["keys"] == ["user"])
     }
 
+    @Test func aContextChangeIsBoundByMaxContextAsACreationIs() throws {
+        let navd = try startNavd(arguments: ["--max-context", "64"])
+        let session = try navd.createSession(context: ["user": "u1"])
+        let large = try navd.send("PATCH", session.url + "/context", json: ["bio": .string(String(repeating: "x", count: 80))], token: session.token)
+        #expect(large.status == 400 && large.code == "invalid_request", "\(large)")
+        #expect(try large.json()["param"] == "context")
+        #expect(try navd.send("PATCH", session.url + "/context", json: ["bio": "short"], token: session.token).status == 200)
+        #expect(try navd.view(session)["context"] == ["bio": "short", "user": "u1"])
+    }
+
     @Test func withABackendTokenOnlyTheBackendChangesAContext() throws {
         let navd = try startNavd(arguments: ["--backend-token", Self.backendToken, "--admin-token", Self.adminToken])
         let session = try navd.createSession(headers: ["Authorization": "Bearer \(Self.backendToken)"])

@@ -50,4 +50,28 @@ import Testing
         let read = application.handle(HTTPRequest(method: "GET", path: "/v1/graphs/g"))
         #expect(read.status == 200)
     }
+
+    /// What the YAML reader refuses is a 422 `invalid_graph` whose one issue names the line and
+    /// column, and nothing is stored: a key given twice, an alias, a number JSON cannot hold,
+    /// bytes that are not UTF-8 (which were read as U+FFFD before).
+    @Test(arguments: [
+        (Array("name: g\nstart: /a\nscenes:\n  a: {}\n  a: {}\n".utf8), "line 5, column 3: the key 'a' is given twice in one mapping (first at line 4)"),
+        (Array("name: g\nstart: /a\nx: &x 1\nscenes: {a: {state: {n: *x}}}\n".utf8), "line 4, column 25: YAML aliases"),
+        (Array("name: g\nstart: /a\nscenes: {a: {state: {n: .inf}}}\n".utf8), "line 3, column 25: '.inf' is infinite"),
+        (Array("name: g\nstart: /a\nscenes: {a: {state: {n: ".utf8) + [0xC3, 0x28] + Array("}}}\n".utf8), "line 3, column 26: invalid trailing UTF-8 octet"),
+    ])
+    func unreadableYAMLIsAnInvalidGraphWithItsPosition(_ body: [UInt8], _ message: String) throws {
+        let application = Application(configuration: .init(adminToken: "admin-token-0123456789"), store: MemoryStore(), logger: Logger(label: "test"))
+        let upload = application.handle(HTTPRequest(
+            method: "PUT", path: "/v1/graphs/g",
+            headers: ["authorization": "Bearer admin-token-0123456789", "content-type": "application/yaml"], body: body
+        ))
+        #expect(upload.status == 422)
+        let problem = try JSON(parsing: upload.body)
+        #expect(problem["code"] == .string("invalid_graph"))
+        let issue = try #require(problem["issues"]?.array?.first)
+        #expect(issue["pointer"] == .string(""))
+        #expect(issue["message"]?.string?.hasPrefix("not valid YAML: " + message) == true, "\(issue)")
+        #expect(application.handle(HTTPRequest(method: "GET", path: "/v1/graphs/g")).status == 404)
+    }
 }

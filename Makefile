@@ -2,7 +2,7 @@
 SWIFT ?= swift
 LISTEN ?= 127.0.0.1:8080
 STORE ?= sqlite:./.navd/navd.db
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libjemalloc-dev libyaml-dev pkg-config
 PG_PACKAGES := postgresql
 # Graphviz's `dot`: GraphvizTests draw every DOT diagram navd writes with it.
 GRAPHVIZ_PACKAGES := graphviz
@@ -16,13 +16,13 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check dockerfile-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
 
 all: build
 
 ## Install the C libraries navd links, with apt-get, when pkg-config cannot find them.
 deps:
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq jemalloc 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq jemalloc yaml-0.1 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi

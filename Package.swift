@@ -16,7 +16,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
@@ -28,6 +27,15 @@ let package = Package(
         .target(name: "NavJSON"),
         // The pure navigation engine: no I/O, no clock, no randomness, no C.
         .target(name: "NavCore", dependencies: ["NavJSON"]),
+        .systemLibrary(
+            name: "CLibYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        // YAML text into JSON values: navd's own reader on libyaml's event parser (YAML 1.2 core
+        // schema; aliases, duplicate keys and deep nesting refused). No Foundation: a YAML library
+        // that imports it would link ICU's 34 MB of data into the binary.
+        .target(name: "NavYAML", dependencies: ["NavJSON", "CLibYAML"]),
         // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
@@ -58,9 +66,8 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
@@ -108,6 +115,10 @@ let package = Package(
             dependencies: ["NavJSON"]
         ),
         .testTarget(
+            name: "NavYAMLTests",
+            dependencies: ["NavYAML", "NavJSON"]
+        ),
+        .testTarget(
             name: "NavCoreTests",
             dependencies: [
                 "NavCore",
@@ -129,8 +140,7 @@ let package = Package(
         .testTarget(
             name: "navdTests",
             dependencies: [
-                "navd", "NavJSON", "NavCore", "NavWire", "NavTours", "NavServer", "NavHTTP",
-                .product(name: "Yams", package: "Yams"),
+                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavTours", "NavServer", "NavHTTP",
             ]
         ),
     ],

@@ -15,7 +15,8 @@ import Testing
             let previous = "*\(names[index - 1])"
             text += "  \(names[index]): &\(names[index]) [" + Array(repeating: previous, count: 10).joined(separator: ", ") + "]\n"
         }
-        // As a value it is expanded by the conversion; as a mapping key, by Yams's duplicate-key check.
+        // As a value and as a mapping key (where a reader that composes first would expand it to
+        // compare keys): refused at the first alias either way.
         text += keys ? "scenes:\n  top:\n    state:\n      ? *i\n      : 1\n      ? *h\n      : 2\n" : "scenes:\n  top:\n    state: {bomb: *i}\n"
         return text
     }

@@ -51,7 +51,7 @@ struct GraphRoutes: Sendable {
                 }
             case "application/yaml", "application/x-yaml", "text/yaml":
                 do throws(GraphDocument.ReadError) {
-                    document = try GraphDocument.yaml(String(decoding: context.request.body, as: UTF8.self))
+                    document = try GraphDocument.yaml(bytes: context.request.body)
                 } catch {
                     // `invalid_graph` always lists its issues (openapi.yaml, Problem): the
                     // unreadable document is one issue at the root, as for unreadable JSON files.

@@ -1,7 +1,11 @@
 import ArgumentParser
-import Foundation
 import NavCore
 import NavDiagram
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `navd graph export`: a graph file drawn as a diagram, without a daemon.
 struct GraphCommand: ParsableCommand {
@@ -55,19 +59,19 @@ struct GraphCommand: ParsableCommand {
             }
             let bytes = Diagram(graph: graph).rendered(as: format)
             guard let output else {
-                FileHandle.standardOutput.write(Data(bytes))
+                StandardStream.output.write(bytes)
                 return
             }
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
-                Self.printError("\(output): error: cannot write the diagram: \(error.localizedDescription)")
+                Self.printError("\(output): error: cannot write the diagram: \(SystemErrorText.describe(error))")
                 throw ExitCode(1)
             }
         }
 
         private static func printError(_ line: String) {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardStream.error.write(line: line)
         }
     }
 }

@@ -1,7 +1,11 @@
 import ArgumentParser
-import Foundation
 import NavJSON
 import NavTours
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `navd replay TOURS`: runs tours against a live daemon, one new session per tour.
 struct ReplayCommand: ParsableCommand {

@@ -1,6 +1,17 @@
 import ArgumentParser
-import Foundation
 import NavJSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `navd session …`: the CLI driver. Drives one session of a running daemon, remembered in
 /// `./.navd/session` (``SessionFile``), and prints the stage as a tree, or the daemon's JSON.
@@ -353,7 +364,7 @@ struct SessionCommand: ParsableCommand {
 
         /// One line on standard error when the stream has to be opened again.
         static func resuming(_ what: String, after seq: Int?) {
-            FileHandle.standardError.write(Data("navd: the event stream \(what); resuming after event \(seq.map(String.init) ?? "0")\n".utf8))
+            StandardStream.error.write(line: "navd: the event stream \(what); resuming after event \(seq.map(String.init) ?? "0")")
         }
 
         static func print(_ message: EventStreamParser.Message, json: Bool) {

@@ -1,8 +1,12 @@
 import ArgumentParser
-import Foundation
 import NavCore
 import NavJSON
 import NavTours
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `navd tours FILE`: tours of a graph file that cover its scenes or links, computed without a daemon.
 struct ToursCommand: ParsableCommand {
@@ -58,10 +62,10 @@ struct ToursCommand: ParsableCommand {
             do {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
-                throw ClientExit.fail(ClientExit.refused, "\(output): error: cannot write the tours: \(error.localizedDescription)")
+                throw ClientExit.fail(ClientExit.refused, "\(output): error: cannot write the tours: \(SystemErrorText.describe(error))")
             }
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            StandardStream.output.write(Array(text.utf8))
         }
         if let summary = plan.summary {
             Self.printError(
@@ -73,6 +77,6 @@ struct ToursCommand: ParsableCommand {
     }
 
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStream.error.write(line: line)
     }
 }

@@ -1,8 +1,12 @@
 import ArgumentParser
-import Foundation
 import NavCore
 import NavJSON
 import NavServer
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `navd validate FILE…`: every problem of every graph, exit 1 if any is an error.
 struct ValidateCommand: ParsableCommand {
@@ -40,6 +44,6 @@ enum GraphFile {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw GraphDocument.ReadError(message: "cannot read \(file)")
         }
-        return try GraphDocument.read(text: String(decoding: data, as: UTF8.self), fileName: file)
+        return try GraphDocument.read(bytes: data, fileName: file)
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 
 /// The exit statuses of the commands that talk to a daemon (`navd session …`, `navd replay`) and
 /// of `navd tours`; README, "Exit statuses". Scripts may rely on them.
@@ -21,7 +20,7 @@ enum ClientExit {
     /// Prints `navd: MESSAGE` on one line of standard error and exits with `status`.
     static func fail(_ status: Int32, _ message: String) -> ExitCode {
         let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-        FileHandle.standardError.write(Data("navd: \(line)\n".utf8))
+        StandardStream.error.write(line: "navd: \(line)")
         return ExitCode(status)
     }
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
-import Foundation
 import NavJSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What every `navd session` command shares: which daemon and session, sending, and printing.
 struct Driver {
@@ -109,7 +113,7 @@ struct Driver {
 
     /// Writes a line to standard output at once (a watcher's output may go to a pipe).
     static func emit(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        StandardStream.output.write(line: text)
     }
 
     /// Any JSON value given on the command line.

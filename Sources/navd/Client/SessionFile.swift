@@ -1,5 +1,9 @@
-import Foundation
 import NavJSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The session the CLI driver works on, remembered in `./.navd/session` by `navd session new`
 /// (JSON: `{url, id, token, watchToken, graph}`, readable by its owner only: it holds the token),
@@ -37,7 +41,7 @@ struct SessionFile: Equatable {
         }
         var writer = JSONWriter()
         writer.write(.object(members))
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         do {
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -51,7 +55,7 @@ struct SessionFile: Equatable {
         } catch let error as SessionFileError {
             throw error
         } catch {
-            throw SessionFileError(message: "cannot write \(path): \(error.localizedDescription)")
+            throw SessionFileError(message: "cannot write \(path): \(SystemErrorText.describe(error))")
         }
     }
 }

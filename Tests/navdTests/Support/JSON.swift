@@ -1,9 +1,9 @@
 import Foundation
 import NavJSON
-import Yams
+import NavYAML
 
 /// A JSON value for the tests, read by the strict RFC 8259 parser below (or from YAML with
-/// Yams), independent of NavCore's own codec, so the daemon's output is checked by a
+/// navd's YAML reader), independent of NavCore's own codec, so the daemon's output is checked by a
 /// parser it does not share. (Foundation's `JSONDecoder` on Linux accepts `[1,]`.)
 ///
 /// Integers and doubles stay apart (`1` is `.int`, `1.5` is `.double`) and `true` is
@@ -35,35 +35,21 @@ indirect enum JSON: Hashable, Sendable {
         try self.init(parsing: Array(text.utf8))
     }
 
-    /// Converts a YAML document (as OpenAPI files are written) with the YAML 1.2 core schema.
+    /// Converts a YAML document (as OpenAPI files are written) with the YAML 1.2 core schema,
+    /// read by navd's YAML reader (the JSON parser below stays independent of navd's).
     init(yaml text: String) throws {
-        guard let node = try Yams.compose(yaml: text) else {
-            throw ParseError(description: "the YAML document is empty")
-        }
-        self = try Self(node)
+        self.init(try YAMLReader.read(text))
     }
 
-    private init(_ node: Node) throws {
-        switch node {
-        case .scalar(let scalar):
-            switch Tag.Name(rawValue: node.tag.rawValue) {
-            case .null: self = .null
-            case .bool: self = node.bool.map(JSON.bool) ?? .string(scalar.string)
-            case .int: self = node.int.map(JSON.int) ?? .string(scalar.string)
-            case .float: self = node.float.map(JSON.double) ?? .string(scalar.string)
-            default: self = .string(scalar.string)
-            }
-        case .mapping(let mapping):
-            var members: [String: JSON] = [:]
-            for (key, value) in mapping {
-                guard let name = key.string else { throw ParseError(description: "a YAML mapping key is not a string") }
-                members[name] = try JSON(value)
-            }
-            self = .object(members)
-        case .sequence(let sequence):
-            self = .array(try sequence.map { try JSON($0) })
-        case .alias:
-            throw ParseError(description: "YAML aliases are not supported")
+    private init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .int(let number): self = .int(number)
+        case .double(let number): self = .double(number)
+        case .string(let text): self = .string(text)
+        case .array(let elements): self = .array(elements.map(JSON.init))
+        case .object(let members): self = .object(members.mapValues(JSON.init))
         }
     }
 

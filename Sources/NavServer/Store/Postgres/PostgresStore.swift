@@ -70,7 +70,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     /// The URL without its password, for logs.
     static func redacted(_ url: String) -> String {
-        guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
+        guard let at = url.lastIndex(of: "@"), let scheme = url.firstRange(of: "://"),
             let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
         else { return url }
         return String(url[..<colon]) + ":***" + String(url[at...])

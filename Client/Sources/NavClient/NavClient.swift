@@ -32,10 +32,20 @@ public struct NavClient: Sendable {
         /// (``NavSession/events(after:limit:wait:)``). An event stream's body is not bounded by it.
         public var timeout: Duration
 
-        public init(httpClient: HTTPClient = .shared, timeout: Duration = .seconds(90)) {
+        public init(httpClient: HTTPClient = Configuration.sharedHTTPClient, timeout: Duration = .seconds(90)) {
             self.httpClient = httpClient
             self.timeout = timeout
         }
+
+        /// The HTTP client NavClients share unless given another: AsyncHTTPClient's own shared
+        /// client but for its connect timeout, 5 s rather than 90. AsyncHTTPClient retries a
+        /// refused connection until that timeout (swift-server/async-http-client#743), so with
+        /// 90 s a call to a daemon that is down would take 90 s to fail. Never shut down, as
+        /// `HTTPClient.shared` is not.
+        public static let sharedHTTPClient = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        )
     }
 
     /// navd's address, e.g. `http://127.0.0.1:8080`.
@@ -57,7 +67,7 @@ public struct NavClient: Sendable {
         let transport = AsyncHTTPClientTransport(
             configuration: .init(client: configuration.httpClient, timeout: .nanoseconds(nanoseconds))
         )
-        var middlewares: [any ClientMiddleware] = [ProblemMiddleware()]
+        var middlewares: [any ClientMiddleware] = [ProblemMiddleware(), HeaderFieldMiddleware()]
         if let token { middlewares.append(AuthorizationMiddleware(token: token)) }
         self.api = Client(serverURL: serverURL, transport: transport, middlewares: middlewares)
     }

@@ -6739,10 +6739,10 @@ public struct Client: APIProtocol {
                             name: "X-Request-Id",
                             as: Components.Headers.XRequestId.self
                         ),
-                        eTag: try converter.getRequiredHeaderFieldAsURI(
+                        eTag: try converter.getOptionalHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "ETag",
-                            as: Components.Headers.ETag.self
+                            as: Swift.String.self
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)

@@ -7035,18 +7035,20 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/200/headers/X-Request-Id`.
                     public var xRequestId: Components.Headers.XRequestId
-                    /// The session's version, quoted (`"<version>"`). Send it back as `If-Match`.
+                    /// The session's version, quoted (`"<version>"`), on a page (and a long poll's
+                    /// answer). A stream has none: its views carry their versions.
+                    ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/200/headers/ETag`.
-                    public var eTag: Components.Headers.ETag
+                    public var eTag: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
-                    ///   - eTag: The session's version, quoted (`"<version>"`). Send it back as `If-Match`.
+                    ///   - eTag: The session's version, quoted (`"<version>"`), on a page (and a long poll's
                     public init(
                         xRequestId: Components.Headers.XRequestId,
-                        eTag: Components.Headers.ETag
+                        eTag: Swift.String? = nil
                     ) {
                         self.xRequestId = xRequestId
                         self.eTag = eTag

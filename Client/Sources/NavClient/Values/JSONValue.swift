@@ -21,7 +21,7 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Reads an object out of a generated container.
     public init(_ container: OpenAPIObjectContainer) {
-        self = .object(container.value.mapValues(JSONValue.init(any:)))
+        self = .object(container.value.mapValues { JSONValue(any: $0) })
     }
 
     init(any value: (any Sendable)?) {
@@ -31,8 +31,8 @@ public enum JSONValue: Sendable, Hashable {
         case let value as Int: self = .int(value)
         case let value as Double: self = .double(value)
         case let value as String: self = .string(value)
-        case let value as [(any Sendable)?]: self = .array(value.map(JSONValue.init(any:)))
-        case let value as [String: (any Sendable)?]: self = .object(value.mapValues(JSONValue.init(any:)))
+        case let value as [(any Sendable)?]: self = .array(value.map { JSONValue(any: $0) })
+        case let value as [String: (any Sendable)?]: self = .object(value.mapValues { JSONValue(any: $0) })
         // OpenAPIRuntime keeps only the kinds above; anything else is described rather than lost.
         case let value?: self = .string("\(value)")
         }
@@ -53,7 +53,7 @@ public enum JSONValue: Sendable, Hashable {
 
     /// The generated container of this value. (It cannot fail: every case is JSON.)
     var container: OpenAPIValueContainer {
-        (try? OpenAPIValueContainer(unvalidatedValue: anyValue)) ?? OpenAPIValueContainer()
+        (try? OpenAPIValueContainer(unvalidatedValue: anyValue)) ?? nil
     }
 
     /// A member of an object, or nil.

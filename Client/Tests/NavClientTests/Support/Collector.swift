@@ -9,21 +9,21 @@ final class Collector: Sendable {
     private struct State {
         var messages: [EventStream.Message] = []
         var finished = false
-        var error: NavClientError?
+        var error: (any Error)?
     }
 
     private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(_ stream: EventStream) {
-        let reader = Task { [state] in
+        let reader = Task { [weak self] in
             do {
                 for try await message in stream {
-                    state.withLock { $0.messages.append(message) }
+                    self?.state.withLock { $0.messages.append(message) }
                 }
-                state.withLock { $0.finished = true }
+                self?.state.withLock { $0.finished = true }
             } catch {
-                state.withLock {
+                self?.state.withLock {
                     $0.error = error
                     $0.finished = true
                 }
@@ -38,7 +38,15 @@ final class Collector: Sendable {
 
     var messages: [EventStream.Message] { state.withLock { $0.messages } }
     var finished: Bool { state.withLock { $0.finished } }
-    var error: NavClientError? { state.withLock { $0.error } }
+    /// What the stream threw (a NavClientError; anything else is recorded as an issue).
+    var error: NavClientError? {
+        guard let error = state.withLock({ $0.error }) else { return nil }
+        guard let error = error as? NavClientError else {
+            Issue.record("the stream threw something other than a NavClientError: \(error)")
+            return nil
+        }
+        return error
+    }
 
     /// The lifecycle events read so far.
     var events: [LifecycleEvent] {
@@ -74,11 +82,16 @@ final class Collector: Sendable {
 }
 
 /// The problem a call was refused with, or nil when it was not refused (or failed otherwise).
-func refusal<T>(_ call: () async throws(NavClientError) -> T) async -> NavProblem? {
+/// (Closures are not inferred to throw a typed error, so `call` throws any error; NavClient's
+/// calls throw only ``NavClientError``.)
+func refusal<T>(_ call: () async throws -> T) async -> NavProblem? {
     do {
         _ = try await call()
         return nil
-    } catch {
+    } catch let error as NavClientError {
         return error.problem
+    } catch {
+        Issue.record("not a NavClientError: \(error)")
+        return nil
     }
 }

@@ -39,19 +39,20 @@ final class CuttableProxy: Sendable {
 
     init(to targetPort: Int) throws {
         target = targetPort
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw Failure(description: "socket: \(errno)") }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         var address = Self.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        guard bound, listen(listener, 64) == 0 else {
-            close(listener)
+        guard bound, listen(fd, 64) == 0 else {
+            Glibc.close(fd)
             throw Failure(description: "cannot listen: \(errno)")
         }
+        listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
         let thread = Thread { [self] in acceptLoop() }
         thread.start()

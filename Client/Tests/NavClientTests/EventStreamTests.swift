@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NavClient
 import Testing
@@ -121,21 +122,36 @@ struct EventStreamTests {
         #expect(stream.error?.problem?.code == .unauthorized)
     }
 
-    @Test func aDaemonThatStaysDownEndsTheStreamAfterTheAttempts() async throws {
+    @Test func aDaemonThatStopsEndsTheStreamWithShutdown() async throws {
         let navd = try LiveNavd()
         let client = navd.client()
+        let created = try await client.createSession()
+        let stream = Collector(client.watcher(created).watch(options: Self.options))
+        #expect(await stream.waitForView(1))
+        #expect(navd.stop() == 0)
+        #expect(await stream.wait { $0.finished })
+        #expect(stream.messages.last == .end(.shutdown))
+        #expect(stream.error == nil)
+    }
+
+    @Test func aDaemonThatDiesAndStaysDownEndsTheStreamAfterTheAttempts() async throws {
+        let navd = try LiveNavd()
+        // A short connect timeout: AsyncHTTPClient retries a refused connection until it ends.
+        let http = HTTPClient(configuration: .init(timeout: .init(connect: .milliseconds(300))))
+        let client = NavClient(serverURL: navd.url, configuration: .init(httpClient: http))
         let created = try await client.createSession()
         let options = EventStream.Options(idleTimeout: .seconds(20), reconnectDelay: .milliseconds(50), maxConsecutiveFailures: 3)
         let stream = Collector(client.watcher(created).watch(options: options))
         #expect(await stream.waitForView(1))
-        #expect(navd.stop() == 0)
+        navd.crash()
         #expect(await stream.wait { $0.finished })
-        // The daemon said goodbye (`shutdown`) or the connection broke and no attempt found it.
-        if case .end(.shutdown) = stream.messages.last {
-            #expect(stream.error == nil)
-        } else if case .transport = stream.error {
-        } else {
-            Issue.record("expected `end: shutdown` or a transport error, got \(String(describing: stream.error)) after \(stream.messages.suffix(2))")
+        guard case .transport(let operation, _) = stream.error else {
+            Issue.record("expected a transport error, got \(String(describing: stream.error)) after \(stream.messages.suffix(2))")
+            try await http.shutdown()
+            return
         }
+        #expect(operation == "listEvents")
+        #expect(stream.messages.last == .view(try #require(stream.views.last)), "no `end`: the daemon died")
+        try await http.shutdown()
     }
 }

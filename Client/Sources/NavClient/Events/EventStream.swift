@@ -118,6 +118,12 @@ public struct EventStream: AsyncSequence, Sendable {
         }
 
         public mutating func next() async throws(NavClientError) -> Message? {
+            try await next(isolation: nil)
+        }
+
+        /// The next message; `for try await` calls this one, on the caller's actor, so what it
+        /// throws is typed there too.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(NavClientError) -> Message? {
             while true {
                 if !queue.isEmpty { return queue.removeFirst() }
                 if ended || Task.isCancelled {
@@ -125,7 +131,7 @@ public struct EventStream: AsyncSequence, Sendable {
                     return nil
                 }
                 guard let connection else {
-                    try await connect()
+                    try await connect(isolation: actor)
                     continue
                 }
                 let chunk: ArraySlice<UInt8>?
@@ -152,7 +158,7 @@ public struct EventStream: AsyncSequence, Sendable {
         }
 
         /// Opens a connection (again), after the retry time when one was open before.
-        private mutating func connect() async throws(NavClientError) {
+        private mutating func connect(isolation actor: isolated (any Actor)?) async throws(NavClientError) {
             if waitFirst {
                 do {
                     try await Task.sleep(for: options.reconnectDelay ?? retry)

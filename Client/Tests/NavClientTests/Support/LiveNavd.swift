@@ -85,6 +85,11 @@ final class LiveNavd: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// SIGKILL, as a crash: no drain, no `end` on any stream.
+    func crash() {
+        stopNow()
+    }
+
     private func stopNow() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)

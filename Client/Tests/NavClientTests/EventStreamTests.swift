@@ -154,4 +154,36 @@ struct EventStreamTests {
         #expect(stream.messages.last == .view(try #require(stream.views.last)), "no `end`: the daemon died")
         try await http.shutdown()
     }
+
+    @Test func aWatcherResumesAcrossARestartOfTheDaemonOnItsStore() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("navclient-restart-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = "sqlite:\(folder.path)/navd.db"
+        var navd = try LiveNavd(store: store)
+        let port = navd.port
+        let http = HTTPClient(configuration: .init(timeout: .init(connect: .milliseconds(300))))
+        let client = NavClient(serverURL: navd.url, configuration: .init(httpClient: http))
+        let created = try await client.createSession()
+        let session = client.session(created)
+        let options = EventStream.Options(idleTimeout: .seconds(20), reconnectDelay: .milliseconds(200), maxConsecutiveFailures: 100)
+        let stream = Collector(client.watcher(created).watch(options: options))
+        var applied = try await session.navigate("list_news").events
+        #expect(await stream.waitForView(2))
+
+        // Killed: no `end`; the watcher keeps trying while the daemon is down.
+        navd.crash()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!stream.finished)
+        navd = try LiveNavd(port: port, store: store)
+        defer { #expect(navd.stop() == 0) }
+        applied += try await session.link("show", params: ["id": 5]).events
+
+        #expect(await stream.waitForView(3))
+        #expect(stream.events == applied, "nothing missed, nothing twice, across the restart")
+        #expect(stream.messages.contains(.reconnected(lastEventID: applied.first { $0.transition == 2 && $0._type == .transitionEnd }?.seq)))
+        stream.cancel()
+        #expect(await stream.wait { $0.finished })
+        try await http.shutdown()
+    }
 }

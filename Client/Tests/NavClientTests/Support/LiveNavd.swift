@@ -35,18 +35,25 @@ final class LiveNavd: @unchecked Sendable {
 
     /// Starts navd serving `graphs` (relative to the repository) on a memory store, and waits
     /// (up to 10 s) until it listens.
-    init(graphs: [String] = ["Examples/news.json", "Examples/stopwatch.json"], arguments: [String] = []) throws {
+    ///
+    /// - Parameters:
+    ///   - port: the port to listen on (a free one when nil), e.g. a stopped navd's, to restart it.
+    ///   - store: `navd serve --store`.
+    init(
+        graphs: [String] = ["Examples/news.json", "Examples/stopwatch.json"], arguments: [String] = [],
+        port: Int? = nil, store: String = "memory"
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw Failure(description: "no navd at \(Self.binary.path): run `swift build` in the repository first, or set NAVD_BINARY")
         }
-        port = try Self.freePort()
-        url = URL(string: "http://127.0.0.1:\(port)")!
-        logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navclient-test-\(port)-\(UUID().uuidString.prefix(8)).log")
+        self.port = try port ?? Self.freePort()
+        url = URL(string: "http://127.0.0.1:\(self.port)")!
+        logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navclient-test-\(self.port)-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process = Process()
         process.executableURL = Self.binary
         process.currentDirectoryURL = Self.repository
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", "memory", "--drain", "0"]
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(self.port)", "--store", store, "--drain", "0"]
             + graphs.flatMap { ["--graph", Self.repository.appendingPathComponent($0).path] } + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
         process.standardInput = FileHandle.nullDevice

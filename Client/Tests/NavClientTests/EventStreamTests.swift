@@ -168,6 +168,7 @@ struct EventStreamTests {
         let session = client.session(created)
         let options = EventStream.Options(idleTimeout: .seconds(20), reconnectDelay: .milliseconds(200), maxConsecutiveFailures: 100)
         let stream = Collector(client.watcher(created).watch(options: options))
+        #expect(await stream.waitForView(1))
         var applied = try await session.navigate("list_news").events
         #expect(await stream.waitForView(2))
 

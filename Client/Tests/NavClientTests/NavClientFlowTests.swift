@@ -194,6 +194,20 @@ struct NavClientFlowTests {
         #expect(anonymous.code == .unauthorized)
         #expect(anonymous.wwwAuthenticate == "Bearer")
 
+        // What the spec does not describe is not a problem: libmicrohttpd's bare 414 for a URL
+        // longer than it buffers.
+        do {
+            _ = try await client.session(id: String(repeating: "a", count: 60_000), token: created.token).view()
+            Issue.record("a 60,000-character URL was answered")
+        } catch {
+            guard case .unexpectedResponse(let operation, let status, _) = error else {
+                Issue.record("expected an unexpected response, got \(error)")
+                return
+            }
+            #expect(operation == "getSession")
+            #expect(status == 414)
+        }
+
         #expect(await refusal { try await client.createSession(graph: "shop") }?.code == .unknownGraph)
         #expect(await refusal { try await client.graph("shop") }?.code == .notFound)
         #expect(try await session.view().version == first.version)

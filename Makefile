@@ -16,7 +16,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke
+.PHONY: all build release run test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
 
 all: build
 
@@ -66,11 +66,12 @@ release: deps
 run: release
 	.build/release/navd serve --graph Examples/news.json --graph Examples/stopwatch.json --listen $(LISTEN) --store $(STORE)
 
-## Unit, integration, contract and browser tests, the container checks, the /metrics check, then a
-## short run of each fuzz target.
+## Unit, integration, contract and browser tests, NavClient's, the container checks, the /metrics
+## check, then a short run of each fuzz target.
 test: test-deps openapi-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) client-test
 	scripts/contract-test.sh
 	scripts/browser-test.sh
 	scripts/metrics-check.sh
@@ -88,6 +89,18 @@ fuzz: deps
 FUZZ_SMOKE_SECONDS ?= 4
 fuzz-smoke: deps
 	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
+
+## NavClient (Client/, a package of its own): its committed generated sources are exactly what
+## swift-openapi-generator writes from openapi.yaml now, then its tests against the debug navd.
+client-test: deps
+	SWIFT=$(SWIFT) scripts/client-codegen.sh --check
+	$(SWIFT) build --product navd
+	$(SWIFT) build --package-path Client --build-tests
+	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path Client --skip-build
+
+## Regenerate NavClient's sources after a change to openapi.yaml (commit them).
+client-codegen:
+	SWIFT=$(SWIFT) scripts/client-codegen.sh
 
 ## schemathesis against a live debug navd (scripts/contract-test.sh; MAX_EXAMPLES, MAX_TIME, SEED).
 contract-test: python-deps deps
@@ -135,4 +148,4 @@ bench-live: release
 	bench/live.sh
 
 clean:
-	rm -rf .build .build-fuzz .navd
+	rm -rf .build .build-fuzz .navd Client/.build Client/.build-generator

@@ -142,7 +142,7 @@ import Testing
         codes.expect(full, 503, "too_many_sessions")
 
         let validator = try OpenAPIValidator.shared.get()
-        let specCodes = Set(validator.schema(named: "Problem")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
+        let specCodes = Set(validator.schema(named: "ProblemDocument")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
         #expect(specCodes.count > 20)
         // store_unavailable needs a store that fails: FullDiskTests fill a tmpfs under a running
         // daemon, StoreFaultTests inject write failures into the store, PostgresOutageTests stop

@@ -18,33 +18,14 @@ ARTIFACTS=.build/browser-test
 [ -x "$CHROMIUM" ] && [ -x "$CHROMEDRIVER" ] || { echo "browser-test: $CHROMIUM or $CHROMEDRIVER is missing (make test-deps)" >&2; exit 1; }
 "$PYTHON" -c 'import selenium' 2>/dev/null || { echo "browser-test: selenium is not installed in $PYTHON (make test-deps)" >&2; exit 1; }
 
-PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-WORK=$(mktemp -d)
-LOG="$WORK/navd.log"
-"$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json --log-level warning --drain 0 >"$LOG" 2>&1 &
-NAVD_PID=$!
-cleanup() {
-    kill "$NAVD_PID" 2>/dev/null || true
-    wait "$NAVD_PID" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-for _ in $(seq 100); do
-    "$PYTHON" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
-        "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
-    kill -0 "$NAVD_PID" 2>/dev/null || { echo "browser-test: navd exited:" >&2; cat "$LOG" >&2; exit 1; }
-    sleep 0.1
-done
+# shellcheck source=scripts/lib/navd.sh
+source scripts/lib/navd.sh
+start_navd browser-test --store memory --graph Examples/news.json
 
 STATUS=0
 "$PYTHON" Tests/Browser/web_client_test.py --url "http://127.0.0.1:$PORT" --artifacts "$ARTIFACTS" \
     --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER" ${SCREENSHOTS:+--screenshots "$SCREENSHOTS"} || STATUS=$?
-if ! kill -0 "$NAVD_PID" 2>/dev/null; then
-    echo "browser-test: navd died during the run:" >&2
-    tail -50 "$LOG" >&2
-    exit 1
-fi
+navd_survived browser-test
 if [ "$STATUS" -ne 0 ]; then
     echo "browser-test: failed; navd's log:" >&2
     tail -20 "$LOG" >&2

@@ -18,27 +18,10 @@ SEED=${SEED:-}
 PYTHON=${CONTRACT_TEST_PYTHON:-.build/venv/bin/python}
 "$PYTHON" -c 'import schemathesis' 2>/dev/null || { echo "contract-test: schemathesis is not installed in $PYTHON (make test-deps)" >&2; exit 1; }
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 export NAVD_ADMIN_TOKEN="contract-admin-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-WORK=$(mktemp -d)
-LOG="$WORK/navd.log"
-
-"$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json \
-    --admin-token "$NAVD_ADMIN_TOKEN" --log-level warning --drain 0 >"$LOG" 2>&1 &
-NAVD_PID=$!
-cleanup() {
-    kill "$NAVD_PID" 2>/dev/null || true
-    wait "$NAVD_PID" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-for _ in $(seq 100); do
-    python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
-        "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
-    kill -0 "$NAVD_PID" 2>/dev/null || { echo "contract-test: navd exited:" >&2; cat "$LOG" >&2; exit 1; }
-    sleep 0.1
-done
+# shellcheck source=scripts/lib/navd.sh
+source scripts/lib/navd.sh
+start_navd contract-test --store memory --graph Examples/news.json --admin-token "$NAVD_ADMIN_TOKEN"
 
 STATUS=0
 # Long polls and streams are capped to the JSON page and a 1 s wait (scripts/contract_hooks.py).
@@ -51,11 +34,7 @@ export PYTHONPATH="scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contra
     ${SEED:+--seed "$SEED"} "$@" || STATUS=$?
 
 # The daemon must have survived everything it was sent.
-if ! kill -0 "$NAVD_PID" 2>/dev/null; then
-    echo "contract-test: navd died during the run:" >&2
-    tail -50 "$LOG" >&2
-    exit 1
-fi
+navd_survived contract-test
 if [ "$STATUS" -ne 0 ]; then
     echo "contract-test: schemathesis reported failures (exit $STATUS)" >&2
     tail -20 "$LOG" >&2

@@ -11,17 +11,10 @@ PYTHON=${METRICS_CHECK_PYTHON:-.build/venv/bin/python}
 [ -x "$BINARY" ] || { echo "metrics-check: $BINARY is not built (run swift build)" >&2; exit 1; }
 "$PYTHON" -c 'import prometheus_client' 2>/dev/null || { echo "metrics-check: prometheus_client is not installed in $PYTHON (make test-deps)" >&2; exit 1; }
 
+# shellcheck source=scripts/lib/navd.sh
+source scripts/lib/navd.sh
 WORK=$(mktemp -d)
-PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-"$BINARY" serve --listen "127.0.0.1:$PORT" --store "sqlite:$WORK/navd.db?compact=5" --graph Examples/news.json \
-    --log-level warning --drain 0 >"$WORK/navd.log" 2>&1 &
-NAVD_PID=$!
-cleanup() {
-    kill "$NAVD_PID" 2>/dev/null || true
-    wait "$NAVD_PID" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_navd metrics-check --store "sqlite:$WORK/navd.db?compact=5" --graph Examples/news.json
 
 STATUS=0
 "$PYTHON" scripts/metrics_check.py "http://127.0.0.1:$PORT" || STATUS=$?

@@ -29,11 +29,11 @@ enum Confirmation {
     /// - Throws: 412 `version_conflict` for a token that is unknown, used or stale (DESIGN §9).
     static func intent(of token: String, session: StoredSession) throws(ServiceError) -> Intent {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, DecimalDigits.parse(parts[0].utf8, leadingZeros: false) != nil,
+        guard parts.count == 3, let version = DecimalDigits.parse(parts[0].utf8, leadingZeros: false),
             equal(Array(mac(parts[0] + "." + parts[1], session).utf8), Array(parts[2].utf8)),
             let intent = claimedIntent(token)
         else { throw conflict("the confirmation token is not one this session gave", session) }
-        guard DecimalDigits.parse(parts[0].utf8, leadingZeros: false) == session.state.version else {
+        guard version == session.state.version else {
             throw conflict("the session changed since the confirmation was asked for (it is at version \(session.state.version))", session)
         }
         return intent

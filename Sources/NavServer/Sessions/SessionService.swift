@@ -165,10 +165,7 @@ package final class SessionService: Sendable {
         if access == .context, let backendToken = configuration.backendToken {
             return try readAsBackend(id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL)
         }
-        // An id of another form (`…%00x`, uppercase, a prefix) is a session that does not exist,
-        // answered without asking the store (SessionID).
-        var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
-        if let session = found, isExpired(session) { found = nil }
+        let found = try loadUnexpired(id)
         let digest = found?.tokenDigest ?? Self.noToken
         var isOwner = !credentials.inURL && presented.matches(digest)
         if !isOwner, access == .read {
@@ -190,10 +187,17 @@ package final class SessionService: Sendable {
         guard !inURL, presented.matches(backendToken) || isAdmin else {
             throw ServiceError(.invalidToken, "changing a session's context needs the backend token (or the admin token)")
         }
-        var found = SessionID.isValid(id) ? try storeCall({ () throws(StoreError) in try store.load(id) }) : nil
-        if let session = found, isExpired(session) { found = nil }
+        let found = try loadUnexpired(id)
         guard let session = found else { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
         return session
+    }
+
+    /// The session `id`, unless it does not exist or has expired. An id of another form (`…%00x`,
+    /// uppercase, a prefix) is a session that does not exist, answered without asking the store
+    /// (SessionID).
+    private func loadUnexpired(_ id: String) throws(ServiceError) -> StoredSession? {
+        guard SessionID.isValid(id), let session = try storeCall({ () throws(StoreError) in try store.load(id) }) else { return nil }
+        return isExpired(session) ? nil : session
     }
 
     /// A digest no token has (its bytes are not a SHA-256 output anyone can invert to).

@@ -267,10 +267,11 @@ extension SQLiteStore {
     }
 
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
-        try withDatabase { () throws(StoreError) -> [String] in
-            // `touched_at` in `sessions` is current once the log is folded in.
-            try writing { () throws(StoreError) in try compactEverything() }
-            return try appendLocked { () throws(StoreError) -> [String] in
+        // `touched_at` in `sessions` is current once the log is folded in (a chunk at a time:
+        // creates and deletes go on between chunks).
+        try folding { () throws(StoreError) in try compactEverything() }
+        return try withDatabase { () throws(StoreError) -> [String] in
+            try appendLocked { () throws(StoreError) -> [String] in
                 // Updates wait here: none can touch a session between this check and its deletion.
                 // Reads take `lock` only, and go on.
                 let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
@@ -319,8 +320,8 @@ extension SQLiteStore {
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {
-        try withDatabase { () throws(StoreError) -> [StoredSession] in
-            try writing { () throws(StoreError) in try compactEverything() }
+        try folding { () throws(StoreError) in try compactEverything() }
+        return try withDatabase { () throws(StoreError) -> [StoredSession] in
             let statement = try connection.statement("SELECT id, \(StoredRow.columns) FROM sessions ORDER BY created_at LIMIT ?")
             try statement.bind(1, Int64(limit))
             defer { statement.reset() }

@@ -139,6 +139,22 @@ import Glibc
         #expect(try fixture.store.load(busy) != nil)
     }
 
+    /// More expired sessions than one chunk (a sweep deletes 128 per transaction): all of them
+    /// go, and those touched since, whose touch is only logged or cached, stay, in any chunk.
+    @Test func aSweepOfManyChunksDeletesExactlyTheExpired() throws {
+        let folder = try TemporaryFolder()
+        let clock = Locked<Int64>(1_000_000)
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 10_000, now: { clock.withLock { $0 } })
+        var ids: [String] = []
+        for _ in 0..<300 { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        clock.withLock { $0 += 60_000 }
+        let touched = Set(stride(from: 0, to: 300, by: 7).map { ids[$0] })
+        for id in touched { _ = try fixture.navigate(id, Self.pathA) }
+        let deleted = try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000)
+        #expect(Set(deleted) == Set(ids).subtracting(touched))
+        for id in ids { #expect((try fixture.store.load(id) != nil) == touched.contains(id)) }
+    }
+
     @Test func aHotSessionKeepsAboutTheRetainedEventsThroughCompaction() throws {
         let folder = try TemporaryFolder()
         let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 40, retained: 50)

@@ -271,6 +271,9 @@ package final class SessionService: Sendable {
         package var events: [LifecycleEvent]
         /// `events` as a JSON array: written once, for the store and for the answer.
         package var eventsJSON: [UInt8]
+        /// Where each event ends in `eventsJSON`, when the session is watched (its watchers'
+        /// `lifecycle` messages are cut out of it); empty otherwise.
+        package var eventEnds: [Int] = []
         /// The view written for the session's watchers, if it has any, and where the events go in
         /// it: the answer (``answer(to:)``) puts them there rather than writing the view again.
         package var watchedView: (bytes: [UInt8], eventsOffset: Int)? = nil
@@ -293,11 +296,12 @@ package final class SessionService: Sendable {
             swap(&session.state, &outcome.state)
             session.graphVersion = graphVersion
             session.touchedAt = now()
-            let eventsJSON = outcome.events.jsonBytes
+            var eventEnds: [Int] = []
+            let eventsJSON = live.isWatched(id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
             let written = try storeCall { () throws(StoreError) in
                 try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
             }
-            if written { return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON) }
+            if written { return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds) }
             guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
                 throw ServiceError(.sessionNotFound, "no session '\(id)'")
             }

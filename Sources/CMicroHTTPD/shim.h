@@ -14,9 +14,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <errno.h>
-#include <sys/ioctl.h>
-#include <sys/uio.h>
 #include <microhttpd.h>
 
 /// `MHD_SIZE_UNKNOWN` is a macro cast Swift does not import.
@@ -213,53 +210,6 @@ navd_mhd_socket_context(struct MHD_Connection *connection)
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info == NULL ? NULL : info->socket_context;
-}
-
-/// Sends `length` bytes (1 or more) on `socket` as one HTTP/1.1 chunk — `<hex length>\r\n`,
-/// the bytes, `\r\n` — without blocking, and only when the socket holds nothing unacknowledged
-/// (`TIOCOUTQ` is 0): then the chunk fits in its send buffer and goes out whole.
-/// Returns 1 when the whole chunk was sent; 0 when nothing was (earlier bytes still queued, or
-/// the send would block); -1 when the connection failed, or the chunk was cut short (some of it
-/// sent): the stream cannot go on then.
-static inline int
-navd_send_chunk(int socket, const void *bytes, size_t length)
-{
-    int queued = 0;
-    if (length == 0 || ioctl(socket, TIOCOUTQ, &queued) != 0 || queued != 0) {
-        return 0;
-    }
-    static const char digits[] = "0123456789abcdef";
-    char header[2 * sizeof(size_t) + 2];
-    size_t size = 0;
-    for (size_t rest = length; rest > 0; rest >>= 4) {
-        size++;
-    }
-    for (size_t index = size, rest = length; index > 0; index--, rest >>= 4) {
-        header[index - 1] = digits[rest & 15];
-    }
-    header[size] = '\r';
-    header[size + 1] = '\n';
-    struct iovec parts[3] = {
-        {.iov_base = header, .iov_len = size + 2},
-        {.iov_base = (void *)bytes, .iov_len = length},
-        {.iov_base = (void *)"\r\n", .iov_len = 2},
-    };
-    struct msghdr message;
-    memset(&message, 0, sizeof(message));
-    message.msg_iov = parts;
-    message.msg_iovlen = 3;
-    const size_t total = size + 2 + length + 2;
-    ssize_t sent;
-    do {
-        sent = sendmsg(socket, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    if (sent == (ssize_t)total) {
-        return 1;
-    }
-    if (sent == 0 || (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
-        return 0;
-    }
-    return -1;
 }
 
 #endif

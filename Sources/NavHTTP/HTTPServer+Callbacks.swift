@@ -121,7 +121,7 @@ func accessHandler(
         context.waiting(deferred)
         return queue(deferred, for: pending, on: connection, context: context)
     }
-    return queue(response, on: connection, context: context, chunkedBody: sendsChunkedBody(method: method, version: version, status: response.status))
+    return queue(response, on: connection, context: context)
 }
 
 /// Queues a deferred answer if it has been given, or suspends the connection until it is.

@@ -172,9 +172,7 @@ func queryText(_ bytes: UnsafeRawBufferPointer) -> String {
 }
 
 /// Queues `response` on `connection` (`MHD_queue_response`), copying its body.
-/// - Parameter chunkedBody: MHD will send a streamed body chunked (``sendsChunkedBody(method:version:status:)``),
-///   so that the stream may write to the socket directly (``ResponseStream``).
-func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: ServerContext, chunkedBody: Bool = false) -> MHD_Result {
+func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: ServerContext) -> MHD_Result {
     var status = response.status
     if !(100...599).contains(status) {
         context.logger.error("handler answered an invalid HTTP status; sending 500", metadata: ["status": "\(status)"])
@@ -182,7 +180,7 @@ func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: Serv
     }
     let mhdResponse: OpaquePointer?
     if let stream = response.stream {
-        mhdResponse = streamResponse(stream, on: connection, context: context, chunked: chunkedBody)
+        mhdResponse = streamResponse(stream, on: connection, context: context)
     } else {
         mhdResponse = response.body.withUnsafeBytes { body in
             navd_mhd_response_copy(body.count, body.baseAddress)
@@ -235,23 +233,15 @@ let streamBlockSize = 1024
 
 /// An MHD response of unknown size (sent chunked) that reads `stream`; the binding is retained
 /// until MHD frees the response (``streamFreed``).
-func streamResponse(_ stream: ResponseStream, on connection: OpaquePointer, context: ServerContext, chunked: Bool) -> OpaquePointer? {
+func streamResponse(_ stream: ResponseStream, on connection: OpaquePointer, context: ServerContext) -> OpaquePointer? {
     let binding = Unmanaged.passRetained(StreamBinding(stream: stream, context: context))
     guard let response = MHD_create_response_from_callback(navd_mhd_size_unknown, streamBlockSize, streamRead, binding.toOpaque(), streamFreed) else {
         binding.release()
         return nil
     }
-    let socket = chunked ? navd_mhd_connection_socket(connection) : navd_mhd_invalid_socket
-    stream.attach(to: connection, socket: socket == navd_mhd_invalid_socket ? nil : socket)
+    stream.attach(to: connection)
     context.opened(stream)
     return response
-}
-
-/// Whether MHD sends a body of unknown size to this request chunked: an HTTP/1.1 request other
-/// than `HEAD`, answered with a status that has a body (MHD's own rule: `setup_reply_properties`).
-func sendsChunkedBody(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, status: Int) -> Bool {
-    guard let method, let version, strcmp(version, "HTTP/1.1") == 0, strcmp(method, "HEAD") != 0 else { return false }
-    return status >= 200 && status != 204 && status != 304
 }
 
 /// `MHD_ContentReaderCallback`: the stream's next bytes; with none yet, the stream has

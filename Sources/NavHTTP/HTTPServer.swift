@@ -346,13 +346,7 @@ final class ServerContext: Sendable {
     private let streams = Mutex<[ObjectIdentifier: ResponseStream]>([:])
 
     package func opened(_ stream: ResponseStream) {
-        streams.withLock { streams in
-            // Once `stop()` has listed the streams to end, one opened later is never written to
-            // directly: MHD closes its socket as it stops, and a write must not find the number
-            // taken by another file.
-            if draining.load(ordering: .relaxed) { stream.sendThroughServerOnly() }
-            streams[ObjectIdentifier(stream)] = stream
-        }
+        streams.withLock { $0[ObjectIdentifier(stream)] = stream }
     }
 
     package func closed(_ stream: ResponseStream) {

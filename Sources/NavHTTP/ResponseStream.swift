@@ -13,17 +13,6 @@ import Synchronization
 /// that would go past it closes the stream instead (the connection is dropped), so a reader
 /// that cannot keep up never holds a writer up or grows memory: it reconnects and resumes.
 ///
-/// A write that finds the connection suspended (everything before it sent, MHD waiting for
-/// bytes) and its socket holding nothing unacknowledged, and is short (``directLimit``), goes
-/// straight to the socket, as one
-/// chunk, from the writer's thread (``attach(to:socket:)``: HTTP/1.1 bodies only): MHD's round
-/// trip for it — resuming the connection through its inter-thread channel, a poll, the content
-/// reader twice, suspending again — is skipped, and the connection stays suspended. MHD leaves a
-/// suspended connection's socket alone, and it suspends one only from the content reader, once
-/// the previous chunk has been sent whole, so such a chunk never interleaves with MHD's bytes.
-/// One that would not go out whole takes MHD's way; one that was cut short (the socket took part
-/// of it) ends the stream, as a lagging reader's does.
-///
 /// A client that went away is noticed when the server next sends to it, as with any socket: a
 /// producer that must notice should write something now and then (a heartbeat). Once the
 /// connection is done with the stream, whether finished, dropped or gone, ``isOpen`` is false,
@@ -42,8 +31,6 @@ package final class ResponseStream: Sendable {
         var suspended = false
         /// The connection sending this stream, once the server has queued it.
         var connection: Connection?
-        /// The connection's socket, while a write may go to it directly (see the type's notes).
-        var socket: Int32?
         var onClose: (@Sendable () -> Void)?
     }
 
@@ -56,12 +43,6 @@ package final class ResponseStream: Sendable {
     private let state: Mutex<State>
     /// The most unsent bytes the stream holds.
     package let bufferLimit: Int
-    /// Writes that went straight to the socket, in this process (for tests and benchmarks).
-    package static let directWrites = Atomic<Int>(0)
-    /// The longest write sent straight to the socket: well within a TCP socket's first send
-    /// buffer (16 KiB by Linux's default `tcp_wmem`), so that an empty one takes it whole. A
-    /// change's messages are 2–3 KB; longer writes (a page of a catch-up) take MHD's way.
-    static let directLimit = 8 << 10
 
     package init(bufferLimit: Int = 1 << 20) {
         self.bufferLimit = max(1, bufferLimit)
@@ -86,22 +67,6 @@ package final class ResponseStream: Sendable {
         var closedNow: (@Sendable () -> Void)?
         let taken = state.withLock { state -> Bool in
             guard !state.closed, !state.finished else { return false }
-            if state.suspended, bytes.count <= Self.directLimit, let socket = state.socket {
-                let sent = bytes.withUnsafeBytes { navd_send_chunk(socket, $0.baseAddress, $0.count) }
-                if sent == 1 {
-                    Self.directWrites.add(1, ordering: .relaxed)
-                    return true
-                }
-                if sent < 0 {
-                    // Gone, or the chunk was cut: the connection is closed (its reader fails).
-                    state.closed = true
-                    state.overflowed = true
-                    closedNow = state.onClose
-                    state.onClose = nil
-                    Self.resume(&state)
-                    return false
-                }
-            }
             guard state.buffer.count - state.sent + bytes.count <= bufferLimit else {
                 state.closed = true
                 state.overflowed = true
@@ -161,19 +126,9 @@ package final class ResponseStream: Sendable {
     }
 
     /// Binds the stream to the connection sending it; called once, when the response is queued.
-    /// - Parameter socket: the connection's socket when its body is sent chunked (HTTP/1.1, a
-    ///   body allowed) and writes may go to it directly; nil otherwise.
-    func attach(to connection: OpaquePointer, socket: Int32?) {
+    func attach(to connection: OpaquePointer) {
         let bound = Connection(handle: connection)
-        state.withLock { state in
-            state.connection = bound
-            state.socket = socket
-        }
-    }
-
-    /// No write goes to the socket directly from now on (the server is stopping).
-    func sendThroughServerOnly() {
-        state.withLock { $0.socket = nil }
+        state.withLock { $0.connection = bound }
     }
 
     /// Copies up to `capacity` unsent bytes to `output`, or suspends the connection when there
@@ -213,7 +168,6 @@ package final class ResponseStream: Sendable {
         let closedNow = state.withLock { state -> (@Sendable () -> Void)? in
             state.closed = true
             state.connection = nil
-            state.socket = nil
             state.suspended = false
             state.buffer = []
             state.sent = 0

@@ -40,6 +40,10 @@ struct ServeSettings: Sendable {
     /// (`poll`, `epoll`, `threads`) says otherwise, for the benchmarks that compare them
     /// (bench/live.sh). No option: navd ships `poll` (BENCHMARKS.md, "Live sessions").
     var polling: HTTPServer.Polling
+    /// Whether the PostgreSQL store's committed groups send `NOTIFY` (cross-process delivery to
+    /// watchers): on unless the hidden `NAVD_PG_NOTIFY=off` says otherwise, for bench/postgres.sh,
+    /// which measures what it costs. No option: turning it off breaks DESIGN §8 across processes.
+    var postgresNotifies: Bool
     var logLevel: Logger.Level
     var logFormat: LogFormat
     /// After SIGTERM: how long `/readyz` answers 503 while requests are still served.
@@ -106,6 +110,11 @@ struct ServeSettings: Sendable {
             throw ValidationError("NAVD_HTTP_POLLING must be poll, epoll or threads, not '\(polling)'")
         }
         self.polling = mode
+        switch value(nil, "NAVD_PG_NOTIFY") ?? "on" {
+        case "on": postgresNotifies = true
+        case "off": postgresNotifies = false
+        case let other: throw ValidationError("NAVD_PG_NOTIFY must be on or off, not '\(other)'")
+        }
         let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed

@@ -113,7 +113,7 @@ extension PostgresStore {
     /// and reads back each change. One that is there committed and is answered as written; one
     /// that is not, or that cannot be read back, fails with `error` (a 503: it did not commit, or
     /// nobody can tell yet).
-    private func recover(_ writes: [GroupWrite], _ error: StoreError, on connection: PostgresConnection) -> [GroupOutcome] {
+    func recover(_ writes: [GroupWrite], _ error: StoreError, on connection: PostgresConnection) -> [GroupOutcome] {
         let deadline = Clock.seconds() + Self.recoverySeconds
         return writes.map { write in
             while true {

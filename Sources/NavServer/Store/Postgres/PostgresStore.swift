@@ -205,9 +205,25 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        switch groups.commit(groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer), run: commitGroup) {
+        case .written:
+            cache.put(session)
+            return true
+        case .lost:
+            cache.remove(session.id)
+            return false
+        case .failed(let error):
+            throw error
+        }
+    }
+
+    /// The change as a group commits it: the statement's parameters and what reads it back.
+    func groupWrite(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+    ) -> GroupWrite {
         let snapshot = Self.snapshotJSON(session)
         let lastSeq = events.last?.seq ?? session.state.eventCounter
-        let write = GroupWrite(
+        return GroupWrite(
             id: session.id,
             parameters: [
                 session.id, String(session.state.version), snapshot, String(session.touchedAt), String(expectedVersion),
@@ -218,16 +234,6 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             version: session.state.version, lastSeq: lastSeq, touchedAt: session.touchedAt, snapshot: snapshot,
             lastEvent: events.last.map { String(decoding: [$0].jsonBytes, as: UTF8.self) }
         )
-        switch groups.commit(write, run: commitGroup) {
-        case .written:
-            cache.put(session)
-            return true
-        case .lost:
-            cache.remove(session.id)
-            return false
-        case .failed(let error):
-            throw error
-        }
     }
 
     /// An answer's headers as a JSON array of `[name, value]` pairs.

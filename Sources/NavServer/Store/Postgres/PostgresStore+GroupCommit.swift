@@ -17,9 +17,9 @@ extension PostgresStore {
         var lastSeq: Int
         var touchedAt: Int64
         var snapshot: String
-        /// The change's last event as a JSON array of one: found in the log, it says the change committed even
-        /// when the session has moved on since.
-        var lastEvent: String?
+        /// The change's events as a JSON array: found in the log under its last seq, they say the
+        /// change committed even when the session has moved on since.
+        var events: String
     }
 
     enum GroupOutcome: Sendable {
@@ -38,10 +38,10 @@ extension PostgresStore {
                 AND ($8::text IS NULL OR NOT EXISTS (SELECT 1 FROM idempotency WHERE key = $8))
             RETURNING id),
         ins AS (
-            INSERT INTO events (session_id, seq, body)
-            SELECT u.id, (e->>'seq')::bigint, e::text FROM u, jsonb_array_elements($6::jsonb) e RETURNING 1),
+            INSERT INTO event_log (session_id, last_seq, first_seq, body)
+            SELECT u.id, $13, $14, $6 FROM u WHERE $6 <> '[]' RETURNING 1),
         trimmed AS (
-            DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
+            DELETE FROM event_log WHERE session_id = $1 AND last_seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
         kept AS (
             INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
             SELECT $8, u.id, decode($9, 'hex'), $10, $11, $12, $4 FROM u WHERE $8::text IS NOT NULL RETURNING 1)
@@ -60,10 +60,10 @@ extension PostgresStore {
         """
 
     /// Whether a change whose commit went unanswered is there: the row at the version, time and
-    /// snapshot it wrote, or (the session moved on since) its last event in the log.
+    /// snapshot it wrote, or (the session moved on since) its events in the log.
     static let verifySQL = """
         SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND version = $2 AND touched_at = $3 AND snapshot = $4)
-            OR EXISTS (SELECT 1 FROM events WHERE session_id = $1 AND seq = $5 AND body::jsonb = $6::jsonb -> 0)
+            OR EXISTS (SELECT 1 FROM event_log WHERE session_id = $1 AND last_seq = $5 AND body = $6)
         """
 
     /// How long a group whose connection broke tries to reconnect and read back what it wrote.
@@ -120,7 +120,7 @@ extension PostgresStore {
                 do throws(StoreError) {
                     let found = try connection.execute(
                         Self.verifySQL,
-                        [write.id, String(write.version), String(write.touchedAt), write.snapshot, String(write.lastSeq), write.lastEvent],
+                        [write.id, String(write.version), String(write.touchedAt), write.snapshot, String(write.lastSeq), write.events],
                         prepare: true)
                     if found.text(0, 0) == "t" { return .written }
                     cache.remove(write.id)

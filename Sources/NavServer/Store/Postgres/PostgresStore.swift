@@ -76,6 +76,19 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         );
         CREATE INDEX idempotency_session ON idempotency (session_id);
         CREATE INDEX idempotency_created_at ON idempotency (created_at);
+        """
+        // A change's events as one row (a JSON array, as SQLite's event_log holds them), not a
+        // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (issue 19).
+        + """
+        CREATE TABLE event_log (
+            session_id TEXT NOT NULL,
+            last_seq BIGINT NOT NULL,
+            first_seq BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, last_seq)
+        );
+        INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT session_id, seq, seq, '[' || body || ']' FROM events;
+        DROP TABLE events;
         """,
     ]
 
@@ -143,13 +156,13 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 WITH s AS (
                     INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at)
                     VALUES ($1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9) RETURNING id)
-                INSERT INTO events (session_id, seq, body)
-                SELECT s.id, (e->>'seq')::bigint, e::text FROM s, jsonb_array_elements($10::jsonb) e
+                INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
+                    String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
                 ],
                 prepare: true
             )
@@ -223,16 +236,22 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     ) -> GroupWrite {
         let snapshot = Self.snapshotJSON(session)
         let lastSeq = events.last?.seq ?? session.state.eventCounter
+        let firstSeq = events.first?.seq ?? lastSeq
+        // The log is trimmed when a change crosses a multiple of 64 seqs, not by every change:
+        // between `retainedEvents` and 64 more are kept (reads show the retained ones only).
+        let trimmed = (firstSeq - 1) / 64 != lastSeq / 64 ? String(lastSeq - retainedEvents) : nil
+        let eventsText = String(decoding: eventsJSON, as: UTF8.self)
         return GroupWrite(
             id: session.id,
             parameters: [
                 session.id, String(session.state.version), snapshot, String(session.touchedAt), String(expectedVersion),
-                String(decoding: eventsJSON, as: UTF8.self), String(lastSeq - retainedEvents),
+                eventsText, trimmed,
                 answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
                 answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+                String(lastSeq), String(firstSeq),
             ],
             version: session.state.version, lastSeq: lastSeq, touchedAt: session.touchedAt, snapshot: snapshot,
-            lastEvent: events.last.map { String(decoding: [$0].jsonBytes, as: UTF8.self) }
+            events: eventsText
         )
     }
 
@@ -264,7 +283,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
-                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1),
+                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM event_log WHERE session_id = $1),
                 k AS (DELETE FROM idempotency WHERE session_id = $1),
                 notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
                 SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
@@ -276,14 +295,30 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
         guard SessionID.isValid(id) else { return [] }
+        // Batches are trimmed whole, so older events may linger: show the retained ones only. A
+        // batch holds at least one event, so `limit` batches hold enough.
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-                [id, String(after), String(limit)], prepare: true)
+                """
+                WITH newest AS (SELECT COALESCE(MAX(last_seq), 0) AS seq FROM event_log WHERE session_id = $1)
+                SELECT b.body, newest.seq FROM event_log b, newest
+                WHERE b.session_id = $1 AND b.last_seq > GREATEST($2, newest.seq - $4) ORDER BY b.last_seq LIMIT $3
+                """,
+                [id, String(after), String(limit), String(retainedEvents)], prepare: true)
         }
-        return (0..<result.rowCount).compactMap { row in
-            (try? JSONValue(parsing: result.bytes(row, 0))).flatMap(LifecycleEvent.init(json:))
+        guard result.rowCount > 0 else { return [] }
+        let floor = max(after, Int(result.int(0, 1)) - retainedEvents)
+        var events: [LifecycleEvent] = []
+        for row in 0..<result.rowCount {
+            guard let batch = (try? JSONValue(parsing: result.bytes(row, 0)))?.arrayValue else {
+                throw StoreError(message: "session \(id): a stored event batch is not a JSON array")
+            }
+            for element in batch {
+                guard let event = LifecycleEvent(json: element) else { throw StoreError(message: "session \(id): a stored event is not an event") }
+                if event.seq > floor, events.count < limit { events.append(event) }
+            }
         }
+        return events
     }
 
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
@@ -291,7 +326,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             try connection.execute(
                 """
                 WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
-                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d)),
+                e AS (DELETE FROM event_log WHERE session_id IN (SELECT id FROM d)),
                 k AS (DELETE FROM idempotency WHERE session_id IN (SELECT id FROM d) OR created_at < $1),
                 notified AS (SELECT pg_notify('navd_changes', $2 || ' ' || id || ' expired') FROM d)
                 SELECT id, (SELECT count(*) FROM notified) FROM d

@@ -53,6 +53,16 @@ struct ServeSettings: Sendable {
 
     static let defaultStore = "sqlite:./.navd/navd.db"
 
+    /// The cores navd may use; on PostgreSQL at least 8 per pooled connection. A request thread
+    /// there mostly waits for its group's commit (holding no connection: group commit, issue 19),
+    /// and only changes waiting together are committed together, so the threads bound how many
+    /// changes one commit can carry (BENCHMARKS.md, "PostgreSQL at the database's speed").
+    static func defaultThreads(store: String, postgresConnections: Int) -> Int {
+        let cores = CPUQuota.usableCores
+        let postgres = store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")
+        return min(256, postgres ? max(cores, 8 * postgresConnections) : cores)
+    }
+
     init(_ command: ServeCommand, environment: [String: String]) throws {
         func value(_ option: String?, _ name: String) -> String? { option ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         func number(_ option: Int?, _ name: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
@@ -81,8 +91,8 @@ struct ServeSettings: Sendable {
         if let backendToken, backendToken.utf8.count < 16 {
             throw ValidationError("the backend token must be at least 16 characters")
         }
-        threads = try number(command.threads, "NAVD_THREADS", min(256, CPUQuota.usableCores), 1...256)
         postgresConnections = try number(command.pgConnections, "NAVD_PG_CONNECTIONS", 4, 1...1000)
+        threads = try number(command.threads, "NAVD_THREADS", Self.defaultThreads(store: store, postgresConnections: postgresConnections), 1...256)
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)

@@ -81,6 +81,45 @@ import Glibc
         #expect(again.map(Self.label) == ["written"])
     }
 
+    /// A change's events are one row of the log, trimmed whole when a change crosses a multiple
+    /// of 64 seqs: reads still show exactly the retained events, in pages, none twice.
+    @Test func theEventLogShowsTheRetainedEventsOfItsBatches() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let graphs = try MemoryStoreTests.graphs()
+        let store = try PostgresStore(url: cluster.url, connections: 1, retainedEvents: 20, decode: StoreFactory.snapshotDecoder(graphs))
+        defer { store.close() }
+        let navigator = try #require(try graphs.latest("news")).navigator
+        var (session, events) = try MemoryStoreTests.session(SessionService.newID(), in: graphs)
+        try store.insert(session, events: events)
+        var all = events
+        for step in 0..<40 {
+            let outcome = try navigator.apply(.navigate(step % 2 == 0 ? DurabilityTests.pathA : DurabilityTests.pathB), to: session.state)
+            var next = session
+            next.state = outcome.state
+            #expect(try store.update(next, expectedVersion: session.state.version, events: outcome.events, eventsJSON: outcome.events.jsonBytes))
+            session = next
+            all += outcome.events
+        }
+        let newest = session.state.eventCounter
+        #expect(all.last?.seq == newest)
+        let retained = all.filter { $0.seq > newest - 20 }
+        #expect(try store.events(of: session.id, after: 0, limit: 1000) == retained)
+        // Pages of 7 from the start and from the middle of a batch.
+        var paged: [LifecycleEvent] = []
+        while true {
+            let page = try store.events(of: session.id, after: paged.last?.seq ?? 0, limit: 7)
+            #expect(page.count <= 7)
+            if page.isEmpty { break }
+            paged += page
+        }
+        #expect(paged == retained)
+        #expect(try store.events(of: session.id, after: newest - 3, limit: 1000) == Array(all.suffix(3)))
+        // Older batches are gone from the table, not only hidden.
+        let rows = Int(try cluster.query("SELECT count(*) FROM event_log WHERE session_id = '\(session.id)'")) ?? 0
+        #expect(rows < 41)
+    }
+
     static func label(_ outcome: PostgresStore.GroupOutcome) -> String {
         switch outcome {
         case .written: "written"

@@ -118,7 +118,7 @@ package final class PostgresConnection: @unchecked Sendable {
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
         // libpq reads text-format parameters as C strings (it ignores `paramLengths` for them), so a
         // NUL would silently end a value early: refuse it (PostgreSQL text cannot hold one anyway).
-        for parameter in parameters where parameter?.utf8.contains(0) == true {
+        for parameter in parameters where parameter.map(Self.containsNUL) == true {
             throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
         }
         let name = prepare ? try preparedName(sql, parameterCount: parameters.count, handle) : nil
@@ -174,7 +174,7 @@ package final class PostgresConnection: @unchecked Sendable {
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
         var names: [String] = []
         for statement in statements {
-            for parameter in statement.parameters where parameter?.utf8.contains(0) == true {
+            for parameter in statement.parameters where parameter.map(Self.containsNUL) == true {
                 throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
             }
             names.append(try preparedName(statement.sql, parameterCount: statement.parameters.count, handle))
@@ -246,6 +246,12 @@ package final class PostgresConnection: @unchecked Sendable {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw StoreError(message: "PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
         }
+    }
+
+    /// Whether `text` holds a NUL byte (`memchr` over its UTF-8: parameters are kilobytes of JSON).
+    private static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
     }
 
     private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {

@@ -12,10 +12,12 @@
 #            their sum. Every answer is a change committed before it was sent.
 #   navd×1 without NOTIFY (NAVD_PG_NOTIFY=off) when NOTIFY_OFF=1: what cross-process event
 #            delivery costs.
+#   baseline with BASELINE=PATH: navd×1 of another build (e.g. main's, before group commit) with
+#            its defaults, in the same rounds.
 # Prints every run, then medians per configuration and the ratio of medians to pgbench.
 #
 # Environment: ROUNDS=3 DURATION=8s CLIENTS=32 CONNECTIONS=32 SESSIONS=200 ROWS=200 PROCS="1 2 3"
-#   NOTIFY_OFF=1 NAVD GRAPH NAVD_FLAGS (e.g. "--pg-connections 8") BENCH_OUT KEEP_TMP as for bench/run.sh.
+#   NOTIFY_OFF=1 BASELINE NAVD GRAPH NAVD_FLAGS (e.g. "--pg-connections 8") BENCH_OUT KEEP_TMP as for bench/run.sh.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +32,7 @@ SESSIONS=${SESSIONS:-200}
 ROWS=${ROWS:-200}
 PROCS=${PROCS:-1 2 3}
 NOTIFY_OFF=${NOTIFY_OFF:-1}
+BASELINE=${BASELINE:-}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
@@ -39,29 +42,16 @@ KEEP_TMP=${KEEP_TMP:-0}
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
 bench_init postgres
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-PG_DIR=""
-bench_on_exit() {
-    if [[ -n $PG_DIR ]]; then
-        runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
-        rm -rf "$PG_DIR"
-    fi
-}
-
 ensure_wrk
 private_navd
 mkdir -p "$BENCH_OUT"
 log "machine: $(machine_info)"
-
-[[ -x $PG_BIN/initdb && -x $PG_BIN/pgbench ]] || die "PostgreSQL server binaries are missing (make test-deps installs them)"
-PG_PORT=$(free_port)
-# Its own folder: the postgres user cannot enter $TMP (mode 700).
-PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/navd-postgres-bench.XXXXXX")
-chown postgres "$PG_DIR"
-runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
-runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 start \
-    -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
-log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
+if [[ -n $BASELINE ]]; then
+    cp "$BASELINE" "$TMP/navd-baseline"
+    BASELINE=$TMP/navd-baseline
+fi
+postgres_start postgres
+[[ -x $PG_BIN/pgbench ]] || die "pgbench is missing (make test-deps installs PostgreSQL's client programs)"
 psql_run() { runuser -u postgres -- "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 # pgbench's table and script: the same row size as a navd session's snapshot (~1.5 KB).
@@ -86,7 +76,8 @@ run_pgbench() {
     log "round $round pgbench: $tps transactions/s ($CLIENTS clients)"
 }
 
-# run_navd ROUND PROCESSES CONFIG [ENV=VALUE…]: N navd on a fresh database, wrk spread over them.
+# run_navd ROUND PROCESSES CONFIG [ENV=VALUE…]: N navd ($RUN_NAVD, else $NAVD) on a fresh
+# database, wrk spread over them.
 run_navd() {
     local round=$1 procs=$2 config=$3
     shift 3
@@ -98,7 +89,7 @@ run_navd() {
         port=$(free_port)
         url=http://127.0.0.1:$port
         # shellcheck disable=SC2086
-        start_server "$TMP/navd-$config-$round-$i.log" "$url/healthz" env "$@" "$NAVD" serve --graph "$GRAPH" --store "$spec" \
+        start_server "$TMP/navd-$config-$round-$i.log" "$url/healthz" env "$@" "${RUN_NAVD:-$NAVD}" serve --graph "$GRAPH" --store "$spec" \
             --listen "127.0.0.1:$port" $NAVD_FLAGS
         pids+=("$SERVER_PID")
         urls+=("$url")
@@ -128,6 +119,7 @@ for round in $(seq 1 "$ROUNDS"); do
     run_pgbench "$round"
     for procs in $PROCS; do run_navd "$round" "$procs" "navd x$procs"; done
     if [[ $NOTIFY_OFF == 1 ]]; then run_navd "$round" 1 "navd x1 no NOTIFY" NAVD_PG_NOTIFY=off; fi
+    if [[ -n $BASELINE ]]; then RUN_NAVD=$BASELINE run_navd "$round" 1 "baseline x1"; fi
 done
 
 python3 - "$RESULTS" "$CLIENTS" "$CONNECTIONS" <<'PY' | tee "$BENCH_OUT/postgres-summary.md"

@@ -5,8 +5,8 @@ import Glibc
 /// How a change reaches PostgreSQL (issue 19): each is one `UPDATE … WHERE id = $1 AND version =
 /// $expected` that appends its events (and keeps its answer, for an `Idempotency-Key`) in the same
 /// statement; the changes waiting for a connection go together (``PostgresGroupCommit``) as one
-/// pipeline (`PQpipelineSync`: one round trip) that is one implicit transaction: one commit, one
-/// WAL flush, and one `NOTIFY` naming every session of the group that changed.
+/// pipeline (`PQpipelineSync`: one round trip) that is one implicit transaction: one commit and
+/// one WAL flush; then one `NOTIFY` names every session of the group that changed.
 extension PostgresStore {
     /// One change of a group: the statement's parameters and what tells, after a lost connection,
     /// whether it committed.
@@ -48,16 +48,8 @@ extension PostgresStore {
         SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM kept)
         """
 
-    /// One notice for the whole group, sent at its commit: `<tag> changes <id>:<last seq> …` for
-    /// every session of the group that is at the version the group wrote (DESIGN §8: NOTIFY takes
-    /// a database-wide lock until commit, so one per committed group).
-    static let notifySQL = """
-        SELECT pg_notify('navd_changes', $1 || list) FROM (
-            SELECT string_agg(' ' || c.id || ':' || c.seq, '') AS list
-            FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS c(id, version, seq)
-            JOIN sessions s ON s.id = c.id AND s.version = c.version) x
-        WHERE list IS NOT NULL
-        """
+    /// One notice for a committed group (``notify(_:_:on:)``): `<tag> changes <id>:<last seq> …`.
+    static let notifySQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('navd_changes', $1)"
 
     /// Whether a change whose commit went unanswered is there: the row at the version, time and
     /// snapshot it wrote, or (the session moved on since) its events in the log.
@@ -80,12 +72,7 @@ extension PostgresStore {
     }
 
     private func commit(_ writes: [GroupWrite], on connection: PostgresConnection) -> [GroupOutcome] {
-        var statements = writes.map { (sql: Self.updateSQL, parameters: $0.parameters) }
-        if notifies {
-            let ids = writes.map(\.id).joined(separator: ","), versions = writes.map { String($0.version) }.joined(separator: ",")
-            let seqs = writes.map { String($0.lastSeq) }.joined(separator: ",")
-            statements.append((Self.notifySQL, [processTag + " changes", "{\(ids)}", "{\(versions)}", "{\(seqs)}"]))
-        }
+        let statements = writes.map { (sql: Self.updateSQL, parameters: $0.parameters) }
         var sent = false
         let results: [PostgresConnection.PipelineResult]
         do {
@@ -102,11 +89,30 @@ extension PostgresStore {
             }
         }
         let failed = results.contains { if case .failed = $0 { true } else { false } }
-        guard failed else { return outcomes }
+        guard failed else {
+            notify(writes, outcomes, on: connection)
+            return outcomes
+        }
         // One statement failed, so the transaction rolled back: nothing of the group was written.
         // Each change goes again alone, so that only the failing one fails.
         guard writes.count > 1 else { return outcomes }
         return writes.flatMap { commit([$0], on: connection) }
+    }
+
+    /// Tells the other processes which sessions the group changed: one notice, sent after the
+    /// group committed, in a transaction of its own that does not wait for its WAL flush
+    /// (`synchronous_commit` off for it alone). NOTIFY holds a database-wide lock from before its
+    /// transaction commits until it has, flush included: sent inside the group it would make the
+    /// groups of every connection and process commit one at a time (measured: −20% with one
+    /// process, −32% with two; BENCHMARKS.md). A notice lost to a crash costs its listeners a
+    /// read: a listener whose connection broke reads every watched session again.
+    private func notify(_ writes: [GroupWrite], _ outcomes: [GroupOutcome], on connection: PostgresConnection) {
+        guard notifies else { return }
+        let changed = zip(writes, outcomes).compactMap { write, outcome -> String? in
+            if case .written = outcome { " \(write.id):\(write.lastSeq)" } else { nil }
+        }
+        guard !changed.isEmpty else { return }
+        _ = try? connection.execute(Self.notifySQL, [processTag + " changes" + changed.joined()], prepare: true)
     }
 
     /// After a connection broke under a sent group: reconnects (for up to ``recoverySeconds``)

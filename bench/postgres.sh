@@ -108,7 +108,7 @@ run_navd() {
     local rate=0 non2xx=0 line
     for ((i = 0; i < procs; i++)); do
         line=$(cat "$TMP/result-$config-$round-$i.txt")
-        rate=$(python3 -c "print(${rate} + float('$(field rps "$line")' or 0))")
+        rate=$(python3 -c "print(f'{${rate} + float(\"$(field rps "$line")\" or 0):.1f}')")
         non2xx=$((non2xx + $(field non2xx "$line" || echo 0)))
     done
     printf '%s\t%s\t%s\t%s\n' "$config" "$round" "$rate" "$non2xx" >>"$RESULTS"
@@ -126,13 +126,15 @@ python3 - "$RESULTS" "$CLIENTS" "$CONNECTIONS" <<'PY' | tee "$BENCH_OUT/postgres
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 configs = list(dict.fromkeys(r["config"] for r in rows))
-base = statistics.median(float(r["rate"]) for r in rows if r["config"] == "pgbench")
-print(f"| run | per second (median) | rounds | ratio to pgbench | non-2xx |  (pgbench -c{sys.argv[2]}, wrk -c{sys.argv[3]} in all)")
+pgbench = {r["round"]: float(r["rate"]) for r in rows if r["config"] == "pgbench"}
+base = statistics.median(pgbench.values())
+print(f"| run | per second (median) | rounds | ratio to pgbench: of medians (median of per-round) | non-2xx |  (pgbench -c{sys.argv[2]}, wrk -c{sys.argv[3]} in all)")
 print("| --- | ---: | --- | ---: | ---: |")
 for config in configs:
-    mine = [r for r in rows if r["config"] == config]
-    rates = [float(r["rate"]) for r in mine if r["rate"]]
+    mine = [r for r in rows if r["config"] == config and r["rate"]]
+    rates = [float(r["rate"]) for r in mine]
     median = statistics.median(rates)
-    print(f"| {config} | {median:,.0f} | {', '.join(f'{x:,.0f}' for x in rates)} | {median / base:.2f} "
+    per_round = statistics.median(float(r["rate"]) / pgbench[r["round"]] for r in mine)
+    print(f"| {config} | {median:,.0f} | {', '.join(f'{x:,.0f}' for x in rates)} | {median / base:.2f} ({per_round:.2f}) "
           f"| {sum(int(r['non2xx'] or 0) for r in mine)} |")
 PY

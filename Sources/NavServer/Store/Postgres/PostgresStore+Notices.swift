@@ -6,9 +6,9 @@ import Glibc
 
 /// Changes made through one navd reach the watchers of every other navd on the same database
 /// (DESIGN §8 Across processes): each committed group of changes sends one `NOTIFY navd_changes`
-/// naming every session it changed, in its own transaction, so PostgreSQL delivers it when (and
-/// only if) the group commits; each deletion or expiry sends its own. Every process `LISTEN`s on
-/// a connection of its own.
+/// naming every session it changed, once it has committed (``PostgresStore/notify(_:_:on:)``:
+/// not inside the group, where NOTIFY's lock would serialise the commits); each deletion or expiry
+/// sends its own in its statement. Every process `LISTEN`s on a connection of its own.
 ///
 /// A notice's payload is `<process tag> changes <session id>:<last seq> …` (one pair per changed
 /// session of the group; navd before group commit sent `<process tag> <session id> changed <last

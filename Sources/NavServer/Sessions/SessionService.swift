@@ -157,15 +157,19 @@ package final class SessionService: Sendable {
     /// With `access: .read` the session's watch token opens it too. A token sent in the URL
     /// (``Credentials/inURL``) opens it only if it is the watch token: URLs end up in logs and
     /// histories, so a write or admin token there is refused like a wrong one.
-    package func read(_ id: String, credentials: Credentials, access: Access = .change) throws(ServiceError) -> StoredSession {
+    ///
+    /// `forChange`: the session may come from the store's copy (``SessionStore/loadForChange(_:)``),
+    /// for ``apply(_:to:credentials:ifMatch:once:keep:answer:)``, which confirms it by its compare-and-set.
+    package func read(_ id: String, credentials: Credentials, access: Access = .change, forChange: Bool = false) throws(ServiceError) -> StoredSession {
         guard let presented = credentials.bearer else {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
         let isAdmin = !credentials.inURL && (configuration.adminToken.map { presented.matches($0) } ?? false)
         if access == .context, let backendToken = configuration.backendToken {
-            return try readAsBackend(id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL)
+            return try readAsBackend(
+                id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL, forChange: forChange)
         }
-        let found = try loadUnexpired(id, forChange: access != .read)
+        let found = try loadUnexpired(id, forChange: forChange)
         let digest = found?.tokenDigest ?? Self.noToken
         var isOwner = !credentials.inURL && presented.matches(digest)
         if !isOwner, access == .read {
@@ -182,12 +186,12 @@ package final class SessionService: Sendable {
     /// session (a session's own token does not: `requires` guards are only as trustworthy as
     /// whoever may set the context). Both are trusted, so they learn 404 for a missing session.
     private func readAsBackend(
-        _ id: String, presented: TokenDigest, backendToken: TokenDigest, isAdmin: Bool, inURL: Bool
+        _ id: String, presented: TokenDigest, backendToken: TokenDigest, isAdmin: Bool, inURL: Bool, forChange: Bool
     ) throws(ServiceError) -> StoredSession {
         guard !inURL, presented.matches(backendToken) || isAdmin else {
             throw ServiceError(.invalidToken, "changing a session's context needs the backend token (or the admin token)")
         }
-        let found = try loadUnexpired(id, forChange: true)
+        let found = try loadUnexpired(id, forChange: forChange)
         guard let session = found else { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
         return session
     }
@@ -262,7 +266,7 @@ package final class SessionService: Sendable {
         try serialised(id) { () throws -> Answer in
             // Optional, so that the closure below can move the session out (`take()`) and hand it
             // over: a captured value could only be copied, retaining each of its strings and arrays.
-            var loaded: StoredSession? = try read(id, credentials: credentials, access: change.access)
+            var loaded: StoredSession? = try read(id, credentials: credentials, access: change.access, forChange: true)
             // `answer` runs inside `once`, before either returns.
             return try withoutActuallyEscaping(answer) { answer in
                 try once { () throws -> Answer in

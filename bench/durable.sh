@@ -21,11 +21,6 @@ DURATION=${DURATION:-8s}
 CONNECTIONS=${CONNECTIONS:-32}
 SESSIONS=${SESSIONS:-1000}
 STORES=${STORES:-memory sqlite postgres}
-NAVD=${NAVD:-$ROOT/.build/release/navd}
-GRAPH=${GRAPH:-$ROOT/Examples/news.json}
-NAVD_FLAGS=${NAVD_FLAGS:-}
-BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
-KEEP_TMP=${KEEP_TMP:-0}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"

@@ -3,6 +3,13 @@
 
 BENCH_PIDS=()
 
+# The variables every script takes (a script may set them first); needs ROOT.
+NAVD=${NAVD:-$ROOT/.build/release/navd}
+GRAPH=${GRAPH:-$ROOT/Examples/news.json}
+NAVD_FLAGS=${NAVD_FLAGS:-}
+BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
+KEEP_TMP=${KEEP_TMP:-0}
+
 # bench_init NAME: makes the temporary folder $TMP (navd-NAME.XXXXXX) and arranges that
 # on exit every process the script started is stopped, the script's own bench_on_exit
 # (if it defines one) runs, and $TMP is removed (kept with KEEP_TMP=1).

@@ -33,11 +33,6 @@ ROWS=${ROWS:-200}
 PROCS=${PROCS:-1 2 3}
 NOTIFY_OFF=${NOTIFY_OFF:-1}
 BASELINE=${BASELINE:-}
-NAVD=${NAVD:-$ROOT/.build/release/navd}
-GRAPH=${GRAPH:-$ROOT/Examples/news.json}
-NAVD_FLAGS=${NAVD_FLAGS:-}
-BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
-KEEP_TMP=${KEEP_TMP:-0}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"

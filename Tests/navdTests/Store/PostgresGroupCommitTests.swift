@@ -45,6 +45,32 @@ import Glibc
         #expect(commits.groups.load(ordering: .relaxed) == result.groups.count)
     }
 
+    /// The notices of many groups go out together: every entry once, in payloads under
+    /// PostgreSQL's limit that start with the prefix, far fewer payloads than groups; close sends
+    /// what is left.
+    @Test func noticesOfManyGroupsAreSentTogether() {
+        let sent = Locked([String]())
+        let notifier = PostgresNotifier(prefix: "tag changes") { payload in sent.withLock { $0.append(payload) } }
+        let group = DispatchGroup()
+        for thread in 0..<8 {
+            group.enter()
+            Thread {
+                for step in 0..<250 {
+                    notifier.post([" \(String(repeating: "a", count: 24))\(thread * 1000 + step):\(step)"])
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        notifier.close()
+        let payloads = sent.withLock { $0 }
+        #expect(payloads.allSatisfy { $0.hasPrefix("tag changes ") && $0.utf8.count <= PostgresNotifier.payloadBytes })
+        let entries = payloads.flatMap { $0.dropFirst("tag changes".count).split(separator: " ") }
+        #expect(entries.count == 2000)
+        #expect(Set(entries).count == 2000)
+        #expect(payloads.count < 2000 / 4, "\(payloads.count) payloads for 2,000 posts")
+    }
+
     /// After a broken connection, a change that committed reads back as written — also when the
     /// session has moved on since (its last event is in the log) — and one that did not as failed.
     @Test func aGroupWhoseConnectionBrokeReadsBackWhatCommitted() throws {

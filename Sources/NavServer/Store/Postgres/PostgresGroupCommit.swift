@@ -55,9 +55,12 @@ final class PostgresGroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Commits `write` in a group and returns its outcome, once its group has committed.
-    /// - Parameter run: commits a group and returns each write's outcome, in order (every caller
-    ///   passes the same: whichever leads runs it).
-    func commit(_ write: Write, run: ([Write]) -> [Outcome]) -> Outcome {
+    /// - Parameters:
+    ///   - run: commits a group and returns each write's outcome, in order (every caller passes
+    ///     the same: whichever leads runs it).
+    ///   - then: what the leader does once the group's changes have their outcomes and the lead
+    ///     has passed on (the group's notice), before its own change is answered.
+    func commit(_ write: Write, run: ([Write]) -> [Outcome], then: ([Write], [Outcome]) -> Void = { _, _ in }) -> Outcome {
         let ticket = Ticket(write)
         var group = state.withLock { state -> [Ticket] in
             guard state.leading < leaders else {
@@ -91,6 +94,7 @@ final class PostgresGroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
             ticket.group = group
             ticket.done.signal()
         }
+        then(group.map(\.write), outcomes)
         // The leader's own change is always first in its group.
         return outcomes[0]
     }

@@ -48,7 +48,7 @@ extension PostgresStore {
         SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM kept)
         """
 
-    /// One notice for a committed group (``notify(_:_:on:)``): `<tag> changes <id>:<last seq> …`.
+    /// One notice for committed groups (``PostgresNotifier``): `<tag> changes <id>:<last seq> …`.
     static let notifySQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('navd_changes', $1)"
 
     /// Whether a change whose commit went unanswered is there: the row at the version, time and
@@ -89,30 +89,26 @@ extension PostgresStore {
             }
         }
         let failed = results.contains { if case .failed = $0 { true } else { false } }
-        guard failed else {
-            notify(writes, outcomes, on: connection)
-            return outcomes
-        }
+        guard failed else { return outcomes }
         // One statement failed, so the transaction rolled back: nothing of the group was written.
         // Each change goes again alone, so that only the failing one fails.
         guard writes.count > 1 else { return outcomes }
         return writes.flatMap { commit([$0], on: connection) }
     }
 
-    /// Tells the other processes which sessions the group changed: one notice, sent after the
-    /// group committed, in a transaction of its own that does not wait for its WAL flush
-    /// (`synchronous_commit` off for it alone). NOTIFY holds a database-wide lock from before its
-    /// transaction commits until it has, flush included: sent inside the group it would make the
-    /// groups of every connection and process commit one at a time (measured: −20% with one
-    /// process, −32% with two; BENCHMARKS.md). A notice lost to a crash costs its listeners a
-    /// read: a listener whose connection broke reads every watched session again.
-    private func notify(_ writes: [GroupWrite], _ outcomes: [GroupOutcome], on connection: PostgresConnection) {
-        guard notifies else { return }
-        let changed = zip(writes, outcomes).compactMap { write, outcome -> String? in
+    /// Tells the other processes which sessions the group changed, once it has committed and its
+    /// requests have been answered (``PostgresGroupCommit``'s `then`): through ``PostgresNotifier``,
+    /// which sends one notice for the groups of a few milliseconds, each in a transaction of its
+    /// own that does not wait for its WAL flush (`synchronous_commit` off for it alone). NOTIFY
+    /// holds a database-wide lock from before its transaction commits until it has, flush
+    /// included: sent inside each group it made the groups of every connection and process commit
+    /// one at a time, and one per group still cost a third of the throughput (BENCHMARKS.md). A
+    /// notice lost to a crash costs its listeners a read: a listener whose connection broke reads
+    /// every watched session again.
+    func notify(_ writes: [GroupWrite], _ outcomes: [GroupOutcome]) {
+        notifier?.post(zip(writes, outcomes).compactMap { write, outcome -> String? in
             if case .written = outcome { " \(write.id):\(write.lastSeq)" } else { nil }
-        }
-        guard !changed.isEmpty else { return }
-        _ = try? connection.execute(Self.notifySQL, [processTag + " changes" + changed.joined()], prepare: true)
+        })
     }
 
     /// After a connection broke under a sent group: reconnects (for up to ``recoverySeconds``)

@@ -14,8 +14,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let pool: PostgresPool
     /// The sessions this process last wrote or read, for changes (``loadForChange(_:)``).
     let cache = PostgresSessionCache()
-    /// Whether a committed group sends its notice (`NAVD_PG_NOTIFY=off` measures without it).
-    let notifies: Bool
+    /// Sends committed groups' notices (nil with `NAVD_PG_NOTIFY=off`, which measures without them).
+    let notifier: PostgresNotifier?
     /// Changes waiting for a connection, committed together (``PostgresGroupCommit``).
     private let groups: PostgresGroupCommit<GroupWrite, GroupOutcome>
     let url: String
@@ -100,10 +100,14 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         var random = SystemRandomNumberGenerator()
         self.processTag = String(random.next() as UInt64, radix: 36)
         self.retainedEvents = retainedEvents
-        self.notifies = notifies
         self.decode = decode
-        self.pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        let pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        self.pool = pool
         self.groups = PostgresGroupCommit(leaders: pool.size)
+        self.notifier = notifies
+            ? PostgresNotifier(prefix: processTag + " changes") { payload in
+                _ = try? pool.with { connection throws(StoreError) in try connection.execute(Self.notifySQL, [payload], prepare: true) }
+            } : nil
         try migrate()
     }
 
@@ -218,7 +222,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        switch groups.commit(groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer), run: commitGroup) {
+        switch groups.commit(groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer), run: commitGroup, then: notify) {
         case .written:
             cache.put(session)
             return true
@@ -475,6 +479,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func close() {
         closing.store(true, ordering: .relaxed)
+        notifier?.close()
         pool.close()
     }
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# bench/fold.sh: reads of the SQLite store while its compactor folds (BENCHMARKS.md, "Reads
-# during a fold").
+# bench/fold.sh: reads, creates and deletes on the SQLite store while its compactor folds
+# (BENCHMARKS.md, "Reads during a fold").
 #
 # Starts navd (release, Examples/news.json) on a fresh SQLite file, creates SESSIONS sessions
 # and navigates them with bench/navigate.lua (wrk -t1 -cCONNECTIONS) for DURATION: the change
 # log starts a generation every 8,192 changes, and the compactor folds each into the tables.
 # Meanwhile bench/reads.py reads two sessions of its own, one request at a time: one session's
 # events (always from the tables and the log) and another session (from the tables whenever the
-# cache, CACHE_SIZE, no longer holds it). Prints the reads' latencies and wrk's line; a read that
-# waits for a fold shows as a latency of up to the fold's length.
+# cache, CACHE_SIZE, no longer holds it), and creates a session and deletes it. Prints their
+# latencies and wrk's line; one that waits for a whole fold shows as a latency of up to the
+# fold's length (a create or a delete waits for one chunk of it at most).
 #
 # Environment: DURATION=10 (seconds) CONNECTIONS=32 SESSIONS=4000 CACHE_SIZE=256M
 #   NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.

@@ -15,6 +15,8 @@
 #   CACHE_SIM=1 (also simulate the caches: `callgrind_annotate --show=DLmr,DLmw`
 #   on the output then says which functions miss the last-level cache, e.g. with
 #   SESSIONS=100000 against the default 1,000; sessions are then read shuffled)
+#   WATCHERS=1 (a server-sent-event watcher on every session, bench/watchers.c, connected
+#   before the measured run: each navigation's delivery is counted with it)
 #   TOP=25 NAVD GRAPH NAVD_FLAGS BENCH_OUT KEEP_TMP as for bench/run.sh.
 # Output: $BENCH_OUT/callgrind.out (open with callgrind_annotate or kcachegrind)
 # and $BENCH_OUT/profile-{self,inclusive}.txt (and profile-misses.txt with CACHE_SIM=1).
@@ -32,6 +34,7 @@ STORE=${STORE:-memory}
 TOP=${TOP:-25}
 START_PATH=${START_PATH:-}
 CACHE_SIM=${CACHE_SIM:-0}
+WATCHERS=${WATCHERS:-0}
 NAVD=${NAVD:-$ROOT/.build/release/navd}
 GRAPH=${GRAPH:-$ROOT/Examples/news.json}
 NAVD_FLAGS=${NAVD_FLAGS:-}
@@ -68,6 +71,18 @@ python3 "$BENCH/sessions.py" --url "$URL" --count "$SESSIONS" --out "$TMP/sessio
     ${START_PATH:+--start "$START_PATH"}
 [[ $CACHE_SIM == 1 ]] && shuf "$TMP/sessions.txt" -o "$TMP/sessions.txt"
 run_wrk "$TMP/warmup.txt" "$CONNECTIONS" 3s "$BENCH/get.lua" "$URL" "$TMP/sessions.txt" >/dev/null
+
+if [[ $WATCHERS == 1 ]]; then
+    # A server-sent-event watcher on every session (bench/watchers.c): each change fans out.
+    "${CC:-cc}" -O2 -o "$TMP/watchers" "$BENCH/watchers.c"
+    "$TMP/watchers" "$port" "$TMP/sessions.txt" "$SESSIONS" >"$TMP/watchers.out" 2>"$TMP/watchers.err" &
+    BENCH_PIDS+=("$!")
+    for _ in $(seq 1 600); do
+        grep -q '^READY' "$TMP/watchers.out" && break
+        sleep 0.1
+    done
+    grep -q '^READY' "$TMP/watchers.out" || die "the watchers did not connect"
+fi
 
 callgrind_control -i on "$SERVER_PID" >/dev/null
 line=$(run_wrk "$TMP/wrk.txt" "$CONNECTIONS" "$DURATION" "$BENCH/$SCRIPT" "$URL" "$TMP/sessions.txt")

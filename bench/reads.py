@@ -4,9 +4,10 @@
     reads.py --url http://127.0.0.1:PORT --seconds S [--delay D]
 
 Creates two sessions and navigates each once, waits D seconds (so that the load the caller
-starts meanwhile is running), then for S seconds alternates GET /v1/sessions/{a}/events?after=0
-(always read from the SQLite store's tables and change log) and GET /v1/sessions/{b} (read from
-the tables when the cache no longer holds it). Prints one line per kind: how many, p50, p99,
+starts meanwhile is running), then for S seconds takes turns at GET /v1/sessions/{a}/events?after=0
+(always read from the SQLite store's tables and change log), GET /v1/sessions/{b} (read from
+the tables when the cache no longer holds it), and creating a session and deleting it (both
+written with the store's one writing connection, which a fold takes a chunk at a time). Prints one line per kind: how many, p50, p99,
 p99.9, the longest, and how many took over 5 and over 20 ms. Exits 1 on an answer that is not
 2xx. Python standard library only.
 """
@@ -47,13 +48,20 @@ def main():
     time.sleep(args.delay)
     reads = [("events", sessions[0], f"/v1/sessions/{sessions[0]['id']}/events?after=0"),
              ("session", sessions[1], f"/v1/sessions/{sessions[1]['id']}")]
-    took = {kind: [] for kind, _, _ in reads}
+    took = {kind: [] for kind in ["events", "session", "create", "delete"]}
+
+    def timed(kind, method, path, token=None, body=None):
+        start = time.monotonic()
+        answer = call(method, path, token, body)
+        took[kind].append((time.monotonic() - start) * 1000)
+        return answer
+
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:
         for kind, session, path in reads:
-            start = time.monotonic()
-            call("GET", path, session["token"])
-            took[kind].append((time.monotonic() - start) * 1000)
+            timed(kind, "GET", path, session["token"])
+        created = timed("create", "POST", "/v1/sessions", body=b"{}")
+        timed("delete", "DELETE", f"/v1/sessions/{created['id']}", created["token"])
     for kind, values in took.items():
         values.sort()
         count = len(values)

@@ -79,7 +79,13 @@ package final class ResponseStream: Sendable {
                 state.buffer.removeFirst(state.sent)
                 state.sent = 0
             }
-            state.buffer.append(contentsOf: bytes)
+            if state.buffer.isEmpty {
+                // Nothing waiting (the common case): the bytes are taken as they are, shared with
+                // whoever else was sent them (every watcher of a change), not copied.
+                state.buffer = bytes
+            } else {
+                state.buffer.append(contentsOf: bytes)
+            }
             Self.resume(&state)
             return true
         }

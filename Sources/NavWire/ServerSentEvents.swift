@@ -12,6 +12,42 @@ extension JSONWriter {
         writeLiteral("\n\n")
     }
 
+    /// The same messages, each event's data cut out of `eventsJSON`, the events as the change
+    /// wrote them already, with where each ends (``Swift/Array/jsonBytes(eventEnds:)``), instead of
+    /// writing them again. Writes them from `events` when `ends` does not fit.
+    package mutating func writeLifecycleMessages(_ events: [LifecycleEvent], json eventsJSON: [UInt8], ends: [Int]) {
+        guard Self.cuts(ends, count: events.count, of: eventsJSON) else {
+            writeLifecycleMessages(events)
+            return
+        }
+        eventsJSON.withUnsafeBufferPointer { json in
+            events.withUnsafeBufferPointer { events in
+                // Past the `[`, then past each event's `,`.
+                var start = 1
+                for index in events.indices {
+                    writeLiteral("id: ")
+                    writeInt(events[index].seq)
+                    writeLiteral("\nevent: lifecycle\ndata: ")
+                    writeRaw(bytes: UnsafeBufferPointer(rebasing: json[start..<ends[index]]))
+                    writeLiteral("\n\n")
+                    start = ends[index] + 1
+                }
+            }
+        }
+    }
+
+    /// Whether `ends` cuts the array `json` into `count` elements: each after the previous one's
+    /// `,` (the first after the `[`), the last one before the `]`.
+    package static func cuts(_ ends: [Int], count: Int, of json: [UInt8]) -> Bool {
+        guard ends.count == count, count > 0, json.first == UInt8(ascii: "["), ends[count - 1] == json.count - 1 else { return false }
+        var start = 1
+        for end in ends {
+            guard end > start, end < json.count, json[end] == UInt8(ascii: end == json.count - 1 ? "]" : ",") else { return false }
+            start = end + 1
+        }
+        return true
+    }
+
     /// `id: <seq>`, `event: lifecycle` with the event, for each event in order.
     package mutating func writeLifecycleMessages(_ events: [LifecycleEvent]) {
         events.withUnsafeBufferPointer { events in

@@ -181,6 +181,12 @@ extension JSONWriter {
     /// `[event, …]`, measured and written in one run through a cursor; through the plain writes
     /// only when escapes made the strings outgrow the buffer's room.
     mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int) {
+        var unrecorded: [Int] = []
+        writeEvents(events, estimate: estimate, recording: false, ends: &unrecorded)
+    }
+
+    /// The same; with `recording`, `ends` gets where each event ends, counted from the `[`.
+    mutating func writeEvents(_ events: UnsafeBufferPointer<LifecycleEvent>, estimate: Int, recording: Bool, ends: inout [Int]) {
         guard let first = events.baseAddress else {
             writeLiteral("[]")
             return
@@ -188,30 +194,41 @@ extension JSONWriter {
         // A detail may hold any JSON (a result's value), which the cursor does not write. Read
         // where the events lie: a closure over the elements would copy each (retaining its strings).
         for index in events.indices where (first + index).pointee.detail != nil {
-            writeEventsChecked(events)
+            writeEventsChecked(events, recording: recording, ends: &ends)
             return
         }
+        if recording { ends.reserveCapacity(events.count) }
         let written = writeDirect(estimate: estimate) { cursor in
+            let opening = cursor.address
             cursor.literal("[")
             for index in events.indices {
                 if index > 0 { cursor.literal(",") }
                 // The event's fields read where they lie: an event passed on by value would be
                 // copied (all its strings retained) while the cursor writes.
                 NavWire.writeEvent(first + index, to: &cursor)
+                if recording { ends.append(cursor.address - opening) }
             }
             cursor.literal("]")
         }
         guard !written else { return }
-        writeEventsChecked(events)
+        ends.removeAll(keepingCapacity: true)
+        writeEventsChecked(events, recording: recording, ends: &ends)
     }
 
     /// `[event, …]` through the plain writes.
     mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>) {
+        var unrecorded: [Int] = []
+        writeEventsChecked(events, recording: false, ends: &unrecorded)
+    }
+
+    private mutating func writeEventsChecked(_ events: UnsafeBufferPointer<LifecycleEvent>, recording: Bool, ends: inout [Int]) {
+        let opening = writtenCount
         writeLiteral("[")
         if let first = events.baseAddress {
             for index in events.indices {
                 if index > 0 { writeLiteral(",") }
                 NavWire.writeEvent(first + index, to: &self)
+                if recording { ends.append(writtenCount - opening) }
             }
         }
         writeLiteral("]")
@@ -399,11 +416,22 @@ extension SessionState {
 extension Array where Element == LifecycleEvent {
     /// The events as a JSON array, for a store.
     package var jsonBytes: [UInt8] {
+        var unrecorded: [Int] = []
+        return jsonBytes(recording: false, ends: &unrecorded)
+    }
+
+    /// The same, and where each event ends in it (one past its `}`): a change that is sent to
+    /// watchers cuts each event's `lifecycle` message out of it (``JSONWriter/writeLifecycleMessages(_:json:ends:)``).
+    package func jsonBytes(eventEnds: inout [Int]) -> [UInt8] {
+        jsonBytes(recording: true, ends: &eventEnds)
+    }
+
+    private func jsonBytes(recording: Bool, ends: inout [Int]) -> [UInt8] {
         withUnsafeBufferPointer { events in
             let estimate = JSONWriter.estimatedCount(of: events)
             // Some room to spare, for a few escapes.
             var writer = JSONWriter(reservingCapacity: estimate + 32)
-            writer.writeEvents(events, estimate: estimate)
+            writer.writeEvents(events, estimate: estimate, recording: recording, ends: &ends)
             return writer.finish()
         }
     }

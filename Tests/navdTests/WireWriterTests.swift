@@ -85,4 +85,42 @@ import Testing
         }
         #expect((try JSONValue(parsing: events.jsonBytes)).arrayValue?.count == events.count)
     }
+
+    /// A change's `lifecycle` messages are cut out of the events' JSON as the change wrote it, not
+    /// written again: byte for byte what writing each event gives, for every shape of event,
+    /// escapes, and details (written by the plain writes, not the cursor) holding `,`, `]`, `}`
+    /// and quotes in strings. Ends that do not cut the JSON into the events are not used: the
+    /// events are written instead.
+    @Test func lifecycleMessagesCutFromTheEventsJSONMatchWritingThem() throws {
+        let texts: [String?] = [nil, "", "e1", "a,b]c}d", "/tøp/日本(q=a%2Cb)", "a\"b\\c\n\t\u{01}", String(repeating: "\"", count: 100)]
+        let plain = LifecycleEvent.everyShape(texts: texts, seqs: [1, 7, 1_000_000], transitions: [12, 0])
+        var detailed = Array(plain.prefix(3))
+        let value = try JSONValue(parsing: Array(#"{"a":[1,{"b":"],}\"["}],"c":"\\","d":[]}"#.utf8))
+        for (index, detail) in [LifecycleEvent.Detail.value(value), .keys(["x,y", "]"]), .command("save}"), .versions(from: 1, to: 2)].enumerated() {
+            detailed.append(LifecycleEvent(seq: 90 + index, type: .result, screen: "s", scene: "t", transition: 3, detail: detail))
+        }
+        for batch in [Array(plain.prefix(1)), Array(plain.prefix(3)), plain, detailed] {
+            var ends: [Int] = []
+            let json = batch.jsonBytes(eventEnds: &ends)
+            #expect(json == batch.jsonBytes)
+            #expect(JSONWriter.cuts(ends, count: batch.count, of: json), "the events are cut, not written again")
+            var written = JSONWriter(reservingCapacity: 64)
+            written.writeLifecycleMessages(batch)
+            var cut = JSONWriter(reservingCapacity: 64)
+            cut.writeLifecycleMessages(batch, json: json, ends: ends)
+            #expect(cut.finish() == written.finish())
+        }
+        let two = Array(plain.prefix(2))
+        var ends: [Int] = []
+        let json = two.jsonBytes(eventEnds: &ends)
+        var written = JSONWriter(reservingCapacity: 64)
+        written.writeLifecycleMessages(two)
+        let expected = written.finish()
+        for wrong in [[], [ends[0]], [ends[1], ends[0]], [ends[0], ends[1] - 1], [ends[0] + 1, ends[1]], [0, ends[1]], [ends[0], json.count]] {
+            var fallback = JSONWriter(reservingCapacity: 64)
+            #expect(!JSONWriter.cuts(wrong, count: 2, of: json))
+            fallback.writeLifecycleMessages(two, json: json, ends: wrong)
+            #expect(fallback.finish() == expected, "\(wrong)")
+        }
+    }
 }

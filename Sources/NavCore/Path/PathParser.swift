@@ -110,6 +110,10 @@ struct PathParser<Component: ParsedComponent> {
             if isNameByte(byte), index > 0, bytes[index - 1] == UInt8(ascii: ")") {
                 throw error("text after ')'")
             }
+            // Right after a name (`/list news`): the name is what the character breaks.
+            if index > 0, isNameByte(bytes[index - 1]), !isBoundary(byte) {
+                throw error("character not allowed in a name (a value in parentheses may hold it, percent-encoded)")
+            }
             throw error("expected '/', '!' or '#'")
         }
     }

@@ -61,8 +61,8 @@ extension SessionService {
             let viewAndOffset = viewAndEventsOffset(of: mutation.session)
             written = viewAndOffset
             let view = viewAndOffset.bytes
-            var messages = JSONWriter(reservingCapacity: 2 * mutation.eventsJSON.count + 48 * mutation.events.count + view.count + 32)
-            messages.writeLifecycleMessages(mutation.events)
+            var messages = JSONWriter(reservingCapacity: mutation.eventsJSON.count + 48 * mutation.events.count + view.count + 32)
+            messages.writeLifecycleMessages(mutation.events, json: mutation.eventsJSON, ends: mutation.eventEnds)
             messages.writeViewMessage(view)
             let first = mutation.events.first?.seq ?? mutation.session.state.eventCounter
             return LiveChange(

@@ -285,6 +285,9 @@ package final class SessionService: Sendable {
         package var events: [LifecycleEvent]
         /// `events` as a JSON array: written once, for the store and for the answer.
         package var eventsJSON: [UInt8]
+        /// Where each event ends in `eventsJSON`, when the session is watched (its watchers'
+        /// `lifecycle` messages are cut out of it); empty otherwise.
+        package var eventEnds: [Int] = []
         /// The view written for the session's watchers, if it has any, and where the events go in
         /// it: the answer (``answer(to:)``) puts them there rather than writing the view again.
         package var watchedView: (bytes: [UInt8], eventsOffset: Int)? = nil
@@ -332,14 +335,15 @@ package final class SessionService: Sendable {
         swap(&session.state, &outcome.state)
         session.graphVersion = graphVersion
         session.touchedAt = now()
-        let eventsJSON = outcome.events.jsonBytes
-        let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON)) }
+        var eventEnds: [Int] = []
+        let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
+        let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
         let written = try storeCall { () throws(StoreError) in
             try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
         }
         guard written else { return nil }
         session.mayBeStale = false
-        return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON)
+        return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
     }
 
     /// The session read again from the store (not its cache), after a lost race.

@@ -229,6 +229,16 @@ import Testing
         }
     }
 
+    /// A blank or another character a name cannot hold, right after a name, is named as that
+    /// (not as a missing `/`): the usual mistake is a space in a scene's name.
+    @Test func aCharacterThatBreaksANameSaysSo() throws {
+        for (input, offset) in [("/top/list news", 9), ("/top news", 4), ("/a(q=日本)/b c", 10), ("/a;b", 2)] {
+            let error = #expect(throws: PathError.self) { try PathExpression.parse(input) }
+            #expect(error?.offset == offset)
+            #expect(error?.reason.hasPrefix("character not allowed in a name") == true, "\(input): \(error?.reason ?? "")")
+        }
+    }
+
     @Test func unclosedParenthesisSaysSo() throws {
         for input in ["/top(", "/top(a=1", "/top(a=1,"] {
             #expect(throws: PathError(offset: 4, reason: "unclosed '('")) { try PathExpression.parse(input) }

@@ -139,6 +139,22 @@ import Glibc
         #expect(try fixture.store.load(busy) != nil)
     }
 
+    /// More expired sessions than one chunk (a sweep deletes 128 per transaction): all of them
+    /// go, and those touched since, whose touch is only logged or cached, stay, in any chunk.
+    @Test func aSweepOfManyChunksDeletesExactlyTheExpired() throws {
+        let folder = try TemporaryFolder()
+        let clock = Locked<Int64>(1_000_000)
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 10_000, now: { clock.withLock { $0 } })
+        var ids: [String] = []
+        for _ in 0..<300 { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        clock.withLock { $0 += 60_000 }
+        let touched = Set(stride(from: 0, to: 300, by: 7).map { ids[$0] })
+        for id in touched { _ = try fixture.navigate(id, Self.pathA) }
+        let deleted = try fixture.store.deleteExpired(touchedBefore: 1_000_000 + 30_000)
+        #expect(Set(deleted) == Set(ids).subtracting(touched))
+        for id in ids { #expect((try fixture.store.load(id) != nil) == touched.contains(id)) }
+    }
+
     @Test func aHotSessionKeepsAboutTheRetainedEventsThroughCompaction() throws {
         let folder = try TemporaryFolder()
         let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 40, retained: 50)
@@ -834,6 +850,98 @@ extension SQLiteStoreTests {
         #expect(fold > .milliseconds(50), "the fold was too quick to tell")
         #expect(!during.isEmpty, "no read started in the fold's first half")
         #expect(longest < fold / 2, "a read waited for the fold")
+    }
+}
+
+extension SQLiteStoreTests {
+    /// Creates and deletes need the writing connection, which a fold takes one chunk of sessions at
+    /// a time: during a fold of 4,000 sessions' changes, another thread creates a session and
+    /// deletes it, over and over, and none of them waits for the fold's first half (each waits
+    /// for a chunk at most). Every created session reads back, and every deleted one is gone.
+    @Test func createsAndDeletesDuringALargeFoldWaitForOneChunkAtMost() throws {
+        let folder = try TemporaryFolder()
+        let sessions = 4000
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: sessions, cacheBytes: 1)
+        defer { fixture.store.close() }
+        var ids: [String] = []
+        for _ in 0..<sessions { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        let clock = ContinuousClock()
+        for id in ids { _ = try fixture.navigate(id, Self.pathA) }
+        let sealed = clock.now
+
+        let folding = Atomic<Bool>(true)
+        let writes = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])
+        let failures = Locked<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            while folding.load(ordering: .acquiring) {
+                let start = clock.now
+                do {
+                    let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+                    if try fixture.store.load(id)?.state.version != 1 { failures.withLock { $0.append("\(id) did not read back") } }
+                    if try !fixture.store.delete(id) || fixture.store.load(id) != nil { failures.withLock { $0.append("\(id) was not deleted") } }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                writes.withLock { $0.append((start, clock.now - start)) }
+            }
+            done.signal()
+        }.start()
+        fixture.store.waitForCompaction()
+        let fold = clock.now - sealed
+        folding.store(false, ordering: .releasing)
+        done.wait()
+        let during = writes.withLock { $0 }.filter { $0.start < sealed + fold / 2 }.map(\.took).sorted()
+        let longest = during.last ?? fold
+        print(
+            "fold of \(sessions) sessions' changes: \(fold); create, read and delete started in its first half: \(during.count), "
+                + "median \(during.isEmpty ? .zero : during[during.count / 2]), max \(longest)"
+        )
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(fold > .milliseconds(50), "the fold was too quick to tell")
+        #expect(during.count > 1, "no create started in the fold's first half")
+        #expect(longest < fold / 2, "a create or a delete waited for the fold")
+        for id in ids.prefix(50) { #expect(try fixture.store.load(id)?.state.version == 2) }
+    }
+
+    /// A crash between two chunks of a fold leaves some sessions' changes in the tables while the
+    /// generation is not recorded as compacted: start-up folds it all again, and each event batch
+    /// is stored once (reads hide a repeated batch, so the table itself is counted).
+    @Test func aFoldCutShortBetweenChunksIsFoldedOnceAtStartUp() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var expected: [String: [LifecycleEvent]] = [:]
+        do {
+            let fixture = try Fixture(path: path, threshold: 1000)
+            for _ in 0..<6 {
+                let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+                let id = created.session.id
+                expected[id] = created.events
+                for step in 0..<3 { expected[id, default: []] += try fixture.navigate(id, step % 2 == 0 ? Self.pathA : Self.pathB).events }
+            }
+            // No close(): the changes stay in the log, as if the process had died.
+            fixture.store.waitForCompaction()
+        }
+        // The first chunk of the fold, as the compactor writes it, and then the crash.
+        var folds: [String: SQLiteStore.Fold] = [:]
+        for record in try ChangeLog.read(prefix: path).records { SQLiteStore.fold(record, into: &folds, retainedEvents: 1000) }
+        let firstChunk = folds.sorted { $0.key < $1.key }.prefix(3)
+        do {
+            let connection = try SQLiteConnection(path: path)
+            defer { connection.close() }
+            try SQLiteStore.write(firstChunk, through: nil, connection, retainedEvents: 1000, repeating: false)
+        }
+        let batchesBefore = try SQLiteSchemaTests.rows("event_log", at: path).count
+        let reopened = try Fixture(path: path, threshold: 1000)
+        defer { reopened.store.close() }
+        for (id, events) in expected {
+            #expect(try reopened.store.load(id)?.state.version == 4)
+            #expect(try reopened.allEvents(id) == events)
+        }
+        // Each session: its creation's batch and one of its three logged changes.
+        let batches = try SQLiteSchemaTests.rows("event_log", at: path)
+        #expect(batchesBefore == 6 + 3)
+        #expect(batches.count == 6 * 2, "\(batches.count) batches")
     }
 }
 

@@ -40,7 +40,8 @@ extension SQLiteStore {
         for record in recovery.records {
             fold(record, into: &recovered, retainedEvents: retainedEvents)
         }
-        try write(recovered, through: recovery.lastSeq, connection, retainedEvents: retainedEvents)
+        // A crash may have come between two chunks of a fold: some of these are in the tables already.
+        try write(recovered, through: recovery.lastSeq, connection, retainedEvents: retainedEvents, repeating: true)
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // Only now that the database holds what was kept: a crash before this repeats the repair.
         for file in recovery.damagedFiles {

@@ -267,40 +267,49 @@ extension SQLiteStore {
     }
 
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
-        try withDatabase { () throws(StoreError) -> [String] in
-            // `touched_at` in `sessions` is current once the log is folded in.
-            try writing { () throws(StoreError) in try compactEverything() }
-            return try appendLocked { () throws(StoreError) -> [String] in
-                // Updates wait here: none can touch a session between this check and its deletion.
-                // Reads take `lock` only, and go on.
-                let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
-                try expired.bind(1, cutoff)
-                var ids: [String] = []
-                while try expired.step() {
-                    let id = expired.text(0)
-                    // Touched since the compaction above: its change is only in the log.
-                    if let touched = try locked({ cache.touchedAt(id) ?? newestLogged(id)?.touchedAt }), touched >= cutoff { continue }
-                    ids.append(id)
-                }
-                expired.reset()
-                try writing { () throws(StoreError) in
-                    try connection.transaction { () throws(StoreError) in
-                        for id in ids {
-                            try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
-                            try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+        // `touched_at` in `sessions` is current once the log is folded in (a chunk at a time:
+        // creates and deletes go on between chunks).
+        try folding { () throws(StoreError) in try compactEverything() }
+        return try withDatabase { () throws(StoreError) -> [String] in
+            let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
+            try expired.bind(1, cutoff)
+            var candidates: [String] = []
+            while try expired.step() { candidates.append(expired.text(0)) }
+            expired.reset()
+            var deleted: [String] = []
+            // A chunk at a time, like a fold: updates wait for one chunk's check and deletion, not
+            // for a sweep of many expired sessions.
+            for start in stride(from: 0, to: candidates.count, by: foldChunk) {
+                try appendLocked { () throws(StoreError) in
+                    // Updates wait here: none can touch a session between this check and its deletion.
+                    // Reads take `lock` only, and go on. Touched since the compaction above: its
+                    // change is only in the log (or the cache).
+                    let ids = try locked {
+                        candidates[start..<min(start + foldChunk, candidates.count)].filter { id in
+                            (cache.touchedAt(id) ?? newestLogged(id)?.touchedAt).map { $0 < cutoff } ?? true
                         }
                     }
-                }
-                try locked {
-                    for id in ids {
-                        cache.remove(id)
-                        pending[id] = nil
-                        compacting?.folds[id] = nil
+                    guard !ids.isEmpty else { return }
+                    try writing { () throws(StoreError) in
+                        try connection.transaction { () throws(StoreError) in
+                            for id in ids {
+                                try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                                try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                            }
+                        }
                     }
-                    tableChanges += 1
+                    try locked {
+                        for id in ids {
+                            cache.remove(id)
+                            pending[id] = nil
+                            compacting?.folds[id] = nil
+                        }
+                        tableChanges += 1
+                    }
+                    deleted += ids
                 }
-                return ids
             }
+            return deleted
         }
     }
 
@@ -319,8 +328,8 @@ extension SQLiteStore {
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {
-        try withDatabase { () throws(StoreError) -> [StoredSession] in
-            try writing { () throws(StoreError) in try compactEverything() }
+        try folding { () throws(StoreError) in try compactEverything() }
+        return try withDatabase { () throws(StoreError) -> [StoredSession] in
             let statement = try connection.statement("SELECT id, \(StoredRow.columns) FROM sessions ORDER BY created_at LIMIT ?")
             try statement.bind(1, Int64(limit))
             defer { statement.reset() }

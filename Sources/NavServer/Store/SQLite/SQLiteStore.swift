@@ -16,22 +16,25 @@ import Synchronization
 /// record) and acknowledged once that write has returned (with `sync=full`, once it is on
 /// disk). The database catches up in the background: every ``compactionThreshold`` changes the
 /// log starts a new generation, and the compactor thread folds the previous one into `sessions`
-/// and `event_log` — each session's newest snapshot once, its events as one batch — in one
-/// transaction that also records the last change it holds (`store_meta.compacted_seq`), then
-/// checkpoints and removes that generation's file. Changes keep being appended meanwhile. What
-/// compaction writes is folded in memory as changes are appended (``Fold``), so nothing is read
-/// back. At start-up, whatever the files hold past `compacted_seq` (a crash's leftovers) is
+/// and `event_log` — each session's newest snapshot once, its events as one batch — a chunk of
+/// sessions per transaction, the last of which also records the last change it holds
+/// (`store_meta.compacted_seq`), then checkpoints and removes that generation's file. Changes
+/// keep being appended meanwhile. What compaction writes is folded in memory as changes are
+/// appended (``Fold``), so nothing is read back. At start-up, whatever the files hold past `compacted_seq` (a crash's leftovers) is
 /// folded in before anything is served; a sweep or a listing folds everything first.
 ///
 /// The cache of decoded sessions is bounded by an estimate of their memory (``SessionCache``);
 /// a session read after it left the cache comes from its row, with its newest logged change (the
 /// folds hold each session's newest snapshot) laid over it.
 ///
-/// Two connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts)
-/// and ``reader`` reads rows (a session the cache does not hold, events, graphs). WAL lets the
-/// reader read what is committed while a write transaction is open, so such a read never waits
-/// for a compaction, however many sessions' changes it folds (``load(_:)`` says how the row and
-/// the log are combined without one). Both open the file through SQLite's `unix-excl` VFS: the
+/// Three connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts),
+/// ``reader`` reads rows (a session the cache does not hold, events, graphs), and
+/// ``checkpointer`` copies the WAL into the file after each fold. WAL lets the reader read what
+/// is committed while a write transaction is open, so such a read never waits for a compaction,
+/// however many sessions' changes it folds (``load(_:)`` says how the row and the log are
+/// combined without one); a fold takes the writing connection for one chunk of sessions at a
+/// time, and checkpoints without it, so a create or a delete waits for one chunk at most. All
+/// three open the file through SQLite's `unix-excl` VFS: the
 /// process takes one exclusive lock on the file for good, so no other process opens it and no
 /// transaction makes a locking system call, and the WAL index is in this process's memory, not
 /// a `-shm` file. (The exclusive locking mode did the same for one connection, and keeps a
@@ -40,7 +43,7 @@ import Synchronization
 /// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
 /// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
-/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
+/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
 /// with `acceptingLoss`) and sets the damaged file aside. A database of a schema this navd does
 /// not know is refused before anything is written to it (``schemaVersion``).
 ///
@@ -52,7 +55,9 @@ import Synchronization
 /// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
 /// start-up after a crash and `navd store check` in `+Recovery`.
 ///
-/// Locks, always taken in this order: `database` guards the writing connection; `appendLock` the
+/// Locks, always taken in this order: `foldLock` lets one writer at a time fold a generation (the
+/// compactor, or a sweep, a listing or ``close()`` that fold everything first), taking
+/// `database` for one chunk of it at a time; `database` guards the writing connection; `appendLock` the
 /// change log, the seqs, and a session's version from the compare-and-set to the cache;
 /// `readerLock` the reading connection; `lock` what reads see, the cache, the folded generations
 /// and ``tableChanges`` (a change to those, or to `closed`, holds both `appendLock` and `lock`).
@@ -67,6 +72,7 @@ import Synchronization
 package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     package let name: String
     private let database = Mutex(())
+    private let foldLock = Mutex(())
     private let appendLock = Mutex(())
     private let lock = Mutex(())
     private let readerLock = Mutex(())
@@ -74,6 +80,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     package let connection: SQLiteConnection
     /// The reading connection (under `readerLock`): only reads, never waits for a write transaction.
     let reader: SQLiteConnection
+    /// The connection that copies the WAL into the database after each fold (under `foldLock`).
+    let checkpointer: SQLiteConnection
     private let ownership: OwnershipLock
     let retainedEvents: Int
     package let decode: SnapshotDecoder
@@ -97,11 +105,16 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     var tableChanges: UInt64 = 0
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
+    /// How many sessions' changes one transaction of a fold writes: a create or a delete waits
+    /// for at most one such chunk (about 10 ms), not for a whole generation (0.3–0.7 s for 4,000
+    /// sessions), and a chunk is still large enough that its commit costs little.
+    let foldChunk: Int
     /// A generation of about 20 MB of log: large enough that a busy session's changes are folded
     /// many at a time (2,048 made the compactor the bottleneck under load: 13,000–16,000 changes/s
     /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
     /// that start-up replays it in well under a second.
     static let defaultCompactionThreshold = 8192
+    static let defaultFoldChunk = 128
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
@@ -130,12 +143,14 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     ///   ``schemaVersion``; the file is then left as it was), or cannot be opened.
     package init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
+        foldChunk: Int = SQLiteStore.defaultFoldChunk,
         cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
         files: any ChangeLogFiles = SystemFiles(), decode: @escaping SnapshotDecoder
     ) throws(StoreError) {
         self.name = "sqlite:\(path)"
         self.retainedEvents = retainedEvents
         self.compactionThreshold = max(1, compactionThreshold)
+        self.foldChunk = max(1, foldChunk)
         self.decode = decode
         self.cache = SessionCache(limit: cacheBytes)
         try FileSystem.createParentDirectory(of: path)
@@ -178,6 +193,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             reader = try SQLiteConnection(path: path, vfs: Self.vfs)
             // It never writes: a statement that would is an error, not a second writer.
             try reader.execute("PRAGMA query_only=ON")
+            checkpointer = try SQLiteConnection(path: path, vfs: Self.vfs)
         } catch {
             throw unusable(error)
         }
@@ -206,6 +222,17 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
             return try body()
         }
+    }
+
+    /// Runs `body` holding `foldLock` (never while holding `database`).
+    func folding<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try foldLock.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
+    /// Runs `body` holding `database`: on an open store, or on one ``close()`` is closing.
+    func inDatabase<T>(closing: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard closing else { return try withDatabase(body) }
+        return try database.withLock { _ throws(StoreError) -> T in try body() }
     }
 
     /// Runs `body` with the reading connection, on an open store. Reset every statement before
@@ -277,24 +304,31 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
 
     package func close() {
         waitForCompaction()
-        database.withLock { _ in
-            // Closed first: no change is appended after the last compaction below.
-            let wasOpen = (try? appendLocked { () throws(StoreError) -> Bool in
-                try locked { () -> Bool in
-                    defer { closed = true }
-                    return !closed
-                }
-            }) ?? false
+        // No other fold runs meanwhile (a sweep's or a listing's).
+        foldLock.withLock { _ in
+            // Closed first: no change is appended after the last compaction below, and nothing
+            // else takes the writing connection between its chunks.
+            let wasOpen = database.withLock { _ in
+                (try? appendLocked { () throws(StoreError) -> Bool in
+                    try locked { () -> Bool in
+                        defer { closed = true }
+                        return !closed
+                    }
+                }) ?? false
+            }
             guard wasOpen else { return }
             // Everything logged goes into the database; if that fails the log files stay, and the
             // next start folds them in.
-            if (try? compactEverything()) != nil {
+            if (try? compactEverything(closing: true)) != nil {
                 try? appendLocked { log.discard() }
             }
-            // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
-            readerLock.withLock { _ in reader.close() }
-            try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            connection.close()
+            database.withLock { _ in
+                // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
+                readerLock.withLock { _ in reader.close() }
+                checkpointer.close()
+                try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                connection.close()
+            }
         }
         ownership.release()
     }

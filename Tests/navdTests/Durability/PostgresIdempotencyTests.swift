@@ -56,6 +56,39 @@ import Testing
         #expect(try second.stop() == 0)
     }
 
+    /// The same key sent through two processes at once (a load balancer retrying before the first
+    /// try answered): the change is applied once, and both get its answer.
+    @Test func theSameKeyThroughTwoProcessesAtOnceAppliesOnce() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "8"]) }
+        let session = try daemons[0].createSession()
+        let paths = ["^/top/list_news(category=1)", "^/top"]
+        for round in 0..<12 {
+            let key = ["Idempotency-Key": "both-\(round)-\(UUID().uuidString)"]
+            let body: JSON = ["path": .string(paths[round % 2])]
+            let answers = Locked([Int: HTTPMessage]())
+            let group = DispatchGroup()
+            for (index, daemon) in daemons.enumerated() {
+                group.enter()
+                Thread {
+                    if let answer = try? daemon.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key) {
+                        answers.withLock { $0[index] = answer }
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            let both = answers.withLock { $0 }
+            #expect(both.count == 2)
+            #expect(both.values.allSatisfy { $0.status == 200 }, "round \(round): \(both.values.map(\.status))")
+            let versions = Set(both.values.compactMap { try? $0.json()["version"]?.int })
+            #expect(versions == [round + 2], "round \(round): applied more than once (\(versions))")
+        }
+        #expect(try daemons[1].view(session)["version"]?.int == 13)
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
     /// Answers expire with the session TTL: the sweep deletes them with expired sessions and
     /// any older than the TTL.
     @Test func keptAnswersExpireWithTheSessionTTL() throws {

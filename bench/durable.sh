@@ -21,41 +21,16 @@ DURATION=${DURATION:-8s}
 CONNECTIONS=${CONNECTIONS:-32}
 SESSIONS=${SESSIONS:-1000}
 STORES=${STORES:-memory sqlite postgres}
-NAVD=${NAVD:-$ROOT/.build/release/navd}
-GRAPH=${GRAPH:-$ROOT/Examples/news.json}
-NAVD_FLAGS=${NAVD_FLAGS:-}
-BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
-KEEP_TMP=${KEEP_TMP:-0}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
 bench_init durable
-PG_BIN=""
-PG_DIR=""
-bench_on_exit() {
-    if [[ -n $PG_DIR ]]; then
-        runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
-        rm -rf "$PG_DIR"
-    fi
-}
-
 ensure_wrk
 private_navd
 mkdir -p "$BENCH_OUT"
 log "machine: $(machine_info)"
 
-if [[ " $STORES " == *" postgres "* ]]; then
-    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-    [[ -x $PG_BIN/initdb ]] || die "PostgreSQL server binaries are missing (make test-deps installs them)"
-    PG_PORT=$(free_port)
-    # Its own folder: the postgres user cannot enter $TMP (mode 700).
-    PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/navd-durable-pg.XXXXXX")
-    chown postgres "$PG_DIR"
-    runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
-    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 start \
-        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
-    log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
-fi
+if [[ " $STORES " == *" postgres "* ]]; then postgres_start durable; fi
 
 RESULTS=$BENCH_OUT/durable-results.tsv
 printf 'store\tround\trps\tp50_us\tp99_us\tnon2xx\n' >"$RESULTS"

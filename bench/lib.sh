@@ -3,6 +3,13 @@
 
 BENCH_PIDS=()
 
+# The variables every script takes (a script may set them first); needs ROOT.
+NAVD=${NAVD:-$ROOT/.build/release/navd}
+GRAPH=${GRAPH:-$ROOT/Examples/news.json}
+NAVD_FLAGS=${NAVD_FLAGS:-}
+BENCH_OUT=${BENCH_OUT:-$ROOT/.build/bench}
+KEEP_TMP=${KEEP_TMP:-0}
+
 # bench_init NAME: makes the temporary folder $TMP (navd-NAME.XXXXXX) and arranges that
 # on exit every process the script started is stopped, the script's own bench_on_exit
 # (if it defines one) runs, and $TMP is removed (kept with KEEP_TMP=1).
@@ -15,6 +22,7 @@ bench_init() {
 bench_exit() {
     bench_cleanup
     if declare -F bench_on_exit >/dev/null; then bench_on_exit; fi
+    postgres_stop
     if [[ ${KEEP_TMP:-0} == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
 }
 
@@ -132,4 +140,28 @@ machine_info() {
     cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     printf 'nproc=%s cpu="%s" kernel=%s loadavg="%s"\n' \
         "$(nproc)" "$cpu" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# postgres_start NAME: a throwaway PostgreSQL cluster for this script (initdb/pg_ctl as the
+# postgres user, fsync and synchronous_commit on, as shipped) on a free loopback port; sets
+# PG_BIN, PG_PORT and PG_DIR. bench_exit stops it and removes its folder.
+PG_DIR=""
+postgres_start() {
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+    [[ -x $PG_BIN/initdb ]] || die "PostgreSQL server binaries are missing (make test-deps installs them)"
+    PG_PORT=$(free_port)
+    # Its own folder: the postgres user cannot enter $TMP (mode 700).
+    PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/navd-$1-pg.XXXXXX")
+    chown postgres "$PG_DIR"
+    runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 start \
+        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
+    log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
+}
+
+postgres_stop() {
+    [[ -n $PG_DIR ]] || return 0
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+    rm -rf "$PG_DIR"
+    PG_DIR=""
 }

@@ -157,15 +157,19 @@ package final class SessionService: Sendable {
     /// With `access: .read` the session's watch token opens it too. A token sent in the URL
     /// (``Credentials/inURL``) opens it only if it is the watch token: URLs end up in logs and
     /// histories, so a write or admin token there is refused like a wrong one.
-    package func read(_ id: String, credentials: Credentials, access: Access = .change) throws(ServiceError) -> StoredSession {
+    ///
+    /// `forChange`: the session may come from the store's copy (``SessionStore/loadForChange(_:)``),
+    /// for ``apply(_:to:credentials:ifMatch:once:keep:answer:)``, which confirms it by its compare-and-set.
+    package func read(_ id: String, credentials: Credentials, access: Access = .change, forChange: Bool = false) throws(ServiceError) -> StoredSession {
         guard let presented = credentials.bearer else {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
         let isAdmin = !credentials.inURL && (configuration.adminToken.map { presented.matches($0) } ?? false)
         if access == .context, let backendToken = configuration.backendToken {
-            return try readAsBackend(id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL)
+            return try readAsBackend(
+                id, presented: presented, backendToken: backendToken, isAdmin: isAdmin, inURL: credentials.inURL, forChange: forChange)
         }
-        let found = try loadUnexpired(id)
+        let found = try loadUnexpired(id, forChange: forChange)
         let digest = found?.tokenDigest ?? Self.noToken
         var isOwner = !credentials.inURL && presented.matches(digest)
         if !isOwner, access == .read {
@@ -182,21 +186,28 @@ package final class SessionService: Sendable {
     /// session (a session's own token does not: `requires` guards are only as trustworthy as
     /// whoever may set the context). Both are trusted, so they learn 404 for a missing session.
     private func readAsBackend(
-        _ id: String, presented: TokenDigest, backendToken: TokenDigest, isAdmin: Bool, inURL: Bool
+        _ id: String, presented: TokenDigest, backendToken: TokenDigest, isAdmin: Bool, inURL: Bool, forChange: Bool
     ) throws(ServiceError) -> StoredSession {
         guard !inURL, presented.matches(backendToken) || isAdmin else {
             throw ServiceError(.invalidToken, "changing a session's context needs the backend token (or the admin token)")
         }
-        let found = try loadUnexpired(id)
+        let found = try loadUnexpired(id, forChange: forChange)
         guard let session = found else { throw ServiceError(.sessionNotFound, "no session '\(id)'") }
         return session
     }
 
     /// The session `id`, unless it does not exist or has expired. An id of another form (`…%00x`,
     /// uppercase, a prefix) is a session that does not exist, answered without asking the store
-    /// (SessionID).
-    private func loadUnexpired(_ id: String) throws(ServiceError) -> StoredSession? {
-        guard SessionID.isValid(id), let session = try storeCall({ () throws(StoreError) in try store.load(id) }) else { return nil }
+    /// (SessionID). `forChange`: a change may start from the store's cached copy
+    /// (``SessionStore/loadForChange(_:)``); a cached copy that looks expired is read again, since
+    /// another process may have touched the session since.
+    private func loadUnexpired(_ id: String, forChange: Bool = false) throws(ServiceError) -> StoredSession? {
+        guard SessionID.isValid(id) else { return nil }
+        var found = try storeCall { () throws(StoreError) in try forChange ? store.loadForChange(id) : store.load(id) }
+        if let cached = found, cached.mayBeStale, isExpired(cached) {
+            found = try storeCall { () throws(StoreError) in try store.load(id) }
+        }
+        guard let session = found else { return nil }
         return isExpired(session) ? nil : session
     }
 
@@ -244,20 +255,23 @@ package final class SessionService: Sendable {
     ///     daemon's replay of a retried request (`Idempotency-Key`) goes here, so a retry is
     ///     answered only to someone who may see the session, and never races its first try.
     ///   - answer: what the caller makes of the applied change (its answer is what `once` keeps).
+    ///   - keep: the answer to keep in the store with the change (``SessionStore/keepsAnswers``):
+    ///     called with the change before it is written.
     package func apply<Answer>(
         _ change: Change, to id: String, credentials: Credentials, ifMatch: IfMatch?,
         once: (_ change: () throws -> Answer) throws -> Answer = { try $0() },
+        keep: ((Mutation) -> KeptAnswer)? = nil,
         answer: (Mutation) throws -> Answer
     ) throws -> Answer {
         try serialised(id) { () throws -> Answer in
             // Optional, so that the closure below can move the session out (`take()`) and hand it
             // over: a captured value could only be copied, retaining each of its strings and arrays.
-            var loaded: StoredSession? = try read(id, credentials: credentials, access: change.access)
+            var loaded: StoredSession? = try read(id, credentials: credentials, access: change.access, forChange: true)
             // `answer` runs inside `once`, before either returns.
             return try withoutActuallyEscaping(answer) { answer in
                 try once { () throws -> Answer in
                     guard let session = loaded.take() else { throw ServiceError(.internal, "a change ran twice") }
-                    var mutation = try mutate(id, change: change, ifMatch: ifMatch, loaded: session)
+                    var mutation = try mutate(id, change: change, ifMatch: ifMatch, loaded: session, keep: keep)
                     // Still serialised: the session's watchers get its changes in order.
                     if !mutation.events.isEmpty { mutation.watchedView = publish(mutation) }
                     return try answer(mutation)
@@ -283,31 +297,61 @@ package final class SessionService: Sendable {
     /// compare-and-set; a lost race re-reads and re-applies (or answers 412 with `If-Match`, or
     /// for a confirmation, whose token the race made stale).
     ///
+    /// A session from the store's cache (``StoredSession/mayBeStale``) is confirmed only by a
+    /// won compare-and-set: any other outcome on it (a refusal, a 412, a no-op) is worked out
+    /// again on a fresh read, so a cache behind the database never shows in an answer.
+    ///
     /// `loaded` is taken over (a mutation's session is changed in place, not copied: a copy
     /// retains and later releases each of its strings and arrays).
-    package func mutate(_ id: String, change: Change, ifMatch: IfMatch?, loaded session: consuming StoredSession) throws(ServiceError) -> Mutation {
+    package func mutate(
+        _ id: String, change: Change, ifMatch: IfMatch?, loaded session: consuming StoredSession, keep: ((Mutation) -> KeptAnswer)? = nil
+    ) throws(ServiceError) -> Mutation {
         for _ in 0..<16 {
-            try Self.check(ifMatch, session.state.version)
-            var (outcome, graphVersion) = try self.outcome(of: change, on: session)
-            guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
-            let expected = session.state.version
-            // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
-            // A lost race below reloads the session, so the old state is not needed again.
-            swap(&session.state, &outcome.state)
-            session.graphVersion = graphVersion
-            session.touchedAt = now()
-            var eventEnds: [Int] = []
-            let eventsJSON = live.isWatched(id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
-            let written = try storeCall { () throws(StoreError) in
-                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON)
+            let stale = session.mayBeStale
+            let written: Mutation?
+            do {
+                written = try write(change, ifMatch: ifMatch, to: &session, keep: keep)
+            } catch where stale && error.code != .storeUnavailable && error.code != .internal {
+                session = try reload(id)
+                continue
             }
-            if written { return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds) }
-            guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
-                throw ServiceError(.sessionNotFound, "no session '\(id)'")
-            }
-            session = fresh
+            if let mutation = written, !(stale && mutation.events.isEmpty) { return mutation }
+            session = try reload(id)
         }
         throw ServiceError(.versionConflict, "the session changed too often to apply this intent; retry")
+    }
+
+    /// One try of ``mutate(_:change:ifMatch:loaded:keep:)``: the mutation, or nil when the
+    /// compare-and-set lost (then `session` is spent: read it again).
+    private func write(
+        _ change: Change, ifMatch: IfMatch?, to session: inout StoredSession, keep: ((Mutation) -> KeptAnswer)?
+    ) throws(ServiceError) -> Mutation? {
+        try Self.check(ifMatch, session.state.version)
+        var (outcome, graphVersion) = try self.outcome(of: change, on: session)
+        guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
+        let expected = session.state.version
+        // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
+        // A lost race reloads the session, so the old state is not needed again.
+        swap(&session.state, &outcome.state)
+        session.graphVersion = graphVersion
+        session.touchedAt = now()
+        var eventEnds: [Int] = []
+        let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
+        let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
+        let written = try storeCall { () throws(StoreError) in
+            try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
+        }
+        guard written else { return nil }
+        session.mayBeStale = false
+        return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
+    }
+
+    /// The session read again from the store (not its cache), after a lost race.
+    private func reload(_ id: String) throws(ServiceError) -> StoredSession {
+        guard let fresh = try storeCall({ () throws(StoreError) in try store.load(id) }) else {
+            throw ServiceError(.sessionNotFound, "no session '\(id)'")
+        }
+        return fresh
     }
 
     /// What NavCore makes of `change` on `session`, and the graph version the session runs on after.

@@ -12,6 +12,11 @@ package struct StoredSession: Sendable {
     /// Milliseconds since the Unix epoch.
     var createdAt: Int64
     var touchedAt: Int64
+    /// Read from a process-local cache (PostgreSQL, ``SessionStore/loadForChange(_:)``): another
+    /// process may have changed the session since. Only a change may start from such a session,
+    /// and only its compare-and-set can confirm it: every other outcome is worked out again on a
+    /// fresh read.
+    package var mayBeStale = false
 }
 
 extension StoredSession {
@@ -66,6 +71,25 @@ package protocol SessionStore: Sendable {
     /// - Returns: `false` when another writer got there first (nothing was written).
     func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool
 
+    /// Like ``update(_:expectedVersion:events:eventsJSON:)``, and keeps `answer` (the answer to
+    /// the request that made the change, under its `Idempotency-Key`) in the same transaction,
+    /// where the store keeps answers (``keepsAnswers``). With a key that is kept already,
+    /// nothing is written and `false` is returned (the caller then finds the kept answer).
+    func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+    ) throws(StoreError) -> Bool
+
+    /// The session for a change: the same as ``load(_:)`` unless the store keeps a process-local
+    /// cache, whose session may be behind (``StoredSession/mayBeStale``).
+    func loadForChange(_ id: String) throws(StoreError) -> StoredSession?
+
+    /// Whether answers to requests with an `Idempotency-Key` are kept by the store, so that every
+    /// process sharing it replays them (DESIGN §4 Retries): PostgreSQL.
+    var keepsAnswers: Bool { get }
+
+    /// The answer kept under `key`, if any.
+    func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer?
+
     /// Removes a session and its events. - Returns: whether it existed.
     func delete(_ id: String) throws(StoreError) -> Bool
 
@@ -102,7 +126,41 @@ package protocol SessionStore: Sendable {
 extension SessionStore {
     package func isAvailable() -> Bool { true }
 
+    package func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+    ) throws(StoreError) -> Bool {
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON)
+    }
+
+    package func loadForChange(_ id: String) throws(StoreError) -> StoredSession? { try load(id) }
+
+    package var keepsAnswers: Bool { false }
+
+    package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? { nil }
+
     package func statistics() -> StoreStatistics {
         StoreStatistics(sessions: try? count())
+    }
+}
+
+/// An answer kept under an `Idempotency-Key` (DESIGN §4 Retries), as a store holds it: what
+/// the retry is compared with, and the answer's status, headers and body to replay.
+package struct KeptAnswer: Sendable {
+    /// The key as the store files it: the session's id, a space, the request's `Idempotency-Key`.
+    package var key: String
+    package var session: String
+    /// SHA-256 of the request (route, `If-Match`, canonical body): a retry must match it.
+    package var fingerprint: [UInt8]
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: [UInt8]
+
+    package init(key: String, session: String, fingerprint: [UInt8], status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.key = key
+        self.session = session
+        self.fingerprint = fingerprint
+        self.status = status
+        self.headers = headers
+        self.body = body
     }
 }

@@ -9,7 +9,8 @@ package enum StoreFactory {
     }
 
     package static func open(
-        _ spec: String, graphs: GraphRegistry, connections: Int, cacheBytes: Int = SQLiteStore.defaultCacheBytes, logger: Logger
+        _ spec: String, graphs: GraphRegistry, connections: Int, notifies: Bool = true, cacheBytes: Int = SQLiteStore.defaultCacheBytes,
+        logger: Logger
     ) throws -> any SessionStore {
         if spec == "memory" { return MemoryStore() }
         if let options = try SQLiteOptions(spec) {
@@ -19,7 +20,7 @@ package enum StoreFactory {
             )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
-            return try PostgresStore(url: spec, connections: connections, decode: snapshotDecoder(graphs))
+            return try PostgresStore(url: spec, connections: connections, notifies: notifies, decode: snapshotDecoder(graphs))
         }
         throw SpecError(description: "unknown --store '\(spec)': use memory, sqlite:PATH or postgres://user@host:port/db")
     }

@@ -23,6 +23,9 @@ package struct StoreStatistics: Sendable {
     package var poolWaits: Int?
     package var poolWaitNanoseconds: Int?
     package var poolTimeouts: Int?
+    /// PostgreSQL: transactions that committed a group of changes, and the changes they carried.
+    package var groupCommits: Int?
+    package var groupChanges: Int?
 
     /// How long PostgreSQL's session count is reused.
     package static let sessionCountSeconds = 15

@@ -153,11 +153,39 @@ struct SessionRoutes: Sendable {
 
     private func mutate(_ context: RequestContext, change: SessionService.Change) throws -> HTTPResponse {
         let id = context.parameter("id")
+        let respond = { (mutation: SessionService.Mutation) in
+            HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
+        }
+        // Where the store keeps answers, a change with a key keeps its answer in its own write.
+        var keep: ((SessionService.Mutation) -> KeptAnswer)?
+        if sessions.store.keepsAnswers, context.request.method == "POST", let key = context.request.headers["idempotency-key"] {
+            let fingerprint = Self.fingerprint(context.request)
+            keep = { mutation in
+                let response = respond(mutation)
+                return KeptAnswer(
+                    key: Self.storeKey(scope: id, key), session: id, fingerprint: fingerprint, status: response.status,
+                    headers: response.headers, body: response.body)
+            }
+        }
         return try sessions.apply(
             change, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
             once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
-            answer: { mutation in .sessionView(sessions.answer(to: mutation), version: mutation.session.state.version) }
+            keep: keep, answer: respond
         )
+    }
+
+    /// Where the store files the answer to `key` about session `scope`.
+    static func storeKey(scope: String, _ key: String) -> String {
+        scope + " " + key
+    }
+
+    /// The answer the store kept for this key (another process may have answered the first try),
+    /// where the store keeps answers. Not for creates: their answer holds the session's token,
+    /// which no store keeps (a retried create replays only in the process that created).
+    private func keptAnswer(_ scope: String, _ key: String) throws -> IdempotencyCache.Record? {
+        guard scope != "create", sessions.store.keepsAnswers else { return nil }
+        let kept = try sessions.storeCall { () throws(StoreError) in try sessions.store.keptAnswer(Self.storeKey(scope: scope, key)) }
+        return kept.map { .init(fingerprint: $0.fingerprint, response: HTTPResponse(status: $0.status, headers: $0.headers, body: $0.body), session: scope) }
     }
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
@@ -173,16 +201,30 @@ struct SessionRoutes: Sendable {
         }
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = Self.fingerprint(context.request)
-        func run() throws -> HTTPResponse {
-            if let record = idempotency.lookup(cacheKey) {
-                guard record.fingerprint == fingerprint else {
-                    throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
-                }
-                var replay = record.response
-                replay.headers.append(("Idempotent-Replayed", "true"))
-                return replay
+        func replay(_ record: IdempotencyCache.Record) throws -> HTTPResponse {
+            guard record.fingerprint == fingerprint else {
+                throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
             }
-            let response = try body()
+            var replay = record.response
+            replay.headers.append(("Idempotent-Replayed", "true"))
+            return replay
+        }
+        func run() throws -> HTTPResponse {
+            if let record = idempotency.lookup(cacheKey) { return try replay(record) }
+            if let record = try keptAnswer(scope, key) {
+                idempotency.store(cacheKey, record)
+                return try replay(record)
+            }
+            let response: HTTPResponse
+            do {
+                response = try body()
+            } catch let error as ServiceError where error.code == .versionConflict {
+                // Another process may have applied this key meanwhile (its answer kept first):
+                // this change then wrote nothing, and the first answer is the answer.
+                guard let record = try keptAnswer(scope, key) else { throw error }
+                idempotency.store(cacheKey, record)
+                return try replay(record)
+            }
             if (200..<300).contains(response.status) {
                 let session = scope == "create"
                     ? response.headers.first { $0.0 == "Location" }.map { String($0.1.dropFirst("/v1/sessions/".count)) } : scope

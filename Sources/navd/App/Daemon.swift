@@ -107,7 +107,8 @@ struct Daemon {
         // by every later change (NavCore's limit, checked with the merge patch applied).
         let graphs = GraphRegistry(limits: Limits(maxContextBytes: settings.maxContext))
         let store = try StoreFactory.open(
-            settings.store, graphs: graphs, connections: settings.postgresConnections, cacheBytes: settings.cacheBytes, logger: logger
+            settings.store, graphs: graphs, connections: settings.postgresConnections, notifies: settings.postgresNotifies,
+            cacheBytes: settings.cacheBytes, logger: logger
         )
         let application = Application(
             graphs: graphs,

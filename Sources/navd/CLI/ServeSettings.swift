@@ -40,6 +40,10 @@ struct ServeSettings: Sendable {
     /// (`poll`, `epoll`, `threads`) says otherwise, for the benchmarks that compare them
     /// (bench/live.sh). No option: navd ships `poll` (BENCHMARKS.md, "Live sessions").
     var polling: HTTPServer.Polling
+    /// Whether the PostgreSQL store's committed groups send `NOTIFY` (cross-process delivery to
+    /// watchers): on unless the hidden `NAVD_PG_NOTIFY=off` says otherwise, for bench/postgres.sh,
+    /// which measures what it costs. No option: turning it off breaks DESIGN §8 across processes.
+    var postgresNotifies: Bool
     var logLevel: Logger.Level
     var logFormat: LogFormat
     /// After SIGTERM: how long `/readyz` answers 503 while requests are still served.
@@ -48,6 +52,16 @@ struct ServeSettings: Sendable {
     var shutdownGraceMilliseconds: Int64
 
     static let defaultStore = "sqlite:./.navd/navd.db"
+
+    /// The cores navd may use; on PostgreSQL at least 8 per pooled connection. A request thread
+    /// there mostly waits for its group's commit (holding no connection: group commit, issue 19),
+    /// and only changes waiting together are committed together, so the threads bound how many
+    /// changes one commit can carry (BENCHMARKS.md, "PostgreSQL at the database's speed").
+    static func defaultThreads(store: String, postgresConnections: Int) -> Int {
+        let cores = CPUQuota.usableCores
+        let postgres = store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")
+        return min(256, postgres ? max(cores, 8 * postgresConnections) : cores)
+    }
 
     init(_ command: ServeCommand, environment: [String: String]) throws {
         func value(_ option: String?, _ name: String) -> String? { option ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } }
@@ -77,8 +91,8 @@ struct ServeSettings: Sendable {
         if let backendToken, backendToken.utf8.count < 16 {
             throw ValidationError("the backend token must be at least 16 characters")
         }
-        threads = try number(command.threads, "NAVD_THREADS", min(256, CPUQuota.usableCores), 1...256)
         postgresConnections = try number(command.pgConnections, "NAVD_PG_CONNECTIONS", 4, 1...1000)
+        threads = try number(command.threads, "NAVD_THREADS", Self.defaultThreads(store: store, postgresConnections: postgresConnections), 1...256)
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
@@ -106,6 +120,11 @@ struct ServeSettings: Sendable {
             throw ValidationError("NAVD_HTTP_POLLING must be poll, epoll or threads, not '\(polling)'")
         }
         self.polling = mode
+        switch value(nil, "NAVD_PG_NOTIFY") ?? "on" {
+        case "on": postgresNotifies = true
+        case "off": postgresNotifies = false
+        case let other: throw ValidationError("NAVD_PG_NOTIFY must be on or off, not '\(other)'")
+        }
         let level = value(command.logLevel, "NAVD_LOG_LEVEL") ?? "info"
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed

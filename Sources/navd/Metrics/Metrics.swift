@@ -223,6 +223,8 @@ final class Metrics: Sendable {
         counter("navd_store_pool_waits_total", "Times a request found no free PostgreSQL connection and waited for one.", store.poolWaits)
         seconds("navd_store_pool_wait_seconds_total", "Time requests spent waiting for a free PostgreSQL connection.", store.poolWaitNanoseconds)
         counter("navd_store_pool_timeouts_total", "Times no PostgreSQL connection came free within 10 s (answered 503).", store.poolTimeouts)
+        counter("navd_store_group_commits_total", "PostgreSQL transactions that committed a group of changes.", store.groupCommits)
+        counter("navd_store_group_changes_total", "Changes committed in those groups (per group: changes / commits).", store.groupChanges)
         return text
     }
 

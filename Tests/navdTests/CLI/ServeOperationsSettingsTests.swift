@@ -67,6 +67,26 @@ import Testing
         #expect(CPUQuota.usableCores >= 1)
     }
 
+    /// On PostgreSQL request threads wait for group commits and hold no connection: at least 8 per
+    /// pooled connection by default; `--threads` still wins, and the pool stays its own setting.
+    @Test func threadsOnPostgresDefaultToEightPerConnection() throws {
+        let url = "postgres://navd@127.0.0.1:5432/navd"
+        #expect(try Self.settings(["--store", url]).threads == max(CPUQuota.usableCores, 32))
+        #expect(try Self.settings(["--store", url, "--pg-connections", "2"]).threads == max(CPUQuota.usableCores, 16))
+        #expect(try Self.settings(["--store", url, "--pg-connections", "100"]).threads == 256)
+        #expect(try Self.settings(["--store", url, "--threads", "3"]).threads == 3)
+        #expect(try Self.settings(["--store", url, "--threads", "3"]).postgresConnections == 4)
+        #expect(try Self.settings(["--store", "memory"]).threads == min(256, CPUQuota.usableCores))
+    }
+
+    /// `NAVD_PG_NOTIFY=off` (hidden, for bench/postgres.sh) turns the group's NOTIFY off; anything
+    /// but on or off is refused.
+    @Test func notifyIsOnUnlessTheBenchmarkTurnsItOff() throws {
+        #expect(try Self.settings([]).postgresNotifies)
+        #expect(try !Self.settings([], environment: ["NAVD_PG_NOTIFY": "off"]).postgresNotifies)
+        #expect(throws: (any Error).self) { try Self.settings([], environment: ["NAVD_PG_NOTIFY": "no"]) }
+    }
+
     @Test(arguments: [("200000 100000\n", 2), ("150000 100000", 2), ("50000 100000", 1), ("max 100000\n", nil), ("", nil), ("x y", nil)] as [(String, Int?)])
     func cgroupV2QuotasRoundUpToCores(_ text: String, _ cores: Int?) {
         #expect(CPUQuota.v2Cores(text) == cores)

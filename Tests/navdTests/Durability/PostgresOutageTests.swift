@@ -33,17 +33,31 @@ import Glibc
         let slowest = Locked<Double>(0)
     }
 
-    @Test func clientsGet503WhilePostgresIsDownAndNavdRecoversByItself() throws {
+    /// How navd runs and how many clients drive it: the default (two request threads, so at most
+    /// two changes wait together), and group commit (issue 19) with many more request threads than
+    /// connections, so that the outage cuts off groups of changes in flight.
+    struct Load: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        var clients: Int
+        var sessions: Int
+        var testDescription: String { arguments.isEmpty ? "defaults" : arguments.joined(separator: " ") }
+    }
+
+    @Test(arguments: [
+        Load(arguments: [], clients: 4, sessions: 4),
+        Load(arguments: ["--threads", "16", "--pg-connections", "2"], clients: 16, sessions: 8),
+    ])
+    func clientsGet503WhilePostgresIsDownAndNavdRecoversByItself(_ load: Load) throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let daemon = try DaemonHarness(store: cluster.url)
-        let sessions = try (0..<4).map { _ in try daemon.createSession() }
+        let daemon = try DaemonHarness(store: cluster.url, arguments: load.arguments)
+        let sessions = try (0..<load.sessions).map { _ in try daemon.createSession() }
         #expect(try daemon.request("GET", "/readyz").status == 200)
 
         let outcomes = Outcomes()
         let running = Locked(true)
         let group = DispatchGroup()
-        for client in 0..<4 {
+        for client in 0..<load.clients {
             group.enter()
             Thread {
                 var step = 0

@@ -118,24 +118,10 @@ package final class PostgresConnection: @unchecked Sendable {
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
         // libpq reads text-format parameters as C strings (it ignores `paramLengths` for them), so a
         // NUL would silently end a value early: refuse it (PostgreSQL text cannot hold one anyway).
-        for parameter in parameters where parameter?.utf8.contains(0) == true {
+        for parameter in parameters where parameter.map(Self.containsNUL) == true {
             throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
         }
-        var name: String?
-        if prepare {
-            if let existing = prepared[sql] {
-                name = existing
-            } else {
-                let fresh = "navd_\(prepared.count)"
-                let result = PQprepare(handle, fresh, sql, Int32(parameters.count), nil)
-                defer { PQclear(result) }
-                guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-                    throw failure("PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
-                }
-                prepared[sql] = fresh
-                name = fresh
-            }
-        }
+        let name = prepare ? try preparedName(sql, parameterCount: parameters.count, handle) : nil
         let result = Self.withCStrings(parameters) { pointers in
             if let name {
                 return PQexecPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
@@ -152,6 +138,105 @@ package final class PostgresConnection: @unchecked Sendable {
         return PostgresResult(result)
     }
 
+    /// The name of `sql` prepared on this connection (`PQprepare` the first time).
+    private func preparedName(_ sql: String, parameterCount: Int, _ handle: OpaquePointer) throws(StoreError) -> String {
+        if let existing = prepared[sql] { return existing }
+        let fresh = "navd_\(prepared.count)"
+        let result = PQprepare(handle, fresh, sql, Int32(parameterCount), nil)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw failure("PQprepare: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
+        }
+        prepared[sql] = fresh
+        return fresh
+    }
+
+    /// One statement of a pipeline: its result, or the error it (or an earlier one) ended in.
+    package enum PipelineResult {
+        case rows(PostgresResult)
+        case failed(StoreError)
+    }
+
+    /// Sends every statement (prepared) in libpq's pipeline mode (`PQenterPipelineMode`,
+    /// `PQsendQueryPrepared` each, one `PQpipelineSync`) and reads their results: one round trip.
+    /// Without `BEGIN` the statements form one implicit transaction that the sync commits, so
+    /// either all of them commit or none does; a failed statement makes the ones after it
+    /// `failed` too (PostgreSQL skips them) and rolls back those before it.
+    /// - Throws: when the connection breaks (then whether the transaction committed is unknown:
+    ///   the caller reads back what it wrote).
+    /// - Parameter sent: set once the first statement has been handed to libpq: a failure after
+    ///   that may have committed.
+    package func pipeline(_ statements: [(sql: String, parameters: [String?])], sent: inout Bool) throws(StoreError) -> [PipelineResult] {
+        if !isHealthy || wasClosedByServer {
+            close()
+            try connect()
+        }
+        guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
+        var names: [String] = []
+        for statement in statements {
+            for parameter in statement.parameters where parameter.map(Self.containsNUL) == true {
+                throw StoreError(message: "PostgreSQL: a text parameter contains a NUL byte")
+            }
+            names.append(try preparedName(statement.sql, parameterCount: statement.parameters.count, handle))
+        }
+        guard PQenterPipelineMode(handle) == 1 else { throw failure("PQenterPipelineMode: \(lastError(handle))", nil) }
+        sent = true
+        for (name, statement) in zip(names, statements) {
+            let sent = Self.withCStrings(statement.parameters) { pointers in
+                PQsendQueryPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
+            }
+            guard sent == 1 else { throw brokenPipeline("PQsendQueryPrepared", handle) }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw brokenPipeline("PQpipelineSync", handle) }
+        var results: [PipelineResult] = []
+        var firstError: StoreError?
+        for _ in statements {
+            // Each statement's result, then a NULL that ends it.
+            guard let result = PQgetResult(handle) else { throw brokenPipeline("PQgetResult", handle) }
+            let status = PQresultStatus(result)
+            if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                results.append(.rows(PostgresResult(result)))
+            } else {
+                let error = status == PGRES_PIPELINE_ABORTED
+                    ? (firstError ?? StoreError(message: "PostgreSQL: skipped after an earlier statement failed"))
+                    : failure("PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
+                PQclear(result)
+                firstError = firstError ?? error
+                results.append(.failed(error))
+            }
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        // The sync's own result: the implicit transaction has ended (committed or rolled back).
+        guard let sync = PQgetResult(handle) else { throw brokenPipeline("PQgetResult", handle) }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        let commitError = synced ? nil : failure("PostgreSQL: \(String(cString: PQresultErrorMessage(sync)).trimmingNewlines())", sync)
+        PQclear(sync)
+        if !synced {
+            // The commit itself failed: nothing of the pipeline holds. Drain to the sync.
+            for _ in 0..<4 {
+                guard let extra = PQgetResult(handle) else { continue }
+                let done = PQresultStatus(extra) == PGRES_PIPELINE_SYNC
+                PQclear(extra)
+                if done { break }
+            }
+        }
+        guard PQexitPipelineMode(handle) == 1 else { throw brokenPipeline("PQexitPipelineMode", handle) }
+        if let commitError { throw commitError }
+        return results
+    }
+
+    /// A pipeline that cannot go on: the connection is closed (reconnected on next use), and the
+    /// error is `unavailable` when it broke.
+    private func brokenPipeline(_ call: String, _ handle: OpaquePointer) -> StoreError {
+        let error = failure("\(call): \(lastError(handle))", nil)
+        close()
+        return StoreError(message: error.message, kind: .unavailable)
+    }
+
+    private func lastError(_ handle: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(handle)).trimmingNewlines()
+    }
+
     /// Runs several statements without parameters (`PQexec`), for migrations.
     func executeScript(_ sql: String) throws(StoreError) {
         guard let handle else { throw StoreError(message: "the PostgreSQL store is closed") }
@@ -161,6 +246,12 @@ package final class PostgresConnection: @unchecked Sendable {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw StoreError(message: "PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())")
         }
+    }
+
+    /// Whether `text` holds a NUL byte (`memchr` over its UTF-8: parameters are kilobytes of JSON).
+    private static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
     }
 
     private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {

@@ -11,7 +11,13 @@ import Synchronization
 /// and a process that lost a race learns it and re-reads instead of overwriting.
 package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     package let name: String
-    private let pool: PostgresPool
+    let pool: PostgresPool
+    /// The sessions this process last wrote or read, for changes (``loadForChange(_:)``).
+    let cache = PostgresSessionCache()
+    /// Sends committed groups' notices (nil with `NAVD_PG_NOTIFY=off`, which measures without them).
+    let notifier: PostgresNotifier?
+    /// Changes waiting for a connection, committed together (``PostgresGroupCommit``).
+    private let groups: PostgresGroupCommit<GroupWrite, GroupOutcome>
     let url: String
     /// This process's mark on the notices it sends (`NOTIFY navd_changes`), so that it skips its
     /// own: its watchers have had those changes from the thread that applied them.
@@ -55,16 +61,53 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         """
         ALTER TABLE graphs ADD COLUMN stored BIGSERIAL;
         """,
+        // Answers to requests with an Idempotency-Key (DESIGN §4 Retries), written in the change's
+        // own statement, so a retry through any process replays; they go with their session and
+        // after the session TTL.
+        """
+        CREATE TABLE idempotency (
+            key TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            fingerprint BYTEA NOT NULL,
+            status INTEGER NOT NULL,
+            headers TEXT NOT NULL,
+            body TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX idempotency_session ON idempotency (session_id);
+        CREATE INDEX idempotency_created_at ON idempotency (created_at);
+        """
+        // A change's events as one row (a JSON array, as SQLite's event_log holds them), not a
+        // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (issue 19).
+        + """
+        CREATE TABLE event_log (
+            session_id TEXT NOT NULL,
+            last_seq BIGINT NOT NULL,
+            first_seq BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, last_seq)
+        );
+        INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT session_id, seq, seq, '[' || body || ']' FROM events;
+        DROP TABLE events;
+        """,
     ]
 
-    package init(url: String, connections: Int, retainedEvents: Int = 1000, decode: @escaping SnapshotDecoder) throws(StoreError) {
+    package init(
+        url: String, connections: Int, retainedEvents: Int = 1000, notifies: Bool = true, decode: @escaping SnapshotDecoder
+    ) throws(StoreError) {
         self.name = Self.redacted(url)
         self.url = url
         var random = SystemRandomNumberGenerator()
         self.processTag = String(random.next() as UInt64, radix: 36)
         self.retainedEvents = retainedEvents
         self.decode = decode
-        self.pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        let pool = try PostgresPool(conninfo: url, size: max(1, connections))
+        self.pool = pool
+        self.groups = PostgresGroupCommit(leaders: pool.size)
+        self.notifier = notifies
+            ? PostgresNotifier(prefix: processTag + " changes") { payload in
+                _ = try? pool.with { connection throws(StoreError) in try connection.execute(Self.notifySQL, [payload], prepare: true) }
+            } : nil
         try migrate()
     }
 
@@ -117,13 +160,13 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 WITH s AS (
                     INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at)
                     VALUES ($1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9) RETURNING id)
-                INSERT INTO events (session_id, seq, body)
-                SELECT s.id, (e->>'seq')::bigint, e::text FROM s, jsonb_array_elements($10::jsonb) e
+                INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
+                    String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
                 ],
                 prepare: true
             )
@@ -137,8 +180,20 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 "SELECT graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions WHERE id = $1",
                 [id], prepare: true)
         }
-        guard row.rowCount == 1 else { return nil }
-        return try session(id: id, row, 0, offset: 0)
+        guard row.rowCount == 1 else {
+            cache.remove(id)
+            return nil
+        }
+        let session = try session(id: id, row, 0, offset: 0)
+        cache.put(session)
+        return session
+    }
+
+    /// The session as this process last wrote or read it (``PostgresSessionCache``), else read.
+    package func loadForChange(_ id: String) throws(StoreError) -> StoredSession? {
+        guard SessionID.isValid(id) else { return nil }
+        if let cached = cache.get(id) { return cached }
+        return try load(id)
     }
 
     private func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
@@ -158,38 +213,82 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     }
 
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil)
+    }
+
+    /// Commits the change in a group with the changes of other sessions waiting meanwhile
+    /// (``PostgresStore/commitGroup(_:)``); answered once the group has committed.
+    package func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+    ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
+        switch groups.commit(groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer), run: commitGroup, then: notify) {
+        case .written:
+            cache.put(session)
+            return true
+        case .lost:
+            cache.remove(session.id)
+            return false
+        case .failed(let error):
+            throw error
+        }
+    }
+
+    /// The change as a group commits it: the statement's parameters and what reads it back.
+    func groupWrite(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+    ) -> GroupWrite {
+        let snapshot = Self.snapshotJSON(session)
+        let lastSeq = events.last?.seq ?? session.state.eventCounter
+        let firstSeq = events.first?.seq ?? lastSeq
+        // The log is trimmed when a change crosses a multiple of 64 seqs, not by every change:
+        // between `retainedEvents` and 64 more are kept (reads show the retained ones only).
+        let trimmed = (firstSeq - 1) / 64 != lastSeq / 64 ? String(lastSeq - retainedEvents) : nil
+        let eventsText = String(decoding: eventsJSON, as: UTF8.self)
+        return GroupWrite(
+            id: session.id,
+            parameters: [
+                session.id, String(session.state.version), snapshot, String(session.touchedAt), String(expectedVersion),
+                eventsText, trimmed,
+                answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
+                answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+                String(lastSeq), String(firstSeq),
+            ],
+            version: session.state.version, lastSeq: lastSeq, touchedAt: session.touchedAt, snapshot: snapshot,
+            events: eventsText
+        )
+    }
+
+    /// An answer's headers as a JSON array of `[name, value]` pairs.
+    private static func headersJSON(_ headers: [(String, String)]) -> String {
+        JSONValue.array(headers.map { JSONValue.array([.string($0.0), .string($0.1)]) }).jsonString
+    }
+
+    package var keepsAnswers: Bool { true }
+
+    package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                """
-                WITH u AS (
-                    UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
-                    WHERE id = $1 AND version = $5 RETURNING id),
-                ins AS (
-                    INSERT INTO events (session_id, seq, body)
-                    SELECT u.id, (e->>'seq')::bigint, e::text FROM u, jsonb_array_elements($6::jsonb) e RETURNING 1),
-                trimmed AS (
-                    DELETE FROM events WHERE session_id = $1 AND seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
-                notified AS (SELECT pg_notify('navd_changes', $8) FROM u)
-                SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM notified)
-                """,
-                [
-                    session.id, String(session.state.version), Self.snapshotJSON(session), String(session.touchedAt),
-                    String(expectedVersion), String(decoding: eventsJSON, as: UTF8.self), String((events.last?.seq ?? 0) - retainedEvents),
-                    notice(session.id, "changed \(session.state.eventCounter)"),
-                ],
-                prepare: true
-            )
+                "SELECT session_id, encode(fingerprint, 'hex'), status, headers, body FROM idempotency WHERE key = $1", [key], prepare: true)
         }
-        return result.int(0, 0) == 1
+        guard result.rowCount == 1 else { return nil }
+        let headers = ((try? JSONValue(parsing: result.bytes(0, 3)))?.arrayValue ?? []).compactMap { pair -> (String, String)? in
+            guard let pair = pair.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else { return nil }
+            return (name, value)
+        }
+        return KeptAnswer(
+            key: key, session: result.text(0, 0), fingerprint: Hex.bytes(result.text(0, 1)) ?? [], status: Int(result.int(0, 2)),
+            headers: headers, body: result.bytes(0, 4))
     }
 
     package func delete(_ id: String) throws(StoreError) -> Bool {
         guard SessionID.isValid(id) else { return false }
+        cache.remove(id)
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
-                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM events WHERE session_id = $1),
+                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM event_log WHERE session_id = $1),
+                k AS (DELETE FROM idempotency WHERE session_id = $1),
                 notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
                 SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
                 """,
@@ -200,14 +299,30 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
         guard SessionID.isValid(id) else { return [] }
+        // Batches are trimmed whole, so older events may linger: show the retained ones only. A
+        // batch holds at least one event, so `limit` batches hold enough.
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                "SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-                [id, String(after), String(limit)], prepare: true)
+                """
+                WITH newest AS (SELECT COALESCE(MAX(last_seq), 0) AS seq FROM event_log WHERE session_id = $1)
+                SELECT b.body, newest.seq FROM event_log b, newest
+                WHERE b.session_id = $1 AND b.last_seq > GREATEST($2, newest.seq - $4) ORDER BY b.last_seq LIMIT $3
+                """,
+                [id, String(after), String(limit), String(retainedEvents)], prepare: true)
         }
-        return (0..<result.rowCount).compactMap { row in
-            (try? JSONValue(parsing: result.bytes(row, 0))).flatMap(LifecycleEvent.init(json:))
+        guard result.rowCount > 0 else { return [] }
+        let floor = max(after, Int(result.int(0, 1)) - retainedEvents)
+        var events: [LifecycleEvent] = []
+        for row in 0..<result.rowCount {
+            guard let batch = (try? JSONValue(parsing: result.bytes(row, 0)))?.arrayValue else {
+                throw StoreError(message: "session \(id): a stored event batch is not a JSON array")
+            }
+            for element in batch {
+                guard let event = LifecycleEvent(json: element) else { throw StoreError(message: "session \(id): a stored event is not an event") }
+                if event.seq > floor, events.count < limit { events.append(event) }
+            }
         }
+        return events
     }
 
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
@@ -215,13 +330,16 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             try connection.execute(
                 """
                 WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
-                e AS (DELETE FROM events WHERE session_id IN (SELECT id FROM d)),
+                e AS (DELETE FROM event_log WHERE session_id IN (SELECT id FROM d)),
+                k AS (DELETE FROM idempotency WHERE session_id IN (SELECT id FROM d) OR created_at < $1),
                 notified AS (SELECT pg_notify('navd_changes', $2 || ' ' || id || ' expired') FROM d)
                 SELECT id, (SELECT count(*) FROM notified) FROM d
                 """,
                 [String(cutoff), processTag], prepare: true)
         }
-        return (0..<result.rowCount).map { result.text($0, 0) }
+        let ids = (0..<result.rowCount).map { result.text($0, 0) }
+        for id in ids { cache.remove(id) }
+        return ids
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {
@@ -267,6 +385,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         statistics.poolWaits = pool.waits.load(ordering: .relaxed)
         statistics.poolWaitNanoseconds = pool.waitNanoseconds.load(ordering: .relaxed)
         statistics.poolTimeouts = pool.timeouts.load(ordering: .relaxed)
+        statistics.groupCommits = groups.groups.load(ordering: .relaxed)
+        statistics.groupChanges = groups.changes.load(ordering: .relaxed)
         return statistics
     }
 
@@ -359,6 +479,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func close() {
         closing.store(true, ordering: .relaxed)
+        notifier?.close()
         pool.close()
     }
 }

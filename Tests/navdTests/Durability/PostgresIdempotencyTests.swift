@@ -1,0 +1,107 @@
+import Foundation
+@testable import NavCore
+@testable import navd
+@testable import NavServer
+import Testing
+
+/// `Idempotency-Key`s kept by the PostgreSQL store (DESIGN §4 Retries): a retry that a load
+/// balancer sends to another process replays the first answer instead of applying twice; the
+/// key with another request is refused there too; a deleted session's answers are forgotten.
+@Suite(.serialized) struct PostgresIdempotencyTests {
+    @Test func aRetryThroughAnotherProcessReplaysTheFirstAnswer() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let first = try DaemonHarness(store: cluster.url)
+        let second = try DaemonHarness(store: cluster.url)
+        let session = try first.createSession()
+        let key = ["Idempotency-Key": "retry-\(UUID().uuidString)"]
+        let body: JSON = ["path": "list_news/show_news(id=3)"]
+
+        let answer = try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key)
+        #expect(answer.status == 200)
+        #expect(answer.headers["idempotent-replayed"] == nil)
+        // The same request through the other process: the first answer, nothing applied again.
+        let replay = try second.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key)
+        #expect(replay.status == 200)
+        #expect(replay.headers["idempotent-replayed"] == "true")
+        #expect(replay.headers["etag"] == answer.headers["etag"])
+        #expect(try replay.json() == (try answer.json()))
+        #expect(try second.view(session)["version"]?.int == 2)
+        // Again through the second (now from its own cache) and back through the first.
+        #expect(try second.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers["idempotent-replayed"] == "true")
+        #expect(try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers["idempotent-replayed"] == "true")
+        #expect(try first.view(session)["version"]?.int == 2)
+
+        // The key with another body, through the process that never saw it: refused.
+        let reused = try second.send("POST", session.url + "/navigate", json: ["path": "^/top"], token: session.token, headers: key)
+        #expect(reused.status == 422)
+        #expect(reused.code == "idempotency_key_reused")
+
+        // A fresh key through the second process is kept too, and replays through the first.
+        let other = ["Idempotency-Key": "retry-\(UUID().uuidString)"]
+        let back = try second.send("POST", session.url + "/back", json: [:], token: session.token, headers: other)
+        #expect(back.status == 200)
+        let backAgain = try first.send("POST", session.url + "/back", json: [:], token: session.token, headers: other)
+        #expect(backAgain.headers["idempotent-replayed"] == "true")
+        #expect(try backAgain.json() == (try back.json()))
+        #expect(try first.view(session)["version"]?.int == 3)
+
+        // Deleting the session forgets its answers in the store.
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(session.id)'") == "2")
+        #expect(try second.send("DELETE", session.url, token: session.token).status == 204)
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(session.id)'") == "0")
+        let afterDelete = try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key)
+        #expect(afterDelete.status == 401)
+        #expect(try first.stop() == 0)
+        #expect(try second.stop() == 0)
+    }
+
+    /// The same key sent through two processes at once (a load balancer retrying before the first
+    /// try answered): the change is applied once, and both get its answer.
+    @Test func theSameKeyThroughTwoProcessesAtOnceAppliesOnce() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "8"]) }
+        let session = try daemons[0].createSession()
+        let paths = ["^/top/list_news(category=1)", "^/top"]
+        for round in 0..<12 {
+            let key = ["Idempotency-Key": "both-\(round)-\(UUID().uuidString)"]
+            let body: JSON = ["path": .string(paths[round % 2])]
+            let answers = Locked([Int: HTTPMessage]())
+            let group = DispatchGroup()
+            for (index, daemon) in daemons.enumerated() {
+                group.enter()
+                Thread {
+                    if let answer = try? daemon.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key) {
+                        answers.withLock { $0[index] = answer }
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            let both = answers.withLock { $0 }
+            #expect(both.count == 2)
+            #expect(both.values.allSatisfy { $0.status == 200 }, "round \(round): \(both.values.map(\.status))")
+            let versions = Set(both.values.compactMap { try? $0.json()["version"]?.int })
+            #expect(versions == [round + 2], "round \(round): applied more than once (\(versions))")
+        }
+        #expect(try daemons[1].view(session)["version"]?.int == 13)
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
+    /// Answers expire with the session TTL: the sweep deletes them with expired sessions and
+    /// any older than the TTL.
+    @Test func keptAnswersExpireWithTheSessionTTL() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemon = try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "2s"])
+        let session = try daemon.createSession()
+        let key = ["Idempotency-Key": "ttl-\(UUID().uuidString)"]
+        #expect(try daemon.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: key).status == 200)
+        #expect(try cluster.query("SELECT count(*) FROM idempotency") == "1")
+        let deadline = Date().addingTimeInterval(20)
+        while try cluster.query("SELECT count(*) FROM idempotency") != "0", Date() < deadline { usleep(200_000) }
+        #expect(try cluster.query("SELECT count(*) FROM idempotency") == "0")
+        #expect(try daemon.stop() == 0)
+    }
+}

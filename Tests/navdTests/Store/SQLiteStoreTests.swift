@@ -790,6 +790,17 @@ extension SQLiteStoreTests {
         }
     }
 
+    /// A store whose compactor has just started folding one generation of `sessions` sessions'
+    /// changes (the last change sealed it), with no cache to speak of: the sessions' ids and when
+    /// the generation was sealed.
+    static func foldInProgress(in folder: TemporaryFolder, sessions: Int) throws -> (Fixture, [String], ContinuousClock.Instant) {
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: sessions, cacheBytes: 1)
+        var ids: [String] = []
+        for _ in 0..<sessions { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        for id in ids { _ = try fixture.navigate(id, pathA) }
+        return (fixture, ids, ContinuousClock.now)
+    }
+
     /// The same with a real fold: many sessions' changes pending, folded in one generation, while
     /// another thread reads two of those sessions (the cache holds neither) and their events. A read
     /// that starts in the fold's first half and waits for it takes more than half the fold; none
@@ -798,15 +809,10 @@ extension SQLiteStoreTests {
     /// latencies (BENCHMARKS.md, "Reads during a fold").
     @Test func readsDuringALargeFoldTakeAFractionOfIt() throws {
         let folder = try TemporaryFolder()
-        let sessions = 4000
-        // The last of `sessions` changes seals the generation; the compactor folds it meanwhile.
-        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: sessions, cacheBytes: 1)
+        let (fixture, ids, sealed) = try Self.foldInProgress(in: folder, sessions: 4000)
         defer { fixture.store.close() }
-        var ids: [String] = []
-        for _ in 0..<sessions { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        let sessions = ids.count
         let clock = ContinuousClock()
-        for id in ids { _ = try fixture.navigate(id, Self.pathA) }
-        let sealed = clock.now
         let readers = Array(ids.prefix(2))
 
         let folding = Atomic<Bool>(true)
@@ -860,14 +866,10 @@ extension SQLiteStoreTests {
     /// for a chunk at most). Every created session reads back, and every deleted one is gone.
     @Test func createsAndDeletesDuringALargeFoldWaitForOneChunkAtMost() throws {
         let folder = try TemporaryFolder()
-        let sessions = 4000
-        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: sessions, cacheBytes: 1)
+        let (fixture, ids, sealed) = try Self.foldInProgress(in: folder, sessions: 4000)
         defer { fixture.store.close() }
-        var ids: [String] = []
-        for _ in 0..<sessions { ids.append(try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id) }
+        let sessions = ids.count
         let clock = ContinuousClock()
-        for id in ids { _ = try fixture.navigate(id, Self.pathA) }
-        let sealed = clock.now
 
         let folding = Atomic<Bool>(true)
         let writes = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])

@@ -249,7 +249,7 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Whether `text` holds a NUL byte (`memchr` over its UTF-8: parameters are kilobytes of JSON).
-    private static func containsNUL(_ text: String) -> Bool {
+    static func containsNUL(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
     }

@@ -72,6 +72,11 @@ extension PostgresStore {
     }
 
     private func commit(_ writes: [GroupWrite], on connection: PostgresConnection) -> [GroupOutcome] {
+        // A write the pipeline refuses before sending anything (a NUL in a text parameter, which
+        // libpq cannot pass) fails alone, not the other sessions' changes of its group.
+        if writes.count > 1, writes.contains(where: { $0.parameters.contains { $0.map(PostgresConnection.containsNUL) == true } }) {
+            return writes.flatMap { commit([$0], on: connection) }
+        }
         let statements = writes.map { (sql: Self.updateSQL, parameters: $0.parameters) }
         var sent = false
         let results: [PostgresConnection.PipelineResult]
@@ -88,7 +93,11 @@ extension PostgresStore {
             case .failed(let error): outcomes.append(.failed(error))
             }
         }
-        let failed = results.contains { if case .failed = $0 { true } else { false } }
+        // Every change is told something: a waiter without an outcome would wait for good.
+        while outcomes.count < writes.count {
+            outcomes.append(.failed(StoreError(message: "PostgreSQL answered fewer statements than the group sent", kind: .unavailable)))
+        }
+        let failed = outcomes.contains { if case .failed = $0 { true } else { false } }
         guard failed else { return outcomes }
         // One statement failed, so the transaction rolled back: nothing of the group was written.
         // Each change goes again alone, so that only the failing one fails.

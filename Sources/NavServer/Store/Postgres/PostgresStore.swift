@@ -154,7 +154,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        try pool.with { connection throws(StoreError) in
+        _ = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
                 WITH s AS (

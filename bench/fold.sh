@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/fold.sh: reads, creates and deletes on the SQLite store while its compactor folds
-# (BENCHMARKS.md, "Reads during a fold").
+# (BENCHMARKS.md, "SQLite during a fold").
 #
 # Starts navd (release, Examples/news.json) on a fresh SQLite file, creates SESSIONS sessions
 # and navigates them with bench/navigate.lua (wrk -t1 -cCONNECTIONS) for DURATION: the change

@@ -806,7 +806,7 @@ extension SQLiteStoreTests {
     /// that starts in the fold's first half and waits for it takes more than half the fold; none
     /// may. (A bound on the longest read, not the median: reads started before the compactor
     /// thread took the connection are quick either way.) Prints the fold's duration and the reads'
-    /// latencies (BENCHMARKS.md, "Reads during a fold").
+    /// latencies (BENCHMARKS.md, "SQLite during a fold").
     @Test func readsDuringALargeFoldTakeAFractionOfIt() throws {
         let folder = try TemporaryFolder()
         let (fixture, ids, sealed) = try Self.foldInProgress(in: folder, sessions: 4000)

@@ -37,63 +37,61 @@ struct CLIProcess {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func process(_ arguments: [String], output: Pipe, errors: Pipe) -> Process {
-        let process = Process()
-        process.executableURL = DaemonHarness.binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }.merging(environment) { $1 }
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        return process
+    private func spawn(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            DaemonHarness.binary.path, arguments, environment: DaemonHarness.environment(adding: environment), directory: directory.path,
+            output: .pipe, errors: .pipe
+        )
     }
 
     /// Runs `navd arguments` and waits (at most 30 s).
     func run(_ arguments: [String]) throws -> Run {
-        let output = Pipe()
-        let errors = Pipe()
-        let process = process(arguments, output: output, errors: errors)
-        try process.run()
+        let process = try spawn(arguments)
         let errorData = CLITests.Locked<Data>(Data())
-        let reader = Thread { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
+        let reader = Thread { errorData.set(process.errors?.readDataToEndOfFile() ?? Data()) }
         reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let outputData = process.output?.readDataToEndOfFile() ?? Data()
         let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        let termination = process.wait(seconds: 30) ?? {
+            process.send(SIGTERM)
+            return process.waitUntilExit()
+        }()
         while !errorData.isSet, Date() < deadline { usleep(1_000) }
         return Run(
-            status: process.terminationStatus,
+            status: Self.status(termination),
             output: String(decoding: outputData, as: UTF8.self),
             errors: String(decoding: errorData.value, as: UTF8.self)
         )
     }
 
+    /// An exit status as a shell gives it: 128 + the signal for a process a signal ended.
+    static func status(_ termination: ChildProcess.Termination) -> Int32 {
+        switch termination {
+        case .exited(let status): status
+        case .signalled(let signal): 128 + signal
+        }
+    }
+
     /// Starts `navd arguments` in the background (for `navd session watch`).
     func start(_ arguments: [String]) throws -> Background {
-        let output = Pipe()
-        let errors = Pipe()
-        let process = process(arguments, output: output, errors: errors)
-        try process.run()
-        return Background(process: process, output: output, errors: errors)
+        Background(process: try spawn(arguments))
     }
 
     /// A running `navd`, whose standard output is read as it comes.
     final class Background: @unchecked Sendable {
-        let process: Process
+        let process: ChildProcess
         private let text = CLITests.Locked<String>("")
         private let errorText = CLITests.Locked<String>("")
 
-        init(process: Process, output: Pipe, errors: Pipe) {
+        init(process: ChildProcess) {
             self.process = process
             let text = self.text
             let errorText = self.errorText
-            for (pipe, box) in [(output, text), (errors, errorText)] {
+            for (handle, box) in [(process.output, text), (process.errors, errorText)] {
+                guard let handle else { continue }
                 Thread {
                     while true {
-                        let data = pipe.fileHandleForReading.availableData
+                        let data = handle.availableData
                         if data.isEmpty { break }
                         box.set(box.value + String(decoding: data, as: UTF8.self))
                     }
@@ -127,14 +125,12 @@ struct CLIProcess {
 
         /// Waits (at most `seconds`) for the process to exit; its status, or nil (then it is killed).
         func exitStatus(within seconds: Double = 10) -> Int32? {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            guard !process.isRunning else {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+            guard let termination = process.wait(seconds: seconds) else {
+                process.send(SIGKILL)
+                _ = process.waitUntilExit()
                 return nil
             }
-            return process.terminationStatus
+            return CLIProcess.status(termination)
         }
     }
 }

@@ -239,7 +239,7 @@ import Glibc
         let serve = ["serve", "--listen", "127.0.0.1:\(port)", "--store", "sqlite:\(cli.directory.path)/navd.db",
                      "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "--drain", "0"]
         var daemon = try cli.start(serve)
-        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        defer { daemon.process.send(SIGKILL) }
         #expect(daemon.waitForEither("navd listening"), "\(daemon.output)\(daemon.errors)")
         #expect(try cli.run(["session", "new", "--url", url]).status == 0)
         let watcher = try cli.start(["session", "watch", "--json"])
@@ -247,8 +247,8 @@ import Glibc
         #expect(try cli.run(["session", "go", "help"]).status == 0)
         #expect(watcher.waitFor(#""to":"/top/help""#), "\(watcher.output)")
 
-        kill(daemon.process.processIdentifier, SIGKILL)
-        daemon.process.waitUntilExit()
+        daemon.process.send(SIGKILL)
+        _ = daemon.process.waitUntilExit()
         daemon = try cli.start(serve)
         #expect(daemon.waitForEither("navd listening"), "\(daemon.output)\(daemon.errors)")
         // The watcher retries once a second; once it is back (a third view), a change reaches it.
@@ -269,7 +269,7 @@ import Glibc
         }
         // Creation was 1…5; `help` 6…12; the list, after the restart, 13…20.
         #expect(seqs == Array(6...20), "\(seqs)")
-        kill(daemon.process.processIdentifier, SIGTERM)
+        daemon.process.send(SIGTERM)
         #expect(daemon.exitStatus() == 0)
     }
 

@@ -22,27 +22,19 @@ import Glibc
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("navd-damaged-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let process = Process()
-        process.executableURL = DaemonHarness.binary
-        process.arguments = ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json"]
-        process.currentDirectoryURL = DaemonHarness.packageRoot
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
-        process.standardInput = FileHandle.nullDevice
-        let output = try FileHandle(forWritingTo: log)
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        try? output.close()
-        let deadline = Date().addingTimeInterval(15)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        let started = process.isRunning
+        let process = try ChildProcess(
+            DaemonHarness.binary.path, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json"],
+            environment: DaemonHarness.environment(), directory: DaemonHarness.packageRoot.path, output: .file(log.path), errors: .output
+        )
+        let ended = process.wait(seconds: 15)
+        let started = ended == nil
         if started {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.send(SIGKILL)
+            _ = process.waitUntilExit()
         }
         let errors = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        #expect(!started && process.terminationStatus != 0, "navd started on a damaged store: \(errors.suffix(500))")
-        return (started ? -1 : process.terminationStatus, errors)
+        #expect(!started && ended != .exited(0), "navd started on a damaged store: \(errors.suffix(500))")
+        return (ended.map(CLIProcess.status) ?? -1, errors)
     }
 
     @Test func aDamagedChangeLogStopsTheDaemonUntilTheLossIsAcceptedAndADamagedDatabaseStopsItToo() throws {

@@ -195,7 +195,7 @@ import Glibc
     /// Every applied change acknowledged exactly once with versions 2…final and no gap, every
     /// acknowledged event in the log once, and the final stage the replay of the acknowledged intents.
     static func checkNoLostUpdate(_ daemons: [DaemonHarness], _ sessions: [DaemonHarness.Session], _ acks: [Ack]) throws {
-        let graph = try #require(Graph.decode(json: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))).graph)
+        let graph = try Graph.decode(json: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))).graph
         let navigator = Navigator(graph: graph)
         for session in sessions {
             let view = try daemons[daemons.count - 1].view(session)
@@ -362,14 +362,8 @@ enum Shell {
     }
 
     static func python(_ script: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let output = Pipe()
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure(description: String(decoding: data, as: UTF8.self)) }
+        let child = try ChildProcess("/usr/bin/env", ["python3", "-c", script], errors: .pipe)
+        let data = child.errors?.readDataToEndOfFile() ?? Data()
+        guard child.waitUntilExit() == .exited(0) else { throw Failure(description: String(decoding: data, as: UTF8.self)) }
     }
 }

@@ -32,14 +32,8 @@ import Glibc
         }
 
         static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return -1 }
-            process.waitUntilExit()
-            return process.terminationStatus
+            guard let child = try? ChildProcess(tool, arguments) else { return -1 }
+            return CLIProcess.status(child.waitUntilExit())
         }
 
         /// Whether this environment can mount one (root, and a kernel or container that allows it).

@@ -92,22 +92,20 @@ struct LiveSessionTests {
         #expect(first.json?["type"]?.string == "transitionStart")
     }
 
-    @Test func everyWatcherGetsEveryEventOnceInOrderWhileManyWritersRace() async throws {
+    @Test func everyWatcherGetsEveryEventOnceInOrderWhileManyWritersRace() throws {
         let navd = try daemon()
         let session = try navd.createSession()
         let watchers = [try watch(session), try watch(session)]
         for watcher in watchers { #expect(try watcher.nextMessage()?.event == "view") }
         // Four writers, each going back and forth: every change applied, in some order.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in 0..<4 {
-                group.addTask {
-                    for round in 0..<15 {
-                        _ = try navd.navigate(session, round % 2 == 0 ? "^/top/list_news(category=\(writer))" : "^/top")
-                    }
+        let writers = (0..<4).map { writer in
+            OnThread {
+                for round in 0..<15 {
+                    _ = try navd.navigate(session, round % 2 == 0 ? "^/top/list_news(category=\(writer))" : "^/top")
                 }
             }
-            try await group.waitForAll()
         }
+        for writer in writers { try writer.value() }
         let final = try navd.view(session)
         let last = try #require(try navd.request("GET", session.url + "/events?after=0&limit=1000", headers: ["Authorization": "Bearer \(session.token)"]).json()["next"]?.int)
         for watcher in watchers {
@@ -227,7 +225,7 @@ struct LiveSessionTests {
 
     // MARK: Long poll
 
-    @Test func aLongPollAnswersWhenAnEventArrivesOrWhenTheWaitEnds() async throws {
+    @Test func aLongPollAnswersWhenAnEventArrivesOrWhenTheWaitEnds() throws {
         let navd = try daemon()
         let session = try navd.createSession()
         let auth = ["Authorization": "Bearer \(session.token)"]
@@ -236,10 +234,10 @@ struct LiveSessionTests {
         #expect(try ready.json()["next"]?.int == 5)
         // Nothing yet: answered by the change, well before the wait ends.
         let started = Date()
-        async let waited = navd.request("GET", session.url + "/events?after=5&wait=30", headers: auth)
-        try await Task.sleep(for: .milliseconds(300))
+        let waited = OnThread { try navd.request("GET", session.url + "/events?after=5&wait=30", headers: auth) }
+        usleep(300_000)
         _ = try navd.navigate(session, "help")
-        let answer = try await waited
+        let answer = try waited.value()
         #expect(answer.status == 200)
         #expect(answer.headers["etag"] == "\"2\"")
         #expect(try answer.json()["events"]?[0]?["seq"]?.int == 6)
@@ -251,10 +249,10 @@ struct LiveSessionTests {
         #expect(Date().timeIntervalSince(quiet) >= 0.9)
         // Deleted meanwhile: answered as the page would be, and counted with that answer.
         let refusedBefore = try Self.eventsAnswered(navd, status: 401)
-        async let orphan = navd.request("GET", session.url + "/events?after=100&wait=30", headers: auth)
-        try await Task.sleep(for: .milliseconds(300))
+        let orphan = OnThread { try navd.request("GET", session.url + "/events?after=100&wait=30", headers: auth) }
+        usleep(300_000)
         _ = try navd.request("DELETE", session.url, headers: auth)
-        #expect(try await orphan.status == 401)
+        #expect(try orphan.value().status == 401)
         #expect(try Self.eventsAnswered(navd, status: 401) == refusedBefore + 1)
     }
 

@@ -47,7 +47,7 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
     let port: Int
     let options: HarnessOptions
     let logFile: URL
-    private let process: Process
+    private let process: ChildProcess
     /// The daemon's process id (to read its memory from `/proc`).
     var processIdentifier: Int32 { process.processIdentifier }
     let validator: OpenAPIValidator?
@@ -55,7 +55,7 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
     private let lock = NSLock()
     private var exitStatus: Int32?
 
-    private init(port: Int, options: HarnessOptions, process: Process, logFile: URL, validator: OpenAPIValidator?) {
+    private init(port: Int, options: HarnessOptions, process: ChildProcess, logFile: URL, validator: OpenAPIValidator?) {
         self.port = port
         self.options = options
         self.process = process
@@ -74,37 +74,29 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
             let port = try Self.freePort()
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navd-test-\(port)-\(UUID().uuidString.prefix(8)).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-            let process = Process()
-            process.executableURL = Self.binary
-            process.currentDirectoryURL = Self.packageRoot
-            process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", options.store]
+            let arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", options.store]
                 + options.graphs.flatMap { ["--graph", Self.packageRoot.appendingPathComponent($0).path] }
                 // No drain window unless a test asks for one: every test stops its daemon.
                 + (options.arguments.contains("--drain") ? [] : ["--drain", "0"])
                 + options.arguments
-            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
-            process.standardInput = FileHandle.nullDevice
-            // One descriptor for both streams, so their writes share one file offset.
-            let output = try FileHandle(forWritingTo: logFile)
-            process.standardOutput = output
-            process.standardError = output
+            let process: ChildProcess
             do {
-                try process.run()
-                try? output.close()
+                // One descriptor for both streams, so their writes share one file offset.
+                process = try ChildProcess(
+                    Self.binary.path, arguments, environment: Self.environment(), directory: Self.packageRoot.path,
+                    output: .file(logFile.path), errors: .output
+                )
             } catch {
-                try? output.close()
-                throw StartFailure(description: "cannot run \(Self.binary.path): \(error) (run `swift build` first)")
+                throw StartFailure(description: "\(error) (run `swift build` first)")
             }
             if Self.waitUntilHealthy(port: port, process: process, logFile: options.arguments.contains("--log-level") ? nil : logFile) {
                 self.init(port: port, options: options, process: process, logFile: logFile, validator: try? OpenAPIValidator.shared.get())
                 return
             }
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-            lastFailure = "navd \(process.arguments?.joined(separator: " ") ?? "") did not become healthy: \(log.suffix(2000))"
-            if process.isRunning {
-                Glibc.kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            lastFailure = "navd \(arguments.joined(separator: " ")) did not become healthy: \(log.suffix(2000))"
+            process.send(SIGKILL)
+            _ = process.waitUntilExit()
             try? FileManager.default.removeItem(at: logFile)
             if !log.contains("in use") { break }
         }
@@ -124,6 +116,12 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
         }
         if process.isRunning { kill() }
         try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// The environment a spawned navd gets: the tests' own without `NAVD_*`, so that a setting
+    /// exported in the shell running the tests does not change what they test.
+    static func environment(adding extra: [String: String] = [:]) -> [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }.merging(extra) { $1 }
     }
 
     /// What the daemon wrote to stdout and stderr.
@@ -159,23 +157,21 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let exitStatus { return exitStatus }
-        if process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        guard !process.isRunning else {
-            Glibc.kill(process.processIdentifier, SIGKILL)
+        process.send(SIGTERM)
+        guard let termination = process.wait(seconds: 10) else {
+            process.send(SIGKILL)
             throw StartFailure(description: "navd did not exit within 10 s of SIGTERM; log: \(log.suffix(2000))")
         }
-        guard process.terminationReason == .exit else {
-            throw StartFailure(description: "navd died of signal \(process.terminationStatus); log: \(log.suffix(4000))")
+        guard case .exited(let status) = termination else {
+            throw StartFailure(description: "navd died of \(termination); log: \(log.suffix(4000))")
         }
-        exitStatus = process.terminationStatus
-        return process.terminationStatus
+        exitStatus = status
+        return status
     }
 
     /// Sends `signal` (SIGTERM, say) and returns at once; ``stop()`` then waits for the exit.
     func send(_ signal: Int32) {
-        Glibc.kill(process.processIdentifier, signal)
+        process.send(signal)
     }
 
     /// Polls `GET /healthz` until it answers 200 (true), the process exits, or 10 s pass.
@@ -183,7 +179,7 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
     /// - Parameter logFile: when given, answers count only once the process has logged that it is
     ///   listening: between `freePort()` and the bind, another daemon (of a test running in
     ///   parallel) may take the port, and its answers must not pass for this one's.
-    private static func waitUntilHealthy(port: Int, process: Process, logFile: URL?) -> Bool {
+    private static func waitUntilHealthy(port: Int, process: ChildProcess, logFile: URL?) -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
             if let logFile, (try? String(contentsOf: logFile, encoding: .utf8))?.contains("navd listening") != true {
@@ -210,10 +206,8 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
     }
 
     private func kill() {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
+        process.send(SIGKILL)
+        _ = process.wait(seconds: 5)
     }
 
     // MARK: HTTP

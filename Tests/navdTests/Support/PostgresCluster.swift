@@ -42,7 +42,7 @@ final class PostgresCluster: @unchecked Sendable {
     /// Stops the server and removes its folder.
     func stop() {
         guard FileManager.default.fileExists(atPath: directory) else { return }
-        try? runAsOwner("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+        _ = try? runAsOwner("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -78,30 +78,16 @@ final class PostgresCluster: @unchecked Sendable {
         return try Self.run(tool, arguments)
     }
 
-    /// Runs a tool to completion with `posix_spawn` and `waitpid`. Not Foundation's `Process`:
-    /// `pg_ctl start` leaves the server running with descriptors inherited from the tool, and
-    /// `Process` on Linux then never reports the tool's exit. Output goes to a file.
+    /// Runs a tool to completion, its output in a file rather than a pipe: `pg_ctl start` leaves
+    /// the server running, and a server holding the pipe would keep a read from ever ending.
     @discardableResult
     private static func run(_ tool: String, _ arguments: [String]) throws -> String {
         let outputPath = "/tmp/navd-pg-output-\(UUID().uuidString.prefix(12))"
         defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw Failure(description: "posix_spawn \(tool): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let termination = try ChildProcess(tool, arguments, output: .file(outputPath), errors: .output).waitUntilExit()
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        guard exitCode == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(exitCode)): \(text)")
+        guard termination == .exited(0) else {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (\(termination)): \(text)")
         }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -71,6 +71,40 @@ import Glibc
         #expect(payloads.count < 2000 / 4, "\(payloads.count) payloads for 2,000 posts")
     }
 
+    /// A session's changes within one second leave `touched_at` as it was (rounded up to the
+    /// second), so PostgreSQL updates its row in place (HOT: no index entries, room kept by the
+    /// fillfactor); the stored time is never earlier than the change's, so nothing expires early.
+    @Test func changesWithinASecondUpdateTheRowInPlace() throws {
+        #expect(PostgresStore.coarseTouchedAt(5_000) == 5_000)
+        #expect(PostgresStore.coarseTouchedAt(5_001) == 6_000)
+        #expect(PostgresStore.coarseTouchedAt(5_999) == 6_000)
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let graphs = try MemoryStoreTests.graphs()
+        let store = try PostgresStore(url: cluster.url, connections: 1, decode: StoreFactory.snapshotDecoder(graphs))
+        let navigator = try #require(try graphs.latest("news")).navigator
+        var (session, events) = try MemoryStoreTests.session(SessionService.newID(), in: graphs)
+        try store.insert(session, events: events)
+        for step in 0..<20 {
+            let expected = session.state.version
+            let outcome = try navigator.apply(.navigate(step % 2 == 0 ? "^/top/list_news(category=\(step))" : "^/top"), to: session.state)
+            session.state = outcome.state
+            session.touchedAt = 7_000_001 + Int64(step * 10)
+            events = outcome.events
+            #expect(try store.update(session, expectedVersion: expected, events: events, eventsJSON: events.jsonBytes))
+        }
+        // Closing ends the store's backend, which hands its statistics over as it exits.
+        store.close()
+        #expect(try cluster.query("SELECT touched_at FROM sessions WHERE id = '\(session.id)'") == "7001000")
+        var inPlace = 0
+        for _ in 0..<50 where inPlace < 19 {
+            inPlace = Int(try cluster.query("SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'sessions'")) ?? 0
+            usleep(100_000)
+        }
+        // The first change moves touched_at from the creation's exact time: every other is in place.
+        #expect(inPlace >= 19, "\(inPlace) of 20 updates in place")
+    }
+
     /// After a broken connection, a change that committed reads back as written — also when the
     /// session has moved on since (its last event is in the log) — and one that did not as failed.
     @Test func aGroupWhoseConnectionBrokeReadsBackWhatCommitted() throws {

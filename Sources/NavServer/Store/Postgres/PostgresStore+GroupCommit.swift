@@ -29,24 +29,50 @@ extension PostgresStore {
         case failed(StoreError)
     }
 
-    /// The compare-and-set of one session, its events, the trim of its log, and the kept answer.
-    /// A key already kept (by another process) makes the update write nothing.
+    /// The compare-and-set of one session and its events: a change with no `Idempotency-Key` that
+    /// does not trim the log, nearly every change. Parameters: id, version, snapshot, touched_at,
+    /// expected version, events, last seq, first seq.
+    static let plainUpdateSQL = """
+        WITH u AS (
+            UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
+            WHERE id = $1 AND version = $5
+            RETURNING id),
+        ins AS (
+            INSERT INTO event_log (session_id, last_seq, first_seq, body)
+            SELECT u.id, $7, $8, $6 FROM u WHERE $6 <> '[]' RETURNING 1)
+        SELECT (SELECT count(*) FROM u)
+        """
+
+    /// ``plainUpdateSQL``, then the trim of the session's log (up to $9) and the kept answer (key
+    /// $10, fingerprint, status, headers, body: all NULL without a key). A key already kept (by
+    /// another process) makes the update write nothing.
     static let updateSQL = """
         WITH u AS (
             UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
             WHERE id = $1 AND version = $5
-                AND ($8::text IS NULL OR NOT EXISTS (SELECT 1 FROM idempotency WHERE key = $8))
+                AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM idempotency WHERE key = $10))
             RETURNING id),
         ins AS (
             INSERT INTO event_log (session_id, last_seq, first_seq, body)
-            SELECT u.id, $13, $14, $6 FROM u WHERE $6 <> '[]' RETURNING 1),
+            SELECT u.id, $7, $8, $6 FROM u WHERE $6 <> '[]' RETURNING 1),
         trimmed AS (
-            DELETE FROM event_log WHERE session_id = $1 AND last_seq <= $7 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
+            DELETE FROM event_log WHERE session_id = $1 AND last_seq <= $9 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
         kept AS (
             INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
-            SELECT $8, u.id, decode($9, 'hex'), $10, $11, $12, $4 FROM u WHERE $8::text IS NOT NULL RETURNING 1)
-        SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM kept)
+            SELECT $10, u.id, decode($11, 'hex'), $12, $13, $14, $4 FROM u WHERE $10::text IS NOT NULL RETURNING 1)
+        SELECT (SELECT count(*) FROM u)
         """
+
+    /// `touched_at` as the change writes it: its time rounded up to the next whole second, so
+    /// that a session's changes within one second leave the indexed column as it was and
+    /// PostgreSQL updates the row in place (a HOT update: no new entry in either index, and the
+    /// old version pruned within its page, which `fillfactor` keeps room on). A session then
+    /// expires up to a second later than its TTL says, never earlier; the sweep runs every
+    /// second at the most often anyway.
+    static func coarseTouchedAt(_ milliseconds: Int64) -> Int64 {
+        let (seconds, rest) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        return (rest > 0 ? seconds + 1 : seconds) * 1000
+    }
 
     /// One notice for committed groups (``PostgresNotifier``): `<tag> changes <id>:<last seq> …`.
     static let notifySQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('navd_changes', $1)"
@@ -57,6 +83,9 @@ extension PostgresStore {
         SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND version = $2 AND touched_at = $3 AND snapshot = $4)
             OR EXISTS (SELECT 1 FROM event_log WHERE session_id = $1 AND last_seq = $5 AND body = $6)
         """
+
+    /// How many parameters ``plainUpdateSQL`` takes (``updateSQL`` takes more).
+    static var plainParameters: Int { 8 }
 
     /// How long a group whose connection broke tries to reconnect and read back what it wrote.
     static var recoverySeconds: Double { 2 }
@@ -77,7 +106,7 @@ extension PostgresStore {
         if writes.count > 1, writes.contains(where: { $0.parameters.contains { $0.map(PostgresConnection.containsNUL) == true } }) {
             return writes.flatMap { commit([$0], on: connection) }
         }
-        let statements = writes.map { (sql: Self.updateSQL, parameters: $0.parameters) }
+        let statements = writes.map { (sql: $0.parameters.count > Self.plainParameters ? Self.updateSQL : Self.plainUpdateSQL, parameters: $0.parameters) }
         var sent = false
         let results: [PostgresConnection.PipelineResult]
         do {

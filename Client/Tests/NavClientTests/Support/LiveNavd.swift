@@ -9,6 +9,11 @@ import Glibc
 /// A `navd serve` of the repository's own build, started on a free loopback port for one test
 /// and stopped (SIGTERM, expecting exit status 0) by ``stop()``.
 ///
+/// Started with `posix_spawn`, keeping none of this process's descriptors but its standard
+/// streams (`closefrom`), and waited for with `waitpid`: not Foundation's `Process`, whose exit
+/// notice is a socket the child inherits — and so does any child another test spawns at the same
+/// moment, which then hides this one's exit until its own (the main package's tests met it).
+///
 /// The binary is `NAVD_BINARY`, else the main package's `.build/debug/navd` (`make test` builds
 /// it before this package's tests run).
 final class LiveNavd: @unchecked Sendable {
@@ -30,8 +35,10 @@ final class LiveNavd: @unchecked Sendable {
 
     let port: Int
     let url: URL
-    private let process: Process
+    private let pid: pid_t
     private let logFile: URL
+    private let exited = NSLock()
+    private var status: Int32?
 
     /// Starts navd serving `graphs` (relative to the repository) on a memory store, and waits
     /// (up to 10 s) until it listens.
@@ -50,21 +57,12 @@ final class LiveNavd: @unchecked Sendable {
         url = URL(string: "http://127.0.0.1:\(self.port)")!
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navclient-test-\(self.port)-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process = Process()
-        process.executableURL = Self.binary
-        process.currentDirectoryURL = Self.repository
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(self.port)", "--store", store, "--drain", "0"]
+        let arguments = ["serve", "--listen", "127.0.0.1:\(self.port)", "--store", store, "--drain", "0"]
             + graphs.flatMap { ["--graph", Self.repository.appendingPathComponent($0).path] } + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
-        process.standardInput = FileHandle.nullDevice
-        let output = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        try? output.close()
+        pid = try Self.spawn(Self.binary.path, arguments, log: logFile.path, directory: Self.repository.path)
         let deadline = Date().addingTimeInterval(10)
         while !log.contains("navd listening") {
-            guard process.isRunning, Date() < deadline else {
+            guard isRunning, Date() < deadline else {
                 stopNow()
                 throw Failure(description: "navd did not start: \(log.suffix(2000))")
             }
@@ -84,12 +82,11 @@ final class LiveNavd: @unchecked Sendable {
         NavClient(serverURL: URL(string: "http://127.0.0.1:\(port ?? self.port)")!, token: token)
     }
 
-    /// SIGTERM, then the exit status (0 for a clean drain).
+    /// SIGTERM, then the exit status (0 for a clean drain; 128 + the signal for a signal).
     @discardableResult
     func stop() -> Int32 {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
+        if isRunning { kill(pid, SIGTERM) }
+        return waitUntilExit()
     }
 
     /// SIGKILL, as a crash: no drain, no `end` on any stream.
@@ -98,9 +95,64 @@ final class LiveNavd: @unchecked Sendable {
     }
 
     private func stopNow() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        _ = waitUntilExit()
+    }
+
+    /// Whether it still runs (reaped with `waitpid` once it has ended).
+    private var isRunning: Bool {
+        exited.lock()
+        defer { exited.unlock() }
+        var raw: Int32 = 0
+        if status == nil, waitpid(pid, &raw, WNOHANG) == pid {
+            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        }
+        return status == nil
+    }
+
+    private func waitUntilExit() -> Int32 {
+        while isRunning { usleep(5_000) }
+        return exited.withLock { status ?? -1 }
+    }
+
+    private typealias FileAction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private typealias PathAction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+
+    /// Runs `executable` with standard input from `/dev/null`, standard output and error to the
+    /// file at `log`, in `directory`, with this process's environment minus `NAVD_*`, signals
+    /// unblocked and at their defaults. glibc's `closefrom` and `chdir` file actions are looked up
+    /// by name: the Glibc module does not declare them.
+    private static func spawn(_ executable: String, _ arguments: [String], log: String, directory: String) throws -> pid_t {
+        guard let handle = dlopen(nil, RTLD_NOW),
+              let closeFrom = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np"),
+              let changeDirectory = dlsym(handle, "posix_spawn_file_actions_addchdir_np")
+        else { throw Failure(description: "glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_APPEND, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        _ = unsafeBitCast(closeFrom, to: FileAction.self)(&actions, 3)
+        _ = unsafeBitCast(changeDirectory, to: PathAction.self)(&actions, directory)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        sigfillset(&signals)
+        posix_spawnattr_setsigdefault(&attributes, &signals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("NAVD_") }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw Failure(description: "cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        return pid
     }
 
     /// A loopback port nothing listens on now.

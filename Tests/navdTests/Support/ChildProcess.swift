@@ -66,7 +66,8 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        var parentEnds: [Int32] = []
+        // The child's ends of the pipes, closed here once it has them (the parent's ends are in
+        // `output` and `errors`, whose handles close them).
         var childEnds: [Int32] = []
         defer { for fd in childEnds { close(fd) } }
         func route(_ destination: Destination, to fd: Int32) throws -> FileHandle? {
@@ -80,7 +81,6 @@ final class ChildProcess: @unchecked Sendable {
             case .pipe:
                 var ends: [Int32] = [-1, -1]
                 try Self.closeOnExecPipe(&ends)
-                parentEnds.append(ends[0])
                 childEnds.append(ends[1])
                 // dup2 clears close-on-exec on the copy the child keeps.
                 posix_spawn_file_actions_adddup2(&actions, ends[1], fd)
@@ -88,13 +88,8 @@ final class ChildProcess: @unchecked Sendable {
             }
             return nil
         }
-        do {
-            output = try route(outputDestination, to: 1)
-            errors = try route(errorsDestination, to: 2)
-        } catch {
-            for fd in parentEnds { close(fd) }
-            throw error
-        }
+        output = try route(outputDestination, to: 1)
+        errors = try route(errorsDestination, to: 2)
         try Self.closeFrom(3, &actions)
         if let directory { try Self.changeDirectory(to: directory, &actions) }
 

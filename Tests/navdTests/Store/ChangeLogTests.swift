@@ -42,7 +42,7 @@ import Glibc
         let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
         for seq in 1...3 { try log.append(Self.record(Int64(seq))) }
         let path = log.path(of: log.generation)
-        var bytes = try #require(FileManager.default.contents(atPath: path))
+        let bytes = try #require(FileManager.default.contents(atPath: path))
         let whole = bytes.count
         // Every cut inside the last record leaves the first two.
         var single: [UInt8] = []

@@ -45,6 +45,20 @@ import Glibc
         #expect(commits.groups.load(ordering: .relaxed) == result.groups.count)
     }
 
+    /// A change alone (nobody waiting, no other group committing) is committed at once: an idle
+    /// daemon's writes do not pay the gathering wait. A thousand in a row take far less than the
+    /// 300 ms a wait each would.
+    @Test func aLoneChangeIsNotHeldToGatherOthers() {
+        let commits = PostgresGroupCommit<Int, Int>(leaders: 4)
+        let started = ContinuousClock.now
+        for write in 0..<1000 {
+            #expect(commits.commit(write) { writes in writes.map { -$0 } } == -write)
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .microseconds(Int(PostgresGroupCommit<Int, Int>.gatherMicroseconds) * 500), "\(elapsed)")
+        #expect(commits.groups.load(ordering: .relaxed) == 1000)
+    }
+
     /// The notices of many groups go out together: every entry once, in payloads under
     /// PostgreSQL's limit that start with the prefix, far fewer payloads than groups; close sends
     /// what is left.

@@ -22,10 +22,11 @@ final class PostgresGroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     static var maxGroup: Int { 64 }
 
     /// How long a leader lets more changes join before it commits, when it is not alone: when
-    /// its group already holds others, or another group is committing. A commit's cost to
-    /// PostgreSQL is mostly per transaction, and with 32 connections and 4 leaders groups held
-    /// 2.4 changes: waiting 300 µs made them 3.5 and cut the machine's CPU per navigation by a
-    /// tenth (BENCHMARKS.md). A lone change (an idle daemon) does not wait.
+    /// its group already holds others, or another group is committing. Part of a change's cost
+    /// to PostgreSQL is its transaction's (the commit, the WAL flush), and with 32 connections
+    /// and 4 leaders groups held 2.4 changes: waiting 300 µs made them about 3.5 and cut the
+    /// machine's CPU per navigation by a tenth (BENCHMARKS.md). A lone change (an idle daemon)
+    /// does not wait.
     static var gatherMicroseconds: UInt32 { 300 }
 
     /// One waiting change. `outcome` and `group` are written by one thread before it signals

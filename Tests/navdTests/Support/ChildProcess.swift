@@ -93,8 +93,9 @@ final class ChildProcess: @unchecked Sendable {
         try Self.closeFrom(3, &actions)
         if let directory { try Self.changeDirectory(to: directory, &actions) }
 
-        // Signals as a shell would leave them: none blocked, none ignored (the test runner's threads
-        // block some, and a child inherits that mask: a SIGTERM then never reaches it).
+        // Signals as a shell would leave them: none blocked, none ignored. A child inherits both
+        // the mask and the ignored signals of the test runner, where a SIGTERM sent to a child
+        // started without this never ended it.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

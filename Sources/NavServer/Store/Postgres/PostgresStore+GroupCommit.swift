@@ -12,6 +12,8 @@ extension PostgresStore {
     /// whether it committed.
     struct GroupWrite: Sendable {
         var id: String
+        /// ``plainUpdateSQL``, or ``updateSQL`` when the change trims the log or keeps an answer.
+        var sql: String
         var parameters: [String?]
         var version: Int
         var lastSeq: Int
@@ -84,9 +86,6 @@ extension PostgresStore {
             OR EXISTS (SELECT 1 FROM event_log WHERE session_id = $1 AND last_seq = $5 AND body = $6)
         """
 
-    /// How many parameters ``plainUpdateSQL`` takes (``updateSQL`` takes more).
-    static var plainParameters: Int { 8 }
-
     /// How long a group whose connection broke tries to reconnect and read back what it wrote.
     static var recoverySeconds: Double { 2 }
 
@@ -106,7 +105,7 @@ extension PostgresStore {
         if writes.count > 1, writes.contains(where: { $0.parameters.contains { $0.map(PostgresConnection.containsNUL) == true } }) {
             return writes.flatMap { commit([$0], on: connection) }
         }
-        let statements = writes.map { (sql: $0.parameters.count > Self.plainParameters ? Self.updateSQL : Self.plainUpdateSQL, parameters: $0.parameters) }
+        let statements = writes.map { (sql: $0.sql, parameters: $0.parameters) }
         var sent = false
         let results: [PostgresConnection.PipelineResult]
         do {

@@ -255,14 +255,15 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             session.id, String(session.state.version), snapshot, String(touchedAt), String(expectedVersion),
             eventsText, String(lastSeq), String(firstSeq),
         ]
-        if trimmed != nil || answer != nil {
+        let full = trimmed != nil || answer != nil
+        if full {
             parameters += [
                 trimmed, answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
                 answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
             ]
         }
         return GroupWrite(
-            id: session.id, parameters: parameters, version: session.state.version, lastSeq: lastSeq, touchedAt: touchedAt,
+            id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version, lastSeq: lastSeq, touchedAt: touchedAt,
             snapshot: snapshot, events: eventsText
         )
     }

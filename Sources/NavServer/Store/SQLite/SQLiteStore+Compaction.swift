@@ -91,22 +91,21 @@ extension SQLiteStore {
     func writeSealedGeneration(closing: Bool = false) throws(StoreError) {
         guard let generation = try locked({ compacting }) else { return }
         let started = ContinuousClock.now
-        let ids = Array(generation.folds.keys)
+        let folds = Array(generation.folds)
         var start = 0
         repeat {
-            let end = min(start + foldChunk, ids.count)
-            let chunk = ids[start..<end].lazy.compactMap { id in generation.folds[id].map { (key: id, value: $0) } }
+            let end = min(start + foldChunk, folds.count)
             try inDatabase(closing: closing) { () throws(StoreError) in
                 try writing { () throws(StoreError) in
                     try Self.write(
-                        chunk, through: end == ids.count ? generation.lastSeq : nil, connection, retainedEvents: retainedEvents,
-                        repeating: generation.partlyWritten)
+                        folds[start..<end], through: end == folds.count ? generation.lastSeq : nil, connection,
+                        retainedEvents: retainedEvents, repeating: generation.partlyWritten)
                 }
             }
             start = end
             // A retry after a failure from here on may repeat a chunk written above.
-            if start < ids.count, !generation.partlyWritten { try locked { compacting?.partlyWritten = true } }
-        } while start < ids.count
+            if start < folds.count, !generation.partlyWritten { try locked { compacting?.partlyWritten = true } }
+        } while start < folds.count
         let took = ContinuousClock.now - started
         compactions.wrappingAdd(1, ordering: .relaxed)
         compactionNanoseconds.wrappingAdd(

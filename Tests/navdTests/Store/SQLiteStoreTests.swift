@@ -801,6 +801,40 @@ extension SQLiteStoreTests {
         return (fixture, ids, ContinuousClock.now)
     }
 
+    /// Runs `operation` over and over on a thread of its own until the fold `foldInProgress`
+    /// started (at `sealed`) is done: the fold's duration, how long each run that started in the
+    /// fold's first half took (sorted; however late the thread learned of the fold's end), and
+    /// what went wrong (`operation`'s complaints and errors).
+    static func repeatedDuringFold(
+        _ fixture: Fixture, sealed: ContinuousClock.Instant, _ operation: @escaping @Sendable (_ run: Int) throws -> String?
+    ) -> (fold: Duration, during: [Duration], failures: [String]) {
+        let clock = ContinuousClock()
+        let folding = Atomic<Bool>(true)
+        let runs = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])
+        let failures = Locked<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var run = 0
+            while folding.load(ordering: .acquiring) {
+                let start = clock.now
+                do {
+                    if let failure = try operation(run) { failures.withLock { $0.append(failure) } }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                runs.withLock { $0.append((start, clock.now - start)) }
+                run += 1
+            }
+            done.signal()
+        }.start()
+        fixture.store.waitForCompaction()
+        let fold = clock.now - sealed
+        folding.store(false, ordering: .releasing)
+        done.wait()
+        let during = runs.withLock { $0 }.filter { $0.start < sealed + fold / 2 }.map(\.took).sorted()
+        return (fold, during, failures.withLock { $0 })
+    }
+
     /// The same with a real fold: many sessions' changes pending, folded in one generation, while
     /// another thread reads two of those sessions (the cache holds neither) and their events. A read
     /// that starts in the fold's first half and waits for it takes more than half the fold; none
@@ -812,47 +846,21 @@ extension SQLiteStoreTests {
         let (fixture, ids, sealed) = try Self.foldInProgress(in: folder, sessions: 4000)
         defer { fixture.store.close() }
         let sessions = ids.count
-        let clock = ContinuousClock()
         let readers = Array(ids.prefix(2))
-
-        let folding = Atomic<Bool>(true)
-        let reads = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])
-        let failures = Locked<[String]>([])
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            var index = 0
-            while folding.load(ordering: .acquiring) {
-                let id = readers[index % 2]
-                index += 1
-                let start = clock.now
-                do {
-                    let version = try fixture.store.load(id)?.state.version
-                    let events = try fixture.store.events(of: id, after: 0, limit: 1000)
-                    if version != 2 || events.isEmpty || events.map(\.seq) != Array(1...events.count) {
-                        failures.withLock { $0.append("\(id): version \(String(describing: version)), events \(events.map(\.seq))") }
-                    }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
-                let took = clock.now - start
-                reads.withLock { $0.append((start, took)) }
-            }
-            done.signal()
-        }.start()
-        fixture.store.waitForCompaction()
-        let folded = clock.now
-        folding.store(false, ordering: .releasing)
-        done.wait()
-        let fold = folded - sealed
-        // Reads that started in the fold's first half, however late this thread learned of its end.
-        let during = reads.withLock { $0 }.filter { $0.start < sealed + fold / 2 }.map(\.took).sorted()
+        let (fold, during, failures) = Self.repeatedDuringFold(fixture, sealed: sealed) { run in
+            let id = readers[run % 2]
+            let version = try fixture.store.load(id)?.state.version
+            let events = try fixture.store.events(of: id, after: 0, limit: 1000)
+            if version == 2, !events.isEmpty, events.map(\.seq) == Array(1...events.count) { return nil }
+            return "\(id): version \(String(describing: version)), events \(events.map(\.seq))"
+        }
         let median = during.isEmpty ? Duration.zero : during[during.count / 2]
         let longest = during.last ?? fold
         print(
             "fold of \(sessions) sessions' changes: \(fold); reads started in its first half (a session and its events): \(during.count), "
                 + "median \(median), max \(longest)"
         )
-        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(fold > .milliseconds(50), "the fold was too quick to tell")
         #expect(!during.isEmpty, "no read started in the fold's first half")
         #expect(longest < fold / 2, "a read waited for the fold")
@@ -869,37 +877,18 @@ extension SQLiteStoreTests {
         let (fixture, ids, sealed) = try Self.foldInProgress(in: folder, sessions: 4000)
         defer { fixture.store.close() }
         let sessions = ids.count
-        let clock = ContinuousClock()
-
-        let folding = Atomic<Bool>(true)
-        let writes = Locked<[(start: ContinuousClock.Instant, took: Duration)]>([])
-        let failures = Locked<[String]>([])
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            while folding.load(ordering: .acquiring) {
-                let start = clock.now
-                do {
-                    let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
-                    if try fixture.store.load(id)?.state.version != 1 { failures.withLock { $0.append("\(id) did not read back") } }
-                    if try !fixture.store.delete(id) || fixture.store.load(id) != nil { failures.withLock { $0.append("\(id) was not deleted") } }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
-                writes.withLock { $0.append((start, clock.now - start)) }
-            }
-            done.signal()
-        }.start()
-        fixture.store.waitForCompaction()
-        let fold = clock.now - sealed
-        folding.store(false, ordering: .releasing)
-        done.wait()
-        let during = writes.withLock { $0 }.filter { $0.start < sealed + fold / 2 }.map(\.took).sorted()
+        let (fold, during, failures) = Self.repeatedDuringFold(fixture, sealed: sealed) { _ in
+            let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            if try fixture.store.load(id)?.state.version != 1 { return "\(id) did not read back" }
+            if try !fixture.store.delete(id) || fixture.store.load(id) != nil { return "\(id) was not deleted" }
+            return nil
+        }
         let longest = during.last ?? fold
         print(
             "fold of \(sessions) sessions' changes: \(fold); create, read and delete started in its first half: \(during.count), "
                 + "median \(during.isEmpty ? .zero : during[during.count / 2]), max \(longest)"
         )
-        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(fold > .milliseconds(50), "the fold was too quick to tell")
         #expect(during.count > 1, "no create started in the fold's first half")
         #expect(longest < fold / 2, "a create or a delete waited for the fold")

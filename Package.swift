@@ -60,13 +60,19 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // OpenSSL's libcrypto (libpq's dependency): AES-256-GCM for sealed answers.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
         .target(name: "CSHA256"),
         // Sessions, graphs, auth and stores: the use cases, with domain errors only — no HTTP.
         .target(
             name: "NavServer",
             dependencies: [
-                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -38,6 +38,26 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// A create retried with its `Idempotency-Key` replays the first answer, token included: so
+    /// the replay needs the backend token as the create did.
+    @Test func aRetriedCreateNeedsTheBackendTokenToo() throws {
+        let navd = try startNavd(arguments: ["--backend-token", Self.backendToken])
+        let body: JSON = ["context": ["user": "u1"]]
+        let key = "create-\(UUID().uuidString)"
+        let backend = ["Idempotency-Key": key, "Authorization": "Bearer \(Self.backendToken)"]
+        let first = try navd.send("POST", "/v1/sessions", json: body, headers: backend)
+        #expect(first.status == 201, "\(first)")
+        for headers in [["Idempotency-Key": key], ["Idempotency-Key": key, "Authorization": "Bearer backend-0123456789abcdeX"]] {
+            let replay = try navd.send("POST", "/v1/sessions", json: body, headers: headers)
+            #expect(replay.status == 401 && replay.code == "unauthorized", "\(headers): \(replay)")
+            #expect(!replay.text.contains(try #require(first.json()["token"]?.string)))
+        }
+        let again = try navd.send("POST", "/v1/sessions", json: body, headers: backend)
+        #expect(again.status == 201 && again.headers["idempotent-replayed"] == "true")
+        #expect(try again.json() == (try first.json()))
+        #expect(try navd.stop() == 0)
+    }
+
     @Test func withoutABackendTokenAnyoneCreatesSessions() throws {
         let navd = try startNavd()
         let session = try navd.createSession(context: ["user": "u1"])

@@ -81,6 +81,20 @@ package final class SessionService: Sendable {
     package func create(
         graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials = Credentials(bearer: nil)
     ) throws(ServiceError) -> Created {
+        guard let created = try create(graph: name, start: start, context: context, credentials: credentials, keeping: nil) else {
+            // Only a kept answer's key can be kept already.
+            throw ServiceError(.internal, "the store wrote no session")
+        }
+        return created
+    }
+
+    /// ``create(graph:start:context:credentials:)``, keeping the answer `keep` makes of the new
+    /// session (the answer to a create with an `Idempotency-Key`) with it, where the store keeps
+    /// answers. - Returns: nil when that key is kept already (the same create, through another
+    /// process): no session was made, and the kept answer is the answer.
+    package func create(
+        graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials, keeping keep: ((Created) -> KeptAnswer?)?
+    ) throws(ServiceError) -> Created? {
         try requireBackend(credentials)
         // Every session keeps its context for life: bound it, so no client can make sessions large.
         if !context.isEmpty {
@@ -117,8 +131,16 @@ package final class SessionService: Sendable {
         if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
-        try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events) }
-        return Created(session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
+        let created = Created(session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
+        let answer = store.keepsAnswers ? keep.flatMap { $0(created) } : nil
+        let inserted = try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events, keeping: answer) }
+        return inserted ? created : nil
+    }
+
+    /// Whether `credentials` may create sessions (``create(graph:start:context:credentials:)``
+    /// checks it too): for a retried create, which replays its first answer without creating.
+    package func authorizeCreate(_ credentials: Credentials) throws(ServiceError) {
+        try requireBackend(credentials)
     }
 
     /// With `--backend-token` set: the backend or the admin token. RFC 6750 §3.1: a missing token

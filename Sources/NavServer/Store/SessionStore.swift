@@ -63,6 +63,12 @@ package protocol SessionStore: Sendable {
     /// Adds a new session with the events of its opening transition.
     func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError)
 
+    /// Like ``insert(_:events:)``, and keeps `answer` (the answer to the create, under its
+    /// `Idempotency-Key`) in the same transaction, where the store keeps answers
+    /// (``keepsAnswers``). With a key that is kept already (the same create through another
+    /// process), nothing is written and `false` is returned: the caller then finds the kept answer.
+    func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool
+
     /// The session with this id, or `nil`.
     func load(_ id: String) throws(StoreError) -> StoredSession?
 
@@ -126,6 +132,11 @@ package protocol SessionStore: Sendable {
 extension SessionStore {
     package func isAvailable() -> Bool { true }
 
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
+        try insert(session, events: events)
+        return true
+    }
+
     package func update(
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
@@ -146,7 +157,8 @@ extension SessionStore {
 /// An answer kept under an `Idempotency-Key` (DESIGN §4 Retries), as a store holds it: what
 /// the retry is compared with, and the answer's status, headers and body to replay.
 package struct KeptAnswer: Sendable {
-    /// The key as the store files it: the session's id, a space, the request's `Idempotency-Key`.
+    /// The key as the store files it: the session's id, a space, the request's `Idempotency-Key`;
+    /// for a create, ``SealedAnswer/storeKey(_:)``.
     package var key: String
     package var session: String
     /// SHA-256 of the request (route, `If-Match`, canonical body): a retry must match it.

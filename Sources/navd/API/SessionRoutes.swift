@@ -108,14 +108,38 @@ struct SessionRoutes: Sendable {
         let start = try fields.string("start")
         if let start { try checkLength(start, "start") }
         let sessionContext = try fields.object("context") ?? [:]
-        return try idempotent(context, scope: "create") { () throws in
-            let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials)
+        // Before any replay: a retried create is no way around the backend token.
+        try sessions.authorizeCreate(context.credentials)
+        let respond = { (created: SessionService.Created) -> HTTPResponse in
             let view = sessions.view(of: created.session, events: created.events, token: (created.token, created.watchToken))
             return .sessionView(
                 view, version: created.session.state.version, status: 201, headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
         }
+        // Where the store keeps answers, a create with a key keeps its answer with the session,
+        // sealed (it holds the token, which no store keeps in the clear): ``SealedAnswer``.
+        var keep: ((SessionService.Created) -> KeptAnswer?)?
+        if sessions.store.keepsAnswers, context.request.method == "POST", let key = context.request.headers["idempotency-key"] {
+            let fingerprint = Self.fingerprint(context.request)
+            keep = { created in
+                let response = respond(created)
+                return SealedAnswer.seal(response.body, key: key, fingerprint: fingerprint).map {
+                    KeptAnswer(
+                        key: SealedAnswer.storeKey(key), session: created.session.id, fingerprint: fingerprint, status: response.status,
+                        headers: response.headers, body: $0)
+                }
+            }
+        }
+        return try idempotent(context, scope: "create") { () throws in
+            guard let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials, keeping: keep)
+            else { throw KeptElsewhere() }
+            return respond(created)
+        }
     }
+
+    /// A create whose key another process kept meanwhile: it made no session, and the kept
+    /// answer is the answer (``idempotent(_:scope:lockHeld:_:)`` replays it).
+    private struct KeptElsewhere: Error {}
 
     private func list(_ context: RequestContext) throws -> HTTPResponse {
         try Admin.require(context, adminToken: adminToken)
@@ -180,12 +204,21 @@ struct SessionRoutes: Sendable {
     }
 
     /// The answer the store kept for this key (another process may have answered the first try),
-    /// where the store keeps answers. Not for creates: their answer holds the session's token,
-    /// which no store keeps (a retried create replays only in the process that created).
-    private func keptAnswer(_ scope: String, _ key: String) throws -> IdempotencyCache.Record? {
-        guard scope != "create", sessions.store.keepsAnswers else { return nil }
-        let kept = try sessions.storeCall { () throws(StoreError) in try sessions.store.keptAnswer(Self.storeKey(scope: scope, key)) }
-        return kept.map { .init(fingerprint: $0.fingerprint, response: HTTPResponse(status: $0.status, headers: $0.headers, body: $0.body), session: scope) }
+    /// where the store keeps answers. A create's is sealed, and opened with the key and the
+    /// request's `fingerprint` (another request's is left sealed: the replay refuses it).
+    private func keptAnswer(_ scope: String, _ key: String, fingerprint: [UInt8]) throws -> IdempotencyCache.Record? {
+        guard sessions.store.keepsAnswers else { return nil }
+        let creates = scope == "create"
+        let storeKey = creates ? SealedAnswer.storeKey(key) : Self.storeKey(scope: scope, key)
+        guard let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(storeKey) }) else { return nil }
+        var body = kept.body
+        if creates, kept.fingerprint == fingerprint {
+            guard let opened = SealedAnswer.open(kept.body, key: key, fingerprint: fingerprint) else {
+                throw ServiceError(.internal, "the kept answer to a create could not be opened")
+            }
+            body = opened
+        }
+        return .init(fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body), session: kept.session)
     }
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
@@ -211,17 +244,20 @@ struct SessionRoutes: Sendable {
         }
         func run() throws -> HTTPResponse {
             if let record = idempotency.lookup(cacheKey) { return try replay(record) }
-            if let record = try keptAnswer(scope, key) {
+            if let record = try keptAnswer(scope, key, fingerprint: fingerprint) {
                 idempotency.store(cacheKey, record)
                 return try replay(record)
             }
             let response: HTTPResponse
             do {
                 response = try body()
-            } catch let error as ServiceError where error.code == .versionConflict {
+            } catch let error where (error as? ServiceError)?.code == .versionConflict || error is KeptElsewhere {
                 // Another process may have applied this key meanwhile (its answer kept first):
-                // this change then wrote nothing, and the first answer is the answer.
-                guard let record = try keptAnswer(scope, key) else { throw error }
+                // this change or create then wrote nothing, and the first answer is the answer.
+                guard let record = try keptAnswer(scope, key, fingerprint: fingerprint) else {
+                    guard error is KeptElsewhere else { throw error }
+                    throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used by a create whose session has ended")
+                }
                 idempotency.store(cacheKey, record)
                 return try replay(record)
             }

@@ -89,6 +89,77 @@ import Testing
         for daemon in daemons { #expect(try daemon.stop() == 0) }
     }
 
+    /// A create retried through another process replays the session (its token included)
+    /// instead of making a second one; the store holds the answer sealed, neither the token nor
+    /// the key in the clear; the key with another body is refused there too; the kept answer
+    /// goes with its session.
+    @Test func aCreateRetriedThroughAnotherProcessReplaysTheSession() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let first = try DaemonHarness(store: cluster.url)
+        let second = try DaemonHarness(store: cluster.url)
+        let retryKey = "create-\(UUID().uuidString)"
+        let key = ["Idempotency-Key": retryKey]
+        let body: JSON = ["context": ["user": "u1"]]
+
+        let created = try first.send("POST", "/v1/sessions", json: body, headers: key)
+        #expect(created.status == 201, "\(created)")
+        let token = try #require(created.json()["token"]?.string)
+        let id = try #require(created.json()["id"]?.string)
+        let replay = try second.send("POST", "/v1/sessions", json: body, headers: key)
+        #expect(replay.status == 201)
+        #expect(replay.headers["idempotent-replayed"] == "true")
+        #expect(replay.headers["location"] == "/v1/sessions/\(id)")
+        #expect(try replay.json() == (try created.json()))
+        #expect(try cluster.query("SELECT count(*) FROM sessions") == "1")
+        // The database holds a digest of the key and the sealed answer: no token, no key.
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(id)'") == "1")
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE body LIKE '%\(token)%' OR key LIKE '%\(retryKey)%'") == "0")
+        // The replayed token drives the session through either process.
+        let session = NavdSession(id: id, token: token, created: try created.json())
+        #expect(try second.navigate(session, "list_news").status == 200)
+        // The key with another body, through either process: refused, and nothing created.
+        for daemon in [first, second] {
+            let reused = try daemon.send("POST", "/v1/sessions", json: ["context": ["user": "u2"]], headers: key)
+            #expect(reused.status == 422 && reused.code == "idempotency_key_reused", "\(reused)")
+        }
+        #expect(try cluster.query("SELECT count(*) FROM sessions") == "1")
+        // Deleting the session forgets its kept answer.
+        #expect(try first.send("DELETE", session.url, token: token).status == 204)
+        #expect(try cluster.query("SELECT count(*) FROM idempotency") == "0")
+        #expect(try first.stop() == 0)
+        #expect(try second.stop() == 0)
+    }
+
+    /// The same create sent through two processes at once: one session, and both answers are it.
+    @Test func theSameCreateThroughTwoProcessesAtOnceMakesOneSession() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url) }
+        for round in 0..<10 {
+            let key = ["Idempotency-Key": "both-create-\(round)-\(UUID().uuidString)"]
+            let answers = Locked([Int: HTTPMessage]())
+            let group = DispatchGroup()
+            for (index, daemon) in daemons.enumerated() {
+                group.enter()
+                Thread {
+                    if let answer = try? daemon.send("POST", "/v1/sessions", json: ["context": ["round": .int(round)]], headers: key) {
+                        answers.withLock { $0[index] = answer }
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            let both = answers.withLock { $0 }
+            #expect(both.count == 2 && both.values.allSatisfy { $0.status == 201 }, "round \(round): \(both.values.map(\.status))")
+            let ids = Set(both.values.compactMap { try? $0.json()["id"]?.string })
+            let tokens = Set(both.values.compactMap { try? $0.json()["token"]?.string })
+            #expect(ids.count == 1 && tokens.count == 1, "round \(round): \(ids)")
+            #expect(try cluster.query("SELECT count(*) FROM sessions") == String(round + 1), "round \(round)")
+        }
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
     /// Answers expire with the session TTL: the sweep deletes them with expired sessions and
     /// any older than the TTL.
     @Test func keptAnswersExpireWithTheSessionTTL() throws {

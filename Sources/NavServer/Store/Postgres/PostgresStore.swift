@@ -158,24 +158,41 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     }
 
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        _ = try insert(session, events: events, keeping: nil)
+    }
+
+    /// One statement: the kept answer first (`ON CONFLICT DO NOTHING` waits for a process
+    /// inserting the same key and then writes nothing), and the session and its events only if
+    /// the answer was kept — so a create retried through two processes at once makes one session.
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        _ = try pool.with { connection throws(StoreError) in
+        let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
-                WITH s AS (
+                WITH k AS (
+                    INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
+                    SELECT $13, $1, decode($14, 'hex'), $15, $16, $17, $8 WHERE $13::text IS NOT NULL
+                    ON CONFLICT (key) DO NOTHING RETURNING 1),
+                s AS (
                     INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at)
-                    VALUES ($1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9) RETURNING id)
-                INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s
+                    SELECT $1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9 WHERE $13::text IS NULL OR EXISTS (SELECT 1 FROM k)
+                    RETURNING id),
+                e AS (
+                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s RETURNING 1)
+                SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM e)
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                     String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
+                    answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
+                    answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
                 ],
                 prepare: true
             )
         }
+        return result.int(0, 0) == 1
     }
 
     package func load(_ id: String) throws(StoreError) -> StoredSession? {

@@ -149,6 +149,10 @@ import Testing
         #expect(throws: StoreError.self) { try connection.execute("SELECT $1::text", ["a\0b"]) }
         #expect(throws: StoreError.self) { try connection.execute("SELECT $1::text", ["a\0b"], prepare: true) }
         #expect(try connection.execute("SELECT $1::text", ["ab"]).text(0, 0) == "ab")
+        // A row or column the result does not have reads as nothing, never as a crash.
+        let empty = try connection.execute("SELECT 1 WHERE false")
+        #expect(empty.text(0, 0) == "" && empty.int(0, 0) == 0 && empty.bytes(0, 0).isEmpty)
+        #expect(try connection.execute("SELECT 7").text(0, 3) == "")
         connection.close()
 
         let navd = try startNavd(store: cluster.url)

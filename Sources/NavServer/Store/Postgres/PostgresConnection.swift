@@ -282,8 +282,11 @@ package final class PostgresResult {
         PQgetisnull(result, Int32(row), Int32(column)) == 1
     }
 
+    /// The value as text; empty for SQL NULL and for a row or column the result does not have
+    /// (libpq answers NULL there, which must never reach `String(cString:)`).
     package func text(_ row: Int, _ column: Int) -> String {
-        String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return "" }
+        return String(cString: value)
     }
 
     package func bytes(_ row: Int, _ column: Int) -> [UInt8] {

@@ -205,20 +205,26 @@ struct SessionRoutes: Sendable {
 
     /// The answer the store kept for this key (another process may have answered the first try),
     /// where the store keeps answers. A create's is sealed, and opened with the key and the
-    /// request's `fingerprint` (another request's is left sealed: the replay refuses it).
+    /// request's `fingerprint`; the key with another request is refused.
     private func keptAnswer(_ scope: String, _ key: String, fingerprint: [UInt8]) throws -> IdempotencyCache.Record? {
         guard sessions.store.keepsAnswers else { return nil }
         let creates = scope == "create"
         let storeKey = creates ? SealedAnswer.storeKey(key) : Self.storeKey(scope: scope, key)
         guard let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(storeKey) }) else { return nil }
         var body = kept.body
-        if creates, kept.fingerprint == fingerprint {
+        if creates {
+            // Refused here, not by the replay: a record still sealed must not be remembered.
+            guard kept.fingerprint == fingerprint else { throw Self.reused(key) }
             guard let opened = SealedAnswer.open(kept.body, key: key, fingerprint: fingerprint) else {
                 throw ServiceError(.internal, "the kept answer to a create could not be opened")
             }
             body = opened
         }
         return .init(fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body), session: kept.session)
+    }
+
+    private static func reused(_ key: String) -> APIError {
+        APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
     }
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
@@ -235,9 +241,7 @@ struct SessionRoutes: Sendable {
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = Self.fingerprint(context.request)
         func replay(_ record: IdempotencyCache.Record) throws -> HTTPResponse {
-            guard record.fingerprint == fingerprint else {
-                throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
-            }
+            guard record.fingerprint == fingerprint else { throw Self.reused(key) }
             var replay = record.response
             replay.headers.append(("Idempotent-Replayed", "true"))
             return replay

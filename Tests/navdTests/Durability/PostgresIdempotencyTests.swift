@@ -106,6 +106,9 @@ import Testing
         #expect(created.status == 201, "\(created)")
         let token = try #require(created.json()["token"]?.string)
         let id = try #require(created.json()["id"]?.string)
+        // The key with another body through the process that never saw it: refused, nothing made.
+        let wrong = try second.send("POST", "/v1/sessions", json: ["context": ["user": "u2"]], headers: key)
+        #expect(wrong.status == 422 && wrong.code == "idempotency_key_reused", "\(wrong)")
         let replay = try second.send("POST", "/v1/sessions", json: body, headers: key)
         #expect(replay.status == 201)
         #expect(replay.headers["idempotent-replayed"] == "true")

@@ -137,6 +137,12 @@ package final class SessionService: Sendable {
         return inserted ? created : nil
     }
 
+    /// Whether the store still holds session `id` (a replayed create's answer must not name one
+    /// that has ended).
+    package func exists(_ id: String) throws(ServiceError) -> Bool {
+        try storeCall { () throws(StoreError) in try store.load(id) != nil }
+    }
+
     /// Whether `credentials` may create sessions (``create(graph:start:context:credentials:)``
     /// checks it too): for a retried create, which replays its first answer without creating.
     package func authorizeCreate(_ credentials: Credentials) throws(ServiceError) {

@@ -246,9 +246,18 @@ struct SessionRoutes: Sendable {
             replay.headers.append(("Idempotent-Replayed", "true"))
             return replay
         }
+        // A create's answer names a session that may have ended since (expired, or deleted through
+        // another process): then it is forgotten and the create made anew, as after a delete
+        // here. A change's replay needs no look: it comes after the session's token was checked.
+        func stillThere(_ record: IdempotencyCache.Record) throws -> Bool {
+            guard scope == "create", let session = record.session else { return true }
+            if try sessions.exists(session) { return true }
+            idempotency.forget(session: session)
+            return false
+        }
         func run() throws -> HTTPResponse {
-            if let record = idempotency.lookup(cacheKey) { return try replay(record) }
-            if let record = try keptAnswer(scope, key, fingerprint: fingerprint) {
+            if let record = idempotency.lookup(cacheKey), try stillThere(record) { return try replay(record) }
+            if let record = try keptAnswer(scope, key, fingerprint: fingerprint), try stillThere(record) {
                 idempotency.store(cacheKey, record)
                 return try replay(record)
             }

@@ -282,6 +282,28 @@ import Glibc
         #expect(listing["sessions"]?.array?.isEmpty == true, "the sweep deletes expired sessions from the store")
         #expect(try daemon.stop() == 0)
     }
+
+    /// A replay never hands out a session that is gone: a create retried after its session
+    /// expired creates a new one, as after a delete.
+    @Test func aCreateRetriedAfterItsSessionExpiredCreatesAnew() throws {
+        let daemon = try DaemonHarness(store: "memory", arguments: ["--session-ttl", "2s"])
+        let key = ["Idempotency-Key": "expiry-\(UUID().uuidString)"]
+        let first = try daemon.send("POST", "/v1/sessions", json: [:], headers: key)
+        #expect(first.status == 201)
+        let session = NavdSession(id: try #require(first.json()["id"]?.string), token: try #require(first.json()["token"]?.string), created: try first.json())
+        #expect(try daemon.send("POST", "/v1/sessions", json: [:], headers: key).headers["idempotent-replayed"] == "true")
+        usleep(3_200_000)
+        #expect(try daemon.get(session).status == 401)
+        let again = try daemon.send("POST", "/v1/sessions", json: [:], headers: key)
+        #expect(again.status == 201)
+        #expect(again.headers["idempotent-replayed"] == nil)
+        let renewed = try #require(again.json()["id"]?.string)
+        #expect(renewed != session.id)
+        #expect(try daemon.send("GET", "/v1/sessions/\(renewed)", token: try #require(again.json()["token"]?.string)).status == 200)
+        // From then on the new answer is the one replayed.
+        #expect(try daemon.send("POST", "/v1/sessions", json: [:], headers: key).json()["id"]?.string == renewed)
+        #expect(try daemon.stop() == 0)
+    }
 }
 
 struct Ack: Sendable {

@@ -127,9 +127,14 @@ import Testing
             #expect(reused.status == 422 && reused.code == "idempotency_key_reused", "\(reused)")
         }
         #expect(try cluster.query("SELECT count(*) FROM sessions") == "1")
-        // Deleting the session forgets its kept answer.
+        // Deleting the session forgets its kept answer, and the process that replayed it (from its
+        // memory since) does not hand out the ended session: the retry creates anew.
         #expect(try first.send("DELETE", session.url, token: token).status == 204)
         #expect(try cluster.query("SELECT count(*) FROM idempotency") == "0")
+        let afterDelete = try second.send("POST", "/v1/sessions", json: body, headers: key)
+        #expect(afterDelete.status == 201 && afterDelete.headers["idempotent-replayed"] == nil, "\(afterDelete)")
+        #expect(try afterDelete.json()["id"]?.string != id)
+        #expect(try cluster.query("SELECT count(*) FROM sessions") == "1")
         #expect(try first.stop() == 0)
         #expect(try second.stop() == 0)
     }

@@ -137,6 +137,10 @@ import Testing
         let again = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
         #expect(first.status == 200)
         #expect(again.headers["idempotent-replayed"] == "true")
+        // Blanks around a field's value are not part of it (RFC 9110 §5.5): the same key.
+        let padded = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key + "  \t"])
+        #expect(padded.headers["idempotent-replayed"] == "true", "\(padded)")
+        #expect(try navd.view(session)["version"]?.int == 2)
         #expect(try navd.stop() == 0)
     }
 

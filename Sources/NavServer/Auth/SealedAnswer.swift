@@ -16,6 +16,13 @@ package enum SealedAnswer {
         "create " + Hex.string(SHA256.hash(Array("navd create key\u{0}".utf8) + Array(key.utf8)))
     }
 
+    /// How the store files a change's `Idempotency-Key` (after its session's id): SHA-256 of a
+    /// label and the key, in hex. The label has no NUL, so that migration 5 of the PostgreSQL
+    /// store computes the same digest of the keys it found in the clear.
+    package static func changeKeyDigest(_ key: String) -> String {
+        Hex.string(SHA256.hash(Array("navd change key ".utf8) + Array(key.utf8)))
+    }
+
     /// `body` sealed, as hex text (the store keeps text): nonce, ciphertext and tag.
     package static func seal(_ body: [UInt8], key: String, fingerprint: [UInt8]) -> [UInt8]? {
         var generator = SystemRandomNumberGenerator()

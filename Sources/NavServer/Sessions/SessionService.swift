@@ -137,10 +137,21 @@ package final class SessionService: Sendable {
         return inserted ? created : nil
     }
 
-    /// Whether the store still holds session `id` (a replayed create's answer must not name one
-    /// that has ended).
+    /// Whether an answer kept at `time` (ms since the epoch) is still kept: the store sweeps the
+    /// answers to changes once older than the session TTL, so every process forgets them together.
+    package func isKept(since time: Int64) -> Bool {
+        time >= now() - configuration.sessionTTL
+    }
+
+    /// The time as the service reads it (ms since the epoch), to stamp kept answers with.
+    package func currentTime() -> Int64 {
+        now()
+    }
+
+    /// Whether session `id` still lives: in the store and not expired, as every route sees it (a
+    /// replayed create's answer must not name one that has ended, swept yet or not).
     package func exists(_ id: String) throws(ServiceError) -> Bool {
-        try storeCall { () throws(StoreError) in try store.load(id) != nil }
+        try loadUnexpired(id) != nil
     }
 
     /// Whether `credentials` may create sessions (``create(graph:start:context:credentials:)``

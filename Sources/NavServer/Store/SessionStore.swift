@@ -167,12 +167,19 @@ package struct KeptAnswer: Sendable {
     package var headers: [(String, String)]
     package var body: [UInt8]
 
-    package init(key: String, session: String, fingerprint: [UInt8], status: Int, headers: [(String, String)], body: [UInt8]) {
+    /// When it was kept (ms since the epoch): the store sweeps a change's answer once older than
+    /// the session TTL.
+    package var createdAt: Int64
+
+    package init(
+        key: String, session: String, fingerprint: [UInt8], status: Int, headers: [(String, String)], body: [UInt8], createdAt: Int64 = 0
+    ) {
         self.key = key
         self.session = session
         self.fingerprint = fingerprint
         self.status = status
         self.headers = headers
         self.body = body
+        self.createdAt = createdAt
     }
 }

@@ -14,6 +14,9 @@ final class IdempotencyCache: Sendable {
         var response: HTTPResponse
         /// The session the answer is about, if any: its records go when it is deleted.
         var session: String? = nil
+        /// When the answer was first given (ms since the epoch): a change's is forgotten once
+        /// older than the session TTL, when the store sweeps it too.
+        var givenAt: Int64 = 0
     }
 
     private let state: Mutex<State>

@@ -119,7 +119,7 @@ struct SessionRoutes: Sendable {
         // Where the store keeps answers, a create with a key keeps its answer with the session,
         // sealed (it holds the token, which no store keeps in the clear): ``SealedAnswer``.
         var keep: ((SessionService.Created) -> KeptAnswer?)?
-        if sessions.store.keepsAnswers, context.request.method == "POST", let key = context.request.headers["idempotency-key"] {
+        if sessions.store.keepsAnswers, context.request.method == "POST", let key = Self.idempotencyKey(context.request) {
             let fingerprint = Self.fingerprint(context.request)
             keep = { created in
                 let response = respond(created)
@@ -182,7 +182,7 @@ struct SessionRoutes: Sendable {
         }
         // Where the store keeps answers, a change with a key keeps its answer in its own write.
         var keep: ((SessionService.Mutation) -> KeptAnswer)?
-        if sessions.store.keepsAnswers, context.request.method == "POST", let key = context.request.headers["idempotency-key"] {
+        if sessions.store.keepsAnswers, context.request.method == "POST", let key = Self.idempotencyKey(context.request) {
             let fingerprint = Self.fingerprint(context.request)
             keep = { mutation in
                 let response = respond(mutation)
@@ -198,9 +198,11 @@ struct SessionRoutes: Sendable {
         )
     }
 
-    /// Where the store files the answer to `key` about session `scope`.
+    /// Where the store files the answer to `key` about session `scope`: the session's id and a
+    /// digest of the key (``SealedAnswer/changeKeyDigest(_:)``), so the database never holds a
+    /// client's key (one also used for a create would open that create's sealed answer).
     static func storeKey(scope: String, _ key: String) -> String {
-        scope + " " + key
+        scope + " " + SealedAnswer.changeKeyDigest(key)
     }
 
     /// The answer the store kept for this key (another process may have answered the first try),
@@ -220,7 +222,9 @@ struct SessionRoutes: Sendable {
             }
             body = opened
         }
-        return .init(fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body), session: kept.session)
+        return .init(
+            fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body), session: kept.session,
+            givenAt: kept.createdAt)
     }
 
     private static func reused(_ key: String) -> APIError {
@@ -232,7 +236,7 @@ struct SessionRoutes: Sendable {
         _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
         // The session an answer is about: the one changed, or the one a create made (its Location).
-        guard context.request.method == "POST", let key = context.request.headers["idempotency-key"] else { return try body() }
+        guard context.request.method == "POST", let key = Self.idempotencyKey(context.request) else { return try body() }
         // Printable ASCII only: the key is part of a cache key, and is never text a log or a
         // C call could take for something else.
         guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
@@ -248,9 +252,11 @@ struct SessionRoutes: Sendable {
         }
         // A create's answer names a session that may have ended since (expired, or deleted through
         // another process): then it is forgotten and the create made anew, as after a delete
-        // here. A change's replay needs no look: it comes after the session's token was checked.
+        // here; it is kept for as long as its session lives. A change's replay needs no look (it
+        // comes after the session's token was checked), but its answer is kept for the session
+        // TTL only, as long as the store keeps it, so that every process forgets it together.
         func stillThere(_ record: IdempotencyCache.Record) throws -> Bool {
-            guard scope == "create", let session = record.session else { return true }
+            guard scope == "create", let session = record.session else { return sessions.isKept(since: record.givenAt) }
             if try sessions.exists(session) { return true }
             idempotency.forget(session: session)
             return false
@@ -277,11 +283,17 @@ struct SessionRoutes: Sendable {
             if (200..<300).contains(response.status) {
                 let session = scope == "create"
                     ? response.headers.first { $0.0 == "Location" }.map { String($0.1.dropFirst("/v1/sessions/".count)) } : scope
-                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response, session: session))
+                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response, session: session, givenAt: sessions.currentTime()))
             }
             return response
         }
         return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws in try run() }
+    }
+
+    /// The request's `Idempotency-Key`, without the blanks around it (RFC 9110 §5.5: they are not
+    /// part of a field's value), so `k` and `k ` are one key.
+    static func idempotencyKey(_ request: HTTPRequest) -> String? {
+        request.headers["idempotency-key"].map { $0.trimmingCharacters(in: " \t") }
     }
 
     /// What makes a retry the same request (DESIGN §4 Retries): the route, the `If-Match` value,

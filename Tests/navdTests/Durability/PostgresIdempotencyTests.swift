@@ -46,6 +46,8 @@ import Testing
         #expect(try backAgain.json() == (try back.json()))
         #expect(try first.view(session)["version"]?.int == 3)
 
+        // The store files a digest of each key, never the key.
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key LIKE '%retry-%'") == "0")
         // Deleting the session forgets its answers in the store.
         #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(session.id)'") == "2")
         #expect(try second.send("DELETE", session.url, token: session.token).status == 204)
@@ -165,6 +167,67 @@ import Testing
             #expect(ids.count == 1 && tokens.count == 1, "round \(round): \(ids)")
             #expect(try cluster.query("SELECT count(*) FROM sessions") == String(round + 1), "round \(round)")
         }
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
+    /// Migration 5 files the keys kept in the clear by earlier versions as navd files them now, so
+    /// a retry across the upgrade still replays: a kept answer's key is put back in the clear
+    /// and the migration run again.
+    @Test func keysKeptInTheClearBeforeStillReplayAfterTheUpgrade() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let first = try DaemonHarness(store: cluster.url)
+        let session = try first.createSession()
+        let key = ["Idempotency-Key": "upgrade-\(UUID().uuidString)"]
+        let answer = try first.navigate(session, "list_news", headers: key)
+        #expect(answer.status == 200)
+        #expect(try first.stop() == 0)
+        _ = try cluster.query(
+            "UPDATE idempotency SET key = session_id || ' ' || '\(key["Idempotency-Key"] ?? "")'; DELETE FROM migrations WHERE version = 5")
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key LIKE '%upgrade-%'") == "1")
+
+        let second = try DaemonHarness(store: cluster.url)
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key LIKE '%upgrade-%'") == "0")
+        let retry = try second.navigate(session, "list_news", headers: key)
+        #expect(retry.headers["idempotent-replayed"] == "true", "\(retry)")
+        #expect(try retry.json() == (try answer.json()))
+        #expect(try second.view(session)["version"]?.int == 2)
+        #expect(try second.stop() == 0)
+    }
+
+    /// Past the TTL of a living session, every process agrees: its create's answer still replays
+    /// (it is kept as long as the session lives), a change's answer replays nowhere (the sweep
+    /// deleted it, and each process's memory forgets it too).
+    @Test func pastTheTTLEveryProcessAgreesOnWhatReplays() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "3s"]) }
+        let createKey = ["Idempotency-Key": "alive-\(UUID().uuidString)"]
+        let created = try daemons[0].send("POST", "/v1/sessions", json: [:], headers: createKey)
+        #expect(created.status == 201)
+        let session = NavdSession(id: try #require(created.json()["id"]?.string), token: try #require(created.json()["token"]?.string), created: try created.json())
+        let changeKey = ["Idempotency-Key": "change-\(UUID().uuidString)"]
+        #expect(try daemons[0].navigate(session, "list_news", headers: changeKey).status == 200)
+        #expect(try daemons[0].navigate(session, "list_news", headers: changeKey).headers["idempotent-replayed"] == "true")
+        // Keep the session alive past its TTL, sweeps included.
+        for step in 0..<10 {
+            usleep(500_000)
+            #expect(try daemons[1].navigate(session, "^/top/list_news(category=\(step + 1))").status == 200)
+        }
+        #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key NOT LIKE 'create %'") == "0")
+        for daemon in daemons {
+            let replay = try daemon.send("POST", "/v1/sessions", json: [:], headers: createKey)
+            #expect(replay.status == 201 && replay.headers["idempotent-replayed"] == "true", "\(replay)")
+            #expect(try replay.json()["id"]?.string == session.id)
+        }
+        #expect(try cluster.query("SELECT count(*) FROM sessions") == "1")
+        // The change's key is forgotten by both: the retry is a new request, applied again (the
+        // process that answered it first still remembered it), and its answer is the one kept now.
+        let again = try daemons[0].navigate(session, "list_news", headers: changeKey)
+        #expect(again.status == 200 && again.headers["idempotent-replayed"] == nil, "\(again)")
+        let replayed = try daemons[1].navigate(session, "list_news", headers: changeKey)
+        #expect(replayed.headers["idempotent-replayed"] == "true")
+        #expect(try replayed.json() == (try again.json()))
         for daemon in daemons { #expect(try daemon.stop() == 0) }
     }
 

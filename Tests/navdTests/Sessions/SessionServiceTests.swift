@@ -17,6 +17,23 @@ import Testing
         return SessionService(store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions), now: Clock.milliseconds)
     }
 
+    /// A session past its TTL has ended for every route before the sweep removes it: `exists`
+    /// (which a replayed create asks) says so too.
+    @Test func anExpiredSessionNotSweptYetNoLongerExists() throws {
+        let graphs = GraphRegistry()
+        _ = try graphs.add(try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))))
+        let clock = Atomic<Int64>(1_000_000)
+        let store = MemoryStore()
+        let sessions = SessionService(
+            store: store, graphs: graphs, configuration: .init(sessionTTL: 10_000), now: { clock.load(ordering: .relaxed) })
+        let id = try sessions.create(graph: nil, start: nil, context: [:]).session.id
+        #expect(try sessions.exists(id))
+        clock.add(10_001, ordering: .relaxed)
+        #expect(try store.load(id) != nil, "not swept yet")
+        #expect(try !sessions.exists(id))
+        #expect(try !sessions.exists(SessionService.newID()))
+    }
+
     @Test func concurrentCreatesNeverOvershootTheLimit() throws {
         for _ in 0..<20 {
             let sessions = try Self.service(maxSessions: 5)

@@ -95,6 +95,14 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         """
         ALTER TABLE sessions SET (fillfactor = 70);
         """,
+        // A change's Idempotency-Key filed as a digest, as navd files it from now on
+        // (SealedAnswer.changeKeyDigest): the keys kept in the clear until now are rewritten, so a
+        // retry across the upgrade still replays.
+        """
+        UPDATE idempotency
+        SET key = split_part(key, ' ', 1) || ' ' || encode(sha256(convert_to('navd change key ' || substr(key, strpos(key, ' ') + 1), 'UTF8')), 'hex')
+        WHERE key NOT LIKE 'create %';
+        """,
     ]
 
     package init(
@@ -295,7 +303,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
-                "SELECT session_id, encode(fingerprint, 'hex'), status, headers, body FROM idempotency WHERE key = $1", [key], prepare: true)
+                "SELECT session_id, encode(fingerprint, 'hex'), status, headers, body, created_at FROM idempotency WHERE key = $1", [key],
+                prepare: true)
         }
         guard result.rowCount == 1 else { return nil }
         let headers = ((try? JSONValue(parsing: result.bytes(0, 3)))?.arrayValue ?? []).compactMap { pair -> (String, String)? in
@@ -304,7 +313,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         }
         return KeptAnswer(
             key: key, session: result.text(0, 0), fingerprint: Hex.bytes(result.text(0, 1)) ?? [], status: Int(result.int(0, 2)),
-            headers: headers, body: result.bytes(0, 4))
+            headers: headers, body: result.bytes(0, 4), createdAt: result.int(0, 5))
     }
 
     package func delete(_ id: String) throws(StoreError) -> Bool {
@@ -357,7 +366,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 """
                 WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
                 e AS (DELETE FROM event_log WHERE session_id IN (SELECT id FROM d)),
-                k AS (DELETE FROM idempotency WHERE session_id IN (SELECT id FROM d) OR created_at < $1),
+                k AS (DELETE FROM idempotency WHERE session_id IN (SELECT id FROM d) OR (created_at < $1 AND key NOT LIKE 'create %')),
                 notified AS (SELECT pg_notify('navd_changes', $2 || ' ' || id || ' expired') FROM d)
                 SELECT id, (SELECT count(*) FROM notified) FROM d
                 """,

@@ -51,7 +51,8 @@ import HTTPTypes
 /// - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters): a retry with the same key, route,
 ///   `If-Match` and body (compared as parsed JSON, not bytes) gets the first answer again; the
 ///   same key with any of those different answers 422 `idempotency_key_reused`. Deleting a session
-///   forgets the answers about it: a retry after the delete is a new request.
+///   forgets the answers about it, and a retried create whose session has ended (deleted or
+///   expired) is a new request: a replay never names a session that is gone.
 /// - A refused intent changes nothing and emits nothing. An intent that changes nothing (for
 ///   example navigating to the current path) answers 200 with the same version and no events.
 /// - Every session view carries `actions` (schema `Actions`): what its top screen can do now.

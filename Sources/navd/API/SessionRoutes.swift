@@ -261,7 +261,7 @@ struct SessionRoutes: Sendable {
             idempotency.forget(session: session)
             return false
         }
-        func run() throws -> HTTPResponse {
+        func run(swept: Bool = false) throws -> HTTPResponse {
             if let record = idempotency.lookup(cacheKey), try stillThere(record) { return try replay(record) }
             if let record = try keptAnswer(scope, key, fingerprint: fingerprint), try stillThere(record) {
                 idempotency.store(cacheKey, record)
@@ -276,6 +276,15 @@ struct SessionRoutes: Sendable {
                 guard let record = try keptAnswer(scope, key, fingerprint: fingerprint) else {
                     guard error is KeptElsewhere else { throw error }
                     throw APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used by a create whose session has ended")
+                }
+                // A create's answer about a session that has expired but is not swept yet holds the
+                // key in the store: sweep (the sweep deletes it with the session), then create anew.
+                if error is KeptElsewhere, !(try stillThere(record)) {
+                    guard !swept else {
+                        throw ServiceError(.storeUnavailable, "the answer kept under this Idempotency-Key has ended and could not be swept yet")
+                    }
+                    _ = try sessions.sweep()
+                    return try run(swept: true)
                 }
                 idempotency.store(cacheKey, record)
                 return try replay(record)

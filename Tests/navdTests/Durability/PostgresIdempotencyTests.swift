@@ -195,6 +195,29 @@ import Testing
         #expect(try second.stop() == 0)
     }
 
+    /// A create retried after its session expired, before any sweep removed it (the session's
+    /// time is set back, with a TTL of an hour, so no sweep is due): not replayed, through either
+    /// process; the expired session and its kept answer are swept and the create made anew.
+    @Test func aCreateRetriedAfterItsSessionExpiredBeforeTheSweepCreatesAnew() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "1h"]) }
+        for (round, daemon) in daemons.enumerated() {
+            let key = ["Idempotency-Key": "unswept-\(round)-\(UUID().uuidString)"]
+            let created = try daemons[0].send("POST", "/v1/sessions", json: [:], headers: key)
+            #expect(created.status == 201)
+            let id = try #require(created.json()["id"]?.string)
+            _ = try cluster.query("UPDATE sessions SET touched_at = 0 WHERE id = '\(id)'")
+            let again = try daemon.send("POST", "/v1/sessions", json: [:], headers: key)
+            #expect(again.status == 201 && again.headers["idempotent-replayed"] == nil, "round \(round): \(again)")
+            let renewed = try #require(again.json()["id"]?.string)
+            #expect(renewed != id)
+            #expect(try cluster.query("SELECT count(*) FROM sessions WHERE id = '\(id)'") == "0")
+            #expect(try daemons[1 - round].send("POST", "/v1/sessions", json: [:], headers: key).json()["id"]?.string == renewed)
+        }
+        for daemon in daemons { #expect(try daemon.stop() == 0) }
+    }
+
     /// Past the TTL of a living session, every process agrees: its create's answer still replays
     /// (it is kept as long as the session lives), a change's answer replays nowhere (the sweep
     /// deleted it, and each process's memory forgets it too).

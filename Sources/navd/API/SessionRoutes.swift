@@ -125,7 +125,7 @@ struct SessionRoutes: Sendable {
                 let response = respond(created)
                 return SealedAnswer.seal(response.body, key: key, fingerprint: fingerprint).map {
                     KeptAnswer(
-                        key: SealedAnswer.storeKey(key), session: created.session.id, fingerprint: fingerprint, status: response.status,
+                        key: Self.storeKey(scope: "create", key), session: created.session.id, fingerprint: fingerprint, status: response.status,
                         headers: response.headers, body: $0)
                 }
             }
@@ -198,11 +198,12 @@ struct SessionRoutes: Sendable {
         )
     }
 
-    /// Where the store files the answer to `key` about session `scope`: the session's id and a
-    /// digest of the key (``SealedAnswer/changeKeyDigest(_:)``), so the database never holds a
-    /// client's key (one also used for a create would open that create's sealed answer).
+    /// Where the store files the answer to `key` about session `scope` (or `create`): the
+    /// session's id and a digest of the key (``SealedAnswer/changeKeyDigest(_:)``), or a create's
+    /// own digest (``SealedAnswer/storeKey(_:)``), so the database never holds a client's key
+    /// (one also used for a create would open that create's sealed answer).
     static func storeKey(scope: String, _ key: String) -> String {
-        scope + " " + SealedAnswer.changeKeyDigest(key)
+        scope == "create" ? SealedAnswer.storeKey(key) : scope + " " + SealedAnswer.changeKeyDigest(key)
     }
 
     /// The answer the store kept for this key (another process may have answered the first try),
@@ -210,11 +211,10 @@ struct SessionRoutes: Sendable {
     /// request's `fingerprint`; the key with another request is refused.
     private func keptAnswer(_ scope: String, _ key: String, fingerprint: [UInt8]) throws -> IdempotencyCache.Record? {
         guard sessions.store.keepsAnswers else { return nil }
-        let creates = scope == "create"
-        let storeKey = creates ? SealedAnswer.storeKey(key) : Self.storeKey(scope: scope, key)
-        guard let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(storeKey) }) else { return nil }
+        guard let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(Self.storeKey(scope: scope, key)) })
+        else { return nil }
         var body = kept.body
-        if creates {
+        if scope == "create" {
             // Refused here, not by the replay: a record still sealed must not be remembered.
             guard kept.fingerprint == fingerprint else { throw Self.reused(key) }
             guard let opened = SealedAnswer.open(kept.body, key: key, fingerprint: fingerprint) else {

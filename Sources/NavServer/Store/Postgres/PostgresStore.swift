@@ -186,8 +186,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     SELECT $1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9 WHERE $13::text IS NULL OR EXISTS (SELECT 1 FROM k)
                     RETURNING id),
                 e AS (
-                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s RETURNING 1)
-                SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM e)
+                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s)
+                SELECT count(*) FROM s
                 """,
                 [
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),

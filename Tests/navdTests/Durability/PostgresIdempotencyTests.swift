@@ -8,6 +8,22 @@ import Testing
 /// balancer sends to another process replays the first answer instead of applying twice; the
 /// key with another request is refused there too; a deleted session's answers are forgotten.
 @Suite(.serialized) struct PostgresIdempotencyTests {
+    /// `send` to every daemon at once, each on a thread of its own: the answers by daemon index
+    /// (a request that failed to complete has none).
+    static func atOnce(_ daemons: [DaemonHarness], _ send: @escaping @Sendable (DaemonHarness) throws -> HTTPMessage) -> [Int: HTTPMessage] {
+        let answers = Locked([Int: HTTPMessage]())
+        let group = DispatchGroup()
+        for (index, daemon) in daemons.enumerated() {
+            group.enter()
+            Thread {
+                if let answer = try? send(daemon) { answers.withLock { $0[index] = answer } }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        return answers.withLock { $0 }
+    }
+
     @Test func aRetryThroughAnotherProcessReplaysTheFirstAnswer() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
@@ -69,19 +85,7 @@ import Testing
         for round in 0..<12 {
             let key = ["Idempotency-Key": "both-\(round)-\(UUID().uuidString)"]
             let body: JSON = ["path": .string(paths[round % 2])]
-            let answers = Locked([Int: HTTPMessage]())
-            let group = DispatchGroup()
-            for (index, daemon) in daemons.enumerated() {
-                group.enter()
-                Thread {
-                    if let answer = try? daemon.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key) {
-                        answers.withLock { $0[index] = answer }
-                    }
-                    group.leave()
-                }.start()
-            }
-            group.wait()
-            let both = answers.withLock { $0 }
+            let both = Self.atOnce(daemons) { try $0.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key) }
             #expect(both.count == 2)
             #expect(both.values.allSatisfy { $0.status == 200 }, "round \(round): \(both.values.map(\.status))")
             let versions = Set(both.values.compactMap { try? $0.json()["version"]?.int })
@@ -148,19 +152,7 @@ import Testing
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url) }
         for round in 0..<10 {
             let key = ["Idempotency-Key": "both-create-\(round)-\(UUID().uuidString)"]
-            let answers = Locked([Int: HTTPMessage]())
-            let group = DispatchGroup()
-            for (index, daemon) in daemons.enumerated() {
-                group.enter()
-                Thread {
-                    if let answer = try? daemon.send("POST", "/v1/sessions", json: ["context": ["round": .int(round)]], headers: key) {
-                        answers.withLock { $0[index] = answer }
-                    }
-                    group.leave()
-                }.start()
-            }
-            group.wait()
-            let both = answers.withLock { $0 }
+            let both = Self.atOnce(daemons) { try $0.send("POST", "/v1/sessions", json: ["context": ["round": .int(round)]], headers: key) }
             #expect(both.count == 2 && both.values.allSatisfy { $0.status == 201 }, "round \(round): \(both.values.map(\.status))")
             let ids = Set(both.values.compactMap { try? $0.json()["id"]?.string })
             let tokens = Set(both.values.compactMap { try? $0.json()["token"]?.string })

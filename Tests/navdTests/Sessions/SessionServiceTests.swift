@@ -10,22 +10,22 @@ import Testing
 /// The session service's use cases, without HTTP: the limit on sessions holds under concurrent
 /// creates with no lock held over the store, and a change is one call that authorises first.
 @Suite struct SessionServiceTests {
-    static func service(maxSessions: Int, store: any SessionStore = MemoryStore()) throws -> SessionService {
+    static func service(
+        maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, store: any SessionStore = MemoryStore(),
+        now: @escaping @Sendable () -> Int64 = Clock.milliseconds
+    ) throws -> SessionService {
         let graphs = GraphRegistry()
         let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
         _ = try graphs.add(document)
-        return SessionService(store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions), now: Clock.milliseconds)
+        return SessionService(store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions, sessionTTL: sessionTTL), now: now)
     }
 
     /// A session past its TTL has ended for every route before the sweep removes it: `exists`
     /// (which a replayed create asks) says so too.
     @Test func anExpiredSessionNotSweptYetNoLongerExists() throws {
-        let graphs = GraphRegistry()
-        _ = try graphs.add(try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))))
         let clock = Atomic<Int64>(1_000_000)
         let store = MemoryStore()
-        let sessions = SessionService(
-            store: store, graphs: graphs, configuration: .init(sessionTTL: 10_000), now: { clock.load(ordering: .relaxed) })
+        let sessions = try Self.service(sessionTTL: 10_000, store: store, now: { clock.load(ordering: .relaxed) })
         let id = try sessions.create(graph: nil, start: nil, context: [:]).session.id
         #expect(try sessions.exists(id))
         clock.add(10_001, ordering: .relaxed)

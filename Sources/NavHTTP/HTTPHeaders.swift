@@ -2,13 +2,15 @@
 ///
 /// A request carries a handful of fields and a handler asks for two or three of them,
 /// so a list searched front to back beats a hashed dictionary: no hashing, one allocation.
-/// Repeated fields are joined with `", "` when added (RFC 9110 §5.3).
+/// Repeated fields are joined with `", "` when added (RFC 9110 §5.3); ``isRepeated(_:)`` tells a
+/// field that may be sent once only (`Idempotency-Key`) from one sent twice.
 package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// A struct rather than a tuple: a list of tuples is destroyed through the runtime's
     /// generic tuple code, string by string.
     fileprivate struct Field {
         package var name: String
         package var value: String
+        package var repeated = false
     }
 
     private var fields: [Field] = []
@@ -39,6 +41,7 @@ package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         if let index = fields.firstIndex(where: { $0.name == name }) {
             fields[index].value += ", " + value
+            fields[index].repeated = true
         } else {
             fields.append(Field(name: name, value: value))
         }
@@ -48,6 +51,11 @@ package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     package subscript(name: String) -> String? {
         for field in fields where field.name == name { return field.value }
         return nil
+    }
+
+    /// Whether the request sent the field named `name` (lowercase) more than once.
+    package func isRepeated(_ name: String) -> Bool {
+        fields.contains { $0.name == name && $0.repeated }
     }
 
     package var count: Int { fields.count }

@@ -144,6 +144,32 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// A key sent twice is refused, not joined into a third (`a, b`) that neither retry would
+    /// name: a create or a change with two keys answers 400 and changes nothing.
+    @Test func anIdempotencyKeySentTwiceIsRefused() throws {
+        let navd = try startNavd(store: "memory")
+        let session = try navd.createSession()
+        let body = Array(#"{"path":"list_news"}"#.utf8)
+        let twice: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), ("Authorization", "Bearer \(session.token)"),
+            ("Idempotency-Key", "a"), ("Idempotency-Key", "b"),
+        ]
+        for target in [session.url + "/navigate", "/v1/sessions"] {
+            let answer = try navd.exchange("POST", target, fields: twice, body: target == "/v1/sessions" ? Array("{}".utf8) : body)
+            #expect(answer.status == 400, "\(target): \(answer)")
+            #expect(answer.code == "invalid_request")
+            #expect((try? answer.json())?["param"]?.string == "Idempotency-Key")
+        }
+        #expect(try navd.view(session)["version"]?.int == 1)
+        #expect(try navd.send("GET", "/metrics").text.contains("\nnavd_sessions 1\n"))
+        // One key, and its retry: applied once, as ever.
+        let once = twice.filter { $0.value != "b" }
+        #expect(try navd.exchange("POST", session.url + "/navigate", fields: once, body: body).status == 200)
+        #expect(try navd.exchange("POST", session.url + "/navigate", fields: once, body: body).headers["idempotent-replayed"] == "true")
+        #expect(try navd.view(session)["version"]?.int == 2)
+        #expect(try navd.stop() == 0)
+    }
+
     /// On PostgreSQL too: libpq reads text parameters as C strings, so one holding a NUL is
     /// refused, never cut short; and the store answers other id forms as no session.
     @Test func postgresRefusesNULParametersAndOtherIdForms() throws {

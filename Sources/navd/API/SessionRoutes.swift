@@ -116,10 +116,12 @@ struct SessionRoutes: Sendable {
                 view, version: created.session.state.version, status: 201, headers: [("Location", "/v1/sessions/\(created.session.id)")]
             )
         }
+        // A malformed key is refused before anything else, whichever the store.
+        let key = try Self.idempotencyKey(context.request)
         // Where the store keeps answers, a create with a key keeps its answer with the session,
         // sealed (it holds the token, which no store keeps in the clear): ``SealedAnswer``.
         var keep: ((SessionService.Created) -> KeptAnswer?)?
-        if sessions.store.keepsAnswers, context.request.method == "POST", let key = Self.idempotencyKey(context.request) {
+        if sessions.store.keepsAnswers, let key {
             let fingerprint = Self.fingerprint(context.request)
             keep = { created in
                 let response = respond(created)
@@ -180,9 +182,11 @@ struct SessionRoutes: Sendable {
         let respond = { (mutation: SessionService.Mutation) in
             HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
         }
+        // A malformed key is refused before anything else, whichever the store.
+        let key = try Self.idempotencyKey(context.request)
         // Where the store keeps answers, a change with a key keeps its answer in its own write.
         var keep: ((SessionService.Mutation) -> KeptAnswer)?
-        if sessions.store.keepsAnswers, context.request.method == "POST", let key = Self.idempotencyKey(context.request) {
+        if sessions.store.keepsAnswers, let key {
             let fingerprint = Self.fingerprint(context.request)
             keep = { mutation in
                 let response = respond(mutation)
@@ -236,12 +240,7 @@ struct SessionRoutes: Sendable {
         _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
         // The session an answer is about: the one changed, or the one a create made (its Location).
-        guard context.request.method == "POST", let key = Self.idempotencyKey(context.request) else { return try body() }
-        // Printable ASCII only: the key is part of a cache key, and is never text a log or a
-        // C call could take for something else.
-        guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", param: "Idempotency-Key")
-        }
+        guard let key = try Self.idempotencyKey(context.request) else { return try body() }
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = Self.fingerprint(context.request)
         func replay(_ record: IdempotencyCache.Record) throws -> HTTPResponse {
@@ -299,10 +298,21 @@ struct SessionRoutes: Sendable {
         return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws in try run() }
     }
 
-    /// The request's `Idempotency-Key`, without the blanks around it (RFC 9110 §5.5: they are not
-    /// part of a field's value), so `k` and `k ` are one key.
-    static func idempotencyKey(_ request: HTTPRequest) -> String? {
-        request.headers["idempotency-key"].map { $0.trimmingCharacters(in: " \t") }
+    /// A POST's `Idempotency-Key`, nil without one; without the blanks around it (RFC 9110 §5.5:
+    /// they are not part of a field's value), so `k` and `k ` are one key. Printable ASCII
+    /// only (the key is part of a cache key, and is never text a log or a C call could take for
+    /// something else), and sent once: two keys would be joined into a third (`a, b`) that
+    /// neither retry names, so a request with two is refused rather than applied under it.
+    static func idempotencyKey(_ request: HTTPRequest) throws(APIError) -> String? {
+        guard request.method == "POST", let sent = request.headers["idempotency-key"] else { return nil }
+        guard !request.headers.isRepeated("idempotency-key") else {
+            throw APIError(.invalidRequest, "Idempotency-Key was sent more than once", param: "Idempotency-Key")
+        }
+        let key = sent.trimmingCharacters(in: " \t")
+        guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", param: "Idempotency-Key")
+        }
+        return key
     }
 
     /// What makes a retry the same request (DESIGN §4 Retries): the route, the `If-Match` value,

@@ -48,7 +48,7 @@ import HTTPTypes
 ///   `If-Match` (RFC 9110 §13.1.1): `*` or a list of entity tags, compared strongly; a value none
 ///   of whose tags is the current version (a weak tag never is) answers 412 `version_conflict`
 ///   and changes nothing.
-/// - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters): a retry with the same key, route,
+/// - POSTs accept `Idempotency-Key` (1 to 200 printable ASCII characters, sent once): a retry with the same key, route,
 ///   `If-Match` and body (compared as parsed JSON, not bytes) gets the first answer again; the
 ///   same key with any of those different answers 422 `idempotency_key_reused`. Deleting a session
 ///   forgets the answers about it, and a retried create whose session has ended (deleted or

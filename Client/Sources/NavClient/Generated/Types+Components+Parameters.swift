@@ -47,7 +47,8 @@ extension Components {
         /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
         /// first answer again (status, headers and body); the same key with any of those different
         /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-        /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+        /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+        /// 400 `invalid_request`.
         ///
         ///
         /// - Remark: Generated from `#/components/parameters/IdempotencyKey`.

@@ -352,7 +352,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/POST/header/Idempotency-Key`.
@@ -1467,7 +1468,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/navigate/POST/header/Idempotency-Key`.
@@ -1983,7 +1985,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/transitions/POST/header/Idempotency-Key`.
@@ -2497,7 +2500,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/exit/POST/header/Idempotency-Key`.
@@ -2987,7 +2991,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/back/POST/header/Idempotency-Key`.
@@ -4389,7 +4394,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/commands/POST/header/Idempotency-Key`.
@@ -5402,7 +5408,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/intents/POST/header/Idempotency-Key`.
@@ -5920,7 +5927,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/upgrade/POST/header/Idempotency-Key`.
@@ -6435,7 +6443,8 @@ public enum Operations {
                 /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
-                /// A value that is not 1 to 200 printable ASCII characters answers 400 `invalid_request`.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/confirm/POST/header/Idempotency-Key`.

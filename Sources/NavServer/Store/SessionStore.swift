@@ -89,8 +89,9 @@ package protocol SessionStore: Sendable {
     /// cache, whose session may be behind (``StoredSession/mayBeStale``).
     func loadForChange(_ id: String) throws(StoreError) -> StoredSession?
 
-    /// Whether answers to requests with an `Idempotency-Key` are kept by the store, so that every
-    /// process sharing it replays them (DESIGN §4 Retries): PostgreSQL.
+    /// Whether answers to requests with an `Idempotency-Key` are kept by the store, so that a retry
+    /// replays through every process sharing it and after a restart (DESIGN §4 Retries):
+    /// PostgreSQL and SQLite; not the memory store, which keeps nothing across a restart.
     var keepsAnswers: Bool { get }
 
     /// The answer kept under `key`, if any.
@@ -181,5 +182,25 @@ package struct KeptAnswer: Sendable {
         self.headers = headers
         self.body = body
         self.createdAt = createdAt
+    }
+
+    /// The headers as a store writes them: a JSON array of `[name, value]` pairs.
+    package var headersJSON: [UInt8] {
+        JSONValue.array(headers.map { JSONValue.array([.string($0.0), .string($0.1)]) }).jsonBytes
+    }
+
+    /// Headers written as ``headersJSON``; a pair that does not read back is left out.
+    package static func headers(fromJSON bytes: [UInt8]) -> [(String, String)] {
+        ((try? JSONValue(parsing: bytes))?.arrayValue ?? []).compactMap { pair -> (String, String)? in
+            guard let pair = pair.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else { return nil }
+            return (name, value)
+        }
+    }
+}
+
+extension KeptAnswer: Equatable {
+    package static func == (a: KeptAnswer, b: KeptAnswer) -> Bool {
+        a.key == b.key && a.session == b.session && a.fingerprint == b.fingerprint && a.status == b.status
+            && a.headers.elementsEqual(b.headers) { $0.0 == $1.0 && $0.1 == $1.1 } && a.body == b.body && a.createdAt == b.createdAt
     }
 }

@@ -173,15 +173,15 @@ extension SQLiteSchemaTests {
 
         #expect(
             try Self.objects(at: path) == [
-                "table event_log", "index event_log_session", "table graphs", "table migrations", "table sessions", "index sessions_touched_at",
-                "table store_meta",
+                "table event_log", "index event_log_session", "table graphs", "table idempotency", "index idempotency_created_at",
+                "index idempotency_session", "table migrations", "table sessions", "index sessions_touched_at", "table store_meta",
             ]
         )
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["5"], "one step, version 5")
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["6"], "one step, version 6")
         #expect(try Self.rows("store_meta", at: path) == ["'compacted_seq'|0"])
         #expect(try Self.rows("sessions", at: path).count == 1)
 
-        // Column for column, key for key, the tables navd's four migrations built before.
+        // Column for column, key for key, the tables navd's four migrations built before, and version 6's.
         let old = "\(folder.path)/old.db"
         try Self.makeOldDatabase(at: old, through: 4)
         let new = try SQLiteConnection(path: path)
@@ -194,15 +194,17 @@ extension SQLiteSchemaTests {
         #expect(mode.text(0) == "wal")
         mode.reset()
         let objects = try SQLiteStore.schemaObjects(of: new)
-        #expect(objects == (try SQLiteStore.schemaObjects(of: built)))
+        #expect(SQLiteStore.previousObjects(objects) == (try SQLiteStore.schemaObjects(of: built)))
+        #expect(objects["idempotency"]?.hasPrefix("table idempotency (key TEXT, session_id TEXT NOT NULL,") == true, "\(objects)")
         #expect(objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true, "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 5"))
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 6"))
     }
 
     /// A file navd wrote before schema version 5 — built here by that navd's own statements, with
-    /// sessions, their events and a graph — opens: every row is read back as it was, the version
-    /// is stamped 5, nothing else in the file changes, and the sessions take further changes.
+    /// sessions, their events and a graph — opens: every row is read back as it was, the versions
+    /// 5 and 6 are recorded and the idempotency table added, nothing else in the file changes, and
+    /// the sessions take further changes.
     @Test func aDatabaseOfTheSchemaBeforeIsStampedAndServedWithEveryRowAsItWas() throws {
         let folder = try TemporaryFolder()
         let scratch = "\(folder.path)/scratch.db"
@@ -236,7 +238,7 @@ extension SQLiteSchemaTests {
         #expect(oldVersions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4"])
         let check = try SQLiteStore.inspect(path: path)
         #expect(!check.damaged)
-        #expect(check.lines.contains { $0.hasPrefix("  schema: version 4 (navd stamps it 5") }, "\(check.lines)")
+        #expect(check.lines.contains { $0.hasPrefix("  schema: version 4 (navd upgrades it to 6 when it next starts: it adds the idempotency table") }, "\(check.lines)")
 
         do {
             let fixture = try Fixture(path: path, threshold: 4)
@@ -256,8 +258,8 @@ extension SQLiteSchemaTests {
         #expect(try tables.map { try Self.rows($0, at: path) } == before, "opening changed no row")
         let versions = try Self.rows("migrations", at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
-        #expect(versions.count == 5 && versions.last?.hasPrefix("5|") == true, "\(versions)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 5"))
+        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"], "\(versions)")
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 6"))
 
         // And they go on: each takes a change, which survives reopening.
         do {
@@ -276,7 +278,27 @@ extension SQLiteSchemaTests {
             #expect(try reopened.allEvents(id) == entry.events)
         }
         reopened.store.close()
-        #expect(try Self.rows("migrations", at: path).count == 5, "stamped once")
+        #expect(try Self.rows("migrations", at: path).count == 6, "upgraded once")
+    }
+
+    /// A file of schema version 5 (the tables before the idempotency table) gets that table and
+    /// version 6, nothing else changed; `navd store check` says so first.
+    @Test func aDatabaseOfVersionFiveGetsTheIdempotencyTable() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        try Self.makeOldDatabase(at: path, through: 4)
+        try Self.execute("INSERT INTO migrations VALUES (5, 0)", at: path)
+        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 6") })
+        let before = try Self.objects(at: path)
+        let fixture = try Fixture(path: path, threshold: 4)
+        let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        fixture.store.close()
+        #expect(try Self.objects(at: path) == (before + ["table idempotency", "index idempotency_created_at", "index idempotency_session"]).sorted {
+            $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
+        })
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"])
+        #expect(try Self.rows("sessions", at: path).count == 1)
+        #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
     }
 
     /// What a crash of navd before schema version 5 left in its change log, next to its database,
@@ -319,7 +341,7 @@ extension SQLiteSchemaTests {
         }
         fixture.store.close()
         #expect(ChangeLog.files(prefix: path).isEmpty, "folded into the database")
-        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("5|") == true)
+        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("6|") == true)
     }
 }
 
@@ -351,9 +373,9 @@ extension SQLiteSchemaTests {
             name: "a newer navd's version",
             make: { path in
                 try makeOldDatabase(at: path, through: 4)
-                try execute("INSERT INTO migrations VALUES (5, 0), (6, 0)", at: path)
+                try execute("INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0)", at: path)
             },
-            found: ["found schema version 6 (migrations 1…6), newer than this navd's 5"]
+            found: ["found schema version 7 (migrations 1…7), newer than this navd's 6"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
@@ -384,7 +406,7 @@ extension SQLiteSchemaTests {
             make: { try execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')", at: $0) },
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
-                    + "index sessions_touched_at, table event_log, table graphs, table migrations, table sessions and 1 more"
+                    + "index idempotency_created_at, index idempotency_session, index sessions_touched_at, table event_log, table graphs and 4 more"
             ]
         ),
     ]

@@ -195,7 +195,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                     String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
                     answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
-                    answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+                    answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
                 ],
                 prepare: true
             )
@@ -284,18 +284,13 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         if full {
             parameters += [
                 trimmed, answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
-                answer.map { Self.headersJSON($0.headers) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+                answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
             ]
         }
         return GroupWrite(
             id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version, lastSeq: lastSeq, touchedAt: touchedAt,
             snapshot: snapshot, events: eventsText
         )
-    }
-
-    /// An answer's headers as a JSON array of `[name, value]` pairs.
-    private static func headersJSON(_ headers: [(String, String)]) -> String {
-        JSONValue.array(headers.map { JSONValue.array([.string($0.0), .string($0.1)]) }).jsonString
     }
 
     package var keepsAnswers: Bool { true }
@@ -307,13 +302,9 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 prepare: true)
         }
         guard result.rowCount == 1 else { return nil }
-        let headers = ((try? JSONValue(parsing: result.bytes(0, 3)))?.arrayValue ?? []).compactMap { pair -> (String, String)? in
-            guard let pair = pair.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else { return nil }
-            return (name, value)
-        }
         return KeptAnswer(
             key: key, session: result.text(0, 0), fingerprint: Hex.bytes(result.text(0, 1)) ?? [], status: Int(result.int(0, 2)),
-            headers: headers, body: result.bytes(0, 4), createdAt: result.int(0, 5))
+            headers: KeptAnswer.headers(fromJSON: result.bytes(0, 3)), body: result.bytes(0, 4), createdAt: result.int(0, 5))
     }
 
     package func delete(_ id: String) throws(StoreError) -> Bool {

@@ -11,7 +11,9 @@ import Glibc
 /// the next. A generation's file is removed once the database holds its changes.
 ///
 /// A record is `[payload length: UInt32][checksum: UInt64][payload]`, little-endian; the checksum
-/// covers the length and the payload. Records are appended back to back, so bytes that are not a
+/// covers the length and the payload. A change made with an `Idempotency-Key` carries its kept
+/// answer after the events (a record without one ends there, as every record did before), so
+/// the change and its answer are durable together. Records are appended back to back, so bytes that are not a
 /// record can only be a tail a crash cut short (never acknowledged) — unless a whole record
 /// follows them: that is damage, and ``scan(prefix:)`` reports it with its offset instead of
 /// stopping there (see ``SQLiteStore`` for what start-up does with it).
@@ -31,6 +33,8 @@ package final class ChangeLog {
         /// JSON bytes.
         package var snapshot: [UInt8]
         package var events: [UInt8]
+        /// The answer to the request that made the change, kept under its `Idempotency-Key`.
+        package var answer: KeptAnswer? = nil
     }
 
     package let prefix: String
@@ -259,8 +263,14 @@ package final class ChangeLog {
             append(UInt64(bitPattern: value), to: &bytes)
         }
         for field in [Array(record.sessionID.utf8), record.snapshot, record.events] {
-            append(UInt32(field.count), to: &bytes)
-            bytes.append(contentsOf: field)
+            append(field, to: &bytes)
+        }
+        if let answer = record.answer {
+            append(UInt64(bitPattern: Int64(answer.status)), to: &bytes)
+            append(UInt64(bitPattern: answer.createdAt), to: &bytes)
+            for field in [Array(answer.key.utf8), answer.fingerprint, answer.headersJSON, answer.body] {
+                append(field, to: &bytes)
+            }
         }
         let length = UInt32(bytes.count - start - 12)
         withUnsafeBytes(of: length.littleEndian) { bytes.replaceSubrange(start..<start + 4, with: $0) }
@@ -282,12 +292,21 @@ package final class ChangeLog {
             var reader = Reader(bytes: payload)
             guard let seq = reader.int(), let version = reader.int(), let touchedAt = reader.int(),
                   let firstEvent = reader.int(), let lastEvent = reader.int(),
-                  let id = reader.field(), let snapshot = reader.field(), let events = reader.field(), reader.atEnd
+                  let id = reader.field(), let snapshot = reader.field(), let events = reader.field()
             else { return nil }
-            let record = Record(
+            var record = Record(
                 seq: seq, sessionID: String(decoding: id, as: UTF8.self), version: version, touchedAt: touchedAt,
                 firstEvent: firstEvent, lastEvent: lastEvent, snapshot: snapshot, events: events
             )
+            if !reader.atEnd {
+                guard let status = reader.int(), let createdAt = reader.int(), let key = reader.field(), let fingerprint = reader.field(),
+                      let headers = reader.field(), let body = reader.field()
+                else { return nil }
+                record.answer = KeptAnswer(
+                    key: String(decoding: key, as: UTF8.self), session: record.sessionID, fingerprint: fingerprint, status: Int(status),
+                    headers: KeptAnswer.headers(fromJSON: headers), body: body, createdAt: createdAt)
+            }
+            guard reader.atEnd else { return nil }
             return (record, start + Int(length))
         }
     }
@@ -319,6 +338,12 @@ package final class ChangeLog {
 
     private static func append(_ value: UInt32, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A field: its length, then its bytes.
+    private static func append(_ field: [UInt8], to bytes: inout [UInt8]) {
+        append(UInt32(field.count), to: &bytes)
+        bytes.append(contentsOf: field)
     }
 
     /// A 64-bit hash of the length and the payload, eight bytes at a time (multiply, xor-shift):

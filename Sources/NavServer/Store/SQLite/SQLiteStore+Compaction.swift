@@ -1,7 +1,7 @@
 import Dispatch
 
 /// Compaction: a generation of the change log sealed every ``SQLiteStore/compactionThreshold``
-/// changes, and folded into `sessions` and `event_log` by the compactor thread, a chunk of
+/// changes, and folded into `sessions`, `event_log` and `idempotency` by the compactor thread, a chunk of
 /// sessions per transaction.
 extension SQLiteStore {
     /// One session's logged changes as compaction will write them.
@@ -12,6 +12,8 @@ extension SQLiteStore {
         /// The logged transitions' events, oldest first; only as many as are retained.
         package var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
         var eventCount: Int64 = 0
+        /// The answers kept by its changes (each under its own `Idempotency-Key`), oldest first.
+        package var answers: [KeptAnswer] = []
     }
 
     /// A generation of the log closed for compaction.
@@ -31,6 +33,7 @@ extension SQLiteStore {
         entry.version = record.version
         entry.snapshot = record.snapshot
         entry.touchedAt = record.touchedAt
+        if let answer = record.answer { entry.answers.append(answer) }
         if record.firstEvent > 0 {
             entry.batches.append((record.firstEvent, record.lastEvent, record.events))
             entry.eventCount += record.lastEvent - record.firstEvent + 1
@@ -164,8 +167,11 @@ extension SQLiteStore {
             for (id, entry) in folds {
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
-                // A session deleted since its change was logged stays deleted.
-                guard connection.changes == 1, let first = entry.batches.first, let last = entry.batches.last else { continue }
+                // A session deleted since its change was logged stays deleted, and so do its answers.
+                guard connection.changes == 1 else { continue }
+                // Set, not added to: a repeated fold writes each once.
+                for answer in entry.answers { try insertAnswer(answer, connection) }
+                guard let first = entry.batches.first, let last = entry.batches.last else { continue }
                 if repeating {
                     try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(2, first.first).run()
                 }
@@ -183,6 +189,17 @@ extension SQLiteStore {
                 try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
             }
         }
+    }
+
+    /// Keeps `answer` in `idempotency`, unless its key is kept already. - Returns: whether it was.
+    @discardableResult
+    static func insertAnswer(_ answer: KeptAnswer, _ connection: SQLiteConnection) throws(StoreError) -> Bool {
+        try connection.statement(
+            "INSERT OR IGNORE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
+        )
+        .bind(1, answer.key).bind(2, answer.session).bind(3, answer.fingerprint).bind(4, Int64(answer.status))
+        .bind(5, utf8: answer.headersJSON).bind(6, answer.body).bind(7, answer.createdAt).run()
+        return connection.changes == 1
     }
 
     /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.

@@ -1,24 +1,27 @@
-/// The SQLite store's tables: created in one step, with one upgrade, and nothing else accepted.
+/// The SQLite store's tables: created in one step, with two upgrades, and nothing else accepted.
 ///
 /// The schema version is the highest `version` in the `migrations` table. A new database gets
 /// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
-/// same tables in four steps while it was developed and recorded them as versions 1…4; such a
-/// file is recognised (those tables, exactly, and versions 1…4) and stamped with version 5,
-/// nothing else changed. Any other file — a development build's shape (an `events`,
-/// `event_batches` or `journal` table), a newer navd's, another program's — is refused with what
-/// was found, before anything is written to it.
+/// same tables as version 5 in four steps while it was developed and recorded them as versions
+/// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
+/// retry after a restart replays). A file of version 5's tables — recorded as 5, or as 1…4 — is
+/// upgraded: the table is created and the versions recorded, nothing else changed. Any other
+/// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
+/// navd's, another program's — is refused with what was found, before anything is written to it.
 ///
 /// The version stays in `migrations` rather than `PRAGMA user_version` because navd before 5
-/// reads it there: it refuses a version-5 file ("this navd knows up to 4") instead of trying to
+/// reads it there: it refuses a newer file ("this navd knows up to 4") instead of trying to
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 5
-    /// The schema navd wrote before ``schemaVersion`` (recorded as versions 1…4): the same tables.
-    static let previousSchemaVersion = 4
+    static let schemaVersion = 6
+    /// The schema navd wrote before ``schemaVersion``: ``tables`` without ``idempotencyTables``.
+    static let previousSchemaVersion = 5
+    /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
+    static let developmentVersions = 4
 
-    /// The current tables, as one script.
-    static let tables = """
+    /// The tables of schema version 5, the first part of ``tables``.
+    static let previousTables = """
         CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
             graph TEXT NOT NULL,
@@ -54,7 +57,29 @@ extension SQLiteStore {
         INSERT INTO store_meta (key, value) VALUES ('compacted_seq', 0);
         -- The schema versions this file has had, and when (Unix seconds).
         CREATE TABLE migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);
+
         """
+
+    /// Schema version 6's addition: the answers to requests with an `Idempotency-Key` (DESIGN §4
+    /// Retries), filed under the key's digest (``KeptAnswer/key``), a change's written by the fold
+    /// of its change log record, a create's with its session. They go with their session, and a
+    /// change's after the session TTL.
+    static let idempotencyTables = """
+        CREATE TABLE idempotency (
+            key TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            fingerprint BLOB,
+            status INTEGER NOT NULL,
+            headers TEXT,
+            body BLOB,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX idempotency_session ON idempotency (session_id);
+        CREATE INDEX idempotency_created_at ON idempotency (created_at);
+        """
+
+    /// The current tables, as one script.
+    static let tables = previousTables + idempotencyTables
 
     /// What a database holds, in the terms its schema is judged by.
     package struct SchemaShape: Equatable {
@@ -68,8 +93,9 @@ extension SQLiteStore {
     package enum SchemaStep: Equatable {
         /// An empty database: create ``tables``.
         case create
-        /// navd's previous schema: record ``schemaVersion``, nothing else.
-        case stamp
+        /// navd's previous schema, recorded as `from`: create ``idempotencyTables`` and record the
+        /// versions after `from`, nothing else.
+        case upgrade(from: Int)
         /// Already the current schema: nothing.
         case current
     }
@@ -140,19 +166,31 @@ extension SQLiteStore {
 
     /// The objects of ``tables``, as ``schemaObjects(of:)`` describes them.
     static func currentSchemaObjects() throws(StoreError) -> [String: String] {
+        try schemaObjects(of: tables)
+    }
+
+    /// The objects `script` creates, as ``schemaObjects(of:)`` describes them.
+    static func schemaObjects(of script: String) throws(StoreError) -> [String: String] {
         let memory = try SQLiteConnection(path: ":memory:")
         defer { memory.close() }
-        try memory.execute(tables)
+        try memory.execute(script)
         return try schemaObjects(of: memory)
     }
 
     /// What start-up does to a database of shape `found`, if navd opens it.
     static func schemaStep(for found: SchemaShape, current: [String: String]) -> SchemaStep? {
         if found.objects.isEmpty { return .create }
-        guard found.objects == current else { return nil }
-        if found.versions.last == schemaVersion { return .current }
-        if found.versions == Array(1...previousSchemaVersion) { return .stamp }
-        return nil
+        if found.objects == current { return found.versions.last == schemaVersion ? .current : nil }
+        guard found.objects == previousObjects(current), let version = found.versions.last,
+              version == previousSchemaVersion || found.versions == Array(1...developmentVersions)
+        else { return nil }
+        return .upgrade(from: version)
+    }
+
+    /// Version 5's objects: `current` without those version 6 added.
+    package static func previousObjects(_ current: [String: String]) -> [String: String] {
+        let added = (try? schemaObjects(of: idempotencyTables)) ?? [:]
+        return current.filter { added[$0.key] == nil }
     }
 
     /// What start-up does to a database of shape `found`.
@@ -164,18 +202,29 @@ extension SQLiteStore {
         throw StoreError(
             message: "the database \(path) has a schema this navd does not know, so it is refused and left as it was: "
                 + "found \(describe(found, against: current)). This navd opens schema version \(schemaVersion) and upgrades "
-                + "navd's version \(previousSchemaVersion) to it; it refuses the schemas of development builds, of a newer navd "
+                + "navd's versions \(developmentVersions) and \(previousSchemaVersion) to it; it refuses the schemas of development builds, of a newer navd "
                 + "and of other programs. Open it with the navd that wrote it, or start on a new file"
         )
     }
 
-    /// Creates the tables, or stamps the current version on navd's previous schema, in one transaction.
+    /// Creates the tables, or upgrades navd's previous schema, in one transaction.
     package static func apply(_ step: SchemaStep, _ connection: SQLiteConnection) throws(StoreError) {
-        guard step != .current else { return }
+        let recorded: ClosedRange<Int>
+        switch step {
+        case .current: return
+        case .create: recorded = schemaVersion...schemaVersion
+        case .upgrade(let from): recorded = from + 1...schemaVersion
+        }
         try connection.transaction { () throws(StoreError) in
-            if step == .create { try connection.execute(tables) }
-            try connection.statement("INSERT INTO migrations (version, applied_at) VALUES (?, strftime('%s','now'))")
-                .bind(1, Int64(schemaVersion)).run()
+            switch step {
+            case .create: try connection.execute(tables)
+            case .upgrade: try connection.execute(idempotencyTables)
+            case .current: break
+            }
+            for version in recorded {
+                try connection.statement("INSERT INTO migrations (version, applied_at) VALUES (?, strftime('%s','now'))")
+                    .bind(1, Int64(version)).run()
+            }
         }
     }
 
@@ -187,12 +236,14 @@ extension SQLiteStore {
         switch schemaStep(for: found, current: current) {
         case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
         case .current: return ("schema: version \(schemaVersion)", false)
-        case .stamp: return ("schema: version \(previousSchemaVersion) (navd stamps it \(schemaVersion) when it next starts, changing nothing else)", false)
+        case .upgrade(let from):
+            return ("schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds the idempotency table, changing nothing else)", false)
         case nil: return ("schema: NOT ONE NAVD OPENS: \(describe(found, against: current))", true)
         }
     }
 
-    /// What was found, for a refusal: the versions recorded, and how the objects differ from ``tables``.
+    /// What was found, for a refusal: the versions recorded, and how the objects differ from ``tables``
+    /// (from version 5's, for a file that says it is of version 5 or before).
     static func describe(_ found: SchemaShape, against current: [String: String]) -> String {
         var parts: [String] = []
         let versions = found.versions
@@ -201,25 +252,28 @@ extension SQLiteStore {
             var phrase = "schema version \(version) (migrations \(list))"
             if version > schemaVersion {
                 phrase += ", newer than this navd's \(schemaVersion)"
-            } else if version < previousSchemaVersion {
+            } else if version < developmentVersions {
                 phrase += ", which only development builds of navd wrote"
             }
             parts.append(phrase)
         } else {
             parts.append(found.objects["migrations"] == nil ? "no schema version (no migrations table)" : "no schema version recorded")
         }
+        // A file that says it is of version 5 or before is told how it differs from version 5.
+        let (expected, expectedVersion) = versions.last.map { $0 <= previousSchemaVersion } == true
+            ? (previousObjects(current), previousSchemaVersion) : (current, schemaVersion)
         /// "table journal": what an object is, without its columns.
         func kind(_ description: String) -> String { description.split(separator: " ").prefix(2).joined(separator: " ") }
         func list(_ items: [String]) -> String {
             items.count <= 6 ? items.joined(separator: ", ") : items.prefix(6).joined(separator: ", ") + " and \(items.count - 6) more"
         }
-        let unexpected = found.objects.filter { current[$0.key] == nil }.values.map(kind).sorted()
+        let unexpected = found.objects.filter { expected[$0.key] == nil }.values.map(kind).sorted()
         if !unexpected.isEmpty { parts.append("unexpected: \(list(unexpected))") }
-        let missing = current.filter { found.objects[$0.key] == nil }.values.map(kind).sorted()
+        let missing = expected.filter { found.objects[$0.key] == nil }.values.map(kind).sorted()
         if !missing.isEmpty { parts.append("missing: \(list(missing))") }
-        let changed = current.keys.sorted().compactMap { name -> String? in
-            guard let have = found.objects[name], let want = current[name], have != want else { return nil }
-            return "\(have) where version \(schemaVersion) has \(want)"
+        let changed = expected.keys.sorted().compactMap { name -> String? in
+            guard let have = found.objects[name], let want = expected[name], have != want else { return nil }
+            return "\(have) where version \(expectedVersion) has \(want)"
         }
         if !changed.isEmpty { parts.append("different: \(list(changed))") }
         return parts.joined(separator: "; ")

@@ -5,10 +5,17 @@ import NavWire
 /// The session operations: writes appended to the change log, reads from the cache, the log and the database.
 extension SQLiteStore {
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        _ = try insert(session, events: events, keeping: nil)
+    }
+
+    /// One transaction: the kept answer first, and the session and its events only if the answer's
+    /// key was not kept yet (a retry after a restart finds the answer before it gets here).
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let snapshot = session.snapshotBytes
-        try withDatabase { () throws(StoreError) in
-            try writing { () throws(StoreError) in try connection.transaction { () throws(StoreError) in
+        return try withDatabase { () throws(StoreError) -> Bool in
+            let inserted = try writing { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
+                if let answer, !(try Self.insertAnswer(answer, connection)) { return false }
                 try connection.statement(
                     "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
                 )
@@ -20,8 +27,10 @@ extension SQLiteStore {
                     try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
                         .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
                 }
+                return true
             } }
-            try locked { cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) }
+            if inserted { try locked { cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) } }
+            return inserted
         }
     }
 
@@ -135,6 +144,16 @@ extension SQLiteStore {
     }
 
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: encodedEvents, keeping: nil)
+    }
+
+    /// The change and the answer kept under its `Idempotency-Key` go in one change log record, so
+    /// they are durable together, and compaction folds the answer into `idempotency`. One process
+    /// owns the file and runs a key's requests one at a time, having looked the key up first: a key
+    /// is never kept twice here, so the answer is never what refuses the change.
+    package func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8], keeping answer: KeptAnswer?
+    ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         // The compare-and-set below is against the cache: bring the session into it first.
         guard try load(session.id) != nil else { return false }
@@ -155,7 +174,12 @@ extension SQLiteStore {
                 let record = ChangeLog.Record(
                     seq: nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
                     firstEvent: Int64(events.first?.seq ?? 0), lastEvent: Int64(events.last?.seq ?? 0),
-                    snapshot: snapshot, events: encodedEvents
+                    snapshot: snapshot, events: encodedEvents,
+                    answer: answer.map { answer in
+                        var kept = answer
+                        kept.createdAt = session.touchedAt
+                        return kept
+                    }
                 )
                 // Without `lock`: reads go on while this waits for the disk. A failed append changes
                 // nothing here: no seq, no fold, no cache entry.
@@ -193,6 +217,31 @@ extension SQLiteStore {
         return false
     }
 
+    package var keepsAnswers: Bool { true }
+
+    /// The answer kept under `key`: a change's from the log while its record is not folded yet
+    /// (the key names its session: ``KeptAnswer/key``), else from `idempotency`. The log is looked
+    /// at first, as ``load(_:)`` does: an answer not in the log then is in the table already.
+    package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? {
+        if let space = key.firstIndex(of: " ") {
+            let id = String(key[..<space])
+            let logged = try locked { () -> KeptAnswer? in
+                let answers = (compacting?.folds[id]?.answers ?? []) + (pending[id]?.answers ?? [])
+                return answers.last { $0.key == key }
+            }
+            if let logged { return logged }
+        }
+        return try withReader { reader throws(StoreError) -> KeptAnswer? in
+            let statement = try reader.statement("SELECT session_id, fingerprint, status, headers, body, created_at FROM idempotency WHERE key = ?")
+            try statement.bind(1, key)
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return KeptAnswer(
+                key: key, session: statement.text(0), fingerprint: statement.bytes(1), status: Int(statement.int(2)),
+                headers: KeptAnswer.headers(fromJSON: statement.bytes(3)), body: statement.bytes(4), createdAt: statement.int(5))
+        }
+    }
+
     // MARK: Reads and maintenance
 
     package func delete(_ id: String) throws(StoreError) -> Bool {
@@ -201,6 +250,7 @@ extension SQLiteStore {
             let existed = try writing { () throws(StoreError) -> Bool in
                 try connection.transaction { () throws(StoreError) -> Bool in
                     try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                    try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
                     try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                     return connection.changes > 0
                 }
@@ -294,6 +344,7 @@ extension SQLiteStore {
                         try connection.transaction { () throws(StoreError) in
                             for id in ids {
                                 try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                                try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
                                 try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                             }
                         }
@@ -308,6 +359,11 @@ extension SQLiteStore {
                     }
                     deleted += ids
                 }
+            }
+            // A change's answer is kept for the session TTL (a create's while its session lives):
+            // every change is folded in by now, so the table holds every answer this deletes.
+            try writing { () throws(StoreError) in
+                try connection.statement("DELETE FROM idempotency WHERE created_at < ? AND substr(key, 1, 7) <> 'create '").bind(1, cutoff).run()
             }
             return deleted
         }

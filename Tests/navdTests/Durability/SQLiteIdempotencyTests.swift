@@ -1,0 +1,108 @@
+import Foundation
+@testable import navd
+@testable import NavServer
+import Testing
+
+/// `Idempotency-Key`s kept by the SQLite store (DESIGN §4 Retries): a client retries most often
+/// when it got no answer, and it got none most often because navd went away. So a retry after a
+/// crash or a restart replays the first answer instead of applying twice: a change's answer is
+/// in the change log record that made the change durable, a create's in the transaction that
+/// inserted its session.
+@Suite struct SQLiteIdempotencyTests {
+    @Test func aRetryAfterACrashOrARestartReplaysTheFirstAnswer() throws {
+        let folder = try TemporaryFolder()
+        let store = "sqlite:\(folder.path)/navd.db"
+        var daemon = try DaemonHarness(store: store)
+        let createKey = ["Idempotency-Key": "create-\(UUID().uuidString)"]
+        let session = try daemon.createSession(headers: createKey)
+        let changeKey = ["Idempotency-Key": "change-\(UUID().uuidString)"]
+        let first = try daemon.navigate(session, "list_news/show_news(id=3)", headers: changeKey)
+        #expect(first.status == 200)
+
+        // Killed before any compaction: both answers are only where the change and the session are.
+        daemon.crash()
+        daemon = try DaemonHarness(store: store)
+        let change = try daemon.navigate(session, "list_news/show_news(id=3)", headers: changeKey)
+        #expect(change.headers["idempotent-replayed"] == "true", "\(change)")
+        #expect(change.headers["etag"] == first.headers["etag"])
+        #expect(try change.json() == (try first.json()))
+        let create = try daemon.send("POST", "/v1/sessions", json: [:], headers: createKey)
+        #expect(create.status == 201)
+        #expect(create.headers["idempotent-replayed"] == "true", "\(create)")
+        #expect(try create.json()["id"]?.string == session.id)
+        #expect(try create.json()["token"]?.string == session.token)
+        #expect(try daemon.view(session)["version"]?.int == 2, "nothing applied twice")
+        // The key with another request is still refused.
+        #expect(try daemon.navigate(session, "^/top", headers: changeKey).code == "idempotency_key_reused")
+
+        // A clean stop folds everything into the database: the answers are in its table now.
+        let back = try daemon.send("POST", session.url + "/back", json: [:], token: session.token, headers: ["Idempotency-Key": "back-1"])
+        #expect(back.status == 200)
+        #expect(try daemon.stop() == 0)
+        daemon = try DaemonHarness(store: store)
+        let backAgain = try daemon.send("POST", session.url + "/back", json: [:], token: session.token, headers: ["Idempotency-Key": "back-1"])
+        #expect(backAgain.headers["idempotent-replayed"] == "true", "\(backAgain)")
+        #expect(try backAgain.json() == (try back.json()))
+        #expect(try daemon.navigate(session, "list_news/show_news(id=3)", headers: changeKey).headers["idempotent-replayed"] == "true")
+        #expect(try daemon.view(session)["version"]?.int == 3)
+
+        // Deleting the session forgets its answers: a create retried after it makes a new session.
+        #expect(try daemon.send("DELETE", session.url, token: session.token).status == 204)
+        #expect(try daemon.stop() == 0)
+        daemon = try DaemonHarness(store: store)
+        let recreated = try daemon.send("POST", "/v1/sessions", json: [:], headers: createKey)
+        #expect(recreated.status == 201 && recreated.headers["idempotent-replayed"] == nil, "\(recreated)")
+        #expect(try recreated.json()["id"]?.string != session.id)
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// The store itself: a change's answer is found in the change log before compaction and in
+    /// the table after (folded in at start-up after a crash); the sweep deletes a change's answer
+    /// once older than the TTL, and a create's with its session.
+    @Test func answersAreFoundBeforeAndAfterCompactionAndSweptWithTheTTL() throws {
+        typealias Fixture = SQLiteStoreTests.Fixture
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let clock = Locked(Int64(1_700_000_000_000))
+        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
+        func answer(_ key: String, _ session: String) -> KeptAnswer {
+            KeptAnswer(key: key, session: session, fingerprint: Array(repeating: 7, count: 32), status: 200, headers: [("ETag", "\"2\"")], body: Array("{}".utf8))
+        }
+        var ids: [String] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 3, now: now)
+            for index in 0..<2 {
+                let created = try #require(try fixture.sessions.create(
+                    graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k\(index)", $0.session.id) }))
+                ids.append(created.session.id)
+            }
+            #expect(try fixture.store.keptAnswer("create k0")?.session == ids[0])
+            // The same key again writes no session.
+            #expect(try fixture.sessions.create(
+                graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k0", $0.session.id) }) == nil)
+            #expect(try fixture.store.count() == 2)
+            // A change kept as the service keeps it: in the change's record (one change: no fold yet).
+            let session = try #require(try fixture.store.load(ids[1]))
+            var changed = session
+            changed.state.version += 1
+            #expect(try fixture.store.update(
+                changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer("\(ids[1]) d1", ids[1])))
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d1")?.createdAt == changed.touchedAt)
+            #expect(try fixture.store.keptAnswer("\(ids[1]) other") == nil)
+            // Dropped without close(), as by `kill -9`.
+            fixture.store.waitForCompaction()
+        }
+        do {
+            let fixture = try Fixture(path: path, threshold: 3, now: now)
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d1")?.body == Array("{}".utf8), "folded in at start-up")
+            // A day later, the second session is touched again, the first is not.
+            clock.withLock { $0 += 86_400_000 }
+            _ = try fixture.navigate(ids[1], SQLiteStoreTests.pathA)
+            #expect(try fixture.store.deleteExpired(touchedBefore: now() - 1000) == [ids[0]])
+            #expect(try fixture.store.keptAnswer("create k0") == nil, "with its session")
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d1") == nil, "older than the cutoff")
+            #expect(try fixture.store.keptAnswer("create k1")?.session == ids[1], "its session lives")
+            fixture.store.close()
+        }
+    }
+}

@@ -14,10 +14,12 @@
 #            delivery costs.
 #   baseline with BASELINE=PATH: navd×1 of another build (e.g. main's, before group commit) with
 #            its defaults, in the same rounds.
+# With PIN=1, PostgreSQL runs on CPU 0 and everything else (pgbench, navd, wrk) on CPU 1: the
+# database with a core of its own, as where it has its own machine, instead of sharing both.
 # Prints every run, then medians per configuration and the ratio of medians to pgbench.
 #
 # Environment: ROUNDS=3 DURATION=8s CLIENTS=32 CONNECTIONS=32 SESSIONS=200 ROWS=200 PROCS="1 2 3"
-#   NOTIFY_OFF=1 BASELINE NAVD GRAPH NAVD_FLAGS (e.g. "--pg-connections 8") BENCH_OUT KEEP_TMP as for bench/run.sh.
+#   NOTIFY_OFF=1 PIN=0 BASELINE NAVD GRAPH NAVD_FLAGS (e.g. "--pg-connections 8") BENCH_OUT KEEP_TMP as for bench/run.sh.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +35,7 @@ ROWS=${ROWS:-200}
 PROCS=${PROCS:-1 2 3}
 NOTIFY_OFF=${NOTIFY_OFF:-1}
 BASELINE=${BASELINE:-}
+PIN=${PIN:-0}
 
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
@@ -46,6 +49,15 @@ if [[ -n $BASELINE ]]; then
     BASELINE=$TMP/navd-baseline
 fi
 postgres_start postgres
+if [[ $PIN == 1 ]]; then
+    (($(nproc) >= 2)) || die "PIN=1 needs two CPUs"
+    # The postmaster and its processes on CPU 0 (the backends it forks later inherit it); this
+    # script, and so every client it starts, on CPU 1.
+    postmaster=$(head -n1 "$PG_DIR/data/postmaster.pid")
+    for pid in "$postmaster" $(pgrep -P "$postmaster"); do taskset -pc 0 "$pid" >/dev/null; done
+    taskset -pc 1 $$ >/dev/null
+    log "pinned: PostgreSQL on CPU 0, pgbench, navd and wrk on CPU 1"
+fi
 [[ -x $PG_BIN/pgbench ]] || die "pgbench is missing (make test-deps installs PostgreSQL's client programs)"
 psql_run() { runuser -u postgres -- "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 

@@ -77,6 +77,8 @@ import Testing
                 ids.append(created.session.id)
             }
             #expect(try fixture.store.keptAnswer("create k0")?.session == ids[0])
+            // Kept when its session was made (the service's answer carries no time of its own).
+            #expect(try fixture.store.keptAnswer("create k0")?.createdAt == (try fixture.store.load(ids[0]))?.createdAt)
             // The same key again writes no session.
             #expect(try fixture.sessions.create(
                 graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k0", $0.session.id) }) == nil)

@@ -15,7 +15,11 @@ extension SQLiteStore {
         let snapshot = session.snapshotBytes
         return try withDatabase { () throws(StoreError) -> Bool in
             let inserted = try writing { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
-                if let answer, !(try Self.insertAnswer(answer, connection)) { return false }
+                // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
+                if var answer {
+                    answer.createdAt = session.createdAt
+                    guard try Self.insertAnswer(answer, connection) else { return false }
+                }
                 try connection.statement(
                     "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
                 )

@@ -107,4 +107,32 @@ import Testing
             fixture.store.close()
         }
     }
+
+    /// An answer is a whole session view, held in memory until its change is folded: changes sent
+    /// with fresh keys start a new generation once their answers take `answerBytesPerGeneration`,
+    /// however few changes that is, so what the log holds in memory stays bounded; every answer
+    /// is still found, in the log or the table.
+    @Test func answersWaitingToBeFoldedAreBoundedByTheirBytes() throws {
+        typealias Fixture = SQLiteStoreTests.Fixture
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 1000, answerBytes: 20_000)
+        var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
+        var keys: [String] = []
+        for index in 0..<40 {
+            var changed = session
+            changed.state.version += 1
+            let key = "\(session.id) k\(index)"
+            let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: Array(repeating: 0x78, count: 4096))
+            #expect(try fixture.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
+            session = changed
+            keys.append(key)
+            fixture.store.waitForCompaction()
+            let held = try fixture.store.locked {
+                ((fixture.store.compacting?.folds.values.flatMap(\.answers) ?? []) + fixture.store.pending.values.flatMap(\.answers)).reduce(0) { $0 + $1.body.count }
+            }
+            #expect(held <= 20_000 + 4096, "after \(index + 1) changes")
+        }
+        for key in keys { #expect(try fixture.store.keptAnswer(key)?.body.count == 4096, "\(key)") }
+        fixture.store.close()
+    }
 }

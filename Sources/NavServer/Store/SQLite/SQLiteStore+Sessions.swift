@@ -195,15 +195,16 @@ extension SQLiteStore {
                 wrote(.log)
                 nextSeq += 1
                 pendingChanges += 1
+                if let answer = record.answer { pendingAnswerBytes += Self.answerCost(answer) }
                 // Durable now: reads may see it.
                 try locked {
                     Self.fold(record, into: &pending, retainedEvents: retainedEvents)
                     cache.put(session, cost: cost)
                 }
-                if pendingChanges >= compactionThreshold {
+                if pendingChanges >= compactionThreshold || pendingAnswerBytes >= answerBytesPerGeneration {
                     startCompaction = sealGeneration()
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
-                    behind = pendingChanges >= 8 * compactionThreshold
+                    behind = pendingChanges >= 8 * compactionThreshold || pendingAnswerBytes >= 2 * answerBytesPerGeneration
                 }
                 return true
             }

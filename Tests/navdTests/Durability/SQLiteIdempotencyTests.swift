@@ -100,9 +100,15 @@ import Testing
             // A day later, the second session is touched again, the first is not.
             clock.withLock { $0 += 86_400_000 }
             _ = try fixture.navigate(ids[1], SQLiteStoreTests.pathA)
+            let current = try #require(try fixture.store.load(ids[1]))
+            var next = current
+            next.state.version += 1
+            #expect(try fixture.store.update(
+                next, expectedVersion: current.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer("\(ids[1]) d2", ids[1])))
             #expect(try fixture.store.deleteExpired(touchedBefore: now() - 1000) == [ids[0]])
             #expect(try fixture.store.keptAnswer("create k0") == nil, "with its session")
             #expect(try fixture.store.keptAnswer("\(ids[1]) d1") == nil, "older than the cutoff")
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d2")?.createdAt == next.touchedAt, "newer than the cutoff")
             #expect(try fixture.store.keptAnswer("create k1")?.session == ids[1], "its session lives")
             fixture.store.close()
         }

@@ -162,7 +162,7 @@ extension SQLiteStore {
         if try appendLocked({ sealGeneration() }) { try writeSealedGeneration(closing: closing) }
     }
 
-    /// Writes folded changes into `sessions` and `event_log` in one transaction, and records
+    /// Writes folded changes into `sessions`, `event_log` and `idempotency` in one transaction, and records
     /// `lastSeq` as compacted when given.
     /// - Parameter repeating: some of these changes may be in the tables already (a fold cut short
     ///   by a crash or a failure between its chunks): a session's batches are then first removed
@@ -199,7 +199,8 @@ extension SQLiteStore {
         }
     }
 
-    /// Keeps `answer` in `idempotency`, unless its key is kept already. - Returns: whether it was.
+    /// Keeps `answer` in `idempotency`, unless its key is kept already.
+    /// - Returns: whether this kept it (false: the key was kept already, and nothing was written).
     @discardableResult
     static func insertAnswer(_ answer: KeptAnswer, _ connection: SQLiteConnection) throws(StoreError) -> Bool {
         try connection.statement(

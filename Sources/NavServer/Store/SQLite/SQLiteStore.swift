@@ -16,7 +16,8 @@ import Synchronization
 /// record) and acknowledged once that write has returned (with `sync=full`, once it is on
 /// disk). The database catches up in the background: every ``compactionThreshold`` changes (or
 /// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
-/// and `event_log` — each session's newest snapshot once, its events as one batch — a chunk of
+/// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
+/// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
 /// sessions per transaction, the last of which also records the last change it holds
 /// (`store_meta.compacted_seq`), then checkpoints and removes that generation's file. Changes
 /// keep being appended meanwhile. What compaction writes is folded in memory as changes are

@@ -114,6 +114,29 @@ import Testing
         }
     }
 
+    /// A key used again once its change's answer is older than the session TTL (not replayed any
+    /// more, but not swept yet) applies anew and keeps the new answer: the store answers the
+    /// newest one, from the log and, once compacted, from the table alike — a compaction must not
+    /// bring the old answer back (a retry of the new request after a restart would apply it again).
+    @Test func aKeyKeptAgainAnswersTheNewestBeforeAndAfterCompaction() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try SQLiteStoreTests.Fixture(path: "\(folder.path)/navd.db", threshold: 1000)
+        var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
+        let key = "\(session.id) again"
+        for body in ["first", "second"] {
+            var changed = session
+            changed.state.version += 1
+            let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: Array(body.utf8))
+            #expect(try fixture.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
+            session = changed
+            #expect(try fixture.store.keptAnswer(key)?.body == Array(body.utf8), "from the log")
+            // A listing folds every logged change into the tables first.
+            _ = try fixture.store.list(limit: 1)
+            #expect(try fixture.store.keptAnswer(key)?.body == Array(body.utf8), "from the table")
+        }
+        fixture.store.close()
+    }
+
     /// An answer is a whole session view, held in memory until its change is folded: changes sent
     /// with fresh keys start a new generation once their answers take `answerBytesPerGeneration`,
     /// however few changes that is, so what the log holds in memory stays bounded; every answer

@@ -153,8 +153,9 @@ extension SQLiteStore {
 
     /// The change and the answer kept under its `Idempotency-Key` go in one change log record, so
     /// they are durable together, and compaction folds the answer into `idempotency`. One process
-    /// owns the file and runs a key's requests one at a time, having looked the key up first: a key
-    /// is never kept twice here, so the answer is never what refuses the change.
+    /// owns the file and runs a key's requests one at a time, having looked the key up first, so
+    /// the answer is never what refuses the change here: a key found kept is replayed, and one kept
+    /// again (used anew once its answer was older than the TTL) replaces that answer when folded.
     package func update(
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {

@@ -163,5 +163,21 @@ import Testing
         }
         for key in keys { #expect(try fixture.store.keptAnswer(key)?.body.count == 4096, "\(key)") }
         fixture.store.close()
+
+        // However many changes `&compact=N` lets a generation hold (any positive Int), the answers'
+        // bound still seals it, and working out whether the database is behind does not overflow.
+        let unbounded = try Fixture(path: "\(folder.path)/unbounded.db", threshold: Int.max, answerBytes: 20_000)
+        session = try unbounded.sessions.create(graph: nil, start: nil, context: [:]).session
+        for index in 0..<8 {
+            var changed = session
+            changed.state.version += 1
+            let answer = KeptAnswer(
+                key: "\(session.id) u\(index)", session: session.id, fingerprint: [], status: 200, headers: [], body: Array(repeating: 0x78, count: 4096))
+            #expect(try unbounded.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
+            session = changed
+        }
+        unbounded.store.waitForCompaction()
+        #expect(unbounded.store.statistics().compactions ?? 0 >= 1)
+        unbounded.store.close()
     }
 }

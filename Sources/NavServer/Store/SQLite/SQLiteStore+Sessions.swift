@@ -205,7 +205,8 @@ extension SQLiteStore {
                 if pendingChanges >= compactionThreshold || pendingAnswerBytes >= answerBytesPerGeneration {
                     startCompaction = sealGeneration()
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
-                    behind = pendingChanges >= 8 * compactionThreshold || pendingAnswerBytes >= 2 * answerBytesPerGeneration
+                    // Divided, not multiplied: `&compact=N` may be any positive Int.
+                    behind = pendingChanges / 8 >= compactionThreshold || pendingAnswerBytes / 2 >= answerBytesPerGeneration
                 }
                 return true
             }

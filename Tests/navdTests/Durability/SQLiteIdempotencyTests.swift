@@ -100,15 +100,12 @@ import Testing
             // A day later, the second session is touched again, the first is not.
             clock.withLock { $0 += 86_400_000 }
             _ = try fixture.navigate(ids[1], SQLiteStoreTests.pathA)
-            let current = try #require(try fixture.store.load(ids[1]))
-            var next = current
-            next.state.version += 1
-            #expect(try fixture.store.update(
-                next, expectedVersion: current.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer("\(ids[1]) d2", ids[1])))
+            var current = try #require(try fixture.store.load(ids[1]))
+            #expect(try Self.change(&current, in: fixture.store, keeping: "\(ids[1]) d2", body: Array("{}".utf8)))
             #expect(try fixture.store.deleteExpired(touchedBefore: now() - 1000) == [ids[0]])
             #expect(try fixture.store.keptAnswer("create k0") == nil, "with its session")
             #expect(try fixture.store.keptAnswer("\(ids[1]) d1") == nil, "older than the cutoff")
-            #expect(try fixture.store.keptAnswer("\(ids[1]) d2")?.createdAt == next.touchedAt, "newer than the cutoff")
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d2")?.createdAt == current.touchedAt, "newer than the cutoff")
             #expect(try fixture.store.keptAnswer("create k1")?.session == ids[1], "its session lives")
             fixture.store.close()
         }
@@ -124,11 +121,7 @@ import Testing
         var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
         let key = "\(session.id) again"
         for body in ["first", "second"] {
-            var changed = session
-            changed.state.version += 1
-            let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: Array(body.utf8))
-            #expect(try fixture.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
-            session = changed
+            #expect(try Self.change(&session, in: fixture.store, keeping: key, body: Array(body.utf8)))
             #expect(try fixture.store.keptAnswer(key)?.body == Array(body.utf8), "from the log")
             // A listing folds every logged change into the tables first.
             _ = try fixture.store.list(limit: 1)
@@ -148,12 +141,8 @@ import Testing
         var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
         var keys: [String] = []
         for index in 0..<40 {
-            var changed = session
-            changed.state.version += 1
             let key = "\(session.id) k\(index)"
-            let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: Array(repeating: 0x78, count: 4096))
-            #expect(try fixture.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
-            session = changed
+            #expect(try Self.change(&session, in: fixture.store, keeping: key, body: Array(repeating: 0x78, count: 4096)))
             keys.append(key)
             fixture.store.waitForCompaction()
             let held = try fixture.store.locked {
@@ -169,15 +158,23 @@ import Testing
         let unbounded = try Fixture(path: "\(folder.path)/unbounded.db", threshold: Int.max, answerBytes: 20_000)
         session = try unbounded.sessions.create(graph: nil, start: nil, context: [:]).session
         for index in 0..<8 {
-            var changed = session
-            changed.state.version += 1
-            let answer = KeptAnswer(
-                key: "\(session.id) u\(index)", session: session.id, fingerprint: [], status: 200, headers: [], body: Array(repeating: 0x78, count: 4096))
-            #expect(try unbounded.store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer))
-            session = changed
+            #expect(try Self.change(&session, in: unbounded.store, keeping: "\(session.id) u\(index)", body: Array(repeating: 0x78, count: 4096)))
         }
         unbounded.store.waitForCompaction()
         #expect(unbounded.store.statistics().compactions ?? 0 >= 1)
         unbounded.store.close()
+    }
+
+    /// Writes `session`'s next version, keeping `body` under `key` as a change's answer (the
+    /// service's part is not needed here), and moves `session` on to it. - Returns: whether it was written.
+    static func change(_ session: inout StoredSession, in store: SQLiteStore, keeping key: String, body: [UInt8]) throws -> Bool {
+        var changed = session
+        changed.state.version += 1
+        let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: body)
+        guard try store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer) else {
+            return false
+        }
+        session = changed
+        return true
     }
 }

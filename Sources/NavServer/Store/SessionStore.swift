@@ -79,8 +79,9 @@ package protocol SessionStore: Sendable {
 
     /// Like ``update(_:expectedVersion:events:eventsJSON:)``, and keeps `answer` (the answer to
     /// the request that made the change, under its `Idempotency-Key`) in the same transaction,
-    /// where the store keeps answers (``keepsAnswers``). With a key that is kept already,
-    /// nothing is written and `false` is returned (the caller then finds the kept answer).
+    /// where the store keeps answers (``keepsAnswers``). With a key that is kept already (by
+    /// another process, on PostgreSQL), nothing is written and `false` is returned (the caller
+    /// then finds the kept answer); SQLite, one process, has looked the key up first.
     func update(
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool

@@ -77,6 +77,8 @@ import Testing
                 ids.append(created.session.id)
             }
             #expect(try fixture.store.keptAnswer("create k0")?.session == ids[0])
+            // Kept when its session was made (the service's answer carries no time of its own).
+            #expect(try fixture.store.keptAnswer("create k0")?.createdAt == (try fixture.store.load(ids[0]))?.createdAt)
             // The same key again writes no session.
             #expect(try fixture.sessions.create(
                 graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k0", $0.session.id) }) == nil)
@@ -98,11 +100,81 @@ import Testing
             // A day later, the second session is touched again, the first is not.
             clock.withLock { $0 += 86_400_000 }
             _ = try fixture.navigate(ids[1], SQLiteStoreTests.pathA)
+            var current = try #require(try fixture.store.load(ids[1]))
+            #expect(try Self.change(&current, in: fixture.store, keeping: "\(ids[1]) d2", body: Array("{}".utf8)))
             #expect(try fixture.store.deleteExpired(touchedBefore: now() - 1000) == [ids[0]])
             #expect(try fixture.store.keptAnswer("create k0") == nil, "with its session")
             #expect(try fixture.store.keptAnswer("\(ids[1]) d1") == nil, "older than the cutoff")
+            #expect(try fixture.store.keptAnswer("\(ids[1]) d2")?.createdAt == current.touchedAt, "newer than the cutoff")
             #expect(try fixture.store.keptAnswer("create k1")?.session == ids[1], "its session lives")
             fixture.store.close()
         }
+    }
+
+    /// A key used again once its change's answer is older than the session TTL (not replayed any
+    /// more, but not swept yet) applies anew and keeps the new answer: the store answers the
+    /// newest one, from the log and, once compacted, from the table alike — a compaction must not
+    /// bring the old answer back (a retry of the new request after a restart would apply it again).
+    @Test func aKeyKeptAgainAnswersTheNewestBeforeAndAfterCompaction() throws {
+        let folder = try TemporaryFolder()
+        let fixture = try SQLiteStoreTests.Fixture(path: "\(folder.path)/navd.db", threshold: 1000)
+        var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
+        let key = "\(session.id) again"
+        for body in ["first", "second"] {
+            #expect(try Self.change(&session, in: fixture.store, keeping: key, body: Array(body.utf8)))
+            #expect(try fixture.store.keptAnswer(key)?.body == Array(body.utf8), "from the log")
+            // A listing folds every logged change into the tables first.
+            _ = try fixture.store.list(limit: 1)
+            #expect(try fixture.store.keptAnswer(key)?.body == Array(body.utf8), "from the table")
+        }
+        fixture.store.close()
+    }
+
+    /// An answer is a whole session view, held in memory until its change is folded: changes sent
+    /// with fresh keys start a new generation once their answers take `answerBytesPerGeneration`,
+    /// however few changes that is, so what the log holds in memory stays bounded; every answer
+    /// is still found, in the log or the table.
+    @Test func answersWaitingToBeFoldedAreBoundedByTheirBytes() throws {
+        typealias Fixture = SQLiteStoreTests.Fixture
+        let folder = try TemporaryFolder()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 1000, answerBytes: 20_000)
+        var session = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session
+        var keys: [String] = []
+        for index in 0..<40 {
+            let key = "\(session.id) k\(index)"
+            #expect(try Self.change(&session, in: fixture.store, keeping: key, body: Array(repeating: 0x78, count: 4096)))
+            keys.append(key)
+            fixture.store.waitForCompaction()
+            let held = try fixture.store.locked {
+                ((fixture.store.compacting?.folds.values.flatMap(\.answers) ?? []) + fixture.store.pending.values.flatMap(\.answers)).reduce(0) { $0 + $1.body.count }
+            }
+            #expect(held <= 20_000 + 4096, "after \(index + 1) changes")
+        }
+        for key in keys { #expect(try fixture.store.keptAnswer(key)?.body.count == 4096, "\(key)") }
+        fixture.store.close()
+
+        // However many changes `&compact=N` lets a generation hold (any positive Int), the answers'
+        // bound still seals it, and working out whether the database is behind does not overflow.
+        let unbounded = try Fixture(path: "\(folder.path)/unbounded.db", threshold: Int.max, answerBytes: 20_000)
+        session = try unbounded.sessions.create(graph: nil, start: nil, context: [:]).session
+        for index in 0..<8 {
+            #expect(try Self.change(&session, in: unbounded.store, keeping: "\(session.id) u\(index)", body: Array(repeating: 0x78, count: 4096)))
+        }
+        unbounded.store.waitForCompaction()
+        #expect(unbounded.store.statistics().compactions ?? 0 >= 1)
+        unbounded.store.close()
+    }
+
+    /// Writes `session`'s next version, keeping `body` under `key` as a change's answer (the
+    /// service's part is not needed here), and moves `session` on to it. - Returns: whether it was written.
+    static func change(_ session: inout StoredSession, in store: SQLiteStore, keeping key: String, body: [UInt8]) throws -> Bool {
+        var changed = session
+        changed.state.version += 1
+        let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: body)
+        guard try store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer) else {
+            return false
+        }
+        session = changed
+        return true
     }
 }

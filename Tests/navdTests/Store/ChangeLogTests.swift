@@ -59,6 +59,34 @@ import Glibc
         #expect(ChangeLog.decode(Array(single.dropLast()), at: 0) == nil)
     }
 
+    /// A record as navd wrote it before answers were kept (schema version 5), built here byte by
+    /// byte from the format: five little-endian Int64s, then the session id, snapshot and events,
+    /// each after its UInt32 length. It reads back without an answer, and a change made without
+    /// an `Idempotency-Key` is still written as exactly those bytes.
+    @Test func aRecordWrittenBeforeAnswersWereKeptStillReads() throws {
+        var payload: [UInt8] = []
+        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { withUnsafeBytes(of: value.littleEndian) { payload += $0 } }
+        for field in [Array("s1".utf8), Array(#"{"v":7}"#.utf8), Array(#"[{"seq":7}]"#.utf8)] {
+            withUnsafeBytes(of: UInt32(field.count).littleEndian) { payload += $0 }
+            payload += field
+        }
+        let length = UInt32(payload.count)
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: payload.withUnsafeBytes { ChangeLog.checksum(length: length, $0) }.littleEndian) { bytes += $0 }
+        bytes += payload
+        let expected = ChangeLog.Record(
+            seq: 7, sessionID: "s1", version: 3, touchedAt: 1_700_000_000_007, firstEvent: 70, lastEvent: 74,
+            snapshot: Array(#"{"v":7}"#.utf8), events: Array(#"[{"seq":7}]"#.utf8))
+        let decoded = try #require(ChangeLog.decode(bytes, at: 0))
+        #expect(decoded.0 == expected)
+        #expect(decoded.0.answer == nil)
+        #expect(decoded.1 == bytes.count)
+        var encoded: [UInt8] = []
+        ChangeLog.encode(expected, into: &encoded)
+        #expect(encoded == bytes)
+    }
+
     @Test func aRecordCutShortEndsTheFile() throws {
         let folder = try TemporaryFolder()
         let prefix = "\(folder.path)/navd.db"

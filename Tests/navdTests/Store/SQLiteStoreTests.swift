@@ -25,13 +25,14 @@ import Glibc
 
         init(
             path: String, threshold: Int, retained: Int = 1000, synchronousFull: Bool = false, cacheBytes: Int = SQLiteStore.defaultCacheBytes,
-            acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(), now: @escaping @Sendable () -> Int64 = Clock.milliseconds
+            acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(), now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
+            answerBytes: Int = SQLiteStore.defaultAnswerBytesPerGeneration
         ) throws {
             let graphs = GraphRegistry()
             let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
             _ = try graphs.add(document)
             store = try SQLiteStore(
-                path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold, cacheBytes: cacheBytes,
+                path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold, answerBytesPerGeneration: answerBytes, cacheBytes: cacheBytes,
                 acceptingLoss: acceptingLoss, files: files, decode: StoreFactory.snapshotDecoder(graphs)
             )
             sessions = SessionService(store: store, graphs: graphs, configuration: .init(maxContextBytes: 64 * 1024), now: now)

@@ -57,7 +57,15 @@ extension SQLiteStore {
             pending = [:]
         }
         pendingChanges = 0
+        pendingAnswerBytes = 0
         return true
+    }
+
+    /// About the memory a kept answer takes while it waits in a ``Fold``.
+    static func answerCost(_ answer: KeptAnswer) -> Int {
+        var bytes = 128 + answer.key.utf8.count + answer.fingerprint.count + answer.body.count
+        for (name, value) in answer.headers { bytes += 32 + name.utf8.count + value.utf8.count }
+        return bytes
     }
 
     /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
@@ -154,7 +162,7 @@ extension SQLiteStore {
         if try appendLocked({ sealGeneration() }) { try writeSealedGeneration(closing: closing) }
     }
 
-    /// Writes folded changes into `sessions` and `event_log` in one transaction, and records
+    /// Writes folded changes into `sessions`, `event_log` and `idempotency` in one transaction, and records
     /// `lastSeq` as compacted when given.
     /// - Parameter repeating: some of these changes may be in the tables already (a fold cut short
     ///   by a crash or a failure between its chunks): a session's batches are then first removed
@@ -169,8 +177,10 @@ extension SQLiteStore {
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
                 // A session deleted since its change was logged stays deleted, and so do its answers.
                 guard connection.changes == 1 else { continue }
-                // Set, not added to: a repeated fold writes each once.
-                for answer in entry.answers { try insertAnswer(answer, connection) }
+                // Set, not added to: a repeated fold writes each once. The newest answer under a key
+                // replaces an older one, as the log answered before this fold (a key used again once
+                // its answer was older than the TTL, before the sweep, applied anew).
+                for answer in entry.answers { try insertAnswer(answer, connection, replacing: true) }
                 guard let first = entry.batches.first, let last = entry.batches.last else { continue }
                 if repeating {
                     try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(2, first.first).run()
@@ -191,11 +201,15 @@ extension SQLiteStore {
         }
     }
 
-    /// Keeps `answer` in `idempotency`, unless its key is kept already. - Returns: whether it was.
+    /// Keeps `answer` in `idempotency`, unless its key is kept already; `replacing` the answer kept
+    /// under it instead (a change's, folded: the newest is the answer).
+    /// - Returns: whether this kept it (false: the key was kept already, and nothing was written).
     @discardableResult
-    static func insertAnswer(_ answer: KeptAnswer, _ connection: SQLiteConnection) throws(StoreError) -> Bool {
+    static func insertAnswer(_ answer: KeptAnswer, _ connection: SQLiteConnection, replacing: Bool = false) throws(StoreError) -> Bool {
         try connection.statement(
-            "INSERT OR IGNORE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
+            replacing
+                ? "INSERT OR REPLACE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
+                : "INSERT OR IGNORE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
         )
         .bind(1, answer.key).bind(2, answer.session).bind(3, answer.fingerprint).bind(4, Int64(answer.status))
         .bind(5, utf8: answer.headersJSON).bind(6, answer.body).bind(7, answer.createdAt).run()

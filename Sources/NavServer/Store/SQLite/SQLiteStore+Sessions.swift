@@ -15,7 +15,11 @@ extension SQLiteStore {
         let snapshot = session.snapshotBytes
         return try withDatabase { () throws(StoreError) -> Bool in
             let inserted = try writing { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
-                if let answer, !(try Self.insertAnswer(answer, connection)) { return false }
+                // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
+                if var answer {
+                    answer.createdAt = session.createdAt
+                    guard try Self.insertAnswer(answer, connection) else { return false }
+                }
                 try connection.statement(
                     "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
                 )
@@ -149,8 +153,9 @@ extension SQLiteStore {
 
     /// The change and the answer kept under its `Idempotency-Key` go in one change log record, so
     /// they are durable together, and compaction folds the answer into `idempotency`. One process
-    /// owns the file and runs a key's requests one at a time, having looked the key up first: a key
-    /// is never kept twice here, so the answer is never what refuses the change.
+    /// owns the file and runs a key's requests one at a time, having looked the key up first, so
+    /// the answer is never what refuses the change here: a key found kept is replayed, and one kept
+    /// again (used anew once its answer was older than the TTL) replaces that answer when folded.
     package func update(
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
@@ -191,15 +196,17 @@ extension SQLiteStore {
                 wrote(.log)
                 nextSeq += 1
                 pendingChanges += 1
+                if let answer = record.answer { pendingAnswerBytes += Self.answerCost(answer) }
                 // Durable now: reads may see it.
                 try locked {
                     Self.fold(record, into: &pending, retainedEvents: retainedEvents)
                     cache.put(session, cost: cost)
                 }
-                if pendingChanges >= compactionThreshold {
+                if pendingChanges >= compactionThreshold || pendingAnswerBytes >= answerBytesPerGeneration {
                     startCompaction = sealGeneration()
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
-                    behind = pendingChanges >= 8 * compactionThreshold
+                    // Divided, not multiplied: `&compact=N` may be any positive Int.
+                    behind = pendingChanges / 8 >= compactionThreshold || pendingAnswerBytes / 2 >= answerBytesPerGeneration
                 }
                 return true
             }

@@ -14,9 +14,10 @@ import Synchronization
 ///
 /// A change is appended to the ``ChangeLog`` (`PATH-changes-NNNNNN`: one `pwrite` of one
 /// record) and acknowledged once that write has returned (with `sync=full`, once it is on
-/// disk). The database catches up in the background: every ``compactionThreshold`` changes the
-/// log starts a new generation, and the compactor thread folds the previous one into `sessions`
-/// and `event_log` — each session's newest snapshot once, its events as one batch — a chunk of
+/// disk). The database catches up in the background: every ``compactionThreshold`` changes (or
+/// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
+/// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
+/// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
 /// sessions per transaction, the last of which also records the last change it holds
 /// (`store_meta.compacted_seq`), then checkpoints and removes that generation's file. Changes
 /// keep being appended meanwhile. What compaction writes is folded in memory as changes are
@@ -43,7 +44,7 @@ import Synchronization
 /// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
 /// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
-/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
+/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:answerBytesPerGeneration:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
 /// with `acceptingLoss`) and sets the damaged file aside. A database of a schema this navd does
 /// not know is refused before anything is written to it (``schemaVersion``).
 ///
@@ -95,6 +96,9 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// The current generation's changes, folded by session, and how many there are.
     package var pending: [String: Fold] = [:]
     var pendingChanges = 0
+    /// What the current generation's kept answers take (``answerCost(_:)``): they are held in
+    /// memory (``Fold/answers``) until folded.
+    var pendingAnswerBytes = 0
     /// The previous generation, until the compactor has written it to the database.
     var compacting: Generation?
     var nextSeq: Int64
@@ -105,6 +109,10 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     var tableChanges: UInt64 = 0
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
+    /// Start a new generation once its kept answers take this many bytes, even before
+    /// ``compactionThreshold`` changes: an answer is a whole session view, held in memory until
+    /// folded, so changes sent with fresh `Idempotency-Key`s must not grow memory without bound.
+    let answerBytesPerGeneration: Int
     /// How many sessions' changes one transaction of a fold writes: a create or a delete waits
     /// for at most one such chunk (about 10 ms), not for a whole generation (0.3–0.7 s for 4,000
     /// sessions), and a chunk is still large enough that its commit costs little.
@@ -115,6 +123,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// that start-up replays it in well under a second.
     static let defaultCompactionThreshold = 8192
     static let defaultFoldChunk = 128
+    /// As much as the daemon's own memory of answers holds (`IdempotencyCache`).
+    static let defaultAnswerBytesPerGeneration = 64 << 20
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
@@ -143,13 +153,14 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     ///   ``schemaVersion``; the file is then left as it was), or cannot be opened.
     package init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
-        foldChunk: Int = SQLiteStore.defaultFoldChunk,
+        answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
         cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
         files: any ChangeLogFiles = SystemFiles(), decode: @escaping SnapshotDecoder
     ) throws(StoreError) {
         self.name = "sqlite:\(path)"
         self.retainedEvents = retainedEvents
         self.compactionThreshold = max(1, compactionThreshold)
+        self.answerBytesPerGeneration = max(1, answerBytesPerGeneration)
         self.foldChunk = max(1, foldChunk)
         self.decode = decode
         self.cache = SessionCache(limit: cacheBytes)

@@ -367,7 +367,18 @@ package final class SessionService: Sendable {
     ) throws(ServiceError) -> Mutation? {
         try Self.check(ifMatch, session.state.version)
         var (outcome, graphVersion) = try self.outcome(of: change, on: session)
-        guard outcome.changed else { return Mutation(session: session, events: [], eventsJSON: Array("[]".utf8)) }
+        guard outcome.changed else {
+            let unchanged = Mutation(session: session, events: [], eventsJSON: Array("[]".utf8))
+            // Nothing is written for its answer to ride on: kept on its own, so a retry after a
+            // restart (or through another process) replays it too (a copy that may be behind is
+            // read again first: ``mutate(_:change:ifMatch:loaded:keep:)``).
+            if let keep, !session.mayBeStale {
+                var kept = keep(unchanged)
+                kept.createdAt = now()
+                try storeCall { () throws(StoreError) in try store.keep(kept) }
+            }
+            return unchanged
+        }
         let expected = session.state.version
         // The new state is swapped in (neither is copied); the old one leaves with `outcome`.
         // A lost race reloads the session, so the old state is not needed again.

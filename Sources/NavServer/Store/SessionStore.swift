@@ -98,6 +98,10 @@ package protocol SessionStore: Sendable {
     /// The answer kept under `key`, if any.
     func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer?
 
+    /// Keeps the answer to a change that changed nothing (no write for it to ride on), unless its
+    /// key is kept already, where the store keeps answers.
+    func keep(_ answer: KeptAnswer) throws(StoreError)
+
     /// Removes a session and its events. - Returns: whether it existed.
     func delete(_ id: String) throws(StoreError) -> Bool
 
@@ -150,6 +154,8 @@ extension SessionStore {
     package var keepsAnswers: Bool { false }
 
     package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? { nil }
+
+    package func keep(_ answer: KeptAnswer) throws(StoreError) {}
 
     package func statistics() -> StoreStatistics {
         StoreStatistics(sessions: try? count())

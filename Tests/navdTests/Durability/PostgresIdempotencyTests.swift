@@ -261,4 +261,25 @@ import Testing
         #expect(try cluster.query("SELECT count(*) FROM idempotency") == "0")
         #expect(try daemon.stop() == 0)
     }
+
+    /// A keyed change that changed nothing writes no statement for its answer to ride on; its
+    /// answer is kept all the same, so a retry through another process replays it instead of
+    /// navigating back from where the session was moved since.
+    @Test func aKeyedNoOpRetriedThroughAnotherProcessReplays() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let first = try DaemonHarness(store: cluster.url)
+        let second = try DaemonHarness(store: cluster.url)
+        let session = try first.createSession()
+        let key = ["Idempotency-Key": "no-op-\(UUID().uuidString)"]
+        let answer = try first.navigate(session, "^/top", headers: key)
+        #expect(answer.status == 200 && answer.headers["etag"] == "\"1\"", "\(answer)")
+        #expect(try first.navigate(session, "list_news").status == 200)
+        let retry = try second.navigate(session, "^/top", headers: key)
+        #expect(retry.headers["idempotent-replayed"] == "true", "\(retry)")
+        #expect(try retry.json() == (try answer.json()))
+        #expect(try second.view(session)["version"]?.int == 2, "not navigated back")
+        #expect(try first.stop() == 0)
+        #expect(try second.stop() == 0)
+    }
 }

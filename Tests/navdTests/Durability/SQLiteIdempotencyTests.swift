@@ -177,4 +177,26 @@ import Testing
         session = changed
         return true
     }
+
+    /// A keyed change that changed nothing (a navigation to where the session is) writes no
+    /// change for its answer to ride on; its answer is kept all the same, so a retry after a
+    /// crash gets it again, as the same process would answer it, instead of navigating back
+    /// from where another client has moved the session since.
+    @Test func aKeyedNoOpRetriedAfterACrashReplaysInsteadOfNavigating() throws {
+        let folder = try TemporaryFolder()
+        let store = "sqlite:\(folder.path)/navd.db"
+        var daemon = try DaemonHarness(store: store)
+        let session = try daemon.createSession()
+        let key = ["Idempotency-Key": "no-op-\(UUID().uuidString)"]
+        let first = try daemon.navigate(session, "^/top", headers: key)
+        #expect(first.status == 200 && first.headers["etag"] == "\"1\"", "\(first)")
+        #expect(try daemon.navigate(session, "list_news").status == 200)
+        daemon.crash()
+        daemon = try DaemonHarness(store: store)
+        let retry = try daemon.navigate(session, "^/top", headers: key)
+        #expect(retry.headers["idempotent-replayed"] == "true", "\(retry)")
+        #expect(try retry.json() == (try first.json()))
+        #expect(try daemon.view(session)["version"]?.int == 2, "not navigated back")
+        #expect(try daemon.stop() == 0)
+    }
 }

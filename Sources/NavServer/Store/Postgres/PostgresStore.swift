@@ -307,6 +307,23 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             headers: KeptAnswer.headers(fromJSON: result.bytes(0, 3)), body: result.bytes(0, 4), createdAt: result.int(0, 5))
     }
 
+    /// Only while its session lives (a delete through another process deletes its answers first).
+    package func keep(_ answer: KeptAnswer) throws(StoreError) {
+        _ = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
+                SELECT $1, $2, decode($3, 'hex'), $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2)
+                ON CONFLICT (key) DO NOTHING
+                """,
+                [
+                    answer.key, answer.session, Hex.string(answer.fingerprint), String(answer.status),
+                    String(decoding: answer.headersJSON, as: UTF8.self), String(decoding: answer.body, as: UTF8.self), String(answer.createdAt),
+                ],
+                prepare: true)
+        }
+    }
+
     package func delete(_ id: String) throws(StoreError) -> Bool {
         guard SessionID.isValid(id) else { return false }
         cache.remove(id)

@@ -226,6 +226,13 @@ extension SQLiteStore {
 
     package var keepsAnswers: Bool { true }
 
+    /// In `idempotency` directly: a change that changed nothing logs no record to carry it.
+    package func keep(_ answer: KeptAnswer) throws(StoreError) {
+        try withDatabase { () throws(StoreError) in
+            try writing { () throws(StoreError) in _ = try Self.insertAnswer(answer, connection) }
+        }
+    }
+
     /// The answer kept under `key`: a change's from the log while its record is not folded yet
     /// (the key names its session: ``KeptAnswer/key``), else from `idempotency`. The log is looked
     /// at first, as ``load(_:)`` does: an answer not in the log then is in the table already.

@@ -226,10 +226,12 @@ extension SQLiteStore {
 
     package var keepsAnswers: Bool { true }
 
-    /// In `idempotency` directly: a change that changed nothing logs no record to carry it.
+    /// In `idempotency` directly: a change that changed nothing logs no record to carry it. Its key
+    /// can only be held by an answer that has outlived the TTL (the route replays any other), which
+    /// it replaces, as a fold does.
     package func keep(_ answer: KeptAnswer) throws(StoreError) {
         try withDatabase { () throws(StoreError) in
-            try writing { () throws(StoreError) in _ = try Self.insertAnswer(answer, connection) }
+            try writing { () throws(StoreError) in _ = try Self.insertAnswer(answer, connection, replacing: true) }
         }
     }
 

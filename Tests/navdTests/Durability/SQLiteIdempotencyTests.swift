@@ -146,7 +146,7 @@ import Testing
             keys.append(key)
             fixture.store.waitForCompaction()
             let held = try fixture.store.locked {
-                ((fixture.store.compacting?.folds.values.flatMap(\.answers) ?? []) + fixture.store.pending.values.flatMap(\.answers)).reduce(0) { $0 + $1.body.count }
+                ((fixture.store.compacting?.folds.values.flatMap(\.answers.values) ?? []) + fixture.store.pending.values.flatMap(\.answers.values)).reduce(0) { $0 + $1.body.count }
             }
             #expect(held <= 20_000 + 4096, "after \(index + 1) changes")
         }

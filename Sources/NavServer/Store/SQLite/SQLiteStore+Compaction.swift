@@ -12,8 +12,9 @@ extension SQLiteStore {
         /// The logged transitions' events, oldest first; only as many as are retained.
         package var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
         var eventCount: Int64 = 0
-        /// The answers kept by its changes (each under its own `Idempotency-Key`), oldest first.
-        package var answers: [KeptAnswer] = []
+        /// The answers kept by its changes, by key (``KeptAnswer/key``): the newest under each,
+        /// found without a scan (a retry looks here first).
+        package var answers: [String: KeptAnswer] = [:]
     }
 
     /// A generation of the log closed for compaction.
@@ -33,7 +34,7 @@ extension SQLiteStore {
         entry.version = record.version
         entry.snapshot = record.snapshot
         entry.touchedAt = record.touchedAt
-        if let answer = record.answer { entry.answers.append(answer) }
+        if let answer = record.answer { entry.answers[answer.key] = answer }
         if record.firstEvent > 0 {
             entry.batches.append((record.firstEvent, record.lastEvent, record.events))
             entry.eventCount += record.lastEvent - record.firstEvent + 1
@@ -180,7 +181,7 @@ extension SQLiteStore {
                 // Set, not added to: a repeated fold writes each once. The newest answer under a key
                 // replaces an older one, as the log answered before this fold (a key used again once
                 // its answer was older than the TTL, before the sweep, applied anew).
-                for answer in entry.answers { try insertAnswer(answer, connection, replacing: true) }
+                for answer in entry.answers.values { try insertAnswer(answer, connection, replacing: true) }
                 guard let first = entry.batches.first, let last = entry.batches.last else { continue }
                 if repeating {
                     try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(2, first.first).run()

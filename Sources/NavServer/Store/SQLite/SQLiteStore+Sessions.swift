@@ -241,10 +241,8 @@ extension SQLiteStore {
     package func keptAnswer(_ key: String) throws(StoreError) -> KeptAnswer? {
         if let space = key.firstIndex(of: " ") {
             let id = String(key[..<space])
-            let logged = try locked { () -> KeptAnswer? in
-                let answers = (compacting?.folds[id]?.answers ?? []) + (pending[id]?.answers ?? [])
-                return answers.last { $0.key == key }
-            }
+            // The newer generation first: a key kept again replaces its older answer.
+            let logged = try locked { pending[id]?.answers[key] ?? compacting?.folds[id]?.answers[key] }
             if let logged { return logged }
         }
         return try withReader { reader throws(StoreError) -> KeptAnswer? in

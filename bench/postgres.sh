@@ -51,6 +51,7 @@ fi
 postgres_start postgres
 if [[ $PIN == 1 ]]; then
     (($(nproc) >= 2)) || die "PIN=1 needs two CPUs"
+    command -v taskset >/dev/null && command -v pgrep >/dev/null || die "PIN=1 needs taskset and pgrep (util-linux, procps)"
     # The postmaster and its processes on CPU 0 (the backends it forks later inherit it); this
     # script, and so every client it starts, on CPU 1.
     postmaster=$(head -n1 "$PG_DIR/data/postmaster.pid")

@@ -191,6 +191,14 @@ package struct KeptAnswer: Sendable {
         self.createdAt = createdAt
     }
 
+    /// About the memory an answer takes where it is held (its body and header text, its key and
+    /// digest): the bound of the daemon's memory of answers and of the SQLite log's.
+    package static func cost(key: String, fingerprint: [UInt8], headers: [(String, String)], body: [UInt8]) -> Int {
+        var bytes = 128 + key.utf8.count + fingerprint.count + body.count
+        for (name, value) in headers { bytes += 32 + name.utf8.count + value.utf8.count }
+        return bytes
+    }
+
     /// The headers as a store writes them: a JSON array of `[name, value]` pairs.
     package var headersJSON: [UInt8] {
         JSONValue.array(headers.map { JSONValue.array([.string($0.0), .string($0.1)]) }).jsonBytes

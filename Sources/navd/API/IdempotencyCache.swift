@@ -1,4 +1,5 @@
 import NavHTTP
+import NavServer
 import Synchronization
 
 /// Answers already given to POSTs with an `Idempotency-Key`, so a retry gets the first answer again.
@@ -40,9 +41,7 @@ final class IdempotencyCache: Sendable {
 
     /// About the memory a record takes: its answer's body and header text, its key and digest.
     static func cost(_ key: String, _ record: Record) -> Int {
-        var bytes = 128 + key.utf8.count + record.fingerprint.count + record.response.body.count
-        for (name, value) in record.response.headers { bytes += 32 + name.utf8.count + value.utf8.count }
-        return bytes
+        KeptAnswer.cost(key: key, fingerprint: record.fingerprint, headers: record.response.headers, body: record.response.body)
     }
 
     func lookup(_ key: String) -> Record? {

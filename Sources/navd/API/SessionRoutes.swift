@@ -132,7 +132,7 @@ struct SessionRoutes: Sendable {
                 }
             }
         }
-        return try idempotent(context, scope: "create") { () throws in
+        return try idempotent(context, scope: "create", key: key) { () throws in
             guard let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials, keeping: keep)
             else { throw KeptElsewhere() }
             return respond(created)
@@ -140,7 +140,7 @@ struct SessionRoutes: Sendable {
     }
 
     /// A create whose key another process kept meanwhile: it made no session, and the kept
-    /// answer is the answer (``idempotent(_:scope:lockHeld:_:)`` replays it).
+    /// answer is the answer (``idempotent(_:scope:key:lockHeld:_:)`` replays it).
     private struct KeptElsewhere: Error {}
 
     private func list(_ context: RequestContext) throws -> HTTPResponse {
@@ -197,7 +197,7 @@ struct SessionRoutes: Sendable {
         }
         return try sessions.apply(
             change, to: id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers),
-            once: { change in try idempotent(context, scope: id, lockHeld: true, change) },
+            once: { change in try idempotent(context, scope: id, key: key, lockHeld: true, change) },
             keep: keep, answer: respond
         )
     }
@@ -237,10 +237,10 @@ struct SessionRoutes: Sendable {
 
     /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
     private func idempotent(
-        _ context: RequestContext, scope: String, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
+        _ context: RequestContext, scope: String, key: String?, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
         // The session an answer is about: the one changed, or the one a create made (its Location).
-        guard let key = try Self.idempotencyKey(context.request) else { return try body() }
+        guard let key else { return try body() }
         let cacheKey = scope + "\u{0}" + key
         let fingerprint = Self.fingerprint(context.request)
         func replay(_ record: IdempotencyCache.Record) throws -> HTTPResponse {

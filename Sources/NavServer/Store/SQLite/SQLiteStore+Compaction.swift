@@ -62,13 +62,6 @@ extension SQLiteStore {
         return true
     }
 
-    /// About the memory a kept answer takes while it waits in a ``Fold``.
-    static func answerCost(_ answer: KeptAnswer) -> Int {
-        var bytes = 128 + answer.key.utf8.count + answer.fingerprint.count + answer.body.count
-        for (name, value) in answer.headers { bytes += 32 + name.utf8.count + value.utf8.count }
-        return bytes
-    }
-
     /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
     /// to be written by the next attempt (the log keeps its changes meanwhile); when the disk could
     /// not take it, that attempt comes a second later.

@@ -196,7 +196,7 @@ extension SQLiteStore {
                 wrote(.log)
                 nextSeq += 1
                 pendingChanges += 1
-                if let answer = record.answer { pendingAnswerBytes += Self.answerCost(answer) }
+                if let answer = record.answer { pendingAnswerBytes += KeptAnswer.cost(key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body) }
                 // Durable now: reads may see it.
                 try locked {
                     Self.fold(record, into: &pending, retainedEvents: retainedEvents)

@@ -96,7 +96,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// The current generation's changes, folded by session, and how many there are.
     package var pending: [String: Fold] = [:]
     var pendingChanges = 0
-    /// What the current generation's kept answers take (``answerCost(_:)``): they are held in
+    /// What the current generation's kept answers take (``KeptAnswer/cost(key:fingerprint:headers:body:)``): they are held in
     /// memory (``Fold/answers``) until folded.
     var pendingAnswerBytes = 0
     /// The previous generation, until the compactor has written it to the database.

@@ -194,9 +194,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                     String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
-                    answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
-                    answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
-                ],
+                ] + Self.answerParameters(answer),
                 prepare: true
             )
         }
@@ -282,10 +280,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         ]
         let full = trimmed != nil || answer != nil
         if full {
-            parameters += [
-                trimmed, answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
-                answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
-            ]
+            parameters += [trimmed] + Self.answerParameters(answer)
         }
         return GroupWrite(
             id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version, lastSeq: lastSeq, touchedAt: touchedAt,
@@ -313,15 +308,21 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             try connection.execute(
                 """
                 INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
-                SELECT $1, $2, decode($3, 'hex'), $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2)
+                SELECT $1, $6, decode($2, 'hex'), $3, $4, $5, $7 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $6)
                 ON CONFLICT (key) DO NOTHING
                 """,
-                [
-                    answer.key, answer.session, Hex.string(answer.fingerprint), String(answer.status),
-                    String(decoding: answer.headersJSON, as: UTF8.self), String(decoding: answer.body, as: UTF8.self), String(answer.createdAt),
-                ],
+                Self.answerParameters(answer) + [answer.session, String(answer.createdAt)],
                 prepare: true)
         }
+    }
+
+    /// A kept answer as statement parameters: key, fingerprint (hex), status, headers, body; all
+    /// NULL without one.
+    private static func answerParameters(_ answer: KeptAnswer?) -> [String?] {
+        [
+            answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
+            answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+        ]
     }
 
     package func delete(_ id: String) throws(StoreError) -> Bool {

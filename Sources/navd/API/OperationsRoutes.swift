@@ -10,6 +10,8 @@ struct OperationsRoutes: Sendable {
     /// False once shutdown has begun or while the store cannot be reached: load balancers stop
     /// sending new traffic.
     let ready: Readiness
+    /// The daemon-wide budgets, for `navd_budget_used` and `navd_budget_limit`.
+    let budgets: Budgets
 
     func register(in router: inout Routes) {
         router.on("GET", "/healthz") { _ in .json(["status": "ok"]) }
@@ -25,7 +27,7 @@ struct OperationsRoutes: Sendable {
         router.on("GET", "/metrics") { _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                body: Array(metrics.exposition(store: sessions.store.statistics(), live: sessions.live).utf8)
+                body: Array(metrics.exposition(store: sessions.store.statistics(), live: sessions.live, budgets: budgets).utf8)
             )
         }
         router.on("GET", "/openapi.yaml") { _ in

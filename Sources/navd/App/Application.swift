@@ -27,6 +27,8 @@ final class Application: HTTPHandler {
     let graphs: GraphRegistry
     let sessions: SessionService
     let metrics = Metrics()
+    /// The daemon-wide budgets of what clients can make navd hold, shown at `/metrics`.
+    let budgets: Budgets
     let ready: Readiness
     private let responder: Responder
     /// What each route of `responder` leads to, by the route's index.
@@ -46,11 +48,12 @@ final class Application: HTTPHandler {
 
     init(
         graphs: GraphRegistry? = nil, configuration: Configuration, store: any SessionStore, logger: Logger,
-        accessLog: LogSink? = nil,
+        accessLog: LogSink? = nil, budgets: Budgets = Budgets(),
         now: @escaping @Sendable () -> Int64 = Clock.milliseconds
     ) {
         self.logger = logger
         self.accessLog = accessLog
+        self.budgets = budgets
         let graphs = graphs ?? GraphRegistry(limits: configuration.limits)
         // A durable store keeps the graph versions and allocates their numbers.
         if let durable = store as? any GraphStore { graphs.attach(durable) }
@@ -70,7 +73,7 @@ final class Application: HTTPHandler {
             .register(in: &routes)
         EventRoutes(sessions: sessions).register(in: &routes)
         GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
-        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready).register(in: &routes)
+        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()
         self.handlers = routes.handlers

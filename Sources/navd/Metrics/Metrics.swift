@@ -130,7 +130,7 @@ final class Metrics: Sendable {
 
     /// The exposition of every metric: HTTP, intents, the store's, the watchers', the process's
     /// and the build's.
-    func exposition(store: StoreStatistics?, live: LiveSessions? = nil, process: ProcessStatistics = .current()) -> String {
+    func exposition(store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, process: ProcessStatistics = .current()) -> String {
         let names = templates.withLock { $0 }
         func route(_ slot: Int) -> String { slot < names.count ? names[slot] : "unmatched" }
         var text = ""
@@ -190,9 +190,20 @@ final class Metrics: Sendable {
             text += "# HELP navd_watchers_dropped_total Event streams ended because their client did not keep up.\n# TYPE navd_watchers_dropped_total counter\n"
             text += "navd_watchers_dropped_total \(live.watchersDropped.load(ordering: .relaxed))\n"
         }
+        if let budgets { text += Self.exposition(of: budgets.all) }
         text += process.exposition
         text += "# HELP navd_build_info The navd build: its version and the Swift it was built with.\n# TYPE navd_build_info gauge\n"
         text += "navd_build_info{swift=\"\(BuildInfo.swift)\",version=\"\(Self.escaped(Navd.version))\"} 1\n"
+        return text
+    }
+
+    /// Each daemon-wide budget's use and limit, labelled by its resource.
+    private static func exposition(of budgets: [Budget]) -> String {
+        guard !budgets.isEmpty else { return "" }
+        var text = "# HELP navd_budget_used What clients make navd hold now, by resource (docs/operations.md, \"Budgets\").\n# TYPE navd_budget_used gauge\n"
+        for budget in budgets { text += "navd_budget_used{resource=\"\(escaped(budget.resource))\"} \(budget.used)\n" }
+        text += "# HELP navd_budget_limit The most navd holds of each resource at once (its --max-* flag).\n# TYPE navd_budget_limit gauge\n"
+        for budget in budgets { text += "navd_budget_limit{resource=\"\(escaped(budget.resource))\"} \(budget.limit)\n" }
         return text
     }
 

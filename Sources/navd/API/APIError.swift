@@ -37,6 +37,17 @@ struct APIError: Error, Sendable {
         case upgradeRefused = "upgrade_refused"
         case tooManySessions = "too_many_sessions"
         case storeUnavailable = "store_unavailable"
+        /// HTTP framing a proxy could read otherwise (docs/design.md, "HTTP framing").
+        case malformedRequest = "malformed_request"
+        /// A per-session budget is reached (docs/design.md, "Trust: budgets and strict input").
+        case tooManyRequests = "too_many_requests"
+        /// A daemon-wide budget is reached.
+        case overCapacity = "over_capacity"
+        /// navd is stopping; another instance (or this one, restarted) answers the retry.
+        case shuttingDown = "shutting_down"
+        case unsupportedTransferCoding = "unsupported_transfer_coding"
+        /// A graph version some session still runs on cannot be removed.
+        case graphInUse = "graph_in_use"
         case `internal`
 
         /// The wire code of NavCore's refusal.
@@ -62,19 +73,21 @@ struct APIError: Error, Sendable {
 
         var status: Int {
             switch self {
-            case .malformedJSON, .invalidRequest, .invalidPath: 400
+            case .malformedJSON, .invalidRequest, .invalidPath, .malformedRequest: 400
             case .unauthorized: 401
             case .forbidden, .transitionRefused: 403
             case .sessionNotFound, .notFound: 404
             case .methodNotAllowed: 405
-            case .notRemovable, .stackUnderflow, .commandRefused, .confirmationRequired, .upgradeRefused: 409
+            case .notRemovable, .stackUnderflow, .commandRefused, .confirmationRequired, .upgradeRefused, .graphInUse: 409
             case .versionConflict: 412
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
             case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
                 .idempotencyKeyReused, .unknownCommand:
                 422
-            case .tooManySessions, .storeUnavailable: 503
+            case .tooManyRequests: 429
+            case .tooManySessions, .storeUnavailable, .overCapacity, .shuttingDown: 503
+            case .unsupportedTransferCoding: 501
             case .internal: 500
             }
         }
@@ -108,6 +121,12 @@ struct APIError: Error, Sendable {
             case .upgradeRefused: "Upgrade refused"
             case .tooManySessions: "Too many sessions"
             case .storeUnavailable: "Store unavailable"
+            case .malformedRequest: "Malformed request"
+            case .tooManyRequests: "Too many requests"
+            case .overCapacity: "Over capacity"
+            case .shuttingDown: "Shutting down"
+            case .unsupportedTransferCoding: "Unsupported transfer coding"
+            case .graphInUse: "Graph in use"
             case .internal: "Internal error"
             }
         }

@@ -246,11 +246,13 @@ final class Application: HTTPHandler {
         case .transitionRefused, .notRemovable, .stackUnderflow, .versionConflict, .unknownScene, .unknownTransition, .unknownGraph,
             .invalidParams, .invalidPath, .stackTooDeep, .unknownCommand, .commandRefused, .confirmationRequired, .upgradeRefused:
             .refused
-        case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed, .invalidGraph:
+        case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed, .invalidGraph,
+            .malformedRequest, .unsupportedTransferCoding:
             .invalid
         case .unauthorized, .forbidden: .unauthorized
         case .sessionNotFound, .notFound: .notFound
-        case .tooManySessions, .storeUnavailable: .unavailable
+        case .tooManySessions, .storeUnavailable, .tooManyRequests, .overCapacity, .shuttingDown: .unavailable
+        case .graphInUse: .refused
         case .internal: .failed
         }
     }
@@ -260,8 +262,8 @@ final class Application: HTTPHandler {
         switch status {
         case 401: .unauthorized
         case 404: .notFound
-        case 400, 405, 413, 415: .invalid
-        case 503: .unavailable
+        case 400, 405, 413, 415, 501: .invalid
+        case 429, 503: .unavailable
         case 500...: .failed
         default: .refused
         }

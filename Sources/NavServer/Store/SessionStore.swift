@@ -22,7 +22,7 @@ package struct StoredSession: Sendable {
 extension StoredSession {
     /// How deep a stored snapshot may nest: client values (at most `JSONValue.maximumDepth`)
     /// sit under the snapshot, a screen and up to one tab bar per stage level.
-    static let snapshotDepth = JSONValue.maximumDepth + 8 * 64
+    static let snapshotDepth = JSONValue.maximumViewDepth
 
     /// The snapshot a store keeps: the state, and the graph version it runs on (which a graph
     /// upgrade changes: a snapshot's `graphVersion` wins over the version a row was created with).

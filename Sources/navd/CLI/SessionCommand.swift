@@ -1,5 +1,6 @@
 import ArgumentParser
 import NavJSON
+import NavWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -329,7 +330,7 @@ struct SessionCommand: ParsableCommand {
                             failures = 0
                             connected = true
                             if message.event == "end" {
-                                ended = (try? JSONValue(parsing: message.data))?["reason"]?.stringValue ?? "ended"
+                                ended = (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth))?["reason"]?.stringValue ?? "ended"
                                 // A watcher that fell behind is dropped; it resumes where it was.
                                 if ended == "lagging" { return false }
                             }
@@ -368,7 +369,7 @@ struct SessionCommand: ParsableCommand {
         }
 
         static func print(_ message: EventStreamParser.Message, json: Bool) {
-            let data = (try? JSONValue(parsing: message.data)) ?? .string(message.data)
+            let data = (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth)) ?? .string(message.data)
             if json {
                 var line: [String: JSONValue] = ["event": .string(message.event), "data": data]
                 if let id = message.id { line["id"] = .string(id) }

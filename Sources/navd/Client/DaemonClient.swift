@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import NavJSON
+import NavWire
 
 /// A small blocking HTTP/1.1 client of a navd daemon, over a TCP socket: what the CLI driver and
 /// `navd replay` send. One connection per request (`Connection: close`); a streamed answer (the
@@ -29,7 +30,9 @@ struct DaemonClient {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
 
-        var json: JSONValue? { try? JSONValue(parsing: body) }
+        /// The body as JSON, read with the bound of what navd writes (a view nests a client's
+        /// values under screens and tab bars), not the bound navd puts on what clients send.
+        var json: JSONValue? { try? JSONValue(parsing: body, maximumDepth: JSONValue.maximumViewDepth) }
     }
 
     let host: String

@@ -18,11 +18,16 @@ struct Driver {
     init(_ options: SessionCommand.Options, needsSession: Bool = true) throws {
         let environment = ProcessInfo.processInfo.environment
         func given(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+        // The remembered session fills in only what the options and the environment leave out:
+        // a broken file is in the way only of a command that needs something from it.
+        let given3 = [options.url ?? environment["NAVD_URL"], options.session ?? environment["NAVD_SESSION"],
+                      options.token ?? environment["NAVD_TOKEN"]]
         let file: SessionFile
         do {
             file = try SessionFile.read()
         } catch {
-            throw ClientExit.fail(ClientExit.usage, error.message)
+            guard given3.allSatisfy({ given($0) != nil }) else { throw ClientExit.fail(ClientExit.usage, error.message) }
+            file = SessionFile()
         }
         let url = given(options.url) ?? given(environment["NAVD_URL"]) ?? given(file.url) ?? SessionFile.defaultURL
         do {

@@ -160,6 +160,49 @@ import Glibc
         #expect(unreadable.status == 64 && unreadable.errors.contains("is not a session file"), "\(unreadable)")
     }
 
+    /// A broken `.navd/session` is in the way only of what it would have said: with the URL, the
+    /// session and the token all given, the command runs.
+    @Test func aBrokenSessionFileIsIgnoredWhenEverythingIsGiven() throws {
+        let daemon = try DaemonHarness()
+        let maker = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])
+        defer { maker.remove() }
+        let made = try JSONValue(parsing: try maker.run(["session", "new", "--json"]).output)
+        let id = try #require(made["id"]?.stringValue)
+        let token = try #require(made["token"]?.stringValue)
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        try FileManager.default.createDirectory(at: cli.directory.appendingPathComponent(".navd"), withIntermediateDirectories: true)
+        try "not json".write(to: cli.directory.appendingPathComponent(".navd/session"), atomically: true, encoding: .utf8)
+        let shown = try cli.run(["session", "show", "--url", "http://127.0.0.1:\(daemon.port)", "--session", id, "--token", token])
+        #expect(shown.status == 0, "\(shown)")
+        #expect(shown.output.contains("path /top\n"), "\(shown)")
+        let partly = try cli.run(["session", "show", "--session", id, "--token", token])
+        #expect(partly.status == 64 && partly.errors.contains("is not a session file"), "\(partly)")
+    }
+
+    /// A view navd answers is never too deep for navd's own CLI: a state 62 levels deep is within
+    /// what a client may send, and the view nests it four levels further.
+    @Test func aViewDeeperThanAClientsBoundIsShownAndWatched() throws {
+        let daemon = try DaemonHarness()
+        let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])
+        defer { cli.remove() }
+        #expect(try cli.run(["session", "new"]).status == 0)
+        let watcher = try cli.start(["session", "watch"])
+        #expect(watcher.waitFor("← top"), "\(watcher.output)")
+        let deep = String(repeating: #"{"a":"#, count: 61) + "1" + String(repeating: "}", count: 61)
+        let state = try cli.run(["session", "state", #"{"deep":"# + deep + "}"])
+        #expect(state.status == 0, "\(state)")
+        let shown = try cli.run(["session", "show"])
+        #expect(shown.status == 0, "\(shown)")
+        #expect(shown.output.contains("path /top\n") && shown.output.contains(#"{"a":{"a":"#), "\(shown)")
+        let json = try cli.run(["session", "show", "--json"])
+        #expect(json.status == 0, "\(json)")
+        #expect(watcher.waitFor("version 2"), "\(watcher.output)")
+        #expect(!watcher.output.contains("version ?"), "\(watcher.output)")
+        #expect(try cli.run(["session", "end"]).status == 0)
+        #expect(watcher.exitStatus() == 0, "\(watcher.output)\(watcher.errors)")
+    }
+
     /// A session file that cannot be written (`.navd` is a file): 73, on one line.
     @Test func anUnwritableSessionFileIsSeventyThree() throws {
         let daemon = try DaemonHarness()

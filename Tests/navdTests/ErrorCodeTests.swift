@@ -2,6 +2,7 @@ import Foundation
 import NavCore
 import NavServer
 import Testing
+@testable import navd
 
 /// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);
 /// nothing a client sends may crash the daemon or corrupt another session.
@@ -142,8 +143,11 @@ import Testing
         codes.expect(full, 503, "too_many_sessions")
 
         let validator = try OpenAPIValidator.shared.get()
-        let specCodes = Set(validator.schema(named: "ProblemDocument")?["properties"]?["code"]?["enum"]?.array?.compactMap(\.string) ?? [])
+        let specCodes = Set(validator.schema(named: "KnownProblemCode")?["enum"]?.array?.compactMap(\.string) ?? [])
         #expect(specCodes.count > 20)
+        // Every code the daemon can answer is listed; the spec's `code` also takes codes a later
+        // daemon adds, as plain strings.
+        #expect(Set(APIError.Code.allCases.map(\.rawValue)) == specCodes)
         // store_unavailable needs a store that fails: FullDiskTests fill a tmpfs under a running
         // daemon, StoreFaultTests inject write failures into the store, PostgresOutageTests stop
         // PostgreSQL under navd.

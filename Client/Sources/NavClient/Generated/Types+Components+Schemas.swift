@@ -78,43 +78,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ProblemDocument/detail`.
             public var detail: Swift.String
-            /// The stable error code.
-            ///
             /// - Remark: Generated from `#/components/schemas/ProblemDocument/code`.
-            @frozen public enum CodePayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case malformedJson = "malformed_json"
-                case invalidRequest = "invalid_request"
-                case invalidPath = "invalid_path"
-                case unauthorized = "unauthorized"
-                case forbidden = "forbidden"
-                case transitionRefused = "transition_refused"
-                case sessionNotFound = "session_not_found"
-                case notFound = "not_found"
-                case methodNotAllowed = "method_not_allowed"
-                case notRemovable = "not_removable"
-                case stackUnderflow = "stack_underflow"
-                case versionConflict = "version_conflict"
-                case payloadTooLarge = "payload_too_large"
-                case unsupportedMediaType = "unsupported_media_type"
-                case unknownScene = "unknown_scene"
-                case unknownTransition = "unknown_transition"
-                case unknownGraph = "unknown_graph"
-                case invalidParams = "invalid_params"
-                case invalidGraph = "invalid_graph"
-                case stackTooDeep = "stack_too_deep"
-                case idempotencyKeyReused = "idempotency_key_reused"
-                case unknownCommand = "unknown_command"
-                case commandRefused = "command_refused"
-                case confirmationRequired = "confirmation_required"
-                case upgradeRefused = "upgrade_refused"
-                case tooManySessions = "too_many_sessions"
-                case storeUnavailable = "store_unavailable"
-                case _internal = "internal"
-            }
-            /// The stable error code.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ProblemDocument/code`.
-            public var code: Components.Schemas.ProblemDocument.CodePayload
+            public var code: Components.Schemas.ProblemCode
             /// `invalid_path`: the character offset where the path stopped parsing.
             ///
             /// - Remark: Generated from `#/components/schemas/ProblemDocument/offset`.
@@ -193,7 +158,7 @@ extension Components {
             ///   - title: A short summary of the code; the same for every problem of that code.
             ///   - status: The HTTP status.
             ///   - detail: What went wrong with this request, for a human.
-            ///   - code: The stable error code.
+            ///   - code:
             ///   - offset: `invalid_path`: the character offset where the path stopped parsing.
             ///   - param: `invalid_params`: the parameter at fault. `invalid_request`: the body member (as
             ///   - issues: `invalid_graph`: every problem found in the document, errors first.
@@ -206,7 +171,7 @@ extension Components {
                 title: Swift.String,
                 status: Swift.Int,
                 detail: Swift.String,
-                code: Components.Schemas.ProblemDocument.CodePayload,
+                code: Components.Schemas.ProblemCode,
                 offset: Swift.Int? = nil,
                 param: Swift.String? = nil,
                 issues: [Components.Schemas.GraphIssue]? = nil,
@@ -261,7 +226,7 @@ extension Components {
                     forKey: .detail
                 )
                 self.code = try container.decode(
-                    Components.Schemas.ProblemDocument.CodePayload.self,
+                    Components.Schemas.ProblemCode.self,
                     forKey: .code
                 )
                 self.offset = try container.decodeIfPresent(
@@ -307,6 +272,97 @@ extension Components {
                     "reasons"
                 ])
             }
+        }
+        /// The stable error code. The set grows as navd does: a client must take a code it does not
+        /// know as a plain string (and act on the status), so an older client keeps working against
+        /// a newer daemon. `KnownProblemCode` lists the codes of this version.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/ProblemCode`.
+        public struct ProblemCode: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProblemCode/value1`.
+            public var value1: Components.Schemas.KnownProblemCode?
+            /// - Remark: Generated from `#/components/schemas/ProblemCode/value2`.
+            public var value2: Swift.String?
+            /// Creates a new `ProblemCode`.
+            ///
+            /// - Parameters:
+            ///   - value1:
+            ///   - value2:
+            public init(
+                value1: Components.Schemas.KnownProblemCode? = nil,
+                value2: Swift.String? = nil
+            ) {
+                self.value1 = value1
+                self.value2 = value2
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self.value1 = try decoder.decodeFromSingleValueContainer()
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self.value2 = try decoder.decodeFromSingleValueContainer()
+                } catch {
+                    errors.append(error)
+                }
+                try Swift.DecodingError.verifyAtLeastOneSchemaIsNotNil(
+                    [
+                        self.value1,
+                        self.value2
+                    ],
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                try encoder.encodeFirstNonNilValueToSingleValueContainer([
+                    self.value1,
+                    self.value2
+                ])
+            }
+        }
+        /// The codes this version of navd answers (see `ProblemCode`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/KnownProblemCode`.
+        @frozen public enum KnownProblemCode: String, Codable, Hashable, Sendable, CaseIterable {
+            case malformedJson = "malformed_json"
+            case invalidRequest = "invalid_request"
+            case invalidPath = "invalid_path"
+            case unauthorized = "unauthorized"
+            case forbidden = "forbidden"
+            case transitionRefused = "transition_refused"
+            case sessionNotFound = "session_not_found"
+            case notFound = "not_found"
+            case methodNotAllowed = "method_not_allowed"
+            case notRemovable = "not_removable"
+            case stackUnderflow = "stack_underflow"
+            case versionConflict = "version_conflict"
+            case payloadTooLarge = "payload_too_large"
+            case unsupportedMediaType = "unsupported_media_type"
+            case unknownScene = "unknown_scene"
+            case unknownTransition = "unknown_transition"
+            case unknownGraph = "unknown_graph"
+            case invalidParams = "invalid_params"
+            case invalidGraph = "invalid_graph"
+            case stackTooDeep = "stack_too_deep"
+            case idempotencyKeyReused = "idempotency_key_reused"
+            case unknownCommand = "unknown_command"
+            case commandRefused = "command_refused"
+            case confirmationRequired = "confirmation_required"
+            case upgradeRefused = "upgrade_refused"
+            case tooManySessions = "too_many_sessions"
+            case storeUnavailable = "store_unavailable"
+            case malformedRequest = "malformed_request"
+            case tooManyRequests = "too_many_requests"
+            case overCapacity = "over_capacity"
+            case shuttingDown = "shutting_down"
+            case unsupportedTransferCoding = "unsupported_transfer_coding"
+            case graphInUse = "graph_in_use"
+            case _internal = "internal"
         }
         /// Which optional members of a `Problem` come with which codes (constraints only, no members of their own).
         ///

@@ -16,9 +16,11 @@ import Darwin
 
 // MARK: - Building requests, queueing responses
 
-/// Fills in `pending` from what MHD parsed.
+/// Fills in `pending` from what MHD parsed, and checks the head's framing.
 ///
-/// - Returns: false when the request line or a header holds a NUL byte. MHD parses the head
+/// - Returns: what is wrong with the head, nil when nothing is: a NUL byte in the request line
+///   or a header (below), or ambiguous framing (``FramingFault/check(_:http10:badName:)``).
+///   MHD parses the head
 ///   in place, ending each piece with a NUL, and hands over C strings: a NUL the client sent
 ///   silently cuts the method, the URI or a header value short (`DELETE /s/{id}\0/screens/…`
 ///   reached `DELETE /s/{id}`). So the pieces are checked to lie exactly where MHD put them:
@@ -30,7 +32,7 @@ func read(
     url: UnsafePointer<CChar>?,
     method: UnsafePointer<CChar>?,
     version: UnsafePointer<CChar>?
-) -> Bool {
+) -> FramingFault? {
     var values = ConnectionValues()
     let requestLineIsClean = HeadCheck.requestLine(method: method, url: url, version: version, uriLength: pending.uriLength)
     if requestLineIsClean, let version {
@@ -48,8 +50,11 @@ func read(
         body: []
     )
     pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
-    guard requestLineIsClean, let method, let check = values.check else { return false }
-    return check.endsHead(at: UnsafeRawPointer(method) + navd_mhd_request_header_size(connection))
+    guard requestLineIsClean, let method, let version, let check = values.check,
+          check.endsHead(at: UnsafeRawPointer(method) + navd_mhd_request_header_size(connection)) else {
+        return .malformed(reason: "the request line or a header contains a NUL byte")
+    }
+    return FramingFault.check(values.headers, http10: strcmp(version, "HTTP/1.0") == 0, badName: values.badName)
 }
 
 /// What ``collectValue(_:_:_:_:_:_:)`` gathers from one request's header fields and query.
@@ -59,6 +64,8 @@ struct ConnectionValues {
     package var query: [String: String] = [:]
     /// Follows the header lines through MHD's buffer; nil once one is found out of place.
     package var check: HeadCheck?
+    /// A header field's name is not a token (``FramingFault/isToken(_:)``).
+    package var badName = false
 }
 
 /// Checks that the request's head, as MHD left it in its read buffer, holds no NUL byte the
@@ -157,6 +164,7 @@ func collectValue(
            values.pointee.check?.follows(name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true {
             values.pointee.check = nil
         }
+        if !FramingFault.isToken(name) { values.pointee.badName = true }
         values.pointee.headers.add(name: name, text)
     } else {
         values.pointee.query[queryText(name)] = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))

@@ -342,7 +342,7 @@ struct HTTPServerTests {
         "GET    /a HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a HTTP/1.1\nHost: test\n\n",
         "GET /a HTTP/1.1\r\nHost: test\n\r\n",
-        "GET /a HTTP/1.1\r\n\r\n",
+        "GET /a HTTP/1.0\r\n\r\n",
         "GET /a? HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a?x=&&y&z=1& HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\nX-Empty:\r\nX-Blank: \t  \r\nX-Tab:\tv\r\n\r\n",
@@ -404,6 +404,10 @@ private struct EchoHandler: HTTPHandler {
 
     func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
         HTTPResponse(status: 400, headers: [("X-Path", request.path)], body: Array("malformed: \(reason)".utf8))
+    }
+
+    func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse {
+        HTTPResponse(status: 501, headers: [("X-Path", request.path)], body: Array("unsupported: \(coding)".utf8))
     }
 }
 

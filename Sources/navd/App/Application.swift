@@ -141,7 +141,7 @@ final class Application: HTTPHandler {
             return response
         }
         response.headers.append(("X-Request-Id", requestID))
-        if origin != nil { response.headers += cors.headers(for: origin) }
+        if cors.isEnabled { response.headers += cors.headers(for: origin) }
         let seconds = Clock.seconds() - started
         metrics.recordRequest(method: method, slot: routeIndex.map { metricSlots[$0] } ?? 0, status: response.status, seconds: seconds)
         if logger.logLevel <= .info {

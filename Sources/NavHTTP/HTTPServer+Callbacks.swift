@@ -128,10 +128,11 @@ func queue(_ deferred: DeferredResponse, for pending: PendingRequest, on connect
 }
 
 /// Queues the handler's answer to a request whose head is refused (``FramingFault``), on the
-/// access handler's first call, with `Connection: close`: MHD then sends it, reads none of the
-/// body and closes the connection, so bytes sent after the head, whatever a proxy made of
-/// them, are never read as a request. The header is added here whatever the handler answered:
-/// MHD keeps a connection open after an answer queued early when the request announced no body.
+/// access handler's first call: MHD 0.9.75 then sends it, reads none of the body and closes
+/// the connection (`MHD_queue_response` sets `discard_request` for an answer queued this
+/// early), so bytes sent after the head, whatever a proxy made of them, are never read as a
+/// request. `Connection: close` is set here whatever the handler answered, so that the
+/// answer says so itself rather than by MHD's leave.
 func refuse(
     _ pending: PendingRequest,
     _ fault: FramingFault,

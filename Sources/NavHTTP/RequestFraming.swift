@@ -35,13 +35,13 @@ package enum FramingFault: Equatable, Sendable {
         if badName {
             return .malformed(reason: "a header field name holds a character other than a token's (whitespace before the colon?)")
         }
-        let host = headers.lookup("host")
+        let host = headers.occurrence("host")
         if host.repeated { return .malformed(reason: "the Host header field is sent more than once") }
-        if host.value == nil, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
-        let length = headers.lookup("content-length")
+        if !host.sent, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
+        let length = headers.occurrence("content-length")
         if length.repeated { return .malformed(reason: "the Content-Length header field is sent more than once") }
-        guard let codings = headers.lookup("transfer-encoding").value else { return nil }
-        if length.value != nil {
+        guard let codings = headers["transfer-encoding"] else { return nil }
+        if length.sent {
             return .malformed(reason: "a request may not have both Content-Length and Transfer-Encoding")
         }
         if http10 { return .malformed(reason: "an HTTP/1.0 request may not have a Transfer-Encoding") }

@@ -360,6 +360,60 @@ struct HTTPServerTests {
         #expect(response.header("x-path") == "/a")
     }
 
+    /// A head refused for its framing is answered on the first call with `Connection: close`
+    /// added by the server, though the handler's answer does not say it: without it MHD keeps a
+    /// connection whose request announced no body, and reads what follows as a request.
+    @Test(arguments: [
+        ("GET /a HTTP/1.1\r\n\r\n", 400),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+        ("GET /a HTTP/1.1\r\nHost: test\r\nX-A : b\r\n\r\n", 400),
+        ("POST /a HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+    ])
+    func aRefusedHeadClosesItsConnection(request: String, status: Int) throws {
+        let server = try startServer()
+        let client = try HTTPConnection(port: Int(server.boundPort), timeout: 5)
+
+        try client.send(Array((request + "GET /smuggled HTTP/1.1\r\nHost: test\r\n\r\n").utf8))
+        let response = try client.readResponse()
+
+        #expect(response.status == status)
+        #expect(response.headers["connection"] == "close")
+        #expect(response.headers["x-method"] == nil, "the handler answered: \(response)")
+        #expect(try client.readToEnd().isEmpty, "the smuggled request was answered")
+    }
+
+    /// What ``FramingFault/check(_:http10:badName:)`` makes of a head's fields.
+    @Test func framingFaultsAreFoundOnTheFieldsAlone() {
+        func check(_ fields: [(String, String)], http10: Bool = false, badName: Bool = false) -> FramingFault? {
+            var headers = HTTPHeaders(reservingCapacity: 4)
+            for (name, value) in fields { headers.add(name, value) }
+            return FramingFault.check(headers, http10: http10, badName: badName)
+        }
+        let host = ("Host", "x")
+        #expect(check([host]) == nil)
+        #expect(check([]) != nil)
+        #expect(check([], http10: true) == nil)
+        #expect(check([host], badName: true) != nil)
+        #expect(check([host, ("Content-Length", "2")]) == nil)
+        #expect(check([host, ("Transfer-Encoding", "chunked")]) == nil)
+        #expect(check([host, ("Transfer-Encoding", "CHUNKED")]) == nil)
+        #expect(check([host, ("Transfer-Encoding", "chunked")], http10: true) != nil)
+        #expect(check([host, ("Transfer-Encoding", "chunked"), ("Content-Length", "2")]) != nil)
+        #expect(check([host, ("Content-Length", "2"), ("Content-Length", "2")]) != nil)
+        #expect(check([host, host]) != nil)
+        #expect(check([host, ("Transfer-Encoding", "chunked ")]) == .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once"))
+        #expect(check([host, ("Transfer-Encoding", "")]) == .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once"))
+        #expect(check([host, ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]) != nil)
+        #expect(check([host, ("Transfer-Encoding", "gzip")]) == .unsupportedCoding("gzip"))
+        #expect(check([host, ("Transfer-Encoding", "chunked, br")]) == .unsupportedCoding("br"))
+        #expect(check([host, ("Transfer-Encoding", " identity ,chunked")]) == .unsupportedCoding("identity"))
+        #expect(FramingFault.isToken(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
+        for (name, token) in [("Content-Length", true), ("X-A_b.c~!", true), ("Content-Length ", false), ("A:B", false), ("Ä", false)] {
+            var name = name
+            #expect(name.withUTF8 { FramingFault.isToken(UnsafeRawBufferPointer($0)) } == token, "\(name)")
+        }
+    }
+
     /// Quiet unless something goes wrong; `.trace` shows what MHD reports.
     private static let logger: Logger = {
         var logger = Logger(label: "navd.test.http")

@@ -50,9 +50,17 @@ func read(
         body: []
     )
     pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
-    guard requestLineIsClean, let method, let version, let check = values.check,
-          check.endsHead(at: UnsafeRawPointer(method) + navd_mhd_request_header_size(connection)) else {
+    let headEnd = method.map { UnsafeRawPointer($0) + navd_mhd_request_header_size(connection) }
+    guard requestLineIsClean, let version, let headEnd, let check = values.check, check.endsHead(at: headEnd) else {
         return .malformed(reason: "the request line or a header contains a NUL byte")
+    }
+    // MHD ends a line at a bare LF too, and keeps a bare CR inside a value: a proxy that ends
+    // lines otherwise would see other fields (RFC 9112 §2.2).
+    if check.bareLineFeed || headEnd - check.cursor != 4 {
+        return .malformed(reason: "a line of the head ends with a bare LF, not CRLF")
+    }
+    if values.bareCarriageReturn {
+        return .malformed(reason: "a header value holds a CR that does not end its line")
     }
     return FramingFault.check(values.headers, http10: strcmp(version, "HTTP/1.0") == 0, badName: values.badName)
 }
@@ -66,6 +74,8 @@ struct ConnectionValues {
     package var check: HeadCheck?
     /// A header field's name is not a token (``FramingFault/isToken(_:)``).
     package var badName = false
+    /// A header field's value holds a CR, which MHD keeps in it (only CRLF and LF end a line).
+    package var bareCarriageReturn = false
 }
 
 /// Checks that the request's head, as MHD left it in its read buffer, holds no NUL byte the
@@ -84,6 +94,8 @@ struct ConnectionValues {
 struct HeadCheck {
     /// Where the current line's content ended: its line end starts here.
     package var cursor: UnsafeRawPointer
+    /// A header line followed a line end of one NUL: a bare LF, not CRLF.
+    package var bareLineFeed = false
 
     /// The request line: the method ends at the NUL MHD wrote for the first space (any further
     /// spaces MHD skipped follow it), the URI starts there, and its length measured before MHD
@@ -111,6 +123,7 @@ struct HeadCheck {
     package mutating func follows(name: UnsafeRawPointer, nameSize: Int, value: UnsafeRawPointer, valueSize: Int) -> Bool {
         // One line end: CRLF (two NULs) or a bare LF (one).
         guard name > cursor, name - cursor <= 2 else { return false }
+        if name - cursor == 1 { bareLineFeed = true }
         var position = cursor
         while position < name {
             guard position.load(as: UInt8.self) == 0 else { return false }
@@ -165,6 +178,7 @@ func collectValue(
             values.pointee.check = nil
         }
         if !FramingFault.isToken(name) { values.pointee.badName = true }
+        if let value, valueSize > 0, memchr(value, 0x0D, valueSize) != nil { values.pointee.bareCarriageReturn = true }
         values.pointee.headers.add(name: name, text)
     } else {
         values.pointee.query[queryText(name)] = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))

@@ -19,8 +19,8 @@ import Darwin
 /// Fills in `pending` from what MHD parsed, and checks the head's framing.
 ///
 /// - Returns: what is wrong with the head, nil when nothing is: a NUL byte in the request line
-///   or a header (below), or ambiguous framing (``FramingFault/check(_:http10:badName:)``).
-///   MHD parses the head
+///   or a header (below), a line ended by a bare LF or a CR inside a value, or ambiguous framing
+///   (``FramingFault/check(_:http10:badName:)``). MHD parses the head
 ///   in place, ending each piece with a NUL, and hands over C strings: a NUL the client sent
 ///   silently cuts the method, the URI or a header value short (`DELETE /s/{id}\0/screens/…`
 ///   reached `DELETE /s/{id}`). So the pieces are checked to lie exactly where MHD put them:

@@ -24,7 +24,8 @@ package protocol HTTPHandler: Sendable {
     /// holds a NUL byte, which libmicrohttpd would have read as the end of that text, or its
     /// framing is ambiguous (``FramingFault``: both `Content-Length` and `Transfer-Encoding`, a
     /// repeated `Content-Length` or `Host`, no `Host` on HTTP/1.1, a header name that is not a
-    /// token). The answer closes the connection, the body unread.
+    /// token, a line ended by a bare LF, a CR inside a value). The answer closes the connection,
+    /// the body unread.
     ///
     /// - Parameters:
     ///   - request: the request as far as it could be read, with an empty body.

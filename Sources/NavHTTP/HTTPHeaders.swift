@@ -58,6 +58,13 @@ package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.contains { $0.name == name && $0.repeated }
     }
 
+    /// Whether the request sent the field named `name` (lowercase), and more than once, in one
+    /// pass and without touching its value: framing checks ask both of each field they look at.
+    package func occurrence(_ name: String) -> (sent: Bool, repeated: Bool) {
+        for field in fields where field.name == name { return (true, field.repeated) }
+        return (false, false)
+    }
+
     package var count: Int { fields.count }
 
     package struct Iterator: IteratorProtocol {

@@ -35,4 +35,11 @@ package struct HTTPResponse: Sendable {
         self.body = []
         self.deferred = deferred
     }
+
+    /// Makes the response end its connection: `Connection: close` replaces any `Connection`
+    /// field the handler set (MHD closes the connection after a response that says so).
+    package mutating func closesConnection() {
+        headers.removeAll { $0.0.lowercased() == "connection" }
+        headers.append(("Connection", "close"))
+    }
 }

@@ -52,13 +52,8 @@ func accessHandler(
     if !pending.started {
         pending.started = true
         context.inFlight.add(1, ordering: .relaxed)
-        let clean = read(pending, connection: connection, url: url, method: method, version: version)
-        if !clean {
-            // Queued on the first call: MHD closes the connection after it, reading no body.
-            pending.answered = true
-            guard startAnswering(connection, context: context) else { return .NO }
-            let response = context.handler.malformed(pending.request, reason: "the request line or a header contains a NUL byte")
-            return queue(response, on: connection, context: context)
+        if let fault = read(pending, connection: connection, url: url, method: method, version: version) {
+            return refuse(pending, fault, context: context, connection: connection)
         }
         if let declared = pending.contentLength, declared > context.maxBody {
             // Queued on the first call, like the answer above: MHD then reads
@@ -129,6 +124,28 @@ func queue(_ deferred: DeferredResponse, for pending: PendingRequest, on connect
     guard let response = deferred.answerOrSuspend(connection) else { return .YES }
     pending.deferred = nil
     context.answered(deferred)
+    return queue(response, on: connection, context: context)
+}
+
+/// Queues the handler's answer to a request whose head is refused (``FramingFault``), on the
+/// access handler's first call: MHD 0.9.75 then sends it, reads none of the body and closes
+/// the connection (`MHD_queue_response` sets `discard_request` for an answer queued this
+/// early), so bytes sent after the head, whatever a proxy made of them, are never read as a
+/// request. `Connection: close` is set here whatever the handler answered, so that the
+/// answer says so itself rather than by MHD's leave.
+func refuse(
+    _ pending: PendingRequest,
+    _ fault: FramingFault,
+    context: ServerContext,
+    connection: OpaquePointer
+) -> MHD_Result {
+    pending.answered = true
+    guard startAnswering(connection, context: context) else { return .NO }
+    var response = switch fault {
+    case .malformed(let reason): context.handler.malformed(pending.request, reason: reason)
+    case .unsupportedCoding(let coding): context.handler.unsupportedTransferCoding(pending.request, coding: coding)
+    }
+    response.closesConnection()
     return queue(response, on: connection, context: context)
 }
 

@@ -16,9 +16,11 @@ import Darwin
 
 // MARK: - Building requests, queueing responses
 
-/// Fills in `pending` from what MHD parsed.
+/// Fills in `pending` from what MHD parsed, and checks the head's framing.
 ///
-/// - Returns: false when the request line or a header holds a NUL byte. MHD parses the head
+/// - Returns: what is wrong with the head, nil when nothing is: a NUL byte in the request line
+///   or a header (below), a line ended by a bare LF or a CR inside a value, or ambiguous framing
+///   (``FramingFault/check(_:http10:badName:)``). MHD parses the head
 ///   in place, ending each piece with a NUL, and hands over C strings: a NUL the client sent
 ///   silently cuts the method, the URI or a header value short (`DELETE /s/{id}\0/screens/…`
 ///   reached `DELETE /s/{id}`). So the pieces are checked to lie exactly where MHD put them:
@@ -30,7 +32,7 @@ func read(
     url: UnsafePointer<CChar>?,
     method: UnsafePointer<CChar>?,
     version: UnsafePointer<CChar>?
-) -> Bool {
+) -> FramingFault? {
     var values = ConnectionValues()
     let requestLineIsClean = HeadCheck.requestLine(method: method, url: url, version: version, uriLength: pending.uriLength)
     if requestLineIsClean, let version {
@@ -48,8 +50,19 @@ func read(
         body: []
     )
     pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
-    guard requestLineIsClean, let method, let check = values.check else { return false }
-    return check.endsHead(at: UnsafeRawPointer(method) + navd_mhd_request_header_size(connection))
+    let headEnd = method.map { UnsafeRawPointer($0) + navd_mhd_request_header_size(connection) }
+    guard requestLineIsClean, let version, let headEnd, let check = values.check, check.endsHead(at: headEnd) else {
+        return .malformed(reason: "the request line or a header contains a NUL byte")
+    }
+    // MHD ends a line at a bare LF too, and keeps a bare CR inside a value: a proxy that ends
+    // lines otherwise would see other fields (RFC 9112 §2.2).
+    if check.bareLineFeed || headEnd - check.cursor != 4 {
+        return .malformed(reason: "a line of the head ends with a bare LF, not CRLF")
+    }
+    if values.bareCarriageReturn {
+        return .malformed(reason: "a header value holds a CR that does not end its line")
+    }
+    return FramingFault.check(values.headers, http10: strcmp(version, "HTTP/1.0") == 0, badName: values.badName)
 }
 
 /// What ``collectValue(_:_:_:_:_:_:)`` gathers from one request's header fields and query.
@@ -59,6 +72,10 @@ struct ConnectionValues {
     package var query: [String: String] = [:]
     /// Follows the header lines through MHD's buffer; nil once one is found out of place.
     package var check: HeadCheck?
+    /// A header field's name is not a token (``FramingFault/isToken(_:)``).
+    package var badName = false
+    /// A header field's value holds a CR, which MHD keeps in it (only CRLF and LF end a line).
+    package var bareCarriageReturn = false
 }
 
 /// Checks that the request's head, as MHD left it in its read buffer, holds no NUL byte the
@@ -77,6 +94,8 @@ struct ConnectionValues {
 struct HeadCheck {
     /// Where the current line's content ended: its line end starts here.
     package var cursor: UnsafeRawPointer
+    /// A header line followed a line end of one NUL: a bare LF, not CRLF.
+    package var bareLineFeed = false
 
     /// The request line: the method ends at the NUL MHD wrote for the first space (any further
     /// spaces MHD skipped follow it), the URI starts there, and its length measured before MHD
@@ -104,6 +123,7 @@ struct HeadCheck {
     package mutating func follows(name: UnsafeRawPointer, nameSize: Int, value: UnsafeRawPointer, valueSize: Int) -> Bool {
         // One line end: CRLF (two NULs) or a bare LF (one).
         guard name > cursor, name - cursor <= 2 else { return false }
+        if name - cursor == 1 { bareLineFeed = true }
         var position = cursor
         while position < name {
             guard position.load(as: UInt8.self) == 0 else { return false }
@@ -157,6 +177,8 @@ func collectValue(
            values.pointee.check?.follows(name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true {
             values.pointee.check = nil
         }
+        if !FramingFault.isToken(name) { values.pointee.badName = true }
+        if let value, valueSize > 0, memchr(value, 0x0D, valueSize) != nil { values.pointee.bareCarriageReturn = true }
         values.pointee.headers.add(name: name, text)
     } else {
         values.pointee.query[queryText(name)] = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))

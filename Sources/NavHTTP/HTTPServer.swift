@@ -21,13 +21,26 @@ package protocol HTTPHandler: Sendable {
     func handle(_ request: consuming HTTPRequest) -> HTTPResponse
 
     /// Answers a request refused before it reached ``handle(_:)``: its request line or a header
-    /// holds a NUL byte, which libmicrohttpd would have read as the end of that text. The answer
-    /// closes the connection, the body unread.
+    /// holds a NUL byte, which libmicrohttpd would have read as the end of that text, or its
+    /// framing is ambiguous (``FramingFault``: both `Content-Length` and `Transfer-Encoding`, a
+    /// repeated `Content-Length` or `Host`, no `Host` on HTTP/1.1, a header name that is not a
+    /// token, a line ended by a bare LF, a CR inside a value). The answer closes the connection,
+    /// the body unread.
     ///
     /// - Parameters:
     ///   - request: the request as far as it could be read, with an empty body.
     ///   - reason: what is wrong with it, for the client.
     func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse
+
+    /// Answers a request refused before it reached ``handle(_:)`` because its
+    /// `Transfer-Encoding` names a coding other than `chunked`, which libmicrohttpd cannot
+    /// decode (it would read such a body until the connection closes). The answer closes the
+    /// connection, the body unread.
+    ///
+    /// - Parameters:
+    ///   - request: the request as far as it could be read, with an empty body.
+    ///   - coding: the first coding the server does not know, as sent (at most 64 characters).
+    func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse
 
     /// Answers a request whose body is larger than `limit` bytes, either by its
     /// `Content-Length` or while a chunked body was streaming in.

@@ -141,7 +141,7 @@ final class Application: HTTPHandler {
             return response
         }
         response.headers.append(("X-Request-Id", requestID))
-        if origin != nil { response.headers += cors.headers(for: origin) }
+        if cors.isEnabled { response.headers += cors.headers(for: origin) }
         let seconds = Clock.seconds() - started
         metrics.recordRequest(method: method, slot: routeIndex.map { metricSlots[$0] } ?? 0, status: response.status, seconds: seconds)
         if logger.logLevel <= .info {
@@ -196,9 +196,19 @@ final class Application: HTTPHandler {
     }
 
     func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        refused(request, APIError(.malformedRequest, reason))
+    }
+
+    func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse {
+        refused(request, APIError(.unsupportedTransferCoding, "the transfer coding \"\(coding)\" is not supported; send the body with Content-Length or Transfer-Encoding: chunked"))
+    }
+
+    /// The answer to a request the HTTP server refused before routing it (its head is malformed
+    /// or its framing ambiguous): `error`, closing the connection, counted and logged as a request.
+    private func refused(_ request: HTTPRequest, _ error: APIError) -> HTTPResponse {
         let started = Clock.seconds()
         let requestID = requestID(for: request)
-        var response = APIError(.invalidRequest, reason).response
+        var response = error.response
         response.headers.append(("Connection", "close"))
         response.headers.append(("X-Request-Id", requestID))
         let seconds = Clock.seconds() - started

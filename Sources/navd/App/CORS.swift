@@ -18,15 +18,22 @@ struct CORSPolicy: Sendable {
 
     var isEnabled: Bool { allowsAny || !origins.isEmpty }
 
-    /// The response headers a browser needs to let a page from `origin` read the answer; none
-    /// when the request is not cross-origin or its origin is not allowed.
+    /// The response headers a browser needs to let a page from `origin` read the answer (none
+    /// when the request is not cross-origin or its origin is not allowed), and, whenever CORS is
+    /// enabled, `Vary: Origin`: with it on, every answer's headers depend on `Origin` (sent or
+    /// not, allowed or not), and a cache in front of navd that keys answers on the URL alone
+    /// would otherwise hand one origin's answer to another (docs/design.md, "HTTP framing").
     func headers(for origin: String?) -> [(String, String)] {
-        guard let allowed = allowedOrigin(origin) else { return [] }
+        guard isEnabled else { return [] }
+        guard let allowed = allowedOrigin(origin) else { return Self.varyOnly }
         return [
             ("Access-Control-Allow-Origin", allowed), ("Vary", "Origin"),
             ("Access-Control-Expose-Headers", Self.exposed),
         ]
     }
+
+    /// What an answer to a request with no allowed origin carries when CORS is on.
+    private static let varyOnly = [("Vary", "Origin")]
 
     /// The answer to a preflight (`OPTIONS` with `Access-Control-Request-Method`) for a path whose
     /// routes take `methods`; nil when the origin is not allowed (the request is then routed as any).

@@ -184,6 +184,8 @@ struct StreamHandler: HTTPHandler {
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse { HTTPResponse(status: 413) }
 
     func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse { HTTPResponse(status: 400) }
+
+    func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse { HTTPResponse(status: 501) }
 }
 
 /// A blocking client that reads a response head and then its body chunk by chunk.

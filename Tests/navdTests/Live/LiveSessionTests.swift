@@ -287,6 +287,29 @@ struct LiveSessionTests {
         #expect(foreignPreflight.status == 405)
     }
 
+    /// With CORS on, every answer's headers depend on `Origin` (its CORS headers are there for an
+    /// allowed origin only), so every answer says `Vary: Origin`: a cache in front of navd must
+    /// not hand one origin's answer, or an answer to no origin, to another.
+    @Test func everyAnswerVariesOnOriginWhenCORSIsOn() throws {
+        let navd = try daemon()
+        let session = try navd.createSession()
+        let auth = "Bearer \(session.token)"
+        let answers: [(String, HTTPMessage)] = [
+            ("allowed origin", try navd.request("GET", session.url, headers: ["Origin": "https://app.example", "Authorization": auth])),
+            ("other origin", try navd.request("GET", session.url, headers: ["Origin": "https://evil.example", "Authorization": auth])),
+            ("no origin", try navd.request("GET", session.url, headers: ["Authorization": auth])),
+            ("no origin, an error", try navd.request("GET", session.url)),
+            ("other origin, no route", try navd.request("GET", "/nowhere", headers: ["Origin": "https://evil.example"])),
+            ("allowed preflight", try navd.request("OPTIONS", session.url + "/navigate", headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST"])),
+            ("other preflight", try navd.request("OPTIONS", session.url + "/navigate", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])),
+            ("a change", try navd.navigate(session, "login")),
+        ]
+        for (what, answer) in answers {
+            let vary = (answer.headers["vary"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            #expect(vary.contains("origin"), "\(what): \(answer.headers)")
+        }
+    }
+
     @Test func everyGETRouteAnswersHEADWithItsHeadersAndNoBody() throws {
         let navd = try daemon()
         let session = try navd.createSession()

@@ -134,6 +134,14 @@ final class HTTPConnection {
         return (try? fill()) != true
     }
 
+    /// Everything the peer sends until it closes the connection, past what was read already.
+    /// - Throws: ``Failure/timeout`` when the connection stays open.
+    func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffer = [] }
+        return buffer
+    }
+
     private func readExactly(_ count: Int, into body: inout [UInt8]) throws {
         while buffer.count < count {
             guard try fill() else { throw Failure.closed(received: buffer.count, errno: 0) }

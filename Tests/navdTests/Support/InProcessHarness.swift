@@ -20,7 +20,8 @@ import Glibc
 /// logging as the binary logs (a `LineLogHandler`, here into a file). Each request is then what
 /// the HTTP server hands that application: an `HTTPRequest` with the path as sent, the query
 /// split off and decoded as the server decodes it, lowercased header fields and the body; and
-/// as the server does, a body over `--max-body` goes to `bodyTooLarge` instead of `handle`. The
+/// as the server does, a head with ambiguous framing (`FramingFault`) goes to `malformed` or
+/// `unsupportedTransferCoding` and a body over `--max-body` to `bodyTooLarge` instead of `handle`. The
 /// answer comes back as a client would read it off the wire (``HTTPMessage``), with the
 /// `Content-Length` and `Connection: close` libmicrohttpd adds (not its `Date`), and is
 /// validated against the spec like any other.
@@ -132,7 +133,18 @@ final class InProcessHarness: NavdHarness, Sendable {
         let (path, query) = Self.split(target)
         var request = HTTPRequest(method: method, path: path, query: query, headers: headers, body: body)
         let response: HTTPResponse
-        if let declared = headers["content-length"].flatMap({ Int($0) }), declared > settings.maxBody {
+        let badName = fields.contains { field in
+            var name = field.name
+            return !name.withUTF8 { FramingFault.isToken(UnsafeRawBufferPointer($0)) }
+        }
+        if let fault = FramingFault.check(headers, http10: false, badName: badName) {
+            // The server refuses ambiguous framing on the head alone, the body unread.
+            request.body = []
+            switch fault {
+            case .malformed(let reason): response = application.malformed(request, reason: reason)
+            case .unsupportedCoding(let coding): response = application.unsupportedTransferCoding(request, coding: coding)
+            }
+        } else if let declared = headers["content-length"].flatMap({ Int($0) }), declared > settings.maxBody {
             // The server answers a body announced over the limit without reading it.
             request.body = []
             response = application.bodyTooLarge(request, limit: settings.maxBody)

@@ -105,12 +105,24 @@ final class OpenAPIValidator: Sendable {
 
     // MARK: Responses
 
+    /// The answers to a request whose framing is refused, by status: its code and response.
+    static let framingRefusals: [Int: (code: String, response: String)] = [
+        400: ("malformed_request", "MalformedRequest"),
+        501: ("unsupported_transfer_coding", "UnsupportedTransferCoding"),
+    ]
+
     /// Checks one answer. - Returns: every violation, empty when it conforms.
     func validate(method: String, path: String, status: Int, headers: [String: String], body: [UInt8]) -> [String] {
         let method = method.uppercased()
         let label = "\(method) \(path.prefix(120)) → \(status)"
         let response: JSON
         var violations: [String] = []
+        // The spec's conventions: a refusal of the request's framing may answer any request,
+        // routed or not, before routing.
+        if let refusal = Self.framingRefusals[status], (try? JSON(parsing: body)["code"]?.string) == refusal.code,
+           let declared = document.resolve(pointer: "/components/responses/\(refusal.response)") {
+            return check(response: declared, label: label, method: method, status: status, headers: headers, body: body)
+        }
         guard let template = template(for: path), let item = document["paths"]?[template] else {
             // No route: the daemon answers 404 `not_found` (or 413 before routing).
             guard status == 404 || status == 413,

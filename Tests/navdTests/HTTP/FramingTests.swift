@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One request whose framing a proxy and navd could read differently (docs/design.md, "HTTP
+/// framing"), with the answer navd owes it.
+struct FramingAttack: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// The request line and header fields, without the blank line that ends them.
+    var head: String
+    /// What follows the blank line: the body as one reading of the head frames it.
+    var body: String
+    var status: Int
+    var code: String
+
+    var testDescription: String { name }
+
+    /// The bytes sent: the attack, then `smuggled` right behind it, as a proxy that framed the
+    /// attack otherwise would send a second request on the same connection.
+    func bytes(smuggling smuggled: String) -> [UInt8] {
+        Array((head + "\r\n\r\n" + body + smuggled).utf8)
+    }
+
+    private static let post = "POST /v1/sessions HTTP/1.1\r\nContent-Type: application/json"
+
+    /// Every ambiguity navd refuses itself, on the head alone.
+    static let all: [FramingAttack] = [
+        .init(name: "Content-Length with Transfer-Encoding", head: post + "\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+              body: "0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "Transfer-Encoding with Content-Length", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5",
+              body: "0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "Content-Length: -1 with Transfer-Encoding", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: -1",
+              body: "0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "two different Content-Lengths", head: post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40",
+              body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "the same Content-Length twice", head: post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2",
+              body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "a space before a colon", head: post + "\r\nHost: x\r\nContent-Length : 2",
+              body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "a tab before a colon", head: post + "\r\nHost: x\r\nTransfer-Encoding\t: chunked",
+              body: "0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "no Host on HTTP/1.1", head: "GET /healthz HTTP/1.1",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "two Hosts", head: "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "two Hosts on HTTP/1.0", head: "GET /healthz HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\nConnection: keep-alive",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "Transfer-Encoding on HTTP/1.0", head: "POST /v1/sessions HTTP/1.0\r\nContent-Type: application/json\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked",
+              body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "chunked twice", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+              body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "chunked with a blank after it", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked ",
+              body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
+        .init(name: "a bare LF line end", head: post + "\r\nHost: x\r\nX-A: a\nContent-Length: 2",
+              body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "a bare CR in a value", head: post + "\r\nHost: x\r\nX-A: a\rContent-Length: 2",
+              body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "Transfer-Encoding: gzip", head: post + "\r\nHost: x\r\nTransfer-Encoding: gzip",
+              body: "", status: 501, code: "unsupported_transfer_coding"),
+        .init(name: "Transfer-Encoding: chunked, foo", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked, foo",
+              body: "2\r\n{}\r\n0\r\n\r\n", status: 501, code: "unsupported_transfer_coding"),
+        .init(name: "Transfer-Encoding: gzip, chunked", head: post + "\r\nHost: x\r\nTransfer-Encoding: gzip, chunked",
+              body: "2\r\n{}\r\n0\r\n\r\n", status: 501, code: "unsupported_transfer_coding"),
+    ]
+
+    /// A `Content-Length` libmicrohttpd 0.9.75 cannot read as one number: it answers these itself
+    /// while parsing the head, before navd is called (docs/design.md, "HTTP framing").
+    static let unreadableLengths: [FramingAttack] = [
+        .init(name: "Content-Length: -1", head: post + "\r\nHost: x\r\nContent-Length: -1", body: "", status: 400, code: ""),
+        .init(name: "Content-Length: abc", head: post + "\r\nHost: x\r\nContent-Length: abc", body: "", status: 400, code: ""),
+        .init(name: "Content-Length: 2, 3", head: post + "\r\nHost: x\r\nContent-Length: 2, 3", body: "{}", status: 400, code: ""),
+        .init(name: "Content-Length: 2, 2", head: post + "\r\nHost: x\r\nContent-Length: 2, 2", body: "{}", status: 400, code: ""),
+    ]
+
+    /// A request that changes `victim` if navd ever reads it: its path becomes `help`.
+    static func smuggled(into victim: NavdSession) -> String {
+        let body = #"{"path":"help"}"#
+        return "POST \(victim.url)/navigate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(victim.token)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+}
+
+/// Strict HTTP/1.1 framing against the binary over raw sockets (docs/design.md, "HTTP framing"):
+/// each ambiguous head is answered with a problem and `Connection: close`, the connection is
+/// closed, and a request sent behind it is never read; well-formed framing still works.
+@Suite(.serialized, .sharedDaemon(transport: .process))
+struct FramingTests {
+    /// The shared daemon's port and a session a smuggled request would change.
+    private func setUp() throws -> (port: Int, victim: NavdSession, path: JSON?) {
+        let navd = try DaemonHarness.shared()
+        let daemon = try #require(navd as? DaemonHarness)
+        let victim = try navd.createSession()
+        #expect(try navd.navigate(victim, "login").status == 200)
+        return (daemon.port, victim, try navd.view(victim)["path"])
+    }
+
+    @Test(arguments: FramingAttack.all)
+    func anAmbiguousHeadIsRefusedAndItsConnectionClosed(_ attack: FramingAttack) throws {
+        let (port, victim, path) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(attack.bytes(smuggling: FramingAttack.smuggled(into: victim)))
+
+        let answer = try connection.readResponse()
+        #expect(answer.status == attack.status, "\(answer)")
+        #expect(answer.code == attack.code, "\(answer)")
+        #expect(answer.headers["content-type"] == "application/problem+json")
+        #expect(answer.headers["connection"]?.lowercased() == "close")
+        // Nothing after the answer: the connection ends, the smuggled request unanswered...
+        let after = try connection.readToEnd()
+        #expect(after.isEmpty, "a second answer: \(String(decoding: after, as: UTF8.self))")
+        // ...and unread: the session it would change is as it was.
+        #expect(try DaemonHarness.shared().view(victim)["path"] == path)
+    }
+
+    /// libmicrohttpd 0.9.75 refuses a `Content-Length` it cannot parse before navd sees the
+    /// request, with its own HTML 400 (whose header block it writes twice), and closes the
+    /// connection: no problem document, but nothing after the head is read as a request.
+    @Test(arguments: FramingAttack.unreadableLengths)
+    func anUnreadableContentLengthIsRefusedByLibmicrohttpd(_ attack: FramingAttack) throws {
+        let (port, victim, path) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(attack.bytes(smuggling: FramingAttack.smuggled(into: victim)))
+
+        let answer = try connection.readResponse()
+        #expect(answer.status == 400, "\(answer)")
+        #expect(answer.headers["connection"]?.lowercased() == "close")
+        let rest = String(decoding: try connection.readToEnd(), as: UTF8.self)
+        #expect(!rest.contains("problem+json") && !rest.contains("HTTP/1.1 200"), "the smuggled request was answered: \(rest)")
+        #expect(try DaemonHarness.shared().view(victim)["path"] == path)
+    }
+
+    @Test func keepAliveStillServesRequestsInTurn() throws {
+        let (port, _, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        for _ in 0..<3 {
+            try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            let answer = try connection.readResponse()
+            #expect(answer.status == 200)
+            #expect(answer.headers["connection"]?.lowercased() != "close")
+        }
+        // Pipelined too.
+        try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
+        #expect(try connection.readResponse().status == 200)
+    }
+
+    @Test func aChunkedUploadStillWorks() throws {
+        let (port, _, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        let request = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n"
+            + "1\r\n{\r\n1\r\n}\r\n0\r\n\r\n"
+        try connection.send(Array(request.utf8))
+        let created = try connection.readResponse()
+        #expect(created.status == 201, "\(created)")
+        // The connection stays open for the next request.
+        try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
+    }
+
+    @Test func anHTTP10RequestNeedsNoHost() throws {
+        let (port, _, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(Array("GET /healthz HTTP/1.0\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
+        let body = "{}"
+        let post = try HTTPConnection(port: port, timeout: 5)
+        try post.send(Array("POST /v1/sessions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n\(body)".utf8))
+        #expect(try post.readResponse().status == 201)
+    }
+}

@@ -30,6 +30,11 @@ import HTTPTypes
 ///   navd — a request line or header that is not HTTP/1.1, a URL or header block too long to
 ///   buffer — are answered by libmicrohttpd itself with a bare 400, 414 or 431 and no problem
 ///   document.)
+/// - A request whose framing is ambiguous (`Content-Length` with `Transfer-Encoding`, a repeated
+///   `Content-Length` or `Host`, no `Host` on HTTP/1.1, a header name that is not a token) answers
+///   400 `malformed_request` (response `MalformedRequest`), and one whose `Transfer-Encoding` is not
+///   `chunked` answers 501 `unsupported_transfer_coding` (response `UnsupportedTransferCoding`),
+///   on any route, with `Connection: close`: nothing after it on the connection is read.
 /// - An unknown route answers 404 `not_found`; a known route with another method answers 405
 ///   `method_not_allowed` with an `Allow` header; a body over the limit answers 413
 ///   `payload_too_large`; a body of another media type answers 415 `unsupported_media_type`;
@@ -61,7 +66,8 @@ import HTTPTypes
 ///   `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` (`ETag`, `X-Request-Id`,
 ///   `Location`, `Retry-After`, `Idempotent-Replayed`, `WWW-Authenticate`), and a preflight
 ///   (`OPTIONS` with `Access-Control-Request-Method` naming a method of the route) answers 204
-///   with the allowed methods and request headers.
+///   with the allowed methods and request headers. Every answer then carries `Vary: Origin`,
+///   whatever the request's `Origin`.
 ///
 public struct Client: APIProtocol {
     /// The underlying HTTP client.

@@ -32,6 +32,12 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/headers/GraphETag`.
         public typealias GraphETag = Swift.String
+        /// `close`: the daemon closes the connection after this answer.
+        ///
+        /// - Remark: Generated from `#/components/headers/ConnectionClose`.
+        @frozen public enum ConnectionClose: String, Codable, Hashable, Sendable, CaseIterable {
+            case close = "close"
+        }
         /// Identifies this request in the daemon's logs. Present on every answer.
         ///
         /// - Remark: Generated from `#/components/headers/X-Request-Id`.

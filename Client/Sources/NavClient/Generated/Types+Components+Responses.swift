@@ -638,6 +638,130 @@ extension Components {
                 self.body = body
             }
         }
+        public struct MalformedRequest: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/MalformedRequest/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/MalformedRequest/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// - Remark: Generated from `#/components/headers/ConnectionClose`.
+                @frozen public enum ConnectionClose: String, Codable, Hashable, Sendable, CaseIterable {
+                    case close = "close"
+                }
+                /// `close`: the daemon closes the connection after this answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/MalformedRequest/headers/Connection`.
+                public var connection: Components.Headers.ConnectionClose
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                ///   - connection: `close`: the daemon closes the connection after this answer.
+                public init(
+                    xRequestId: Components.Headers.XRequestId,
+                    connection: Components.Headers.ConnectionClose
+                ) {
+                    self.xRequestId = xRequestId
+                    self.connection = connection
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.MalformedRequest.Headers
+            /// - Remark: Generated from `#/components/responses/MalformedRequest/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/MalformedRequest/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.MalformedRequest.Body
+            /// Creates a new `MalformedRequest`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.MalformedRequest.Headers,
+                body: Components.Responses.MalformedRequest.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct UnsupportedTransferCoding: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/UnsupportedTransferCoding/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/UnsupportedTransferCoding/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// - Remark: Generated from `#/components/headers/ConnectionClose`.
+                @frozen public enum ConnectionClose: String, Codable, Hashable, Sendable, CaseIterable {
+                    case close = "close"
+                }
+                /// `close`: the daemon closes the connection after this answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/UnsupportedTransferCoding/headers/Connection`.
+                public var connection: Components.Headers.ConnectionClose
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                ///   - connection: `close`: the daemon closes the connection after this answer.
+                public init(
+                    xRequestId: Components.Headers.XRequestId,
+                    connection: Components.Headers.ConnectionClose
+                ) {
+                    self.xRequestId = xRequestId
+                    self.connection = connection
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.UnsupportedTransferCoding.Headers
+            /// - Remark: Generated from `#/components/responses/UnsupportedTransferCoding/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/UnsupportedTransferCoding/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.UnsupportedTransferCoding.Body
+            /// Creates a new `UnsupportedTransferCoding`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.UnsupportedTransferCoding.Headers,
+                body: Components.Responses.UnsupportedTransferCoding.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
         public struct UnsupportedMediaType: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/UnsupportedMediaType/headers`.
             public struct Headers: Sendable, Hashable {

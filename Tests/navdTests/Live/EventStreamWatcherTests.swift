@@ -30,7 +30,7 @@ import Testing
             let stream = ResponseStream(bufferLimit: bufferLimit)
             let counter = session.state.eventCounter
             let watcher = EventStream(id: id, sessions: sessions, stream: stream, lastSeq: lastSeq ?? counter, viewSeq: counter)
-            sessions.live.add(watcher, to: id)
+            try sessions.live.add(watcher, to: id)
             return (watcher, stream)
         }
     }

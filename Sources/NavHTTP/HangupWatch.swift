@@ -96,9 +96,6 @@ final class HangupWatch: Sendable {
         }
     }
 
-    /// Listeners watched now (for tests).
-    var count: Int { table.withLock { $0.listeners.count } }
-
     /// Stops the thread and closes the epoll set; waits for the thread to be done with it.
     func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -45,7 +45,11 @@ package final class DeferredResponse: Sendable {
                 state.suspended = nil
                 MHD_resume_connection(connection.handle)
             }
-            defer { state.onResolve = nil }
+            defer {
+                state.onResolve = nil
+                // It will not be called now; it may hold what holds this answer.
+                state.onHangUp = nil
+            }
             return (response, state.onResolve)
         }
         guard let (response, onResolve) = told else { return false }

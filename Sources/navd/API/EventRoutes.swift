@@ -364,7 +364,10 @@ final class LongPoll: SessionWatcher {
         poll.answer.onHangUp { [sessions] in sessions.live.remove(poll, from: id) }
         // A change applied between the first page and the line above: looked for once more.
         poll.refresh()
-        sessions.live.queue.asyncAfter(deadline: .now() + .seconds(seconds)) { poll.give(final: true) }
+        // Weakly: a poll answered or hung up early is freed now, not when its wait would have ended
+        // (a client opening and dropping long polls fast would otherwise pile them up for a minute).
+        // While it waits, its session's watchers hold it.
+        sessions.live.queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [weak poll] in poll?.give(final: true) }
         return HTTPResponse(deferred: poll.answer)
     }
 

@@ -63,7 +63,13 @@ import Glibc
         let left = try Self.watchers(navd)
         #expect(letGo, "navd_watchers: \(left)")
         #expect(try Self.metric(navd, "navd_budget_used{resource=\"watchers\"} ") == 0)
-        #expect(try Self.metric(navd, "process_open_fds ") <= descriptorsBefore + 2)
+        // MHD closes each connection once it is resumed, just after its watcher was let go.
+        var descriptors = try Self.metric(navd, "process_open_fds ")
+        for _ in 0..<40 where descriptors > descriptorsBefore + 2 {
+            Thread.sleep(forTimeInterval: 0.05)
+            descriptors = try Self.metric(navd, "process_open_fds ")
+        }
+        #expect(descriptors <= descriptorsBefore + 2)
         // Each freed slot is a slot again: the session takes as many watchers as before.
         #expect(try navd.request("GET", session.url + "/events?access_token=\(watchToken)").status == 200)
         #expect(try navd.stop() == 0)

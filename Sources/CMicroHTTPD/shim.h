@@ -212,4 +212,81 @@ navd_mhd_socket_context(struct MHD_Connection *connection)
     return info == NULL ? NULL : info->socket_context;
 }
 
+#ifdef __linux__
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/// Watches `fd` for its peer hanging up (`EPOLLRDHUP`; `EPOLLHUP` and `EPOLLERR` always come),
+/// edge-triggered, with `token` as the event's data; a socket already in the set gets the new
+/// token. Only a hang-up is asked for, not readability: a client that pipelined its next
+/// request is no event. Returns 0, or the errno of `epoll_ctl`.
+static inline int
+navd_hangup_watch(int epfd, int fd, uint64_t token)
+{
+    struct epoll_event event;
+    memset(&event, 0, sizeof(event));
+    event.events = EPOLLRDHUP | EPOLLET;
+    event.data.u64 = token;
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) == 0) {
+        return 0;
+    }
+    if (errno == EEXIST && epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event) == 0) {
+        return 0;
+    }
+    return errno;
+}
+
+/// Waits up to `timeout` ms (-1: for good) for hang-ups; writes up to `max` tokens to `tokens`.
+/// Returns how many, or -1 (errno set) when the wait failed.
+static inline int
+navd_hangup_wait(int epfd, uint64_t *tokens, int max, int timeout)
+{
+    struct epoll_event events[64];
+    if (max > 64) {
+        max = 64;
+    }
+    int count = epoll_wait(epfd, events, max, timeout);
+    for (int index = 0; index < count; index++) {
+        tokens[index] = events[index].data.u64;
+    }
+    return count;
+}
+
+/// Opens the epoll set of a hang-up watch with its wake-up descriptor (an eventfd, readable
+/// once woken, with token 0) in it. Returns the set, or -1; `*wakeup` gets the eventfd.
+static inline int
+navd_hangup_open(int *wakeup)
+{
+    int epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (epfd < 0) {
+        return -1;
+    }
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) {
+        close(epfd);
+        return -1;
+    }
+    struct epoll_event event;
+    memset(&event, 0, sizeof(event));
+    event.events = EPOLLIN;
+    event.data.u64 = 0;
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0) {
+        close(fd);
+        close(epfd);
+        return -1;
+    }
+    *wakeup = fd;
+    return epfd;
+}
+
+/// Wakes the watch's thread (its eventfd becomes readable).
+static inline void
+navd_hangup_wake(int wakeup)
+{
+    eventfd_write(wakeup, 1);
+}
+#endif
+
 #endif

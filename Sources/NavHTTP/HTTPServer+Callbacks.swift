@@ -114,17 +114,28 @@ func accessHandler(
     if let deferred = response.deferred {
         pending.deferred = deferred
         context.waiting(deferred)
+        context.hangups?.watch(socket: navd_mhd_connection_socket(connection), deferred)
         return queue(deferred, for: pending, on: connection, context: context)
     }
     return queue(response, on: connection, context: context)
 }
 
-/// Queues a deferred answer if it has been given, or suspends the connection until it is.
+/// Queues a deferred answer if it has been given, or suspends the connection until it is; closes
+/// the connection of a client that hung up meanwhile.
 func queue(_ deferred: DeferredResponse, for pending: PendingRequest, on connection: OpaquePointer, context: ServerContext) -> MHD_Result {
-    guard let response = deferred.answerOrSuspend(connection) else { return .YES }
-    pending.deferred = nil
-    context.answered(deferred)
-    return queue(response, on: connection, context: context)
+    switch deferred.answerOrSuspend(connection) {
+    case .suspended:
+        return .YES
+    case .answer(let response):
+        pending.deferred = nil
+        context.answered(deferred)
+        context.hangups?.forget(deferred)
+        return queue(response, on: connection, context: context)
+    case .hungUp:
+        pending.deferred = nil
+        context.answered(deferred)
+        return .NO
+    }
 }
 
 /// Queues the handler's answer to a request whose head is refused (``FramingFault``), on the
@@ -189,6 +200,14 @@ func requestCompleted(
     }
     requestState.pointee = nil
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
+    // A deferred answer whose connection MHD closed before queueing it (the client went away):
+    // nothing will queue it now.
+    if let deferred = pending.takeUnretainedValue().deferred, let cls {
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+        context.answered(deferred)
+        context.hangups?.forget(deferred)
+        pending.takeUnretainedValue().deferred = nil
+    }
     // A request MHD refused before the access handler saw it was never counted.
     if pending.takeUnretainedValue().started, let cls {
         Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()

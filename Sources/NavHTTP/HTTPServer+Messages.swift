@@ -263,6 +263,7 @@ func streamResponse(_ stream: ResponseStream, on connection: OpaquePointer, cont
     }
     stream.attach(to: connection)
     context.opened(stream)
+    context.hangups?.watch(socket: navd_mhd_connection_socket(connection), stream)
     return response
 }
 
@@ -286,6 +287,7 @@ func streamFreed(_ cls: UnsafeMutableRawPointer?) {
     let binding = Unmanaged<StreamBinding>.fromOpaque(cls)
     let bound = binding.takeUnretainedValue()
     bound.context.closed(bound.stream)
+    bound.context.hangups?.forget(bound.stream)
     bound.stream.detach()
     binding.release()
 }

@@ -199,7 +199,8 @@ package final class HTTPServer: Sendable {
             handler: handler,
             logger: logger,
             maxBody: max(0, configuration.maxBody),
-            deadlines: configuration.headerTimeout > 0 ? RequestDeadlines(seconds: configuration.headerTimeout, logger: logger) : nil
+            deadlines: configuration.headerTimeout > 0 ? RequestDeadlines(seconds: configuration.headerTimeout, logger: logger) : nil,
+            hangups: HangupWatch(logger: logger)
         )
         let retained = Unmanaged.passRetained(context)
         let contextPointer = retained.toOpaque()
@@ -263,6 +264,7 @@ package final class HTTPServer: Sendable {
                 "polling": "\(configuration.polling.rawValue)",
             ])
         case .failure(let error):
+            context.hangups?.stop()
             retained.release()
             throw error
         }
@@ -302,6 +304,7 @@ package final class HTTPServer: Sendable {
         MHD_stop_daemon(running.daemon)
         // Every connection is closed (and unregistered) by now.
         context.deadlines?.stop()
+        context.hangups?.stop()
         // MHD hands the listening socket back on quiesce; it may be closed
         // only after MHD_stop_daemon, when no pool thread can still use it.
         if listenSocket != navd_mhd_invalid_socket {
@@ -350,6 +353,9 @@ final class ServerContext: Sendable {
     package let maxBody: Int
     /// The request deadline's watchdog, when `headerTimeout` is set.
     let deadlines: RequestDeadlines?
+    /// Notices clients that hang up while a stream or a deferred answer holds their connection
+    /// (nil where the system has no epoll).
+    let hangups: HangupWatch?
     /// Requests between their first access-handler call and their
     /// request-completed callback.
     let inFlight = Atomic<Int>(0)
@@ -388,11 +394,12 @@ final class ServerContext: Sendable {
     /// nil once the daemon has started.
     private let startupMessages = Mutex<[String]?>([])
 
-    package init(handler: any HTTPHandler, logger: Logger, maxBody: Int, deadlines: RequestDeadlines?) {
+    package init(handler: any HTTPHandler, logger: Logger, maxBody: Int, deadlines: RequestDeadlines?, hangups: HangupWatch? = nil) {
         self.handler = handler
         self.logger = logger
         self.maxBody = maxBody
         self.deadlines = deadlines
+        self.hangups = hangups
     }
 
     /// Keeps a start-up message for the error; false once the daemon runs.

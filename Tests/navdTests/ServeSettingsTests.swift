@@ -1,4 +1,5 @@
 @testable import navd
+import Logging
 import NavHTTP
 @testable import NavServer
 import Testing
@@ -75,5 +76,30 @@ extension ServeSettingsTests {
     @Test(arguments: ["", "h", "-5s", "1.5h", "5 s", "5w", "99999999999999999d"])
     func aSessionTTLThatIsNotADurationIsRefused(_ text: String) {
         #expect(Duration.milliseconds(text) == nil, "\(text)")
+    }
+}
+
+extension ServeSettingsTests {
+    /// The watchers' budgets (docs/design.md, "Watchers"): 16 a session and 64 MiB of stream
+    /// buffers by default, the option over the environment, nonsense refused; the daemon's watchers
+    /// are half of its connections.
+    @Test func theWatcherBudgetsHaveTheirDefaultsAndTheOptionWins() throws {
+        let defaults = try Self.settings([])
+        #expect(defaults.maxWatchersPerSession == 16)
+        #expect(defaults.maxWatcherBuffer == 64 << 20)
+        #expect(try Self.settings([], environment: ["NAVD_MAX_WATCHERS_PER_SESSION": "4"]).maxWatchersPerSession == 4)
+        #expect(try Self.settings(["--max-watchers-per-session", "2"], environment: ["NAVD_MAX_WATCHERS_PER_SESSION": "4"]).maxWatchersPerSession == 2)
+        #expect(try Self.settings([], environment: ["NAVD_MAX_WATCHER_BUFFER": "1M"]).maxWatcherBuffer == 1 << 20)
+        #expect(try Self.settings(["--max-watcher-buffer", "128K"], environment: ["NAVD_MAX_WATCHER_BUFFER": "1M"]).maxWatcherBuffer == 128 << 10)
+        for bad in [["--max-watchers-per-session", "0"], ["--max-watcher-buffer", "1000"], ["--max-watcher-buffer", "12X"], ["--max-watcher-buffer", "-1M"]] {
+            #expect(throws: (any Error).self, "\(bad)") { try Self.settings(bad) }
+        }
+        let (application, store) = try Daemon.application(
+            for: try Self.settings(["--store", "memory", "--max-connections", "100"]), logger: .init(label: "test"), connections: 60
+        )
+        defer { store.close() }
+        #expect(application.budgets["watchers"]?.limit == 30)
+        #expect(application.budgets["watcher_buffer_bytes"]?.limit == 64 << 20)
+        #expect(application.sessions.live.maxPerSession == 16)
     }
 }

@@ -7,6 +7,16 @@ package enum EndReason: String, Sendable {
     case deleted, expired, lagging, shutdown
 }
 
+/// Why a watcher was not added (docs/design.md, "Watchers").
+package enum WatchRefusal: Error, Sendable, Equatable {
+    /// The session has as many watchers as one session may (`--max-watchers-per-session`).
+    case sessionFull(limit: Int)
+    /// The daemon has as many watchers as it may (half of `--max-connections`).
+    case daemonFull(limit: Int)
+    /// The daemon is stopping: its watchers have been ended.
+    case shuttingDown
+}
+
 /// One applied change, as the session's watchers receive it: published by the process that
 /// applied it, right after it was stored and in the order its session's changes were applied.
 package struct LiveChange: Sendable {
@@ -45,6 +55,8 @@ package protocol SessionWatcher: AnyObject, Sendable {
 package final class LiveSessions: Sendable {
     private struct Watchers {
         var bySession: [String: [any SessionWatcher]] = [:]
+        /// Set by ``endAll(_:)``: no watcher is added any more.
+        var closed = false
     }
 
     private let watchers = Mutex(Watchers())
@@ -65,7 +77,18 @@ package final class LiveSessions: Sendable {
         let timer: any DispatchSourceTimer
     }
 
-    package init() {}
+    /// The most watchers one session may have at once.
+    package let maxPerSession: Int
+    /// Every watcher of the daemon holds one unit (and a connection) while it is added.
+    package let budget: Budget
+
+    /// - Parameters:
+    ///   - maxPerSession: the most watchers of one session (`--max-watchers-per-session`).
+    ///   - budget: the daemon-wide bound on watchers (resource `watchers`).
+    package init(maxPerSession: Int = 16, budget: Budget = Budget(resource: "watchers", limit: Int.max)) {
+        self.maxPerSession = max(1, maxPerSession)
+        self.budget = budget
+    }
 
     /// How many watchers are connected.
     package var count: Int { watching.load(ordering: .relaxed) }
@@ -76,10 +99,18 @@ package final class LiveSessions: Sendable {
         return watchers.withLock { $0.bySession[id] != nil }
     }
 
-    package func add(_ watcher: any SessionWatcher, to id: String) {
-        watchers.withLock { state in
+    /// Adds a watcher of session `id`, within the session's and the daemon's bounds.
+    /// - Throws: ``WatchRefusal`` when a bound is reached or the daemon is stopping; nothing is added.
+    package func add(_ watcher: any SessionWatcher, to id: String) throws(WatchRefusal) {
+        let refusal = watchers.withLock { state -> WatchRefusal? in
+            if state.closed { return .shuttingDown }
+            let list = state.bySession[id]
+            if let list, list.count >= maxPerSession { return .sessionFull(limit: maxPerSession) }
+            guard budget.acquire(1) else { return .daemonFull(limit: budget.limit) }
             state.bySession[id, default: []].append(watcher)
+            return nil
         }
+        if let refusal { throw refusal }
         watching.add(1, ordering: .relaxed)
     }
 
@@ -91,7 +122,10 @@ package final class LiveSessions: Sendable {
             state.bySession[id] = list.isEmpty ? nil : list
             return true
         }
-        if removed { watching.subtract(1, ordering: .relaxed) }
+        if removed {
+            watching.subtract(1, ordering: .relaxed)
+            budget.release(1)
+        }
     }
 
     /// Hands a change to the session's watchers; `change` is only made when there are some.
@@ -119,17 +153,21 @@ package final class LiveSessions: Sendable {
             state.bySession.removeValue(forKey: id) ?? []
         }
         watching.subtract(list.count, ordering: .relaxed)
+        budget.release(list.count)
         for watcher in list { watcher.end(reason) }
     }
 
-    /// Ends every watcher: the daemon is stopping.
+    /// Ends every watcher: the daemon is stopping. With `.shutdown`, no watcher is added
+    /// afterwards (``add(_:to:)`` refuses with ``WatchRefusal/shuttingDown``).
     package func endAll(_ reason: EndReason) {
         let all = watchers.withLock { state -> [any SessionWatcher] in
             let all = state.bySession.values.flatMap { $0 }
-            state = Watchers()
+            state.bySession = [:]
+            if reason == .shutdown { state.closed = true }
             return all
         }
         watching.subtract(all.count, ordering: .relaxed)
+        budget.release(all.count)
         for watcher in all { watcher.end(reason) }
     }
 

@@ -20,6 +20,10 @@ package final class SessionService: Sendable {
         package var adminToken: TokenDigest?
         /// When set, creating a session needs this token or the admin token (`--backend-token`).
         package var backendToken: TokenDigest?
+        /// The most watchers (streams, long polls) of one session: `--max-watchers-per-session`.
+        package var maxWatchersPerSession: Int = 16
+        /// The daemon-wide bound on watchers (resource `watchers`); none when nil.
+        package var watcherBudget: Budget?
 
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
@@ -38,7 +42,7 @@ package final class SessionService: Sendable {
     package let graphs: GraphRegistry
     package let configuration: Configuration
     /// The watchers of each session, told of every change applied here (DESIGN §8).
-    package let live = LiveSessions()
+    package let live: LiveSessions
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -52,6 +56,10 @@ package final class SessionService: Sendable {
         self.configuration = configuration
         self.now = now
         self.stripes = (0..<256).map { _ in Locked(()) }
+        self.live = LiveSessions(
+            maxPerSession: configuration.maxWatchersPerSession,
+            budget: configuration.watcherBudget ?? Budget(resource: "watchers", limit: Int.max)
+        )
     }
 
     private func stripe(_ id: String) -> Locked<Void> {
@@ -492,15 +500,19 @@ package final class SessionService: Sendable {
         live.end(id, .deleted)
     }
 
-    /// A page of the session's retained events after `after`, with the session's version.
+    /// A page of the session's retained events after `after`, with the session's version and the
+    /// `after` the page was read from: `after`, or the newest event's `seq` when `after` is past
+    /// it (docs/design.md, "Watchers": a client that asks past the end is answered from the end,
+    /// so that its `next` names the newest event and what comes next is not skipped).
     package func events(
         of id: String, credentials: Credentials, after: Int, limit: Int
-    ) throws(ServiceError) -> (version: Int, events: [LifecycleEvent]) {
+    ) throws(ServiceError) -> (version: Int, events: [LifecycleEvent], after: Int) {
         let session = try read(id, credentials: credentials, access: .read)
+        let after = min(after, session.state.eventCounter)
         let events = try storeCall { () throws(StoreError) in
             try store.events(of: id, after: after, limit: min(limit, configuration.maxEventsPerPage))
         }
-        return (session.state.version, events)
+        return (session.state.version, events, after)
     }
 
     /// Follows what other processes change in a shared store (PostgreSQL), so that this process's

@@ -12,6 +12,12 @@ struct EventRoutes: Sendable {
     let sessions: SessionService
     /// The most a stream buffers for a client that does not read: past it the watcher is dropped.
     var streamBuffer = 512 * 1024
+    /// The budget of bytes all streams buffer (`--max-watcher-buffer`); none when nil.
+    var buffers: StreamBuffers?
+
+    /// Seconds a client refused for a watcher budget is asked to wait: watchers come and go
+    /// (a long poll lasts at most ``maxWait``), so a slot is usually free again soon.
+    static let retryAfter = "5"
 
     /// The longest long poll, in seconds.
     static let maxWait = 60
@@ -31,15 +37,17 @@ struct EventRoutes: Sendable {
         if Self.acceptsEventStream(context) {
             return try stream(id, credentials: credentials, after: lastEventID ?? context.request.query["after"].map { _ in after }, context: context)
         }
-        let page = { @Sendable () throws(ServiceError) -> HTTPResponse in
-            let (version, events) = try sessions.events(of: id, credentials: credentials, after: lastEventID ?? after, limit: limit)
+        let page = { @Sendable (after: Int) throws(ServiceError) -> (HTTPResponse, Int) in
+            let (version, events, from) = try sessions.events(of: id, credentials: credentials, after: after, limit: limit)
             var writer = JSONWriter(reservingCapacity: 64 + 128 * events.count)
-            writer.writeEventPage(events, next: events.last?.seq ?? (lastEventID ?? after))
-            return .session(bytes: writer.finish(), version: version)
+            writer.writeEventPage(events, next: events.last?.seq ?? from)
+            return (.session(bytes: writer.finish(), version: version), from)
         }
-        let first = try page()
+        let (first, from) = try page(lastEventID ?? after)
         guard wait > 0, context.request.method == "GET", Self.isEmptyPage(first) else { return first }
-        return LongPoll.start(id, sessions: sessions, seconds: wait, page: page)
+        // Waits for what comes after the page it would have answered: an `after` past the newest
+        // event waits for the next one, not for one past `after` that may never come.
+        return try LongPoll.start(id, sessions: sessions, seconds: wait) { () throws(ServiceError) in try page(from).0 }
     }
 
     /// The stream: the view now, then the retained events after `after` (if given), then every
@@ -48,18 +56,19 @@ struct EventRoutes: Sendable {
         let session = try sessions.read(id, credentials: credentials, access: .read)
         let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
         if context.request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers) }
-        let stream = ResponseStream(bufferLimit: streamBuffer)
+        let stream = ResponseStream(bufferLimit: streamBuffer, pool: buffers, farewell: EventStream.lagging)
         let current = session.state.eventCounter
         let watcher = EventStream(
             id: id, sessions: sessions, stream: stream, lastSeq: min(after ?? current, current), viewSeq: current
         )
+        // Counted first: a refused stream is a problem answer, and nothing was written for it.
+        try Self.add(watcher, to: id, in: sessions.live)
+        stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
         var opening = JSONWriter(reservingCapacity: 1024)
         opening.writeRetry(milliseconds: 2000)
         opening.writeViewMessage(sessions.view(of: session))
         stream.write(opening.finish())
         sessions.live.messagesSent.add(1, ordering: .relaxed)
-        sessions.live.add(watcher, to: id)
-        stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
         // The retained events after `after`, and whatever was applied between reading the session
         // and adding the watcher, come from the store. Only then: a catch-up coalesces the views
         // of the changes it reads, while changes seen live each bring their own.
@@ -87,9 +96,62 @@ struct EventRoutes: Sendable {
         return Credentials(bearer: Token.digest(token), inURL: true)
     }
 
-    private static func acceptsEventStream(_ context: RequestContext) -> Bool {
+    /// Adds a watcher within its budgets, or answers why not (docs/design.md, "Watchers"): 429
+    /// `too_many_requests` when its session has as many as one may, 503 `over_capacity` when the
+    /// daemon has, 503 `shutting_down` once navd is stopping; each with `Retry-After`.
+    static func add(_ watcher: any SessionWatcher, to id: String, in live: LiveSessions) throws(APIError) {
+        do throws(WatchRefusal) {
+            try live.add(watcher, to: id)
+        } catch {
+            var problem: APIError
+            switch error {
+            case .sessionFull(let limit):
+                problem = APIError(.tooManyRequests, "this session already has \(limit) watchers (streams and long polls), the most one session may have; close one first")
+                problem.headers = [("Retry-After", retryAfter)]
+            case .daemonFull(let limit):
+                problem = APIError(.overCapacity, "navd already holds \(limit) watchers (streams and long polls), the most it may; retry later")
+                problem.headers = [("Retry-After", retryAfter)]
+            case .shuttingDown:
+                problem = shuttingDown
+            }
+            throw problem
+        }
+    }
+
+    /// What a watcher is answered when navd stops under it (a long poll), or one that arrives
+    /// once it is stopping: retry, against another instance or this one restarted.
+    static var shuttingDown: APIError {
+        var problem = APIError(.shuttingDown, "navd is shutting down; retry, and another instance (or this one, restarted) answers")
+        problem.headers = [("Retry-After", "1")]
+        return problem
+    }
+
+    /// Whether the client asks for the stream: `text/event-stream` named in `Accept` with a weight
+    /// above 0 and not below that of JSON (`application/json`, or else `application/*` or `*/*`).
+    /// As content negotiation reads `Accept` (RFC 9110 §12.5.1): `q=0` means "not acceptable".
+    static func acceptsEventStream(_ context: RequestContext) -> Bool {
         guard let accept = context.request.headers["accept"] else { return false }
-        return accept.split(separator: ",").contains { RequestContext.mediaType(String($0)) == "text/event-stream" }
+        var stream = 0.0
+        var json: Double?
+        var wildcard: Double?
+        for item in accept.split(separator: ",") {
+            let parameters = item.split(separator: ";")
+            guard let first = parameters.first else { continue }
+            var weight = 1.0
+            for parameter in parameters.dropFirst() {
+                let trimmed = String(parameter).trimmingCharacters(in: " \t")
+                guard trimmed.hasPrefix("q=") || trimmed.hasPrefix("Q=") else { continue }
+                // A weight that is not a number in 0...1 makes the range not acceptable.
+                weight = Double(trimmed.dropFirst(2)).flatMap { (0...1).contains($0) ? $0 : nil } ?? 0
+            }
+            switch RequestContext.mediaType(String(first)) {
+            case "text/event-stream": stream = max(stream, weight)
+            case "application/json": json = max(json ?? 0, weight)
+            case "application/*", "*/*": wildcard = max(wildcard ?? 0, weight)
+            default: break
+            }
+        }
+        return stream > 0 && stream >= (json ?? wildcard ?? 0)
     }
 
     /// Whether `response` is a page with no events (a long poll waits on, or ends with, one).
@@ -127,6 +189,13 @@ final class EventStream: SessionWatcher {
         self.sessions = sessions
         self.stream = stream
         self.progress = Locked(Progress(lastSeq: lastSeq, viewSeq: viewSeq))
+        // Shed for lagging, by this watcher or by the pool of stream buffers: let go at once
+        // (never under `progress`: the pool may shed this stream while another's write holds it).
+        stream.onShed { [weak self, sessions, id] in
+            guard let self else { return }
+            sessions.live.remove(self, from: id)
+            sessions.live.watchersDropped.add(1, ordering: .relaxed)
+        }
     }
 
     func receive(_ change: LiveChange) {
@@ -242,17 +311,20 @@ final class EventStream: SessionWatcher {
 
     private var streamBufferHalf: Int { stream.bufferLimit / 2 }
 
-    /// Writes to the client, or drops a client that cannot keep up: it is told (`lagging`) while
-    /// the buffer still has room for that, then the stream ends; it resumes with `Last-Event-ID`.
+    /// The `end` message of a client dropped for not keeping up: its stream's farewell.
+    static let lagging: [UInt8] = {
+        var message = JSONWriter(reservingCapacity: 64)
+        message.writeEndMessage(reason: EndReason.lagging.rawValue)
+        return message.finish()
+    }()
+
+    /// Writes to the client, or drops a client that cannot keep up: its stream is shed (what it
+    /// has not started reading is freed, then `end` with `lagging`; the stream's shed handler lets
+    /// the watcher go), and it resumes with `Last-Event-ID`.
     private func send(_ bytes: [UInt8], messages: Int, _ progress: inout Progress) {
         if stream.bufferedCount + bytes.count > stream.bufferLimit - Self.endRoom {
             progress.done = true
-            var message = JSONWriter(reservingCapacity: 64)
-            message.writeEndMessage(reason: EndReason.lagging.rawValue)
-            stream.write(message.finish())
-            stream.finish()
-            sessions.live.remove(self, from: id)
-            sessions.live.watchersDropped.add(1, ordering: .relaxed)
+            if !stream.shed(with: Self.lagging) { sessions.live.remove(self, from: id) }
             return
         }
         if stream.write(bytes) {
@@ -282,14 +354,20 @@ final class LongPoll: SessionWatcher {
         self.page = page
     }
 
+    /// Starts waiting, as a watcher of the session (within its budgets: see
+    /// ``EventRoutes/add(_:to:in:)``); a client that hangs up lets its slot go at once.
     static func start(
         _ id: String, sessions: SessionService, seconds: Int, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse
-    ) -> HTTPResponse {
+    ) throws(APIError) -> HTTPResponse {
         let poll = LongPoll(id: id, sessions: sessions, page: page)
-        sessions.live.add(poll, to: id)
+        try EventRoutes.add(poll, to: id, in: sessions.live)
+        poll.answer.onHangUp { [sessions] in sessions.live.remove(poll, from: id) }
         // A change applied between the first page and the line above: looked for once more.
         poll.refresh()
-        sessions.live.queue.asyncAfter(deadline: .now() + .seconds(seconds)) { poll.give(final: true) }
+        // Weakly: a poll answered or hung up early is freed now, not when its wait would have ended
+        // (a client opening and dropping long polls fast would otherwise pile them up for a minute).
+        // While it waits, its session's watchers hold it.
+        sessions.live.queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [weak poll] in poll?.give(final: true) }
         return HTTPResponse(deferred: poll.answer)
     }
 
@@ -299,7 +377,13 @@ final class LongPoll: SessionWatcher {
         sessions.live.queue.async { self.give(final: false) }
     }
 
+    /// The session ended: answered as the page would be now. The daemon stops: answered at once,
+    /// 503 `shutting_down`, whatever the store (which is about to close).
     func end(_ reason: EndReason) {
+        if reason == .shutdown {
+            answer.resolve(EventRoutes.shuttingDown.response)
+            return
+        }
         sessions.live.queue.async { self.give(final: true) }
     }
 

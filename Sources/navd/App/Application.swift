@@ -22,6 +22,12 @@ final class Application: HTTPHandler {
         var limits = Limits()
         /// Origins whose pages may call the API (`--cors-origin`; `*` for any).
         var corsOrigins: [String] = []
+        /// The most watchers (streams, long polls) of the daemon: half of its connections.
+        var maxWatchers = 4096
+        /// The most watchers of one session: `--max-watchers-per-session`.
+        var maxWatchersPerSession = 16
+        /// The most bytes buffered for all streams together: `--max-watcher-buffer`.
+        var maxWatcherBuffer = 64 << 20
     }
 
     let graphs: GraphRegistry
@@ -63,6 +69,9 @@ final class Application: HTTPHandler {
         var sessionConfiguration = configuration.sessions
         sessionConfiguration.adminToken = adminDigest
         sessionConfiguration.backendToken = configuration.backendToken.map(Token.digest)
+        sessionConfiguration.maxWatchersPerSession = configuration.maxWatchersPerSession
+        sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
+        let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
         let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
@@ -71,7 +80,7 @@ final class Application: HTTPHandler {
         var routes = Routes()
         SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
-        EventRoutes(sessions: sessions).register(in: &routes)
+        EventRoutes(sessions: sessions, buffers: buffers).register(in: &routes)
         GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets).register(in: &routes)
         WebClientRoutes().register(in: &routes)
@@ -279,3 +288,7 @@ final class Application: HTTPHandler {
         }
     }
 }
+
+/// A ``Budget`` counts the bytes of NavHTTP's stream buffers (``StreamBuffers``) as it counts
+/// everything else, so that they show at `/metrics` with the other budgets.
+extension Budget: ByteBudget {}

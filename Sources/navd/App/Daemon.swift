@@ -25,12 +25,17 @@ struct Daemon {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
 
-        let (application, store) = try Self.application(for: settings, logger: logger, accessLog: Self.accessLog(for: logger))
+        // The connections that fit the open-file limit, before the application: half of them is
+        // the watchers' budget.
+        let connections = FileDescriptorLimit.fit(connections: settings.maxConnections, logger: logger)
+        let (application, store) = try Self.application(
+            for: settings, logger: logger, accessLog: Self.accessLog(for: logger), connections: connections
+        )
 
         let server = HTTPServer(
             configuration: .init(
                 host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
-                connectionLimit: FileDescriptorLimit.fit(connections: settings.maxConnections, logger: logger),
+                connectionLimit: connections,
                 connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout,
                 shutdownGracePeriod: Double(settings.shutdownGraceMilliseconds) / 1000, polling: settings.polling
             ),
@@ -100,8 +105,12 @@ struct Daemon {
     /// application the binary would build from the same arguments and call it without a socket.
     ///
     /// - Throws: when the store does not open or a graph does not load (the store is closed again).
+    ///
+    /// - Parameter connections: the connections the server accepts (`--max-connections`, or fewer
+    ///   when the open-file limit is lower); watchers may hold half of them, so that ordinary
+    ///   requests always find room (docs/design.md, "Watchers").
     static func application(
-        for settings: ServeSettings, logger: Logger, accessLog: LogSink? = nil
+        for settings: ServeSettings, logger: Logger, accessLog: LogSink? = nil, connections: Int? = nil
     ) throws -> (application: Application, store: any SessionStore) {
         // --max-context bounds a context however it is set: at creation (the session service) and
         // by every later change (NavCore's limit, checked with the merge patch applied).
@@ -118,7 +127,10 @@ struct Daemon {
                 sessions: .init(
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
                 ),
-                corsOrigins: settings.corsOrigins
+                corsOrigins: settings.corsOrigins,
+                maxWatchers: max(1, (connections ?? settings.maxConnections) / 2),
+                maxWatchersPerSession: settings.maxWatchersPerSession,
+                maxWatcherBuffer: settings.maxWatcherBuffer
             ),
             store: store, logger: logger, accessLog: accessLog
         )

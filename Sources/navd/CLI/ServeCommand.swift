@@ -53,8 +53,14 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Idle time after which a session expires: 90s, 30m, 24h, 7d. (NAVD_SESSION_TTL; default 24h)")
     var sessionTTL: String?
 
-    @Option(help: "Most concurrent connections; navd raises its open-file limit to fit them when it can. (NAVD_MAX_CONNECTIONS; default 8192)")
+    @Option(help: "Most concurrent connections; navd raises its open-file limit to fit them when it can. Event streams and long polls together may hold at most half of them (past that: 503 over_capacity), so ordinary requests always find room. (NAVD_MAX_CONNECTIONS; default 8192)")
     var maxConnections: Int?
+
+    @Option(help: "Most event streams and long polls following one session at once; one more answers 429 too_many_requests with Retry-After. (NAVD_MAX_WATCHERS_PER_SESSION; default 16)")
+    var maxWatchersPerSession: Int?
+
+    @Option(help: "Most bytes buffered for all event streams together, for clients that read slower than changes come: bytes, or with K, M, G (KiB, MiB, GiB); at least 64K. When reached, the stream holding the most is dropped (it ends with reason lagging). (NAVD_MAX_WATCHER_BUFFER; default 64M)")
+    var maxWatcherBuffer: String?
 
     @Option(help: "Seconds before an idle or slow connection is dropped. (NAVD_CONNECTION_TIMEOUT; default 30)")
     var connectionTimeout: Int?

@@ -30,6 +30,10 @@ struct ServeSettings: Sendable {
     var cacheBytes: Int
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
+    /// The most watchers (event streams, long polls) of one session.
+    var maxWatchersPerSession: Int
+    /// The most bytes buffered for all event streams together.
+    var maxWatcherBuffer: Int
     var connectionTimeout: Int
     var headerTimeout: Int
     /// Seconds between event streams' heartbeats.
@@ -102,6 +106,12 @@ struct ServeSettings: Sendable {
         }
         self.cacheBytes = cacheBytes
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
+        maxWatchersPerSession = try number(command.maxWatchersPerSession, "NAVD_MAX_WATCHERS_PER_SESSION", 16, 1...100_000)
+        let watcherBuffer = value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER") ?? "64M"
+        guard let watcherBufferBytes = Self.bytes(watcherBuffer), watcherBufferBytes >= 64 << 10 else {
+            throw ValidationError("--max-watcher-buffer must be at least 64K: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(watcherBuffer)'")
+        }
+        maxWatcherBuffer = watcherBufferBytes
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         heartbeatSeconds = try number(command.heartbeat, "NAVD_HEARTBEAT", 15, 1...3600)

@@ -30,7 +30,7 @@ import Testing
             let stream = ResponseStream(bufferLimit: bufferLimit)
             let counter = session.state.eventCounter
             let watcher = EventStream(id: id, sessions: sessions, stream: stream, lastSeq: lastSeq ?? counter, viewSeq: counter)
-            sessions.live.add(watcher, to: id)
+            try sessions.live.add(watcher, to: id)
             return (watcher, stream)
         }
     }
@@ -106,5 +106,28 @@ import Testing
         #expect(ids == Array((6...).prefix(ids.count)))
         // The writers went on unhindered: every change was applied.
         #expect(try fixture.sessions.store.load(fixture.id)?.state.version == 41)
+    }
+
+    /// A long poll, once answered, is let go whole: nothing it left behind (its wait's timer, a
+    /// handler for a hang-up that can no longer come) keeps it, or its answer, for the rest of
+    /// its wait. Clients that open and drop long polls fast would otherwise pile them up.
+    @Test func anAnsweredLongPollIsFreedBeforeItsWaitEnds() throws {
+        let fixture = try Fixture()
+        let credentials = Credentials(bearer: Token.digest(fixture.token))
+        weak var answer: DeferredResponse?
+        do {
+            let response = try LongPoll.start(fixture.id, sessions: fixture.sessions, seconds: 60) { () throws(ServiceError) in
+                let (_, events, _) = try fixture.sessions.events(of: fixture.id, credentials: credentials, after: 5, limit: 100)
+                return HTTPResponse(status: 200, body: Array((events.isEmpty ? #"{"events":[],"next":5}"# : #"{"events":[{}],"next":6}"#).utf8))
+            }
+            answer = response.deferred
+            #expect(answer?.isResolved == false)
+            try fixture.navigate("help")
+            Self.waitFor { answer?.isResolved == true }
+            #expect(answer?.isResolved == true)
+        }
+        Self.waitFor { answer == nil }
+        #expect(answer == nil, "the answered long poll is still held")
+        #expect(!fixture.sessions.live.isWatched(fixture.id))
     }
 }

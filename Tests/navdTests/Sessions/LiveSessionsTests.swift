@@ -19,7 +19,7 @@ import Testing
     @Test func everyWatcherIsPingedOnceAnIntervalASliceAtATime() throws {
         let live = LiveSessions()
         let watchers = (0..<400).map { _ in Counting() }
-        for (index, watcher) in watchers.enumerated() { live.add(watcher, to: "s\(index % 50)") }
+        for (index, watcher) in watchers.enumerated() { try live.add(watcher, to: "s\(index % 50)") }
         func counts() -> [Int] { watchers.map { $0.pings.load(ordering: .relaxed) } }
         live.startHeartbeat(every: 1.6)
         defer { live.stopHeartbeat() }

@@ -6662,11 +6662,13 @@ public struct Client: APIProtocol {
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
     ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new.
+    ///   there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the
-    ///   page would (401).
+    ///   page would (401); navd stopping meanwhile answers 503 `shutting_down`. An `after` past
+    ///   the newest event is read as the newest: the page's `next` names the newest event, and a
+    ///   long poll waits for the one after it. A client that hangs up is let go at once.
     /// - **A stream** with `Accept: text/event-stream` (server-sent events): first `retry: 2000`
     ///   and the current view (`event: view`, data a `SessionView`); then, if `Last-Event-ID`
     ///   (which wins, since EventSource reconnects to the same URL) or `after` is given, every
@@ -6678,7 +6680,9 @@ public struct Client: APIProtocol {
     ///   every `--heartbeat` seconds. `event: end` (data `{"reason": "deleted" | "expired" |
     ///   "lagging" | "shutdown"}`) ends the stream: the session was deleted or expired, the
     ///   client read too slowly and its buffer filled (it may reconnect with `Last-Event-ID` and
-    ///   misses nothing still retained), or the daemon is stopping. Auth as on every session
+    ///   misses nothing still retained; what it had not started reading is dropped), or the
+    ///   daemon is stopping. `Accept` is read with its weights: `text/event-stream;q=0`, or a
+    ///   weight below JSON's, answers the page. Auth as on every session
     ///   route, or with the session's `watchToken` as `access_token` (an EventSource cannot send
     ///   headers); a write or admin token in the URL answers 401. A stream is opened only when
     ///   the session may be seen: otherwise the problem answers below, as for the page.
@@ -6949,6 +6953,43 @@ public struct Client: APIProtocol {
                         headers: headers,
                         body: body
                     ))
+                case 429:
+                    let headers: Operations.ListEvents.Output.TooManyRequests.Headers = .init(
+                        xRequestId: try converter.getRequiredHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "X-Request-Id",
+                            as: Components.Headers.XRequestId.self
+                        ),
+                        retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Retry-After",
+                            as: Components.Headers.RetryAfter.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.ListEvents.Output.TooManyRequests.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .tooManyRequests(.init(
+                        headers: headers,
+                        body: body
+                    ))
                 case 500:
                     let headers: Components.Responses.InternalError.Headers = .init(xRequestId: try converter.getRequiredHeaderFieldAsURI(
                         in: response.headerFields,
@@ -6980,7 +7021,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Operations.ListEvents.Output.ServiceUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -6993,7 +7034,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Operations.ListEvents.Output.ServiceUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [

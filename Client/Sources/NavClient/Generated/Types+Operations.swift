@@ -6923,11 +6923,13 @@ public enum Operations {
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
     ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new.
+    ///   there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the
-    ///   page would (401).
+    ///   page would (401); navd stopping meanwhile answers 503 `shutting_down`. An `after` past
+    ///   the newest event is read as the newest: the page's `next` names the newest event, and a
+    ///   long poll waits for the one after it. A client that hangs up is let go at once.
     /// - **A stream** with `Accept: text/event-stream` (server-sent events): first `retry: 2000`
     ///   and the current view (`event: view`, data a `SessionView`); then, if `Last-Event-ID`
     ///   (which wins, since EventSource reconnects to the same URL) or `after` is given, every
@@ -6939,7 +6941,9 @@ public enum Operations {
     ///   every `--heartbeat` seconds. `event: end` (data `{"reason": "deleted" | "expired" |
     ///   "lagging" | "shutdown"}`) ends the stream: the session was deleted or expired, the
     ///   client read too slowly and its buffer filled (it may reconnect with `Last-Event-ID` and
-    ///   misses nothing still retained), or the daemon is stopping. Auth as on every session
+    ///   misses nothing still retained; what it had not started reading is dropped), or the
+    ///   daemon is stopping. `Accept` is read with its weights: `text/event-stream;q=0`, or a
+    ///   weight below JSON's, answers the page. Auth as on every session
     ///   route, or with the session's `watchToken` as `access_token` (an EventSource cannot send
     ///   headers); a write or admin token in the URL answers 401. A stream is opened only when
     ///   the session may be seen: otherwise the problem answers below, as for the page.
@@ -7269,6 +7273,90 @@ public enum Operations {
                     }
                 }
             }
+            public struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/429/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/429/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Seconds after which a retry may succeed.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/429/headers/Retry-After`.
+                    public var retryAfter: Components.Headers.RetryAfter?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    ///   - retryAfter: Seconds after which a retry may succeed.
+                    public init(
+                        xRequestId: Components.Headers.XRequestId,
+                        retryAfter: Components.Headers.RetryAfter? = nil
+                    ) {
+                        self.xRequestId = xRequestId
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ListEvents.Output.TooManyRequests.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/429/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ListEvents.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ListEvents.Output.TooManyRequests.Headers,
+                    body: Operations.ListEvents.Output.TooManyRequests.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `too_many_requests`: the session already has `--max-watchers-per-session` watchers
+            /// (streams and long polls, 16 by default); close one, or retry after `Retry-After`
+            /// seconds. A page (no `wait`, no stream) is never refused for this.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/events/get(listEvents)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.ListEvents.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Operations.ListEvents.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/events/get(listEvents)/responses/500`.
@@ -7292,21 +7380,79 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/503/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Seconds after which a retry may succeed.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Components.Headers.RetryAfter?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    ///   - retryAfter: Seconds after which a retry may succeed.
+                    public init(
+                        xRequestId: Components.Headers.XRequestId,
+                        retryAfter: Components.Headers.RetryAfter? = nil
+                    ) {
+                        self.xRequestId = xRequestId
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ListEvents.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ListEvents.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ListEvents.Output.ServiceUnavailable.Headers,
+                    body: Operations.ListEvents.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `over_capacity`: the daemon already holds as many watchers as it may (half of
+            /// `--max-connections`, so that ordinary requests always find a connection);
+            /// `shutting_down`: navd is stopping (a long poll waiting when it stops is answered so);
+            /// `store_unavailable`: the store cannot be read now. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/events/get(listEvents)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Operations.ListEvents.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Operations.ListEvents.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):

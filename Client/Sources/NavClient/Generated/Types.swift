@@ -202,11 +202,13 @@ public protocol APIProtocol: Sendable {
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
     ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new.
+    ///   there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the
-    ///   page would (401).
+    ///   page would (401); navd stopping meanwhile answers 503 `shutting_down`. An `after` past
+    ///   the newest event is read as the newest: the page's `next` names the newest event, and a
+    ///   long poll waits for the one after it. A client that hangs up is let go at once.
     /// - **A stream** with `Accept: text/event-stream` (server-sent events): first `retry: 2000`
     ///   and the current view (`event: view`, data a `SessionView`); then, if `Last-Event-ID`
     ///   (which wins, since EventSource reconnects to the same URL) or `after` is given, every
@@ -218,7 +220,9 @@ public protocol APIProtocol: Sendable {
     ///   every `--heartbeat` seconds. `event: end` (data `{"reason": "deleted" | "expired" |
     ///   "lagging" | "shutdown"}`) ends the stream: the session was deleted or expired, the
     ///   client read too slowly and its buffer filled (it may reconnect with `Last-Event-ID` and
-    ///   misses nothing still retained), or the daemon is stopping. Auth as on every session
+    ///   misses nothing still retained; what it had not started reading is dropped), or the
+    ///   daemon is stopping. `Accept` is read with its weights: `text/event-stream;q=0`, or a
+    ///   weight below JSON's, answers the page. Auth as on every session
     ///   route, or with the session's `watchToken` as `access_token` (an EventSource cannot send
     ///   headers); a write or admin token in the URL answers 401. A stream is opened only when
     ///   the session may be seen: otherwise the problem answers below, as for the page.
@@ -706,11 +710,13 @@ extension APIProtocol {
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
     ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new.
+    ///   there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the
-    ///   page would (401).
+    ///   page would (401); navd stopping meanwhile answers 503 `shutting_down`. An `after` past
+    ///   the newest event is read as the newest: the page's `next` names the newest event, and a
+    ///   long poll waits for the one after it. A client that hangs up is let go at once.
     /// - **A stream** with `Accept: text/event-stream` (server-sent events): first `retry: 2000`
     ///   and the current view (`event: view`, data a `SessionView`); then, if `Last-Event-ID`
     ///   (which wins, since EventSource reconnects to the same URL) or `after` is given, every
@@ -722,7 +728,9 @@ extension APIProtocol {
     ///   every `--heartbeat` seconds. `event: end` (data `{"reason": "deleted" | "expired" |
     ///   "lagging" | "shutdown"}`) ends the stream: the session was deleted or expired, the
     ///   client read too slowly and its buffer filled (it may reconnect with `Last-Event-ID` and
-    ///   misses nothing still retained), or the daemon is stopping. Auth as on every session
+    ///   misses nothing still retained; what it had not started reading is dropped), or the
+    ///   daemon is stopping. `Accept` is read with its weights: `text/event-stream;q=0`, or a
+    ///   weight below JSON's, answers the page. Auth as on every session
     ///   route, or with the session's `watchToken` as `access_token` (an EventSource cannot send
     ///   headers); a write or admin token in the URL answers 401. A stream is opened only when
     ///   the session may be seen: otherwise the problem answers below, as for the page.

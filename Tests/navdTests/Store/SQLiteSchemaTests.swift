@@ -157,9 +157,9 @@ import Testing
         try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
     }
 
-    /// The files in `folder` other than the ownership lock (which opening a store creates, and keeps).
+    /// The files in `folder` (the store's lock is on the database file itself: no file of its own).
     static func files(in folder: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasSuffix(".lock") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
     }
 }
 

@@ -153,7 +153,9 @@ package final class DatabaseLock: @unchecked Sendable {
             let fields = line.split(separator: UInt8(ascii: " "))
             guard fields.count >= 6, String(decoding: fields[1], as: UTF8.self) == "FLOCK",
                   String(decoding: fields[5], as: UTF8.self) == file,
-                  let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0
+                  let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0,
+                  // This process's own flock (it holds the file, and another holds SQLite's lock).
+                  pid != getpid()
             else { continue }
             return pid
         }

@@ -110,4 +110,28 @@ import Glibc
         let check = try CLITests.navd(["store", "check", "--store", "sqlite:\(folder.path)/link.db"])
         #expect(check.status == 0, "\(check)")
     }
+
+    /// A process that holds the database through SQLite's own lock only (as a navd that took no
+    /// lock on the file itself does, or the `sqlite3` shell in a transaction) makes the database
+    /// in use too, naming that process (`F_GETLK`), not damaged; `store check` says so as well.
+    @Test func aDatabaseLockedBySQLiteAloneIsInUseNotDamaged() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/x.db"
+        do {
+            let daemon = try DaemonHarness(store: "sqlite:\(path)")
+            #expect(try daemon.stop() == 0)
+        }
+        let holder = try SQLiteConnection(path: path)
+        defer { holder.close() }
+        try holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        try holder.execute("BEGIN EXCLUSIVE")
+        defer { try? holder.execute("ROLLBACK") }
+        let refused = try DamagedStoreTests.serveFails("sqlite:\(path)")
+        #expect(refused.status == 75, "\(refused.errors)")
+        #expect(refused.errors.contains("is in use: another navd holds it: PID \(getpid())"), "\(refused.errors)")
+        #expect(!refused.errors.contains("restore") && !refused.errors.contains("damage"), "\(refused.errors)")
+        let check = try CLITests.navd(["store", "check", "--store", "sqlite:\(path)"])
+        #expect(check.status == 75, "\(check)")
+        #expect(check.errors.contains("in use") && !check.output.contains("DAMAGED"), "\(check)")
+    }
 }

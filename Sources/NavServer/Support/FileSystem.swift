@@ -100,7 +100,7 @@ package final class DatabaseLock: @unchecked Sendable {
         identity = FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
-            let holder = code == EWOULDBLOCK ? Self.holder(of: descriptor, identity) : nil
+            let holder = code == EWOULDBLOCK ? Self.holder(of: descriptor, identity, holdingFlock: false) : nil
             Glibc.close(descriptor)
             descriptor = -1
             if code == EWOULDBLOCK { throw Self.inUse(path, holder: holder) }
@@ -121,8 +121,10 @@ package final class DatabaseLock: @unchecked Sendable {
     /// The PID of the process that holds the database open on `descriptor`'s file: the `flock`
     /// holder `/proc/locks` names for its device and inode, else the holder of a POSIX lock on
     /// it (`F_GETLK`: SQLite's, as a navd that took no `flock` on the file itself holds).
-    package static func holder(of descriptor: Int32, _ identity: FileIdentity) -> Int32? {
-        if let pid = flockHolder(identity) { return pid }
+    /// - Parameter holdingFlock: this process holds the `flock` (SQLite's lock is what another
+    ///   holds): its own line in `/proc/locks` is not the holder.
+    package static func holder(of descriptor: Int32, _ identity: FileIdentity, holdingFlock: Bool) -> Int32? {
+        if let pid = flockHolder(identity, skipping: holdingFlock ? getpid() : nil) { return pid }
         var probe = Glibc.flock()
         probe.l_type = Int16(F_WRLCK)
         probe.l_whence = Int16(SEEK_SET)
@@ -135,7 +137,7 @@ package final class DatabaseLock: @unchecked Sendable {
     /// The PID `/proc/locks` gives for a `flock` on the file: lines such as
     /// `3: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF` (the device's major and minor in hex,
     /// the inode in decimal); a waiter's line (`3: -> FLOCK …`) is not a holder.
-    static func flockHolder(_ identity: FileIdentity) -> Int32? {
+    static func flockHolder(_ identity: FileIdentity, skipping skipped: Int32?) -> Int32? {
         let descriptor = open("/proc/locks", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { Glibc.close(descriptor) }
@@ -154,8 +156,7 @@ package final class DatabaseLock: @unchecked Sendable {
             guard fields.count >= 6, String(decoding: fields[1], as: UTF8.self) == "FLOCK",
                   String(decoding: fields[5], as: UTF8.self) == file,
                   let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0,
-                  // This process's own flock (it holds the file, and another holds SQLite's lock).
-                  pid != getpid()
+                  pid != skipped
             else { continue }
             return pid
         }

@@ -201,7 +201,7 @@ extension SQLiteStore {
             do {
                 connection = try SQLiteConnection(path: ownership.map { databasePath(for: path, identity: $0.identity) } ?? path)
             } catch where error.kind == .inUse {
-                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity) })
+                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
             }
             defer { connection.close() }
             do {
@@ -220,7 +220,7 @@ extension SQLiteStore {
                 compacted = (try? compactedSeq(connection)) ?? 0
                 lines.append("  changes folded into it: through seq \(compacted)")
             } catch where error.kind == .inUse {
-                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity) })
+                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
             } catch {
                 damaged = true
                 lines.append("\(path): DAMAGED: \(error.message)")

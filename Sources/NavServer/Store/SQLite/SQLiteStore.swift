@@ -178,7 +178,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         func unusable(_ error: StoreError) -> StoreError {
             switch error.kind {
             case .inUse:
-                return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity))
+                return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
             case .unavailable:
                 return StoreError(
                     message: "the database \(path) cannot be opened or written: \(error.message). Nothing was changed; start again once "

@@ -16,8 +16,8 @@ import Synchronization
 ///
 /// A change is appended to the ``ChangeLog`` (`PREFIX-changes-NNNNNN`, where the database records
 /// `PREFIX`: the file's real path when it was created, so a symlink, a hard link or a `..` path
-/// finds the same log; `SQLiteStore+Location.swift`; one `pwrite` of one record) and acknowledged once that write has returned (with `sync=full`, once it is on
-/// disk). The database catches up in the background: every ``compactionThreshold`` changes (or
+/// finds the same log; `SQLiteStore+Location.swift`; one `pwrite` of one record) and acknowledged
+/// once that write has returned (with `sync=full`, once it is on disk). The database catches up in the background: every ``compactionThreshold`` changes (or
 /// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
 /// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
 /// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
@@ -181,8 +181,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
                 return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
             case .unavailable:
                 return StoreError(
-                    message: "the database \(path) cannot be opened or written: \(error.message). Nothing was changed; start again once "
-                        + "the disk has room or works again", kind: .unavailable
+                    message: "the database \(path) cannot be opened or written: \(error.message). It is not damaged, and nothing "
+                        + "was changed; start again once that is fixed (room on the disk, the file's permissions)", kind: .unavailable
                 )
             case .failure, .incompatible:
                 return StoreError(

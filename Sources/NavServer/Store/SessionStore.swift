@@ -42,6 +42,9 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
         case unavailable
         /// One session's stored stage no longer fits its graph: that session cannot be served.
         case incompatible
+        /// Another process holds the store (a second navd on the same SQLite file, by whatever
+        /// name): nothing is wrong with it, and nothing was touched. `navd serve` exits 75.
+        case inUse
     }
 
     package var message: String

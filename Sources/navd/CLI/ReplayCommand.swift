@@ -56,8 +56,11 @@ struct ReplayCommand: ParsableCommand {
     }
 
     private func readTours() throws -> TourDocument {
-        guard let data = FileManager.default.contents(atPath: tours) else {
-            throw ClientExit.fail(ClientExit.badInput, "\(tours): cannot read the tours file")
+        let data: [UInt8]
+        do {
+            data = try SystemErrorText.contents(of: tours)
+        } catch {
+            throw ClientExit.fail(ClientExit.badInput, "\(tours): cannot read the tours file: \(error.reason)")
         }
         do {
             return try TourDocument(json: try JSONValue(parsing: Array(data)))

@@ -105,8 +105,17 @@ struct ServeCommand: ParsableCommand {
             // which a multi-line cause (a graph's issues, libpq's hints) would spread over lines.
             // The cause in the message, whose bound (2 KiB) keeps a long one whole.
             logger.critical("navd cannot start: \(error)")
-            throw ExitCode(1)
+            throw ExitCode(Self.exitStatus(for: error))
         }
+    }
+
+    /// `EX_TEMPFAIL` (sysexits.h): the store is in use by another process, a condition that
+    /// passes (a supervisor may retry later), not a fault of the store or of the settings.
+    static let inUseExitStatus: Int32 = 75
+
+    /// How `navd serve` exits when it cannot start: 75 when the store is in use, else 1.
+    static func exitStatus(for error: any Error) -> Int32 {
+        (error as? StoreError)?.kind == .inUse ? inUseExitStatus : 1
     }
 }
 

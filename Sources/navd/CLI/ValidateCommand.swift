@@ -41,8 +41,11 @@ struct ValidateCommand: ParsableCommand {
 /// Reads a graph file from disk into a document.
 enum GraphFile {
     static func read(_ file: String) throws -> JSONValue {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw GraphDocument.ReadError(message: "cannot read \(file)")
+        let data: [UInt8]
+        do {
+            data = try SystemErrorText.contents(of: file)
+        } catch {
+            throw GraphDocument.ReadError(message: "cannot read \(file): \(error.reason)")
         }
         return try GraphDocument.read(bytes: data, fileName: file)
     }

@@ -17,13 +17,13 @@ import Glibc
 
     /// `navd serve` on `store`, expected to fail at start-up. A daemon that starts anyway is
     /// killed after 15 s (and the test fails).
-    static func serveFails(_ store: String) throws -> (status: Int32, errors: String) {
+    static func serveFails(_ store: String, graph: String = "Examples/news.json") throws -> (status: Int32, errors: String) {
         let port = try DaemonHarness.freePort()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("navd-damaged-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
         let process = try ChildProcess(
-            DaemonHarness.binary.path, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json"],
+            DaemonHarness.binary.path, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", graph],
             environment: DaemonHarness.environment(), directory: DaemonHarness.packageRoot.path, output: .file(log.path), errors: .output
         )
         let ended = process.wait(seconds: 15)

@@ -130,4 +130,20 @@ import Glibc
         }
         #expect(try restarted.stop() == 0)
     }
+
+    /// A disk that is full when navd starts on a new database is named, with the system's reason,
+    /// and is not called damage: there is nothing to restore, only room to make. (On an existing
+    /// database navd starts, and writes answer 503 until there is room, as above.)
+    @Test(.enabled(if: Tmpfs.available, "skipped: mounting a tmpfs needs root and a kernel that allows it here"))
+    func aFullDiskAtStartUpIsNamedWithItsReasonAndNotCalledDamage() throws {
+        let disk = try Tmpfs(size: "1m")
+        defer { disk.unmount() }
+        _ = disk.fill()
+        let path = "\(disk.path)/new.db"
+        let refused = try DamagedStoreTests.serveFails("sqlite:\(path)")
+        #expect(refused.status == 1, "\(refused.errors)")
+        #expect(refused.errors.contains("the database \(path) cannot be opened or written"), "\(refused.errors)")
+        #expect(refused.errors.contains("No space left on device"), "\(refused.errors)")
+        #expect(!refused.errors.contains("restore"), "\(refused.errors)")
+    }
 }

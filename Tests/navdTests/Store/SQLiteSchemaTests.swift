@@ -157,9 +157,9 @@ import Testing
         try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
     }
 
-    /// The files in `folder` other than the ownership lock (which opening a store creates, and keeps).
+    /// The files in `folder` (the store's lock is on the database file itself: no file of its own).
     static func files(in folder: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasSuffix(".lock") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
     }
 }
 
@@ -178,7 +178,10 @@ extension SQLiteSchemaTests {
             ]
         )
         #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["6"], "one step, version 6")
-        #expect(try Self.rows("store_meta", at: path) == ["'compacted_seq'|0"])
+        // And where the change log lives (docs/design.md, "A store is named by what it is").
+        let meta = try Self.rows("store_meta", at: path)
+        #expect(meta.count == 4 && meta[0] == "'compacted_seq'|0", "\(meta)")
+        #expect(meta.contains("'log_prefix'|'\(path)'"), "\(meta)")
         #expect(try Self.rows("sessions", at: path).count == 1)
 
         // Column for column, key for key, the tables navd's four migrations built before, and version 6's.
@@ -255,7 +258,9 @@ extension SQLiteSchemaTests {
             #expect(try fixture.store.latestGraphVersions().map { "\($0.name) \($0.version)" } == ["news 1"])
             fixture.store.close()
         }
-        #expect(try tables.map { try Self.rows($0, at: path) } == before, "opening changed no row")
+        // Opening changed no row; it only recorded where the change log lives.
+        #expect(try tables.map { try Self.rows($0, at: path).filter { !$0.hasPrefix("'log_") } } == before, "opening changed no row")
+        #expect(try Self.rows("store_meta", at: path).contains("'log_prefix'|'\(path)'"))
         let versions = try Self.rows("migrations", at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
         #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"], "\(versions)")

@@ -1,6 +1,10 @@
 import NavJSON
 import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed in `close()`/`deinit`.
 ///
 /// Not thread-safe by itself: ``SQLiteStore`` uses each of its two connections only while holding
@@ -19,12 +23,35 @@ package final class SQLiteConnection {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &handle, flags, vfs)
         guard result == SQLITE_OK, let handle else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let message = handle.map { Self.describe(result, String(cString: sqlite3_errmsg($0)), $0) } ?? "out of memory"
             sqlite3_close_v2(handle)
-            throw StoreError(message: "sqlite3_open_v2(\(path)): \(message)")
+            throw Self.error(result, "sqlite3_open_v2(\(path)): \(message)")
         }
         self.handle = handle
         sqlite3_busy_timeout(handle, 5000)
+    }
+
+    /// Opens the database file at `path` (absolute) to read only the file itself: read-only and
+    /// `immutable`, so SQLite takes no lock, reads no WAL and creates no file beside it.
+    package init(readingFileOnly path: String) throws(StoreError) {
+        var uri = "file:"
+        for character in path.unicodeScalars {
+            switch character {
+            case "%": uri += "%25"
+            case "?": uri += "%3F"
+            case "#": uri += "%23"
+            default: uri.unicodeScalars.append(character)
+            }
+        }
+        uri += "?immutable=1"
+        var handle: OpaquePointer?
+        let result = sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        guard result == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw Self.error(result, "sqlite3_open_v2(\(path), immutable): \(message)")
+        }
+        self.handle = handle
     }
 
     deinit {
@@ -46,7 +73,7 @@ package final class SQLiteConnection {
         var message: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
         guard result == SQLITE_OK else {
-            let text = message.map { String(cString: $0) } ?? "unknown error"
+            let text = Self.describe(result, message.map { String(cString: $0) } ?? "unknown error", handle)
             sqlite3_free(message)
             throw Self.error(result, "sqlite3_exec: \(text)")
         }
@@ -60,8 +87,10 @@ package final class SQLiteConnection {
         }
         guard let handle else { throw StoreError(message: "the SQLite store is closed") }
         var pointer: OpaquePointer?
-        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil) == SQLITE_OK, let pointer else {
-            throw StoreError(message: "sqlite3_prepare_v3: \(lastError)")
+        let prepared = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        guard prepared == SQLITE_OK, let pointer else {
+            // Preparing reads the schema: another process's lock on the file (busy) shows here first.
+            throw Self.error(prepared, "sqlite3_prepare_v3: \(lastError)")
         }
         let statement = Statement(pointer, connection: self)
         statements[sql] = statement
@@ -69,18 +98,36 @@ package final class SQLiteConnection {
     }
 
     /// A failed call's error: `unavailable` when the disk is full or failing (SQLite rolled back,
-    /// so nothing was written, and a retry may succeed once there is room), `failure` otherwise.
+    /// so nothing was written, and a retry may succeed once there is room), `inUse` when another
+    /// process holds the file (busy: nothing is wrong with it), `failure` otherwise.
     package static func error(_ result: Int32, _ message: String) -> StoreError {
         switch result & 0xFF {
         case SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY:
             StoreError(message: message, kind: .unavailable)
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            StoreError(message: message, kind: .inUse)
         default:
             StoreError(message: message)
         }
     }
 
+    /// SQLite's message for a failed call, with the system's reason (`strerror` of the last
+    /// failed system call) when the file system is why: "disk I/O error" alone names no cause.
+    static func describe(_ result: Int32, _ message: String, _ handle: OpaquePointer?) -> String {
+        switch result & 0xFF {
+        case SQLITE_FULL, SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY:
+            // SQLite clears the errno of a write the disk had no room for: full means ENOSPC.
+            let recorded = handle.map { sqlite3_system_errno($0) } ?? 0
+            let code = recorded == 0 && result & 0xFF == SQLITE_FULL ? ENOSPC : recorded
+            return code != 0 ? "\(message) (\(FileSystem.reason(code)))" : message
+        default:
+            return message
+        }
+    }
+
     var lastError: String {
-        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        guard let handle else { return "closed" }
+        return Self.describe(sqlite3_errcode(handle), String(cString: sqlite3_errmsg(handle)), handle)
     }
 
     package var changes: Int {

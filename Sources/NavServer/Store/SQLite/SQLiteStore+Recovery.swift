@@ -29,11 +29,14 @@ extension SQLiteStore {
 
     /// Folds what the change log holds past `store_meta.compacted_seq` (a crash's leftovers) into
     /// the database, before anything is served; with `acceptingLoss`, sets damaged files aside.
+    /// - Parameters:
+    ///   - path: the database, as named in messages.
+    ///   - prefix: where its change log is (``placeChangeLog(_:path:identity:adopting:)``).
     static func recoverChangeLog(
-        _ connection: SQLiteConnection, path: String, retainedEvents: Int, acceptingLoss: Bool
+        _ connection: SQLiteConnection, path: String, prefix: String, retainedEvents: Int, acceptingLoss: Bool
     ) throws(StoreError) -> ChangeLogRecovery {
         let compacted = try compactedSeq(connection)
-        let scans = try ChangeLog.scan(prefix: path)
+        let scans = try ChangeLog.scan(prefix: prefix)
         let lastGeneration = scans.last?.generation ?? 0
         let recovery = try recover(scans, after: compacted, connection, path: path, acceptingLoss: acceptingLoss)
         var recovered: [String: Fold] = [:]
@@ -177,17 +180,29 @@ extension SQLiteStore {
     /// What `navd store check` prints: the database's `PRAGMA integrity_check`, every change log
     /// file with its records and the bytes that are not records, and every place changes are
     /// missing, and whether navd opens the schema. Changes nothing; refuses while another process
-    /// (a running navd) owns the store.
+    /// (a running navd) holds the database, by whatever name (an `inUse` error).
     /// - Returns: the report's lines, and whether anything is damaged (or the schema refused).
     package static func inspect(path: String) throws(StoreError) -> (lines: [String], damaged: Bool) {
-        let ownership = try OwnershipLock(path: path + ".lock", owner: path)
-        defer { ownership.release() }
+        // Before anything else: a database in use is not read at all (SQLite would answer
+        // "database is locked", which is not damage). Taking the lock creates a missing file, so
+        // whether there is a database is asked first.
+        // Before anything else: a database in use is not read at all (SQLite would answer
+        // "database is locked", which is not damage). Without a file there is nothing to hold.
+        let exists = access(path, F_OK) == 0
+        let ownership = exists ? try DatabaseLock(path: path) : nil
+        defer { ownership?.release() }
         var lines: [String] = []
         var damaged = false
         var compacted: Int64 = 0
         var schemaRefused = false
-        if access(path, F_OK) == 0 {
-            let connection = try SQLiteConnection(path: path)
+        var prefix = (try? FileSystem.realPath(path)) ?? path
+        if exists {
+            let connection: SQLiteConnection
+            do {
+                connection = try SQLiteConnection(path: ownership.map { databasePath(for: path, identity: $0.identity) } ?? path)
+            } catch where error.kind == .inUse {
+                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
+            }
             defer { connection.close() }
             do {
                 let problems = try integrity(connection, check: "integrity_check", limit: 100)
@@ -204,14 +219,27 @@ extension SQLiteStore {
                 if schema.refused { damaged = true }
                 compacted = (try? compactedSeq(connection)) ?? 0
                 lines.append("  changes folded into it: through seq \(compacted)")
+            } catch where error.kind == .inUse {
+                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
             } catch {
                 damaged = true
                 lines.append("\(path): DAMAGED: \(error.message)")
             }
+            // Where start-up would look for the change log, without recording it.
+            if !schemaRefused, let identity = ownership?.identity {
+                do throws(StoreError) {
+                    let place = try placeChangeLog(connection, path: path, identity: identity, adopting: false)
+                    prefix = place.prefix
+                    lines.append("  change log: \(prefix)-changes-*" + (place.record == nil ? "" : " (recorded when navd next starts)"))
+                } catch {
+                    damaged = true
+                    lines.append("CHANGE LOG: \(error.message)")
+                }
+            }
         } else {
             lines.append("\(path): no database yet")
         }
-        let scans = try ChangeLog.scan(prefix: path)
+        let scans = try ChangeLog.scan(prefix: prefix)
         for scan in scans {
             let seqs = scan.records.first.map { "seqs \($0.seq)…\(scan.records.last?.seq ?? $0.seq)" } ?? "no records"
             lines.append("\(scan.path): \(scan.size) bytes, \(scan.records.count) records (\(seqs))")

@@ -9,12 +9,15 @@ import Synchronization
 /// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
 /// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
 ///
-/// One navd process owns the file (an advisory lock on `PATH.lock` says so), so the store keeps a
-/// write-through cache of decoded sessions and reads never touch the disk twice.
+/// One navd process owns the file (an advisory lock on the database file itself, ``DatabaseLock``,
+/// says so, whatever name the file is opened by), so the store keeps a write-through cache of
+/// decoded sessions and reads never touch the disk twice. Another process holding it is reported
+/// as in use (`StoreError.Kind.inUse`, naming its PID), never as damage.
 ///
-/// A change is appended to the ``ChangeLog`` (`PATH-changes-NNNNNN`: one `pwrite` of one
-/// record) and acknowledged once that write has returned (with `sync=full`, once it is on
-/// disk). The database catches up in the background: every ``compactionThreshold`` changes (or
+/// A change is appended to the ``ChangeLog`` (`PREFIX-changes-NNNNNN`, where the database records
+/// `PREFIX`: the file's real path when it was created, so a symlink, a hard link or a `..` path
+/// finds the same log; `SQLiteStore+Location.swift`; one `pwrite` of one record) and acknowledged
+/// once that write has returned (with `sync=full`, once it is on disk). The database catches up in the background: every ``compactionThreshold`` changes (or
 /// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
 /// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
 /// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
@@ -83,7 +86,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let reader: SQLiteConnection
     /// The connection that copies the WAL into the database after each fold (under `foldLock`).
     let checkpointer: SQLiteConnection
-    private let ownership: OwnershipLock
+    private let ownership: DatabaseLock
     let retainedEvents: Int
     package let decode: SnapshotDecoder
     package let log: ChangeLog
@@ -140,17 +143,20 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     package private(set) var recoveryReport: [String] = []
 
     /// - Parameters:
-    ///   - path: the database file; its folder is created if missing. The change log files sit
-    ///     next to it (`PATH-changes-NNNNNN`).
+    ///   - path: the database file, by any of its names; its folder is created if missing. The
+    ///     change log files sit where the database records them (``placeChangeLog(_:path:identity:adopting:)``).
     ///   - cacheBytes: the bound of the decoded-session cache, by ``SessionCache/cost(snapshotBytes:)``.
     ///   - checkDatabase: run `PRAGMA quick_check` first and refuse a damaged database.
     ///   - acceptingLoss: when the change log is damaged, fold the changes that are still whole
     ///     and consistent, rename the damaged files to `….damaged`, and say what was lost in
     ///     ``recoveryReport`` (`navd store repair --accept-loss`); otherwise such a log is refused.
+    ///     Likewise a recorded change log folder that cannot be reached is given up for one next to the file.
     ///   - files: the system calls the change log writes with (tests inject failures).
     ///   - decode: turns a stored snapshot back into a state, checked against its graph.
-    /// - Throws: when the file is in use, damaged, of a schema this navd does not know (see
-    ///   ``schemaVersion``; the file is then left as it was), or cannot be opened.
+    /// - Throws: when the file is in use (an `inUse` error naming the holder), damaged, of a schema
+    ///   this navd does not know (see ``schemaVersion``; the file is then left as it was), cannot be
+    ///   opened or written (naming the path and the system's reason), or its change log is not
+    ///   where it records it.
     package init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
         answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
@@ -165,13 +171,33 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.decode = decode
         self.cache = SessionCache(limit: cacheBytes)
         try FileSystem.createParentDirectory(of: path)
-        ownership = try OwnershipLock(path: path + ".lock", owner: path)
-        connection = try SQLiteConnection(path: path, vfs: Self.vfs)
+        let ownership = try DatabaseLock(path: path)
+        self.ownership = ownership
+        /// What start-up says when the database cannot be used: held by another process (in use,
+        /// not damaged), or on a disk that cannot take it (nothing to restore), or damaged.
         func unusable(_ error: StoreError) -> StoreError {
-            StoreError(
-                message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
-                    + "(`navd store check --store sqlite:\(path)` lists every problem)"
-            )
+            switch error.kind {
+            case .inUse:
+                return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
+            case .unavailable:
+                return StoreError(
+                    message: "the database \(path) cannot be opened or written: \(error.message). It is not damaged, and nothing "
+                        + "was changed; start again once that is fixed (room on the disk, the file's permissions)", kind: .unavailable
+                )
+            case .failure, .incompatible:
+                return StoreError(
+                    message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
+                        + "(`navd store check --store sqlite:\(path)` lists every problem)"
+                )
+            }
+        }
+        // SQLite's own side file (the `-wal`) follows the name it opens the file by, and a hard
+        // link has another: every connection opens the name the database recorded.
+        let databasePath = Self.databasePath(for: path, identity: ownership.identity)
+        do throws(StoreError) {
+            connection = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
+        } catch {
+            throw unusable(error)
         }
         // Only reads until the schema is known: a file navd refuses is left exactly as it was
         // (even its journal mode, which `journal_mode=WAL` would write into its header).
@@ -199,22 +225,41 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         } catch {
             throw unusable(error)
         }
-        try Self.apply(step, connection)
+        let place: ChangeLogPlace
         do throws(StoreError) {
-            reader = try SQLiteConnection(path: path, vfs: Self.vfs)
+            try Self.apply(step, connection)
+            place = try Self.placeChangeLog(connection, path: path, identity: ownership.identity, adopting: acceptingLoss)
+            if let location = place.record {
+                try Self.record(location, connection)
+                // Into the file itself at once: a later start through a hard link reads the
+                // record from the file (``databasePath(for:identity:)``) before it knows the WAL's name.
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch where error.kind != .failure {
+            throw unusable(error)
+        }
+        do throws(StoreError) {
+            reader = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
             // It never writes: a statement that would is an error, not a second writer.
             try reader.execute("PRAGMA query_only=ON")
-            checkpointer = try SQLiteConnection(path: path, vfs: Self.vfs)
+            checkpointer = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
         } catch {
             throw unusable(error)
         }
 
         // What a crash left in the change log is folded in before anything is served.
-        let recovery = try Self.recoverChangeLog(connection, path: path, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss)
-        recoveryReport = recovery.report
+        let recovery: ChangeLogRecovery
+        do throws(StoreError) {
+            recovery = try Self.recoverChangeLog(
+                connection, path: path, prefix: place.prefix, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss
+            )
+        } catch where error.kind != .failure {
+            throw unusable(error)
+        }
+        recoveryReport = (place.note.map { [$0] } ?? []) + recovery.report
         nextSeq = recovery.lastSeq + 1
         compactedSeq.store(recovery.lastSeq, ordering: .relaxed)
-        log = try ChangeLog(prefix: path, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
+        log = try ChangeLog(prefix: place.prefix, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
         log.remove(through: recovery.lastGeneration)
     }
 

@@ -45,6 +45,7 @@ import Glibc
 
         func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse { HTTPResponse(status: 413) }
         func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse { HTTPResponse(status: 400) }
+        func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse { HTTPResponse(status: 501) }
     }
 
     static func start() throws -> (HTTPServer, Handler) {

@@ -2,10 +2,12 @@
 /// parse and fit the graph, every scene can be reached.
 struct GraphValidator {
     let graph: Graph
+    /// The limits sessions on the graph will run under: the start path must fit them.
+    var limits = Limits()
 
     func issues() -> [GraphIssue] {
         var issues: [GraphIssue] = []
-        let navigator = Navigator(graph: graph)
+        let navigator = Navigator(graph: graph, limits: limits)
 
         for scene in graph.scenes.values.sorted(by: { $0.name < $1.name }) {
             let at = pointer("/scenes", scene.name)
@@ -46,8 +48,15 @@ struct GraphValidator {
             switch expression {
             case .absolute(let path), .relative(ups: 0, let path):
                 do {
-                    _ = try navigator.normalise(Path().resolving(expression))
-                    if path.isEmpty { issues.append(GraphIssue(.invalidStart, at: "/start", "the start path is empty")) }
+                    let target = try navigator.normalise(Path().resolving(expression))
+                    if path.isEmpty {
+                        issues.append(GraphIssue(.invalidStart, at: "/start", "the start path is empty"))
+                    } else if target.count > limits.maxDepth {
+                        // Every create would be refused `stack_too_deep` there.
+                        issues.append(
+                            GraphIssue(.invalidStart, at: "/start", "the start path is \(target.count) screens deep (limit \(limits.maxDepth))")
+                        )
+                    }
                 } catch {
                     issues.append(GraphIssue(.invalidStart, at: "/start", error.description))
                 }

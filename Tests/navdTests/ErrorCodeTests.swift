@@ -146,7 +146,7 @@ import Testing
         let full = try limited.send("POST", "/v1/sessions", json: [:])
         codes.expect(full, 503, "too_many_sessions")
         var scenes: [String: JSON] = [:]
-        for index in 0..<400 { scenes["s\(index)"] = [:] }
+        for index in 0..<1_000 { scenes["s\(index)"] = [:] }
         let crowding = try crowded.send("PUT", "/v1/graphs/big", json: ["name": "big", "start": "/s0", "scenes": .object(scenes)], token: Self.adminToken)
         codes.expect(crowding, 503, "over_capacity")
         #expect(crowding.headers["retry-after"] != nil)

@@ -59,6 +59,11 @@ struct GraphRoutes: Sendable {
         router.on("PUT", "/v1/graphs/{name}") { context in
             try Admin.require(context, adminToken: adminToken)
             // Reading, validating and loading a document is work proportional to it.
+            // A body over the per-document bound is refused before it is parsed.
+            let bound = graphs.limits.maxGraphBytes
+            guard context.request.body.count <= bound else {
+                throw APIError(.payloadTooLarge, "the graph document is \(context.request.body.count) bytes (limit \(bound))")
+            }
             guard work.acquire() else { throw APIError.overCapacity(work) }
             defer { work.release() }
             let mediaType = context.request.headers["content-type"].map(RequestContext.mediaType) ?? ""

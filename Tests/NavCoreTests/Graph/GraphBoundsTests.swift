@@ -108,4 +108,31 @@ import Testing
         }
         _ = try Graph.decode(json: bytes, limits: Limits(maxGraphBytes: bytes.count))
     }
+
+    /// 9,990 guarded scenes whose redirects form one ring, and a tail leading into it: every
+    /// scene of the ring is a cycle, the tail is not. A search from every scene took the ring's
+    /// length squared (`navd validate` ran for minutes); the check is now one pass.
+    @Test func redirectCyclesAreFoundInOnePass() throws {
+        var scenes: [String: JSONValue] = ["home": [:]]
+        let ring = 9_990
+        for index in 0..<ring {
+            scenes["r\(index)"] = ["requires": ["user"], "redirect": .string("/r\((index + 1) % ring)")]
+        }
+        // A tail into the ring, a scene redirecting to itself, and a chain that ends.
+        scenes["tail"] = ["requires": ["user"], "redirect": "/r0"]
+        scenes["self"] = ["requires": ["user"], "redirect": "/self"]
+        scenes["end0"] = ["requires": ["user"], "redirect": "/end1"]
+        scenes["end1"] = ["requires": ["user"], "redirect": "/home"]
+        let issues: [GraphIssue]
+        do {
+            _ = try Graph.decode(["name": "ring", "start": "/home", "scenes": .object(scenes)])
+            issues = []
+        } catch {
+            issues = error.issues
+        }
+        let cycles = Set(issues.filter { $0.code == .redirectCycle }.map(\.pointer))
+        #expect(cycles.count == ring + 1)
+        #expect(cycles.contains("/scenes/r0/redirect") && cycles.contains("/scenes/r9989/redirect") && cycles.contains("/scenes/self/redirect"))
+        #expect(!cycles.contains("/scenes/tail/redirect") && !cycles.contains("/scenes/end0/redirect"))
+    }
 }

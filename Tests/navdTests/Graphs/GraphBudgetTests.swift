@@ -1,4 +1,5 @@
 import Foundation
+import NavJSON
 @testable import navd
 @testable import NavServer
 import Testing
@@ -104,5 +105,21 @@ import Testing
             defer { _ = try? navd.stop() }
             #expect(navd.application.budgets["graph_work"]?.limit == threads - 1)
         }
+    }
+
+    /// A graph file over the per-document bound is refused before it is read (`--graph`,
+    /// `navd validate`, `navd tours`).
+    @Test func aGraphFileOverTheBoundIsRefusedUnread() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/big.json"
+        let document = Array(#"{"name":"big","start":"/a","scenes":{"a":{}}}"#.utf8)
+        try Data(document + [UInt8](repeating: UInt8(ascii: " "), count: 9 << 20)).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try GraphFile.read(path)
+        } throws: { error in
+            "\(error)".contains("too_large")
+        }
+        try Data(document).write(to: URL(fileURLWithPath: path))
+        #expect(try GraphFile.read(path).objectValue?["name"]?.stringValue == "big")
     }
 }

@@ -78,11 +78,14 @@ extension JSONWriter {
         writeLiteral("{\"back\":")
         writeInt(actions.back)
         writeLiteral(actions.exit ? ",\"exit\":true,\"links\":[" : ",\"exit\":false,\"links\":[")
-        for index in actions.links.indices {
-            writeLiteral(index == 0 ? "{\"name\":" : ",{\"name\":")
-            writeString(actions.links[index].name)
+        var first = true
+        // Iterated, not indexed: the global part skips the links the scene hides in O(1) a link.
+        for link in actions.links {
+            writeLiteral(first ? "{\"name\":" : ",{\"name\":")
+            first = false
+            writeString(link.name)
             writeLiteral(",\"params\":[")
-            for (position, param) in actions.links[index].params.enumerated() {
+            for (position, param) in link.params.enumerated() {
                 if position > 0 { writeLiteral(",") }
                 writeString(param)
             }

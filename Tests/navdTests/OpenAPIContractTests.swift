@@ -73,6 +73,16 @@ struct OpenAPIContractTests {
                 return ("GET", target, [:], [], 200)
             case "getWebClientRedirect": return ("GET", target, [:], [], 308)
             case "putGraph": return ("PUT", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 }, Array(news), 200)
+            case "deleteGraphVersion":
+                // A graph of its own with two versions: the first, which no session runs on, goes.
+                let admin = Self.admin.merging(["Content-Type": "application/json"]) { $1 }
+                let name = "removable-\(UUID().uuidString.prefix(8))"
+                for scene in ["a", "b"] {
+                    let document = #"{"name":"\#(name)","start":"/\#(scene)","scenes":{"\#(scene)":{}}}"#
+                    let stored = try navd.request("PUT", "/v1/graphs/\(name)", headers: admin, body: Array(document.utf8))
+                    #expect(stored.status == 200 || stored.status == 201, "\(stored)")
+                }
+                return ("DELETE", "/v1/graphs/\(name)?version=1", Self.admin, [], 204)
             default: return nil
             }
         }

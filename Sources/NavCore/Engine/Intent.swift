@@ -57,10 +57,18 @@ public struct Limits: Sendable, Hashable {
     public var maxBatchItems: Int
     /// How many redirects one navigation may follow before it is refused.
     public var maxRedirects: Int
+    /// The most scenes a graph may have: a loaded graph's memory and its validation grow with
+    /// its scenes and links (docs/design.md, "Graphs").
+    public var maxGraphScenes: Int
+    /// The most links a graph may have, its global links and every scene's own counted together.
+    public var maxGraphLinks: Int
+    /// The largest a graph document may be, in bytes of JSON.
+    public var maxGraphBytes: Int
 
     public init(
         maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256,
-        maxContextBytes: Int = 4096, maxResultBytes: Int = 16384, maxBatchItems: Int = 32, maxRedirects: Int = 5
+        maxContextBytes: Int = 4096, maxResultBytes: Int = 16384, maxBatchItems: Int = 32, maxRedirects: Int = 5,
+        maxGraphScenes: Int = 10_000, maxGraphLinks: Int = 50_000, maxGraphBytes: Int = 8 << 20
     ) {
         self.maxDepth = maxDepth
         self.maxPathLength = maxPathLength
@@ -71,5 +79,8 @@ public struct Limits: Sendable, Hashable {
         self.maxResultBytes = maxResultBytes
         self.maxBatchItems = maxBatchItems
         self.maxRedirects = maxRedirects
+        self.maxGraphScenes = maxGraphScenes
+        self.maxGraphLinks = maxGraphLinks
+        self.maxGraphBytes = maxGraphBytes
     }
 }

@@ -14,13 +14,13 @@ public struct Actions: Sendable, Hashable {
     }
 
     /// The top scene's links (by name), then the global links (by name) that no scene link hides.
-    public var links: [Link]
+    public var links: ActionLinks
     /// Whether `exit` would apply now.
     public var exit: Bool
     /// The largest count that `back` would apply now; 0 when none would.
     public var back: Int
 
-    public init(links: [Link], exit: Bool, back: Int) {
+    public init(links: ActionLinks, exit: Bool, back: Int) {
         self.links = links
         self.exit = exit
         self.back = back
@@ -28,17 +28,106 @@ public struct Actions: Sendable, Hashable {
 }
 
 extension Actions {
+    /// The graph's global links by name: the list every scene's ``ActionLinks`` shares.
+    static func globalLinks(_ global: [String: NavCore.Link]) -> [Link] {
+        global.keys.sorted().map { name in Link(name: name, params: global[name]?.placeholders ?? []) }
+    }
+
     /// A scene's links by name, then the global links by name that none of them hides.
-    static func links(own: [String: NavCore.Link], global: [String: NavCore.Link]) -> [Link] {
-        var result: [Link] = []
-        result.reserveCapacity(own.count + global.count)
-        for name in own.keys.sorted() {
-            result.append(Link(name: name, params: own[name]?.placeholders ?? []))
+    /// - Parameters:
+    ///   - global: ``globalLinks(_:)`` of the graph, shared (retained, not copied).
+    ///   - positions: each global link's position in `global`, by name.
+    static func links(own: [String: NavCore.Link], global: [Link], positions: [String: Int]) -> ActionLinks {
+        let names = own.keys.sorted()
+        let ownLinks = names.map { name in Link(name: name, params: own[name]?.placeholders ?? []) }
+        let hidden = names.compactMap { positions[$0] }.sorted()
+        return ActionLinks(own: ownLinks, global: global, hidden: hidden)
+    }
+}
+
+
+/// The links of a top screen as ``Actions`` lists them: the scene's own links by name, then the
+/// graph's global links by name that none of them hides.
+///
+/// The global list is one array made once per graph and shared by every scene (each scene retains
+/// it, none copies it), and a scene keeps only the positions its own links hide: a graph's link
+/// storage grows with its scenes plus its links, never their product (docs/design.md, "Graphs").
+public struct ActionLinks: RandomAccessCollection, Sendable, Hashable {
+    /// The scene's own links, by name.
+    let own: [Actions.Link]
+    /// The graph's global links, by name: the same array for every scene of a graph.
+    let global: [Actions.Link]
+    /// Positions in `global` of links an own link of the same name hides, ascending (at most one
+    /// per own link).
+    let hidden: [Int]
+
+    init(own: [Actions.Link], global: [Actions.Link], hidden: [Int]) {
+        self.own = own
+        self.global = global
+        self.hidden = hidden
+    }
+
+    /// A list given as it is (no global part).
+    public init(_ links: [Actions.Link]) {
+        self.init(own: links, global: [], hidden: [])
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { own.count + global.count - hidden.count }
+
+    public subscript(position: Int) -> Actions.Link {
+        if position < own.count { return own[position] }
+        // The position among the shown global links, moved past each hidden one before it.
+        var index = position - own.count
+        for skipped in hidden {
+            guard skipped <= index else { break }
+            index += 1
         }
-        for name in global.keys.sorted() where own[name] == nil {
-            result.append(Link(name: name, params: global[name]?.placeholders ?? []))
+        return global[index]
+    }
+
+    /// Walks the own links, then the global ones, stepping over the hidden: O(1) a link.
+    public struct Iterator: IteratorProtocol {
+        private let links: ActionLinks
+        private var ownIndex = 0
+        private var globalIndex = 0
+        private var hiddenIndex = 0
+
+        init(_ links: ActionLinks) {
+            self.links = links
         }
-        return result
+
+        public mutating func next() -> Actions.Link? {
+            if ownIndex < links.own.count {
+                defer { ownIndex += 1 }
+                return links.own[ownIndex]
+            }
+            while hiddenIndex < links.hidden.count, links.hidden[hiddenIndex] == globalIndex {
+                hiddenIndex += 1
+                globalIndex += 1
+            }
+            guard globalIndex < links.global.count else { return nil }
+            defer { globalIndex += 1 }
+            return links.global[globalIndex]
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+
+    /// Equal when they list the same links in the same order, however they are stored.
+    public static func == (lhs: ActionLinks, rhs: ActionLinks) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for link in self { hasher.combine(link) }
+    }
+}
+
+extension ActionLinks: ExpressibleByArrayLiteral {
+    public init(arrayLiteral links: Actions.Link...) {
+        self.init(links)
     }
 }
 

@@ -11,13 +11,18 @@ public struct Navigator: Sendable {
     /// daemon): a lookup then retains one reference instead of every field of a `Scene`.
     private let entries: SceneTable
     /// The links of a stage whose top has no scene of this graph: the global ones.
-    let globalActionLinks: [Actions.Link]
+    let globalActionLinks: ActionLinks
 
     public init(graph: Graph, limits: Limits = Limits()) {
         self.graph = graph
         self.limits = limits
-        self.entries = SceneTable(graph.scenes, globalLinks: graph.links)
-        self.globalActionLinks = Actions.links(own: [:], global: graph.links)
+        // One list of the global links for the whole graph: every scene's links share it.
+        let global = Actions.globalLinks(graph.links)
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(global.count)
+        for (position, link) in global.enumerated() { positions[link.name] = position }
+        self.entries = SceneTable(graph.scenes, globalLinks: global, positions: positions)
+        self.globalActionLinks = ActionLinks(own: [], global: global, hidden: [])
     }
 
     /// A new session at `start` (default: the graph's start path), with its opening transition.
@@ -78,6 +83,11 @@ public struct Navigator: Sendable {
 
     func scene(_ name: String) -> SceneEntry? {
         entries[name]
+    }
+
+    /// How many link values the navigator holds: every scene entry's own, and the global list once.
+    var storedLinkCount: Int {
+        entries.storedLinkCount + globalActionLinks.global.count
     }
 
     /// The scene named `name`, first tried where `hint` says (a screen's `sceneHint`).
@@ -144,15 +154,21 @@ final class SceneEntry: Sendable {
     let specList: [(key: String, spec: ParamSpec)]
 
     /// The links a screen of this scene offers on top (``Actions/links``): made once per graph,
-    /// so a session view only retains them.
-    let actionLinks: [Actions.Link]
+    /// so a session view only retains them. The global links are the graph's one shared list.
+    let actionLinks: ActionLinks
 
-    init(_ scene: Scene, index: Int, globalLinks: [String: Link] = [:]) {
+    /// - Parameters:
+    ///   - globalLinks: the graph's global links (``Actions/globalLinks(_:)``), shared by every entry.
+    ///   - positions: their positions by name.
+    init(_ scene: Scene, index: Int, globalLinks: [Actions.Link] = [], positions: [String: Int] = [:]) {
         self.scene = scene
         self.index = Int32(truncatingIfNeeded: index)
-        self.actionLinks = Actions.links(own: scene.links, global: globalLinks)
+        self.actionLinks = Actions.links(own: scene.links, global: globalLinks, positions: positions)
         self.specList = (scene.params ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, spec: $0.value) }
     }
+
+    /// How many link values this entry holds for itself (not shared with other entries).
+    var storedLinkCount: Int { actionLinks.own.count + actionLinks.hidden.count }
 
     /// Whether the schema is small enough to be searched by `specIndex(_:)`.
     var hasSmallSchema: Bool { specList.count <= 8 }

@@ -9,8 +9,10 @@ struct SceneTable: Sendable {
     /// `index + 1` into `keys`/`entries`, `0` for an empty slot; a power of two long.
     private let slots: [Int32]
 
-    /// - Parameter globalLinks: the graph's global links, listed in each entry's `actionLinks`.
-    init(_ scenes: [String: Scene], globalLinks: [String: Link] = [:]) {
+    /// - Parameters:
+    ///   - globalLinks: the graph's global links, shared by each entry's `actionLinks`.
+    ///   - positions: their positions in `globalLinks`, by name.
+    init(_ scenes: [String: Scene], globalLinks: [Actions.Link] = [], positions: [String: Int] = [:]) {
         let names = scenes.keys.sorted()
         var keys: [String] = []
         var entries: [SceneEntry] = []
@@ -22,7 +24,7 @@ struct SceneTable: Sendable {
         for name in names {
             guard let scene = scenes[name] else { continue }
             keys.append(name)
-            entries.append(SceneEntry(scene, index: entries.count, globalLinks: globalLinks))
+            entries.append(SceneEntry(scene, index: entries.count, globalLinks: globalLinks, positions: positions))
             var slot = Self.hash(name) & (size - 1)
             while slots[slot] != 0 { slot = (slot + 1) & (size - 1) }
             slots[slot] = Int32(keys.count)
@@ -51,6 +53,12 @@ struct SceneTable: Sendable {
             if keys[stored - 1] == name { return entries[stored - 1] }
             slot = (slot + 1) & mask
         }
+    }
+
+    /// How many link values the entries hold between them (each entry's own list), for the
+    /// tests that hold a graph's memory to its scenes plus its links.
+    var storedLinkCount: Int {
+        entries.reduce(0) { $0 + $1.storedLinkCount }
     }
 
     /// FNV-1a over the UTF-8 bytes (read in place; a small string is copied to the stack).

@@ -4,16 +4,22 @@ extension Graph {
     /// The reserved name that no scene may take (`up(n=K)` is a path of its own).
     public static let reservedSceneNames: Set<String> = ["up"]
 
+    /// The longest a graph's name may be, in bytes: it is a URL segment and a key in every store.
+    public static let maxNameLength = 64
+
     /// Reads and validates a graph document.
     ///
+    /// - Parameter limits: the daemon's: a document with more scenes or links than they allow is
+    ///   refused before anything proportional to its size is built, and a start path deeper than
+    ///   `maxDepth` is an invalid start (every session would be refused there).
     /// - Returns: the graph and any warnings (a warning never stops a graph from loading). Any scene
     ///   can be reached by a deep path, so a scene no link or tab leads to is not one (DESIGN §1).
     /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
-    public static func decode(_ document: JSONValue) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
-        var decoder = GraphDecoder()
+    public static func decode(_ document: JSONValue, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+        var decoder = GraphDecoder(limits: limits)
         let graph = decoder.decode(document)
         if let graph {
-            decoder.issues += GraphValidator(graph: graph).issues()
+            decoder.issues += GraphValidator(graph: graph, limits: limits).issues()
         }
         let errors = decoder.issues.filter { $0.severity == .error }
         let warnings = decoder.issues.filter { $0.severity == .warning }
@@ -22,20 +28,25 @@ extension Graph {
     }
 
     /// Reads a JSON graph document from its bytes.
-    public static func decode(json bytes: some Collection<UInt8>) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+    public static func decode(json bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+        let size = bytes.count
+        guard size <= limits.maxGraphBytes else {
+            throw GraphError(issues: [GraphIssue(.tooLarge, at: "", "the document is \(size) bytes (limit \(limits.maxGraphBytes))")])
+        }
         let document: JSONValue
         do {
             document = try JSONValue(parsing: bytes)
         } catch {
             throw GraphError(issues: [GraphIssue(.invalidJSON, at: "", error.description)])
         }
-        return try decode(document)
+        return try decode(document, limits: limits)
     }
 }
 
 /// Turns a document into a `Graph`, collecting structural problems instead of stopping at the first.
 struct GraphDecoder {
     var issues: [GraphIssue] = []
+    var limits = Limits()
 
     private static let graphFields: Set<String> = ["name", "start", "scenes", "links", "version", "description"]
     private static let sceneFields: Set<String> = [
@@ -58,8 +69,11 @@ struct GraphDecoder {
         let name = requiredString(root, "name", at: "")
         if let name, !name.isValidPathName {
             issues.append(GraphIssue(.invalidName, at: "/name", "'\(name)' may use only A-Z a-z 0-9 _ . -"))
+        } else if let name, name.utf8.count > Graph.maxNameLength {
+            issues.append(GraphIssue(.invalidName, at: "/name", "the name is \(name.utf8.count) bytes long (limit \(Graph.maxNameLength))"))
         }
         let start = requiredString(root, "start", at: "")
+        guard fitsLimits(root) else { return nil }
         var scenes: [String: Scene] = [:]
         if let sceneMembers = root["scenes"] {
             if let sceneObject = sceneMembers.objectValue {
@@ -80,6 +94,27 @@ struct GraphDecoder {
         let links = decodeLinks(root["links"], at: "/links")
         guard let name, let start else { return nil }
         return Graph(name: name, start: start, scenes: scenes, links: links)
+    }
+
+    /// Counts the document's scenes and links (global and every scene's) before any is read: a
+    /// graph over ``Limits/maxGraphScenes`` or ``Limits/maxGraphLinks`` is refused with one issue
+    /// each, without building or validating anything of its size.
+    private mutating func fitsLimits(_ root: [String: JSONValue]) -> Bool {
+        var fits = true
+        let scenes = root["scenes"]?.objectValue ?? [:]
+        if scenes.count > limits.maxGraphScenes {
+            issues.append(GraphIssue(.tooLarge, at: "/scenes", "the graph has \(scenes.count) scenes (limit \(limits.maxGraphScenes))"))
+            fits = false
+        }
+        var links = root["links"]?.objectValue?.count ?? 0
+        for body in scenes.values { links += body.objectValue?["links"]?.objectValue?.count ?? 0 }
+        if links > limits.maxGraphLinks {
+            issues.append(
+                GraphIssue(.tooLarge, at: "/links", "the graph has \(links) links, its scenes' included (limit \(limits.maxGraphLinks))")
+            )
+            fits = false
+        }
+        return fits
     }
 
     private mutating func decodeScene(_ name: String, _ body: JSONValue) -> Scene? {

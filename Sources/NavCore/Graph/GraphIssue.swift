@@ -23,6 +23,8 @@ public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
         case invalidPointer = "invalid_pointer"
         case invalidRedirect = "invalid_redirect"
         case redirectCycle = "redirect_cycle"
+        /// More bytes, scenes or links than the daemon's limits allow.
+        case tooLarge = "too_large"
     }
 
     public var pointer: String

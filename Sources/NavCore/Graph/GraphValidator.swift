@@ -2,10 +2,12 @@
 /// parse and fit the graph, every scene can be reached.
 struct GraphValidator {
     let graph: Graph
+    /// The limits sessions on the graph will run under: the start path must fit them.
+    var limits = Limits()
 
     func issues() -> [GraphIssue] {
         var issues: [GraphIssue] = []
-        let navigator = Navigator(graph: graph)
+        let navigator = Navigator(graph: graph, limits: limits)
 
         for scene in graph.scenes.values.sorted(by: { $0.name < $1.name }) {
             let at = pointer("/scenes", scene.name)
@@ -46,8 +48,15 @@ struct GraphValidator {
             switch expression {
             case .absolute(let path), .relative(ups: 0, let path):
                 do {
-                    _ = try navigator.normalise(Path().resolving(expression))
-                    if path.isEmpty { issues.append(GraphIssue(.invalidStart, at: "/start", "the start path is empty")) }
+                    let target = try navigator.normalise(Path().resolving(expression))
+                    if path.isEmpty {
+                        issues.append(GraphIssue(.invalidStart, at: "/start", "the start path is empty"))
+                    } else if target.count > limits.maxDepth {
+                        // Every create would be refused `stack_too_deep` there.
+                        issues.append(
+                            GraphIssue(.invalidStart, at: "/start", "the start path is \(target.count) screens deep (limit \(limits.maxDepth))")
+                        )
+                    }
                 } catch {
                     issues.append(GraphIssue(.invalidStart, at: "/start", error.description))
                 }
@@ -101,20 +110,55 @@ struct GraphValidator {
                 return !target.requires.isEmpty && target.redirect != nil
             }
         }
-        var issues: [GraphIssue] = []
-        for start in next.keys.sorted() {
-            // Depth-first from `start`, looking for a way back to it.
-            var seen: Set<String> = []
-            var stack = next[start] ?? []
-            while let name = stack.popLast() {
-                if name == start {
-                    issues.append(
-                        GraphIssue(.redirectCycle, at: pointer(pointer("/scenes", start), "redirect"), "the redirect of '\(start)' leads back to '\(start)'")
-                    )
-                    break
+        // A scene leads back to itself when it lies on a cycle of `next`: in a strongly connected
+        // component of more than one scene, or redirecting to itself. One pass (Tarjan's), so a
+        // long chain costs its length, not its length squared as a search from every scene did.
+        var order: [String: Int] = [:]
+        var low: [String: Int] = [:]
+        var onStack: Set<String> = []
+        var stack: [String] = []
+        var cyclic: Set<String> = []
+        for root in next.keys.sorted() where order[root] == nil {
+            order[root] = order.count
+            low[root] = order[root]
+            stack.append(root)
+            onStack.insert(root)
+            // Each visit: a scene and how many of its edges it has followed.
+            var visits: [(name: String, edge: Int)] = [(root, 0)]
+            while let visit = visits.last {
+                let edges = next[visit.name] ?? []
+                if visit.edge < edges.count {
+                    visits[visits.count - 1].edge += 1
+                    let target = edges[visit.edge]
+                    if let seen = order[target] {
+                        if onStack.contains(target) { low[visit.name] = min(low[visit.name] ?? seen, seen) }
+                    } else {
+                        order[target] = order.count
+                        low[target] = order[target]
+                        stack.append(target)
+                        onStack.insert(target)
+                        visits.append((target, 0))
+                    }
+                    continue
                 }
-                if seen.insert(name).inserted { stack += next[name] ?? [] }
+                visits.removeLast()
+                let reached = low[visit.name] ?? 0
+                if let parent = visits.last { low[parent.name] = min(low[parent.name] ?? reached, reached) }
+                guard reached == order[visit.name] else { continue }
+                var component: [String] = []
+                while let top = stack.popLast() {
+                    onStack.remove(top)
+                    component.append(top)
+                    if top == visit.name { break }
+                }
+                if component.count > 1 || edges.contains(visit.name) { cyclic.formUnion(component) }
             }
+        }
+        var issues: [GraphIssue] = []
+        for start in next.keys.sorted() where cyclic.contains(start) {
+            issues.append(
+                GraphIssue(.redirectCycle, at: pointer(pointer("/scenes", start), "redirect"), "the redirect of '\(start)' leads back to '\(start)'")
+            )
         }
         return issues
     }

@@ -11,12 +11,16 @@ package final class GraphVersion: Sendable {
     package let document: JSONValue
     package let navigator: Navigator
     package let warnings: [GraphIssue]
+    /// What this version is estimated to hold in memory (``GraphRegistry/estimatedBytes(documentBytes:graph:)``),
+    /// counted in the registry's `graph_bytes` budget while it is loaded.
+    package let bytes: Int
 
-    package init(version: Int, document: JSONValue, navigator: Navigator, warnings: [GraphIssue]) {
+    package init(version: Int, document: JSONValue, navigator: Navigator, warnings: [GraphIssue], bytes: Int = 0) {
         self.version = version
         self.document = document
         self.navigator = navigator
         self.warnings = warnings
+        self.bytes = bytes
     }
 
     package var graph: Graph { navigator.graph }
@@ -31,9 +35,15 @@ package final class GraphVersion: Sendable {
 /// the latest" can, when another process uploads: ``latest(_:)`` asks the store about a name
 /// at most once per ``refreshInterval`` (one index lookup that reads no document unless there
 /// is a newer version), and at once about a name it does not know.
+///
+/// Every loaded version counts its estimated bytes in ``memory`` (`graph_bytes`): an upload past
+/// it is refused, a version read from the store (a restart, another process's upload) is
+/// counted whatever it holds, and a removed version gives its bytes back (docs/design.md, "Graphs").
 package final class GraphRegistry: Sendable {
     private let state: Mutex<State>
     package let limits: Limits
+    /// The daemon-wide bound on loaded graph versions' bytes.
+    package let memory: Budget
     /// How long the latest version of a known graph is taken from the cache before the store is
     /// asked again: the longest another process's upload can go unnoticed by `latest`.
     let refreshInterval: Double
@@ -50,10 +60,21 @@ package final class GraphRegistry: Sendable {
         package var checked: [String: Double] = [:]
     }
 
-    package init(limits: Limits = Limits(), refreshInterval: Double = 1) {
+    package init(limits: Limits = Limits(), refreshInterval: Double = 1, memory: Budget = Budget(resource: "graph_bytes", limit: .max)) {
         self.limits = limits
         self.refreshInterval = refreshInterval
+        self.memory = memory
         self.state = Mutex(State())
+    }
+
+    /// An estimate of what a loaded version holds: the parsed document (a tree of values whose
+    /// strings and dictionaries take several times their JSON text), the decoded graph and the
+    /// navigator's tables, each of which repeats the names and templates; and a fixed cost per
+    /// scene and link for the boxes, hash tables and shared lists. Linear in the document: no
+    /// part of a version grows with scenes times links.
+    package static func estimatedBytes(documentBytes: Int, graph: Graph) -> Int {
+        let links = graph.links.count + graph.scenes.values.reduce(0) { $0 + $1.links.count }
+        return 8 * documentBytes + 256 * (graph.scenes.count + links) + 4096
     }
 
     /// Makes `store` the keeper of graph versions (before any graph is added).
@@ -67,9 +88,9 @@ package final class GraphRegistry: Sendable {
         state.withLock { $0.defaultName = name }
     }
 
-    private static func decode(_ document: JSONValue) throws(ServiceError) -> (graph: Graph, warnings: [GraphIssue]) {
+    private func decode(_ document: JSONValue) throws(ServiceError) -> (graph: Graph, warnings: [GraphIssue]) {
         do {
-            return try Graph.decode(document)
+            return try Graph.decode(document, limits: limits)
         } catch {
             throw ServiceError(.invalidGraph, "the graph has \(error.issues.filter { $0.severity == .error }.count) error(s)", issues: error.issues)
         }
@@ -80,46 +101,67 @@ package final class GraphRegistry: Sendable {
     /// - Returns: the version holding the document and whether the graph is new (this call
     ///   stored its version 1).
     @discardableResult
+    ///
+    /// - Throws: 413 `payloadTooLarge` for a document over ``Limits/maxGraphBytes``, `invalidGraph`,
+    ///   and `overCapacity` when the version would take ``memory`` past its limit; then nothing
+    ///   is stored.
     package func add(_ document: JSONValue, expectedName: String? = nil) throws(ServiceError) -> (GraphVersion, created: Bool) {
-        let decoded = try Self.decode(document)
+        // The bytes the store keeps, counted before anything of the document's size is built.
+        let documentBytes = document.jsonBytes.count
+        guard documentBytes <= limits.maxGraphBytes else {
+            throw ServiceError(.payloadTooLarge, "the graph document is \(documentBytes) bytes of JSON (limit \(limits.maxGraphBytes))")
+        }
+        let decoded = try decode(document)
         let name = decoded.graph.name
         if let expectedName, name != expectedName {
             let issue = GraphIssue(.invalidName, at: "/name", "the document names '\(name)', the URL '\(expectedName)'")
             throw ServiceError(.invalidGraph, "graph name does not match the URL", issues: [issue])
         }
+        let bytes = Self.estimatedBytes(documentBytes: documentBytes, graph: decoded.graph)
+        guard memory.acquire(bytes) else {
+            throw ServiceError(
+                .overCapacity,
+                "graph versions would hold more than --max-graph-memory (\(memory.limit) bytes); remove unused versions (DELETE /v1/graphs/{name}?version=N) or retry later"
+            )
+        }
         let limits = self.limits
+        let made = GraphVersion(
+            version: 0, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings, bytes: bytes
+        )
         guard let store = state.withLock({ $0.store }) else {
-            return state.withLock { state in
+            let added = state.withLock { state -> (GraphVersion, created: Bool, kept: Bool) in
                 let existing = state.versions[name] ?? []
-                if let latest = existing.last, latest.document == document { return (latest, false) }
+                if let latest = existing.last, latest.document == document { return (latest, false, false) }
                 let version = GraphVersion(
-                    version: (existing.last?.version ?? 0) + 1, document: document,
-                    navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings
+                    version: (existing.last?.version ?? 0) + 1, document: document, navigator: made.navigator, warnings: made.warnings, bytes: bytes
                 )
                 state.versions[name] = existing + [version]
                 if state.firstName == nil { state.firstName = name }
-                return (version, existing.isEmpty)
+                return (version, existing.isEmpty, true)
             }
+            if !added.kept { memory.release(bytes) }
+            return (added.0, added.created)
         }
         let allocated: (version: Int, stored: Bool)
         do {
             allocated = try store.storeGraph(document, name: name)
         } catch {
+            memory.release(bytes)
             throw ServiceError(storeError: error, "could not store the graph")
         }
         let entry = insert(
-            GraphVersion(
-                version: allocated.version, document: document,
-                navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings
-            ),
-            checked: Clock.seconds()
+            GraphVersion(version: allocated.version, document: document, navigator: made.navigator, warnings: made.warnings, bytes: bytes),
+            checked: Clock.seconds(), charged: true
         )
         return (entry, allocated.stored && allocated.version == 1)
     }
 
     /// Keeps `entry` unless its version is already cached (then the cached one is answered).
-    private func insert(_ entry: GraphVersion, checked: Double? = nil) -> GraphVersion {
-        state.withLock { state in
+    /// - Parameter charged: whether `entry.bytes` were already taken from ``memory`` (an upload);
+    ///   otherwise a kept entry takes them whatever the budget holds (a version read from the
+    ///   store is loaded, not refused). An entry not kept gives them back.
+    private func insert(_ entry: GraphVersion, checked: Double? = nil, charged: Bool = false) -> GraphVersion {
+        let kept = state.withLock { state in
             let name = entry.graph.name
             var versions = state.versions[name] ?? []
             let kept: GraphVersion
@@ -134,16 +176,45 @@ package final class GraphRegistry: Sendable {
             if let checked, kept === versions.last { state.checked[name] = checked }
             return kept
         }
+        if kept === entry, !charged { memory.force(entry.bytes) }
+        if kept !== entry, charged { memory.release(entry.bytes) }
+        return kept
     }
 
     private func make(_ document: JSONValue, version: Int) throws(ServiceError) -> GraphVersion {
         let decoded: (graph: Graph, warnings: [GraphIssue])
         do {
-            decoded = try Graph.decode(document)
+            decoded = try Graph.decode(document, limits: limits)
         } catch {
             throw ServiceError(.invalidGraph, "stored graph no longer loads", issues: error.issues)
         }
-        return GraphVersion(version: version, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings)
+        return GraphVersion(
+            version: version, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings,
+            bytes: Self.estimatedBytes(documentBytes: document.jsonBytes.count, graph: decoded.graph)
+        )
+    }
+
+    /// Removes a version from the store (if one is attached) and from this registry, giving its
+    /// bytes back to ``memory``. The caller has checked that it is not the newest and that no
+    /// session runs on it (``SessionService/removeGraphVersion(_:version:)``).
+    /// - Returns: whether there was such a version.
+    package func remove(_ name: String, version: Int) throws(ServiceError) -> Bool {
+        var removedFromStore = false
+        if let store = state.withLock({ $0.store }) {
+            do {
+                removedFromStore = try store.removeGraph(name, version: version)
+            } catch {
+                throw ServiceError(storeError: error, "could not remove the graph version")
+            }
+        }
+        let removed = state.withLock { state -> GraphVersion? in
+            guard var versions = state.versions[name], let index = versions.firstIndex(where: { $0.version == version }) else { return nil }
+            let removed = versions.remove(at: index)
+            state.versions[name] = versions
+            return removed
+        }
+        if let removed { memory.release(removed.bytes) }
+        return removed != nil || removedFromStore
     }
 
     /// Restores a version read from a store, keeping its number.
@@ -163,7 +234,7 @@ package final class GraphRegistry: Sendable {
         } catch {
             throw ServiceError(storeError: error, "could not read the stored graphs")
         }
-        // The graph stored first stays first: graphs are never deleted.
+        // The graph stored first stays first: only versions older than a graph's newest are removed.
         if let first { state.withLock { $0.firstName = first } }
         return first
     }

@@ -21,6 +21,12 @@ package struct ServiceError: Error, Sendable {
         /// The session is not at the version the request expected; `currentVersion` says where it is.
         case versionConflict
         case tooManySessions
+        /// A graph document over the bytes one version may have.
+        case payloadTooLarge
+        /// A daemon-wide budget is reached (graph memory, heavy graph work): retry later.
+        case overCapacity
+        /// A graph version that is the newest or that some session runs on cannot be removed.
+        case graphInUse
         /// The store cannot take work now; nothing was changed.
         case storeUnavailable
         case `internal`

@@ -481,6 +481,47 @@ package final class SessionService: Sendable {
         }
     }
 
+    /// Removes version `version` of graph `name` from the daemon and its store
+    /// (`DELETE /v1/graphs/{name}?version=N`, docs/design.md "Graphs").
+    ///
+    /// The newest version stays (new sessions start there), and so does a version any session
+    /// runs on: every session of the graph is read, a page at a time, as an upgrade of them all
+    /// reads them. A session that no longer loads runs on nothing and does not hold its version.
+    /// - Returns: false when there is no such version.
+    /// - Throws: `graphInUse` for the newest version or one in use; nothing is removed then.
+    package func removeGraphVersion(_ name: String, version: Int) throws(ServiceError) -> Bool {
+        let found: GraphVersion?
+        do {
+            found = try graphs.version(name, version, readingThrough: true)
+        } catch {
+            throw ServiceError(storeError: error, "could not read the stored graphs")
+        }
+        guard found != nil else { return false }
+        if let latest = try graphs.latest(name), latest.version <= version {
+            throw ServiceError(.graphInUse, "version \(version) is the newest of graph '\(name)': new sessions start on it; upload another first")
+        }
+        var after = ""
+        while true {
+            let page = try storeCall { () throws(StoreError) in try store.ids(ofGraph: name, after: after, limit: 500) }
+            guard let last = page.last else { break }
+            for id in page {
+                let session: StoredSession?
+                do {
+                    session = try store.load(id)
+                } catch where error.kind == .incompatible {
+                    continue
+                } catch {
+                    throw ServiceError(storeError: error, "could not read the sessions of graph '\(name)'")
+                }
+                if let session, session.graphVersion == version {
+                    throw ServiceError(.graphInUse, "session \(id) runs on version \(version) of graph '\(name)'; upgrade or delete it first")
+                }
+            }
+            after = last
+        }
+        return try graphs.remove(name, version: version)
+    }
+
     /// 412 `version_conflict` (with the current `ETag`) unless the session at `version`
     /// satisfies the request's `If-Match`; a request without one always passes.
     package static func check(_ ifMatch: IfMatch?, _ version: Int) throws(ServiceError) {

@@ -113,4 +113,7 @@ package protocol GraphStore: Sendable {
     func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)]
     /// The name of the graph stored first, or `nil` when the store holds none.
     func firstGraphName() throws(StoreError) -> String?
+    /// Removes one stored version (`DELETE /v1/graphs/{name}?version=N`).
+    /// - Returns: whether it was stored.
+    func removeGraph(_ name: String, version: Int) throws(StoreError) -> Bool
 }

@@ -164,6 +164,9 @@ struct APIError: Error, Sendable {
             case .invalidGraph: .invalidGraph
             case .versionConflict: .versionConflict
             case .tooManySessions: .tooManySessions
+            case .payloadTooLarge: .payloadTooLarge
+            case .overCapacity: .overCapacity
+            case .graphInUse: .graphInUse
             case .storeUnavailable: .storeUnavailable
             case .internal: .internal
             }
@@ -216,6 +219,8 @@ struct APIError: Error, Sendable {
         case .tooManySessions: fields.append(("Retry-After", "60"))
         // The store heals by itself once it can take work again (readiness probes it every second).
         case .storeUnavailable: fields.append(("Retry-After", "1"))
+        // A daemon-wide budget frees as the work or the memory holding it ends.
+        case .overCapacity where !headers.contains(where: { $0.0 == "Retry-After" }): fields.append(("Retry-After", "1"))
         default: break
         }
         return HTTPResponse(status: code.status, headers: fields, body: json.jsonBytes)

@@ -8,6 +8,11 @@ import Synchronization
 ///
 /// Bounded by count and bytes; the oldest drawing leaves first. The lock is not held while
 /// drawing: two first requests for one diagram may both draw it.
+///
+/// Drawing is heavy graph work (docs/design.md, "Heavy graph work"): only graphs of at most
+/// ``maxElements`` scenes and links are drawn, small enough that every drawing fits the cache
+/// (a big one is kept, not drawn again on every request), and each drawing holds a slot of the
+/// `graph_work` budget while it runs.
 final class DiagramCache: Sendable {
     private struct Key: Hashable {
         var graph: String
@@ -26,9 +31,18 @@ final class DiagramCache: Sendable {
     let maxEntries: Int
     let maxBytes: Int
 
-    init(maxEntries: Int = 32, maxBytes: Int = 32 << 20) {
+    /// The most scenes and links (global and every scene's) a drawn graph may have.
+    let maxElements: Int
+
+    init(maxEntries: Int = 32, maxBytes: Int = 32 << 20, maxElements: Int = 5_000) {
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes
+        self.maxElements = maxElements
+    }
+
+    /// What a drawing's work and size grow with: the graph's scenes and links.
+    static func elements(of graph: GraphVersion) -> Int {
+        graph.graph.scenes.count + graph.graph.links.count + graph.graph.scenes.values.reduce(0) { $0 + $1.links.count }
     }
 
     /// How many drawings are kept, and their bytes.
@@ -37,9 +51,21 @@ final class DiagramCache: Sendable {
     }
 
     /// The diagram of `graph` in `format`, drawn now or before.
-    func rendering(_ graph: GraphVersion, as format: DiagramFormat) -> [UInt8] {
+    /// - Parameter work: the `graph_work` budget; a drawing holds one slot while it runs.
+    /// - Throws: 400 `invalid_request` for a graph over ``maxElements``; 503 `over_capacity`
+    ///   when every slot of `work` is taken (a drawing in the cache is answered all the same).
+    func rendering(_ graph: GraphVersion, as format: DiagramFormat, work: Budget) throws(APIError) -> [UInt8] {
         let key = Key(graph: graph.graph.name, version: graph.version, format: format)
         if let cached = state.withLock({ $0.entries[key] }) { return cached }
+        let elements = Self.elements(of: graph)
+        guard elements <= maxElements else {
+            throw APIError(
+                .invalidRequest, "graph '\(key.graph)' version \(key.version) has \(elements) scenes and links; diagrams are drawn for at most \(maxElements)",
+                param: "version"
+            )
+        }
+        guard work.acquire() else { throw APIError.overCapacity(work) }
+        defer { work.release() }
         let drawn = Diagram(graph: graph.graph).rendered(as: format)
         guard drawn.count <= maxBytes else { return drawn }
         state.withLock { state in
@@ -53,5 +79,24 @@ final class DiagramCache: Sendable {
             }
         }
         return drawn
+    }
+
+    /// Drops the drawings of a removed version.
+    func forget(graph name: String, version: Int) {
+        state.withLock { state in
+            for key in state.order where key.graph == name && key.version == version {
+                state.bytes -= state.entries.removeValue(forKey: key)?.count ?? 0
+            }
+            state.order.removeAll { $0.graph == name && $0.version == version }
+        }
+    }
+}
+
+extension APIError {
+    /// 503 `over_capacity` for a daemon-wide budget that is full, with `Retry-After`.
+    static func overCapacity(_ budget: Budget) -> APIError {
+        var error = APIError(.overCapacity, "navd is running its most \(budget.resource) (\(budget.limit)) at once; retry later")
+        error.headers = [("Retry-After", "1")]
+        return error
     }
 }

@@ -4,11 +4,16 @@ import NavHTTP
 import NavJSON
 import NavServer
 
-/// `/v1/graphs…`: list, read and draw (open), upload and upgrade every session (admin).
+/// `/v1/graphs…`: list, read and draw (open), upload, remove a version and upgrade every
+/// session (admin).
 struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
     let sessions: SessionService
     let adminToken: TokenDigest?
+    /// The `graph_work` budget: drawing a diagram and reading and validating an upload each hold
+    /// a slot while they run, so that such work never holds every HTTP thread
+    /// (docs/design.md, "Heavy graph work").
+    let work: Budget
     /// Diagrams already drawn, by graph version.
     let diagrams = DiagramCache()
 
@@ -35,11 +40,32 @@ struct GraphRoutes: Sendable {
             let graph = try requestedVersion(context)
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", format.mediaType), ("ETag", .etag(graph.version))],
-                body: diagrams.rendering(graph, as: format)
+                body: try diagrams.rendering(graph, as: format, work: work)
             )
+        }
+        router.on("DELETE", "/v1/graphs/{name}") { context in
+            try Admin.require(context, adminToken: adminToken)
+            guard context.request.query["version"] != nil else {
+                throw APIError(.invalidRequest, "query parameter 'version' is required: the version to remove", param: "version")
+            }
+            let number = try Query.int(context, "version", default: 1, range: 1...Int(Int32.max))
+            let name = context.parameter("name")
+            guard try sessions.removeGraphVersion(name, version: number) else {
+                throw APIError(.notFound, "no version \(number) of graph '\(name)'")
+            }
+            diagrams.forget(graph: name, version: number)
+            return HTTPResponse(status: 204)
         }
         router.on("PUT", "/v1/graphs/{name}") { context in
             try Admin.require(context, adminToken: adminToken)
+            // Reading, validating and loading a document is work proportional to it.
+            // A body over the per-document bound is refused before it is parsed.
+            let bound = graphs.limits.maxGraphBytes
+            guard context.request.body.count <= bound else {
+                throw APIError(.payloadTooLarge, "the graph document is \(context.request.body.count) bytes (limit \(bound))")
+            }
+            guard work.acquire() else { throw APIError.overCapacity(work) }
+            defer { work.release() }
             let mediaType = context.request.headers["content-type"].map(RequestContext.mediaType) ?? ""
             let document: JSONValue
             switch mediaType {

@@ -28,6 +28,8 @@ final class Application: HTTPHandler {
         var maxWatchersPerSession = 16
         /// The most bytes buffered for all streams together: `--max-watcher-buffer`.
         var maxWatcherBuffer = 64 << 20
+        /// Heavy graph jobs at once (`--max-graph-work`): the `graph_work` budget.
+        var maxGraphWork = 1
     }
 
     let graphs: GraphRegistry
@@ -81,7 +83,10 @@ final class Application: HTTPHandler {
         SessionRoutes(sessions: sessions, adminToken: adminDigest)
             .register(in: &routes)
         EventRoutes(sessions: sessions, buffers: buffers).register(in: &routes)
-        GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
+        // Listed with the others at /metrics; the registry's memory budget too.
+        budgets.add(graphs.memory)
+        let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)
+        GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest, work: graphWork).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()

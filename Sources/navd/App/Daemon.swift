@@ -114,7 +114,10 @@ struct Daemon {
     ) throws -> (application: Application, store: any SessionStore) {
         // --max-context bounds a context however it is set: at creation (the session service) and
         // by every later change (NavCore's limit, checked with the merge patch applied).
-        let graphs = GraphRegistry(limits: Limits(maxContextBytes: settings.maxContext))
+        let budgets = Budgets()
+        let graphs = GraphRegistry(
+            limits: Limits(maxContextBytes: settings.maxContext), memory: budgets.make("graph_bytes", limit: settings.maxGraphMemory)
+        )
         let store = try StoreFactory.open(
             settings.store, graphs: graphs, connections: settings.postgresConnections, notifies: settings.postgresNotifies,
             cacheBytes: settings.cacheBytes, logger: logger
@@ -130,9 +133,10 @@ struct Daemon {
                 corsOrigins: settings.corsOrigins,
                 maxWatchers: max(1, (connections ?? settings.maxConnections) / 2),
                 maxWatchersPerSession: settings.maxWatchersPerSession,
-                maxWatcherBuffer: settings.maxWatcherBuffer
+                maxWatcherBuffer: settings.maxWatcherBuffer,
+                maxGraphWork: settings.maxGraphWork
             ),
-            store: store, logger: logger, accessLog: accessLog
+            store: store, logger: logger, accessLog: accessLog, budgets: budgets
         )
         do {
             try StoreFactory.restoreGraphs(from: store, into: application.graphs, logger: logger)

@@ -44,6 +44,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Largest request body in bytes. (NAVD_MAX_BODY; default 65536)")
     var maxBody: Int?
 
+    @Option(help: "Memory all loaded graph versions may take together, by estimate: bytes, or with K, M, G (KiB, MiB, GiB); an upload past it is refused (503) until a version is removed. (NAVD_MAX_GRAPH_MEMORY; default 512M)")
+    var maxGraphMemory: String?
+
+    @Option(help: "Heavy graph jobs (drawing a diagram, validating an upload) run at once; more are refused (503). (NAVD_MAX_GRAPH_WORK; default: --threads minus one, at least 1, so that one HTTP thread is always free of them)")
+    var maxGraphWork: Int?
+
     @Option(help: "Most sessions held at once. (NAVD_MAX_SESSIONS; default 100000)")
     var maxSessions: Int?
 

@@ -27,6 +27,10 @@ struct ServeSettings: Sendable {
     /// The largest session context, in bytes of its JSON.
     var maxContext: Int
     var maxSessions: Int
+    /// The `graph_bytes` budget: loaded graph versions' estimated bytes (docs/design.md, "Graphs").
+    var maxGraphMemory: Int
+    /// The `graph_work` budget: heavy graph jobs at once (docs/design.md, "Heavy graph work").
+    var maxGraphWork: Int
     var cacheBytes: Int
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
@@ -100,6 +104,13 @@ struct ServeSettings: Sendable {
         maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
         maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
+        let graphMemory = value(command.maxGraphMemory, "NAVD_MAX_GRAPH_MEMORY") ?? "512M"
+        guard let graphBytes = Self.bytes(graphMemory), graphBytes >= 1 << 16 else {
+            throw ValidationError("--max-graph-memory must be at least 64K: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(graphMemory)'")
+        }
+        maxGraphMemory = graphBytes
+        // One HTTP thread always free of heavy work (with --threads 1 the one thread is shared).
+        maxGraphWork = try number(command.maxGraphWork, "NAVD_MAX_GRAPH_WORK", max(1, threads - 1), 1...256)
         let cacheSize = value(command.cacheSize, "NAVD_CACHE_SIZE") ?? "256M"
         guard let cacheBytes = Self.bytes(cacheSize), cacheBytes >= 1 << 20 else {
             throw ValidationError("--cache-size must be at least 1M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(cacheSize)'")

@@ -40,7 +40,14 @@ struct ValidateCommand: ParsableCommand {
 
 /// Reads a graph file from disk into a document.
 enum GraphFile {
+    /// Reads a graph file (`--graph`, `navd validate`, `navd tours`): one over the per-document
+    /// bound (``Limits/maxGraphBytes``) is refused before it is read, as an upload over it is
+    /// (docs/design.md, "Graphs").
     static func read(_ file: String) throws -> JSONValue {
+        let bound = Limits().maxGraphBytes
+        if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size > bound {
+            throw GraphDocument.ReadError(message: "\(file): too_large: the document is \(size) bytes (limit \(bound))")
+        }
         let data: [UInt8]
         do {
             data = try SystemErrorText.contents(of: file)

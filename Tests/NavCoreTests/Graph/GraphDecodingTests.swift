@@ -85,6 +85,13 @@ import Testing
         .init(code: .invalidTemplate, pointer: "/scenes/a/commands/go/navigate", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"navigate": "a/../b"}}}}}"#),
         .init(code: .unknownScene, pointer: "/scenes/a/commands/go/navigate", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"navigate": "!nosuch"}}}}}"#),
         .init(code: .unknownField, pointer: "/scenes/a/commands/go/then", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"commands": {"go": {"then": "a"}}}}}"#),
+        // docs/design.md, "Graphs": bounds of a document, its start path and its name.
+        .init(code: .invalidName, pointer: "/name", document: #"{"name": "\#(String(repeating: "n", count: 65))", "start": "/a", "scenes": {"a": {}}}"#),
+        .init(code: .invalidStart, pointer: "/start", document: #"{"name": "g", "start": "\#(String(repeating: "/a", count: 33))", "scenes": {"a": {}}}"#),
+        .init(
+            code: .tooLarge, pointer: "/scenes",
+            document: #"{"name": "g", "start": "/s0", "scenes": {"# + (0...10_000).map { #""s\#($0)": {}"# }.joined(separator: ", ") + "}}"
+        ),
     ]
 
     @Test func everyCodeHasACase() {

@@ -478,6 +478,13 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return (try Self.graphDocument(result, 0, 0), Int(result.int(0, 1)))
     }
 
+    package func removeGraph(_ name: String, version: Int) throws(StoreError) -> Bool {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("DELETE FROM graphs WHERE name = $1 AND version = $2 RETURNING version", [name, String(version)])
+        }
+        return result.rowCount == 1
+    }
+
     package func latestGraphVersions() throws(StoreError) -> [(name: String, version: Int)] {
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute("SELECT name, MAX(version) FROM graphs GROUP BY name ORDER BY name")

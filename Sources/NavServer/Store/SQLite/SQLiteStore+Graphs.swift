@@ -24,6 +24,17 @@ extension SQLiteStore {
         }
     }
 
+    /// Deletes the version's row, through `writing` like every other write.
+    package func removeGraph(_ name: String, version: Int) throws(StoreError) -> Bool {
+        try withDatabase { () throws(StoreError) -> Bool in
+            try writing { () throws(StoreError) -> Bool in
+                try connection.statement("DELETE FROM graphs WHERE name = ? AND version = ?")
+                    .bind(1, name).bind(2, Int64(version)).run()
+                return connection.changes > 0
+            }
+        }
+    }
+
     package func graph(_ name: String, version: Int) throws(StoreError) -> JSONValue? {
         try withReader { reader throws(StoreError) -> JSONValue? in
             let statement = try reader.statement("SELECT document FROM graphs WHERE name = ? AND version = ?")

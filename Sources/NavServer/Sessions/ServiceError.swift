@@ -21,6 +21,11 @@ package struct ServiceError: Error, Sendable {
         /// The session is not at the version the request expected; `currentVersion` says where it is.
         case versionConflict
         case tooManySessions
+        /// A budget of the session's is full for now (its answers kept under an `Idempotency-Key`):
+        /// nothing was changed, and a retry after ``ServiceError/retryAfter`` seconds may succeed.
+        case tooManyRequests
+        /// A daemon-wide budget is full for now: nothing was changed; retry after ``ServiceError/retryAfter``.
+        case overCapacity
         /// The store cannot take work now; nothing was changed.
         case storeUnavailable
         case `internal`
@@ -41,6 +46,8 @@ package struct ServiceError: Error, Sendable {
     package var confirmation: JSONValue?
     /// With ``Code/versionConflict``: the session's version now.
     package var currentVersion: Int?
+    /// With ``Code/tooManyRequests`` and ``Code/overCapacity``: seconds until a retry may succeed.
+    package var retryAfter: Int?
     /// What went wrong inside, for the log only; never shown to a client.
     package var logMessage: String?
 

@@ -63,7 +63,8 @@ final class Application: HTTPHandler {
         var sessionConfiguration = configuration.sessions
         sessionConfiguration.adminToken = adminDigest
         sessionConfiguration.backendToken = configuration.backendToken.map(Token.digest)
-        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, now: now)
+        let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
+        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"

@@ -162,16 +162,14 @@ package final class KeptAnswerLedger: Sendable {
     package func expire(before cutoff: Int64) {
         var keys: [String] = []
         state.withLock { state in
-            var index = state.order.head
-            while index < state.order.items.count {
-                let item = state.order.items[index]
-                index += 1
+            // Found first, removed after: a removal may compact the queue being walked.
+            for item in state.order.items[state.order.head...] {
                 guard let held = state.entries[item.key], held.seq == item.seq else { continue }
                 guard held.givenAt < cutoff else { break }
                 guard !item.key.hasPrefix("create ") else { continue }
                 keys.append(item.key)
-                remove(item.key, from: &state)
             }
+            for key in keys { remove(key, from: &state) }
         }
         tell(keys)
     }

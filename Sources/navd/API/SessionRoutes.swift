@@ -10,7 +10,7 @@ struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
-    /// Answers already given to requests with an `Idempotency-Key` (DESIGN §4 Retries), filed
+    /// Answers already given to requests with an `Idempotency-Key` (docs/design.md, "Idempotency answers"), filed
     /// under the store's key for them (``storeKey(scope:_:)``): what the session service forgets
     /// to make room (``KeptAnswerLedger``) leaves here too.
     let idempotency: IdempotencyCache

@@ -105,7 +105,7 @@ import Testing
         let asked = codes.expect(try navd.exit(form), 409, "confirmation_required")
         #expect(asked["confirmation"]?["screen"] == .string(editor))
         // A version of the graph where list_news's category is a bool: category=1 no longer fits.
-        let adminSession = try admin.createSession(start: "/top/list_news(category=1)")
+        let adminSession = try admin.createSession(start: "^/top/list_news(category=1)")
         let news = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"), encoding: .utf8)
         let changed = news.replacingOccurrences(of: #""category": {"type": "int", "default": 0}"#, with: #""category": {"type": "bool"}"#)
         #expect(changed != news)
@@ -144,6 +144,26 @@ import Testing
         let key = ["Idempotency-Key": "k-\(UUID().uuidString)"]
         #expect(try navd.navigate(session, "login", headers: key).status == 200)
         codes.expect(try navd.navigate(session, "help", headers: key), 422, "idempotency_key_reused")
+        // 429 and 503 from the budgets of answers kept under an Idempotency-Key: a minute's worth
+        // of keyed changes that do not fit, from one session and then from many.
+        let keyedDaemon = try startNavd(arguments: ["--max-idempotency-bytes-per-session", "4K", "--max-idempotency-bytes", "12K"])
+        let keyedSession = try keyedDaemon.createSession()
+        var tooMany: HTTPMessage?
+        for index in 0..<10 where tooMany == nil {
+            let answer = try keyedDaemon.navigate(keyedSession, "^/top/list_news(category=1)/show_news(id=\(index + 1))", headers: ["Idempotency-Key": "many-\(index)"])
+            if answer.status != 200 { tooMany = answer }
+        }
+        let sessionFull = try #require(tooMany)
+        codes.expect(sessionFull, 429, "too_many_requests")
+        #expect(sessionFull.headers["retry-after"] != nil)
+        var overCapacity: HTTPMessage?
+        for index in 0..<10 where overCapacity == nil {
+            let answer = try keyedDaemon.navigate(try keyedDaemon.createSession(), "login", headers: ["Idempotency-Key": "full-\(index)"])
+            if answer.status != 200 { overCapacity = answer }
+        }
+        let overBudget = try #require(overCapacity)
+        codes.expect(overBudget, 503, "over_capacity")
+        #expect(overBudget.headers["retry-after"] != nil)
         // 503
         _ = try limited.createSession()
         let survivor = try limited.createSession()
@@ -190,7 +210,7 @@ import Testing
         )
 
         // The daemons still serve, and the sessions refused all along still work.
-        for daemon in [navd, admin, limited] {
+        for daemon in [navd, admin, limited, keyedDaemon] {
             #expect(try daemon.request("GET", "/healthz").status == 200)
             #expect(try daemon.request("GET", "/readyz").status == 200)
         }
@@ -199,7 +219,7 @@ import Testing
         #expect(try navd.exit(session).status == 200)
         #expect(try navd.navigate(other, "list_news/show_news(id=1)").status == 200)
         #expect(try limited.navigate(survivor, "list_news").status == 200)
-        for daemon in [navd, admin, limited, crowded] {
+        for daemon in [navd, admin, limited, crowded, keyedDaemon] {
             #expect(try daemon.stop() == 0)
         }
     }

@@ -23,7 +23,11 @@ package struct ServiceError: Error, Sendable {
         case tooManySessions
         /// A graph document over the bytes one version may have.
         case payloadTooLarge
-        /// A daemon-wide budget is reached (graph memory, heavy graph work): retry later.
+        /// A budget of the session's is full for now (its watchers, its answers kept under an
+        /// `Idempotency-Key`): nothing was changed; retry after ``ServiceError/retryAfter``.
+        case tooManyRequests
+        /// A daemon-wide budget is full for now (watchers, graph memory, heavy graph work, kept
+        /// answers): nothing was changed; retry after ``ServiceError/retryAfter``.
         case overCapacity
         /// A graph version that is the newest or that some session runs on cannot be removed.
         case graphInUse
@@ -47,6 +51,8 @@ package struct ServiceError: Error, Sendable {
     package var confirmation: JSONValue?
     /// With ``Code/versionConflict``: the session's version now.
     package var currentVersion: Int?
+    /// With ``Code/tooManyRequests`` and ``Code/overCapacity``: seconds until a retry may succeed.
+    package var retryAfter: Int?
     /// What went wrong inside, for the log only; never shown to a client.
     package var logMessage: String?
 

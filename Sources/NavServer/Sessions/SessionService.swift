@@ -24,11 +24,20 @@ package final class SessionService: Sendable {
         package var maxWatchersPerSession: Int = 16
         /// The daemon-wide bound on watchers (resource `watchers`); none when nil.
         package var watcherBudget: Budget?
+        /// The most bytes one session's answers kept under an `Idempotency-Key` may take:
+        /// `--max-idempotency-bytes-per-session` (``KeptAnswerLedger``).
+        package var maxIdempotencyBytesPerSession: Int = 1 << 20
+        /// The most bytes all kept answers may take: `--max-idempotency-bytes`, the budget
+        /// `idempotency_bytes` (used when the service is given no budget of its own).
+        package var maxIdempotencyBytes: Int = 64 << 20
 
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
-            adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil
+            adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil, maxIdempotencyBytesPerSession: Int = 1 << 20,
+            maxIdempotencyBytes: Int = 64 << 20
         ) {
+            self.maxIdempotencyBytesPerSession = maxIdempotencyBytesPerSession
+            self.maxIdempotencyBytes = maxIdempotencyBytes
             self.maxSessions = maxSessions
             self.sessionTTL = sessionTTL
             self.maxEventsPerPage = maxEventsPerPage
@@ -43,6 +52,9 @@ package final class SessionService: Sendable {
     package let configuration: Configuration
     /// The watchers of each session, told of every change applied here (DESIGN §8).
     package let live: LiveSessions
+    /// The bytes of answers kept under an `Idempotency-Key`, per session and in all: a keyed
+    /// change makes room for its answer here before it is applied (``admit(_:)``).
+    package let answers: KeptAnswerLedger
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -50,7 +62,12 @@ package final class SessionService: Sendable {
     /// sessions already, so concurrent creates never overshoot `maxSessions` together.
     private let creating = Atomic<Int>(0)
 
-    package init(store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, now: @escaping @Sendable () -> Int64) {
+    /// - Parameter answerBudget: the daemon's `idempotency_bytes` budget (listed at `/metrics`);
+    ///   without one, a budget of ``Configuration/maxIdempotencyBytes`` of its own.
+    package init(
+        store: any SessionStore, graphs: GraphRegistry, configuration: Configuration, answerBudget: Budget? = nil,
+        now: @escaping @Sendable () -> Int64
+    ) {
         self.store = store
         self.graphs = graphs
         self.configuration = configuration
@@ -60,6 +77,40 @@ package final class SessionService: Sendable {
             maxPerSession: configuration.maxWatchersPerSession,
             budget: configuration.watcherBudget ?? Budget(resource: "watchers", limit: Int.max)
         )
+        self.answers = KeptAnswerLedger(
+            perSession: configuration.maxIdempotencyBytesPerSession,
+            budget: answerBudget ?? Budget(resource: "idempotency_bytes", limit: configuration.maxIdempotencyBytes))
+        // What a durable store kept before a restart counts from the start. A store that cannot
+        // list them now has them counted as they are kept again (and swept after the TTL).
+        if store.keepsAnswers, let kept = try? store.keptAnswerEntries() {
+            answers.rebuild(kept.map { KeptAnswerLedger.Entry(key: $0.key, session: $0.session, cost: $0.cost, givenAt: $0.createdAt) })
+        }
+    }
+
+    /// Makes room for `answer` among the kept answers (``KeptAnswerLedger``) before its change is
+    /// written, deleting from the store the answers forgotten for it; refused (429, or 503 when
+    /// the daemon's budget is full) when that would forget one younger than a minute.
+    private func admit(_ answer: KeptAnswer, at time: Int64) throws(ServiceError) {
+        let forgotten: [String]
+        do {
+            forgotten = try answers.admit(.init(key: answer.key, session: answer.session, cost: answer.cost, givenAt: time), now: time)
+        } catch {
+            var refusal: ServiceError
+            switch error {
+            case .session(let wait):
+                refusal = ServiceError(
+                    .tooManyRequests,
+                    "this session's answers kept under an Idempotency-Key fill its \(answers.perSession) bytes, none old enough to be forgotten; retry later")
+                refusal.retryAfter = Int((wait + 999) / 1000)
+            case .daemon(let wait):
+                refusal = ServiceError(
+                    .overCapacity, "the daemon's answers kept under an Idempotency-Key fill its budget, none old enough to be forgotten; retry later")
+                refusal.retryAfter = Int((wait + 999) / 1000)
+            }
+            throw refusal
+        }
+        guard !forgotten.isEmpty, store.keepsAnswers else { return }
+        try storeCall { () throws(StoreError) in try store.forget(answers: forgotten) }
     }
 
     private func stripe(_ id: String) -> Locked<Void> {
@@ -140,8 +191,16 @@ package final class SessionService: Sendable {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
         let created = Created(session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
-        let answer = store.keepsAnswers ? keep.flatMap { $0(created) } : nil
-        let inserted = try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events, keeping: answer) }
+        let answer = keep.flatMap { $0(created) }
+        if let answer { try admit(answer, at: time) }
+        let inserted: Bool
+        do {
+            inserted = try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events, keeping: answer) }
+        } catch {
+            if let answer { answers.remove(answer.key) }
+            throw error
+        }
+        if !inserted, let answer { answers.remove(answer.key) }
         return inserted ? created : nil
     }
 
@@ -383,7 +442,13 @@ package final class SessionService: Sendable {
             if let keep, !session.mayBeStale {
                 var kept = keep(unchanged)
                 kept.createdAt = now()
-                try storeCall { () throws(StoreError) in try store.keep(kept) }
+                try admit(kept, at: kept.createdAt)
+                do {
+                    try storeCall { () throws(StoreError) in try store.keep(kept) }
+                } catch {
+                    answers.remove(kept.key)
+                    throw error
+                }
             }
             return unchanged
         }
@@ -396,10 +461,21 @@ package final class SessionService: Sendable {
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
-        let written = try storeCall { () throws(StoreError) in
-            try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
+        // Room for the answer first: a refusal writes nothing.
+        if let kept { try admit(kept, at: session.touchedAt) }
+        let written: Bool
+        do {
+            written = try storeCall { () throws(StoreError) in
+                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
+            }
+        } catch {
+            if let kept { answers.remove(kept.key) }
+            throw error
         }
-        guard written else { return nil }
+        guard written else {
+            if let kept { answers.remove(kept.key) }
+            return nil
+        }
         session.mayBeStale = false
         return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
     }
@@ -538,6 +614,7 @@ package final class SessionService: Sendable {
             try Self.check(ifMatch, session.state.version)
             _ = try storeCall { () throws(StoreError) in try store.delete(id) }
         }
+        answers.forget(sessions: [id])
         live.end(id, .deleted)
     }
 
@@ -577,6 +654,9 @@ package final class SessionService: Sendable {
     package func sweep() throws(ServiceError) -> Int {
         let cutoff = now() - configuration.sessionTTL
         let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+        // The store deleted their answers, and every change's answer older than the TTL.
+        answers.forget(sessions: expired)
+        answers.expire(before: cutoff)
         for id in expired { live.end(id, .expired) }
         return expired.count
     }

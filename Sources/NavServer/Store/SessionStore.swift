@@ -105,6 +105,14 @@ package protocol SessionStore: Sendable {
     /// key is kept already, where the store keeps answers.
     func keep(_ answer: KeptAnswer) throws(StoreError)
 
+    /// Deletes the answers kept under `keys` (forgotten to make room for newer ones: see
+    /// ``KeptAnswerLedger``), wherever the store holds them, where the store keeps answers.
+    func forget(answers keys: [String]) throws(StoreError)
+
+    /// Every answer the store keeps, by size (``KeptAnswer/cost``): what the daemon counts of
+    /// them when it starts, where the store keeps answers.
+    func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize]
+
     /// Removes a session and its events. - Returns: whether it existed.
     func delete(_ id: String) throws(StoreError) -> Bool
 
@@ -160,6 +168,10 @@ extension SessionStore {
 
     package func keep(_ answer: KeptAnswer) throws(StoreError) {}
 
+    package func forget(answers keys: [String]) throws(StoreError) {}
+
+    package func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize] { [] }
+
     package func statistics() -> StoreStatistics {
         StoreStatistics(sessions: try? count())
     }
@@ -202,6 +214,18 @@ package struct KeptAnswer: Sendable {
         return bytes
     }
 
+    /// What this answer takes, by ``cost(key:fingerprint:headers:body:)``.
+    package var cost: Int {
+        Self.cost(key: key, fingerprint: fingerprint, headers: headers, body: body)
+    }
+
+    /// The same for an answer a store lists by size (its body not read): ``KeptAnswerSize``.
+    package static func cost(key: String, fingerprintBytes: Int, headersJSON: [UInt8], bodyBytes: Int) -> Int {
+        var bytes = 128 + key.utf8.count + fingerprintBytes + bodyBytes
+        for (name, value) in headers(fromJSON: headersJSON) { bytes += 32 + name.utf8.count + value.utf8.count }
+        return bytes
+    }
+
     /// The headers as a store writes them: a JSON array of `[name, value]` pairs.
     package var headersJSON: [UInt8] {
         JSONValue.array(headers.map { JSONValue.array([.string($0.0), .string($0.1)]) }).jsonBytes
@@ -220,5 +244,21 @@ extension KeptAnswer: Equatable {
     package static func == (a: KeptAnswer, b: KeptAnswer) -> Bool {
         a.key == b.key && a.session == b.session && a.fingerprint == b.fingerprint && a.status == b.status
             && a.headers.elementsEqual(b.headers) { $0.0 == $1.0 && $0.1 == $1.1 } && a.body == b.body && a.createdAt == b.createdAt
+    }
+}
+
+/// An answer a store keeps, without its body: what ``SessionStore/keptAnswerEntries()`` lists.
+package struct KeptAnswerSize: Sendable {
+    package var key: String
+    package var session: String
+    /// ``KeptAnswer/cost``.
+    package var cost: Int
+    package var createdAt: Int64
+
+    package init(key: String, session: String, cost: Int, createdAt: Int64) {
+        self.key = key
+        self.session = session
+        self.cost = cost
+        self.createdAt = createdAt
     }
 }

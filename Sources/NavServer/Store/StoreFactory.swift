@@ -10,13 +10,15 @@ package enum StoreFactory {
 
     package static func open(
         _ spec: String, graphs: GraphRegistry, connections: Int, notifies: Bool = true, cacheBytes: Int = SQLiteStore.defaultCacheBytes,
-        logger: Logger
+        answerLogBytes: Int = SQLiteStore.defaultAnswerBytesPerGeneration, logger: Logger
     ) throws -> any SessionStore {
         if spec == "memory" { return MemoryStore() }
         if let options = try SQLiteOptions(spec) {
             return try SQLiteStore(
                 path: options.path, synchronousFull: options.synchronousFull, compactionThreshold: options.compaction,
-                cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs, readingThrough: false)
+                // Kept answers in the log (a generation's, until folded) stay a part of the budget of
+                // kept answers: the daemon passes a quarter of it.
+                answerBytesPerGeneration: answerLogBytes, cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs, readingThrough: false)
             )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {

@@ -165,6 +165,7 @@ struct APIError: Error, Sendable {
             case .versionConflict: .versionConflict
             case .tooManySessions: .tooManySessions
             case .payloadTooLarge: .payloadTooLarge
+            case .tooManyRequests: .tooManyRequests
             case .overCapacity: .overCapacity
             case .graphInUse: .graphInUse
             case .storeUnavailable: .storeUnavailable
@@ -179,6 +180,7 @@ struct APIError: Error, Sendable {
         // RFC 6750 §3.1: a token that opens nothing is challenged as `invalid_token`.
         if error.code == .invalidToken { headers = [("WWW-Authenticate", #"Bearer error="invalid_token""#)] }
         if let version = error.currentVersion { headers = [("ETag", .etag(version))] }
+        if let seconds = error.retryAfter { headers.append(("Retry-After", String(max(1, seconds)))) }
     }
 
     /// NavCore's refusal, as the server passes it on.

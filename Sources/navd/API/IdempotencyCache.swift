@@ -2,7 +2,7 @@ import NavHTTP
 import NavServer
 import Synchronization
 
-/// Answers already given to POSTs with an `Idempotency-Key`, so a retry gets the first answer again.
+/// Answers already given to requests with an `Idempotency-Key`, so a retry gets the first answer again.
 ///
 /// Bounded by count and by bytes: the oldest records are dropped first once `capacity` records
 /// or `byteLimit` bytes are reached. The byte bound matters because an answer is a whole session
@@ -54,6 +54,16 @@ final class IdempotencyCache: Sendable {
         state.withLock { state in
             for (key, record) in state.records where record.session == id {
                 state.records[key] = nil
+                state.bytes -= Self.cost(key, record)
+            }
+        }
+    }
+
+    /// Forgets the answers under `keys`: forgotten to make room for newer ones, or expired.
+    func forget(keys: [String]) {
+        state.withLock { state in
+            for key in keys {
+                guard let record = state.records.removeValue(forKey: key) else { continue }
                 state.bytes -= Self.cost(key, record)
             }
         }

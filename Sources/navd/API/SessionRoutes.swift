@@ -10,8 +10,19 @@ struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
-    /// Answers already given to POSTs with an `Idempotency-Key` (DESIGN §4 Retries).
-    let idempotency = IdempotencyCache()
+    /// Answers already given to requests with an `Idempotency-Key` (docs/design.md, "Idempotency answers"), filed
+    /// under the store's key for them (``storeKey(scope:_:)``): what the session service forgets
+    /// to make room (``KeptAnswerLedger``) leaves here too.
+    let idempotency: IdempotencyCache
+
+    init(sessions: SessionService, adminToken: TokenDigest?) {
+        self.sessions = sessions
+        self.adminToken = adminToken
+        // The ledger bounds what is kept: the cache holds no more than it counts.
+        let idempotency = IdempotencyCache(capacity: max(1, sessions.answers.budget.limit / 128), byteLimit: sessions.answers.budget.limit)
+        self.idempotency = idempotency
+        sessions.answers.onForgotten { keys in idempotency.forget(keys: keys) }
+    }
 
     func register(in router: inout Routes) {
         router.on("POST", "/v1/sessions") { context in try create(context) }
@@ -118,14 +129,17 @@ struct SessionRoutes: Sendable {
         }
         // A malformed key is refused before anything else, whichever the store.
         let key = try Self.idempotencyKey(context.request)
-        // Where the store keeps answers, a create with a key keeps its answer with the session,
-        // sealed (it holds the token, which no store keeps in the clear): ``SealedAnswer``.
+        // A create with a key keeps its answer with the session, counted among the kept answers
+        // (``KeptAnswerLedger``); where the store keeps answers, sealed (it holds the token, which
+        // no store keeps in the clear): ``SealedAnswer``.
         var keep: ((SessionService.Created) -> KeptAnswer?)?
-        if sessions.store.keepsAnswers, let key {
+        if let key {
             let fingerprint = Self.fingerprint(context.request)
+            let sealing = sessions.store.keepsAnswers
             keep = { created in
                 let response = respond(created)
-                return SealedAnswer.seal(response.body, key: key, fingerprint: fingerprint).map {
+                let body = sealing ? SealedAnswer.seal(response.body, key: key, fingerprint: fingerprint) : response.body
+                return body.map {
                     KeptAnswer(
                         key: Self.storeKey(scope: "create", key), session: created.session.id, fingerprint: fingerprint, status: response.status,
                         headers: response.headers, body: $0)
@@ -184,9 +198,10 @@ struct SessionRoutes: Sendable {
         }
         // A malformed key is refused before anything else, whichever the store.
         let key = try Self.idempotencyKey(context.request)
-        // Where the store keeps answers, a change with a key keeps its answer in its own write.
+        // A change with a key keeps its answer, counted among the kept answers
+        // (``KeptAnswerLedger``): where the store keeps answers, in the change's own write.
         var keep: ((SessionService.Mutation) -> KeptAnswer)?
-        if sessions.store.keepsAnswers, let key {
+        if let key {
             let fingerprint = Self.fingerprint(context.request)
             keep = { mutation in
                 let response = respond(mutation)
@@ -235,13 +250,13 @@ struct SessionRoutes: Sendable {
         APIError(.idempotencyKeyReused, "Idempotency-Key '\(key)' was used with another request")
     }
 
-    /// Replays the first answer to a POST retried with the same `Idempotency-Key` and body.
+    /// Replays the first answer to a request retried with the same `Idempotency-Key` and body.
     private func idempotent(
         _ context: RequestContext, scope: String, key: String?, lockHeld: Bool = false, _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
         // The session an answer is about: the one changed, or the one a create made (its Location).
         guard let key else { return try body() }
-        let cacheKey = scope + "\u{0}" + key
+        let cacheKey = Self.storeKey(scope: scope, key)
         let fingerprint = Self.fingerprint(context.request)
         func replay(_ record: IdempotencyCache.Record) throws -> HTTPResponse {
             guard record.fingerprint == fingerprint else { throw Self.reused(key) }
@@ -298,13 +313,14 @@ struct SessionRoutes: Sendable {
         return lockHeld ? try run() : try sessions.serialised(cacheKey) { () throws in try run() }
     }
 
-    /// A POST's `Idempotency-Key`, nil without one; without the blanks around it (RFC 9110 §5.5:
+    /// A POST's, PUT's or PATCH's `Idempotency-Key`, nil without one (a DELETE needs none: a
+    /// retried one is refused as `session_not_found`, having changed nothing more); without the blanks around it (RFC 9110 §5.5:
     /// they are not part of a field's value), so `k` and `k ` are one key. Printable ASCII
     /// only (the key is part of a cache key, and is never text a log or a C call could take for
     /// something else), and sent once: two keys would be joined into a third (`a, b`) that
     /// neither retry names, so a request with two is refused rather than applied under it.
     static func idempotencyKey(_ request: HTTPRequest) throws(APIError) -> String? {
-        guard request.method == "POST", let sent = request.headers["idempotency-key"] else { return nil }
+        guard ["POST", "PUT", "PATCH"].contains(request.method), let sent = request.headers["idempotency-key"] else { return nil }
         guard !request.headers.isRepeated("idempotency-key") else {
             throw APIError(.invalidRequest, "Idempotency-Key was sent more than once", param: "Idempotency-Key")
         }

@@ -74,7 +74,8 @@ final class Application: HTTPHandler {
         sessionConfiguration.maxWatchersPerSession = configuration.maxWatchersPerSession
         sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
         let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
-        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, now: now)
+                let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
+        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"

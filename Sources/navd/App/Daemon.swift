@@ -120,7 +120,7 @@ struct Daemon {
         )
         let store = try StoreFactory.open(
             settings.store, graphs: graphs, connections: settings.postgresConnections, notifies: settings.postgresNotifies,
-            cacheBytes: settings.cacheBytes, logger: logger
+            cacheBytes: settings.cacheBytes, answerLogBytes: settings.maxIdempotencyBytes / 4, logger: logger
         )
         let application = Application(
             graphs: graphs,
@@ -128,7 +128,8 @@ struct Daemon {
                 adminToken: settings.adminToken,
                 backendToken: settings.backendToken,
                 sessions: .init(
-                    maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext
+                    maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext,
+                    maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession, maxIdempotencyBytes: settings.maxIdempotencyBytes
                 ),
                 corsOrigins: settings.corsOrigins,
                 maxWatchers: max(1, (connections ?? settings.maxConnections) / 2),

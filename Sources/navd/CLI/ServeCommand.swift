@@ -53,6 +53,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Most sessions held at once. (NAVD_MAX_SESSIONS; default 100000)")
     var maxSessions: Int?
 
+    @Option(help: "Most bytes one session's answers kept under an Idempotency-Key may take (memory and store alike): bytes, or with K, M, G. Past it the session's oldest answers are forgotten first, never one younger than 60 s: then a keyed request is 429 too_many_requests with Retry-After. (NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION; default 1M)")
+    var maxIdempotencyBytesPerSession: String?
+
+    @Option(help: "Most bytes all answers kept under an Idempotency-Key may take (memory and store alike): bytes, or with K, M, G. Past it the oldest answers of any session are forgotten, never one younger than 60 s: then a keyed request is 503 over_capacity with Retry-After; unkeyed requests are never refused by it. (NAVD_MAX_IDEMPOTENCY_BYTES; default 64M)")
+    var maxIdempotencyBytes: String?
+
     @Option(help: "Memory for decoded sessions kept by the SQLite store, by estimate: bytes, or with K, M, G (KiB, MiB, GiB); at least 1M. (NAVD_CACHE_SIZE; default 256M)")
     var cacheSize: String?
 

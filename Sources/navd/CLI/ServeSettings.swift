@@ -32,6 +32,10 @@ struct ServeSettings: Sendable {
     /// The `graph_work` budget: heavy graph jobs at once (docs/design.md, "Heavy graph work").
     var maxGraphWork: Int
     var cacheBytes: Int
+    /// The most bytes one session's kept answers may take (`--max-idempotency-bytes-per-session`).
+    var maxIdempotencyBytesPerSession: Int
+    /// The most bytes all kept answers may take (`--max-idempotency-bytes`).
+    var maxIdempotencyBytes: Int
     var sessionTTLMilliseconds: Int64
     var maxConnections: Int
     /// The most watchers (event streams, long polls) of one session.
@@ -60,6 +64,16 @@ struct ServeSettings: Sendable {
     var shutdownGraceMilliseconds: Int64
 
     static let defaultStore = "sqlite:./.navd/navd.db"
+
+    /// A byte size given as `text` (the option or its environment variable), else `fallback`:
+    /// bytes, or a number with K, M or G; at least 4K (room for one session view), at most 1T.
+    private static func byteSize(_ given: String?, _ flag: String, _ fallback: String) throws -> Int {
+        let text = given ?? fallback
+        guard let bytes = Self.bytes(text), bytes >= 4096, bytes <= 1 << 40 else {
+            throw ValidationError("\(flag) must be from 4K to 1024G: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(text)'")
+        }
+        return bytes
+    }
 
     /// The cores navd may use; on PostgreSQL at least 8 per pooled connection. A request thread
     /// there mostly waits for its group's commit (holding no connection: group commit, issue 19),
@@ -116,6 +130,9 @@ struct ServeSettings: Sendable {
             throw ValidationError("--cache-size must be at least 1M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(cacheSize)'")
         }
         self.cacheBytes = cacheBytes
+        maxIdempotencyBytesPerSession = try Self.byteSize(
+            value(command.maxIdempotencyBytesPerSession, "NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION"), "--max-idempotency-bytes-per-session", "1M")
+        maxIdempotencyBytes = try Self.byteSize(value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M")
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         maxWatchersPerSession = try number(command.maxWatchersPerSession, "NAVD_MAX_WATCHERS_PER_SESSION", 16, 1...100_000)
         let watcherBuffer = value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER") ?? "64M"

@@ -130,7 +130,9 @@ final class Metrics: Sendable {
 
     /// The exposition of every metric: HTTP, intents, the store's, the watchers', the process's
     /// and the build's.
-    func exposition(store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, process: ProcessStatistics = .current()) -> String {
+    func exposition(
+        store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, answersEvicted: Int? = nil, process: ProcessStatistics = .current()
+    ) -> String {
         let names = templates.withLock { $0 }
         func route(_ slot: Int) -> String { slot < names.count ? names[slot] : "unmatched" }
         var text = ""
@@ -191,6 +193,10 @@ final class Metrics: Sendable {
             text += "navd_watchers_dropped_total \(live.watchersDropped.load(ordering: .relaxed))\n"
         }
         if let budgets { text += Self.exposition(of: budgets.all) }
+        if let answersEvicted {
+            text += "# HELP navd_idempotency_evicted_total Answers kept under an Idempotency-Key forgotten to make room for newer ones.\n# TYPE navd_idempotency_evicted_total counter\n"
+            text += "navd_idempotency_evicted_total \(answersEvicted)\n"
+        }
         text += process.exposition
         text += "# HELP navd_build_info The navd build: its version and the Swift it was built with.\n# TYPE navd_build_info gauge\n"
         text += "navd_build_info{swift=\"\(BuildInfo.swift)\",version=\"\(Self.escaped(Navd.version))\"} 1\n"

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @testable import NavCore
 @testable import navd
 @testable import NavServer
@@ -281,5 +282,46 @@ import Testing
         #expect(try second.view(session)["version"]?.int == 2, "not navigated back")
         #expect(try first.stop() == 0)
         #expect(try second.stop() == 0)
+    }
+
+    /// A keyed flood of large answers leaves no more in PostgreSQL's table than the budget (the
+    /// answers forgotten to make room are deleted there), and a restart counts what it holds.
+    @Test func postgresKeepsNoMoreAnswerBytesThanTheBudgetAndCountsThemAfterARestart() throws {
+        typealias Clocked = IdempotencyBudgetTests.Clocked
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let total = 128 << 10
+        let session: (id: String, token: String)
+        let version: Int
+        do {
+            let graphs = GraphRegistry()
+            let store = try StoreFactory.open(cluster.url, graphs: graphs, connections: 2, logger: Logger(label: "test"))
+            let navd = try Clocked(store: store, graphs: graphs, perSession: 64 << 10, total: total)
+            let sessions = [try navd.session(), try navd.session()]
+            for index in 0..<40 {
+                navd.advance(seconds: 61)
+                let answer = navd.navigate(sessions[index % 2], "^/top/list_news(category=1)/show_news(id=\(index + 1))", key: "flood\(index)")
+                try #require(answer.status == 200)
+                #expect(navd.answers.bytes <= total)
+            }
+            #expect(try navd.evicted() > 20)
+            session = sessions[1]
+            version = try navd.version(session)
+            store.close()
+        }
+        let kept = try cluster.query(
+            "SELECT COUNT(*) || ' ' || COALESCE(SUM(octet_length(body) + octet_length(headers) + octet_length(key) + octet_length(fingerprint)), 0) FROM idempotency"
+        ).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(kept.count == 2)
+        #expect(kept[0] >= 2)
+        #expect(kept[1] <= total, "\(kept[0]) answers of \(kept[1]) bytes kept")
+
+        let graphs = GraphRegistry()
+        let store = try StoreFactory.open(cluster.url, graphs: graphs, connections: 2, logger: Logger(label: "test"))
+        defer { store.close() }
+        let navd = try Clocked(store: store, graphs: graphs, perSession: 64 << 10, total: total, addGraph: false)
+        try StoreFactory.restoreGraphs(from: store, into: graphs, logger: Logger(label: "test"))
+        #expect(navd.answers.bytes >= kept[1] && navd.answers.bytes <= total)
+        #expect(try navd.version(session) == version, "every acknowledged change is kept")
     }
 }

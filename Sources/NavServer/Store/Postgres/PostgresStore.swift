@@ -316,6 +316,29 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         }
     }
 
+    /// One statement for all `keys` (a text array).
+    package func forget(answers keys: [String]) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        let array = "{" + keys.map { "\"" + $0 + "\"" }.joined(separator: ",") + "}"
+        _ = try pool.with { connection throws(StoreError) in
+            try connection.execute("DELETE FROM idempotency WHERE key = ANY($1::text[])", [array], prepare: true)
+        }
+    }
+
+    package func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize] {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                "SELECT key, session_id, octet_length(fingerprint), headers, octet_length(body), created_at FROM idempotency ORDER BY created_at",
+                [], prepare: false)
+        }
+        return (0..<result.rowCount).map { row in
+            let key = result.text(row, 0)
+            let cost = KeptAnswer.cost(
+                key: key, fingerprintBytes: Int(result.int(row, 2)), headersJSON: result.bytes(row, 3), bodyBytes: Int(result.int(row, 4)))
+            return KeptAnswerSize(key: key, session: result.text(row, 1), cost: cost, createdAt: result.int(row, 5))
+        }
+    }
+
     /// A kept answer as statement parameters: key, fingerprint (hex), status, headers, body; all
     /// NULL without one.
     private static func answerParameters(_ answer: KeptAnswer?) -> [String?] {

@@ -256,6 +256,67 @@ extension SQLiteStore {
         }
     }
 
+    /// From the log's folds and from `idempotency`. A fold the compactor may be writing now is
+    /// waited for (`folding`), so that it cannot put back an answer deleted from the table; one
+    /// only logged is dropped from its fold, and never reaches the table. Its bytes stay in the log
+    /// file until the generation is folded (at most ``answerBytesPerGeneration`` a generation).
+    package func forget(answers keys: [String]) throws(StoreError) {
+        guard !keys.isEmpty else { return }
+        func drop(_ keys: [String], compacting alsoCompacting: Bool) throws(StoreError) -> Bool {
+            try appendLocked { () throws(StoreError) -> Bool in
+                try locked { () -> Bool in
+                    var folding = false
+                    for key in keys {
+                        guard let space = key.firstIndex(of: " ") else { continue }
+                        let id = String(key[..<space])
+                        pending[id]?.answers[key] = nil
+                        if alsoCompacting {
+                            compacting?.folds[id]?.answers[key] = nil
+                        } else if compacting?.folds[id]?.answers[key] != nil {
+                            folding = true
+                        }
+                    }
+                    return folding
+                }
+            }
+        }
+        func delete() throws(StoreError) {
+            try withDatabase { () throws(StoreError) in
+                try writing { () throws(StoreError) in
+                    try connection.transaction { () throws(StoreError) in
+                        for key in keys { try connection.statement("DELETE FROM idempotency WHERE key = ?").bind(1, key).run() }
+                    }
+                }
+            }
+        }
+        if try drop(keys, compacting: false) {
+            try folding { () throws(StoreError) in
+                _ = try drop(keys, compacting: true)
+                try delete()
+            }
+        } else {
+            try delete()
+        }
+    }
+
+    /// The table's answers, once every logged change is folded in (as at start-up, after recovery).
+    package func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize] {
+        try folding { () throws(StoreError) in try compactEverything() }
+        return try withReader { reader throws(StoreError) -> [KeptAnswerSize] in
+            let statement = try reader.statement(
+                "SELECT key, session_id, length(fingerprint), headers, length(body), created_at FROM idempotency ORDER BY created_at")
+            defer { statement.reset() }
+            var entries: [KeptAnswerSize] = []
+            while try statement.step() {
+                let key = statement.text(0)
+                let cost = KeptAnswer.cost(
+                    key: key, fingerprintBytes: Int(statement.int(2)), headersJSON: statement.bytes(3), bodyBytes: Int(statement.int(4)))
+                entries.append(KeptAnswerSize(key: key, session: statement.text(1), cost: cost, createdAt: statement.int(5)))
+            }
+            return entries
+        }
+    }
+
     // MARK: Reads and maintenance
 
     package func delete(_ id: String) throws(StoreError) -> Bool {

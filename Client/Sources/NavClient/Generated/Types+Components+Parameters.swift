@@ -48,7 +48,12 @@ extension Components {
         /// first answer again (status, headers and body); the same key with any of those different
         /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
         /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-        /// 400 `invalid_request`.
+        /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+        /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+        /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+        /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+        /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+        /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
         ///
         ///
         /// - Remark: Generated from `#/components/parameters/IdempotencyKey`.

@@ -1016,6 +1016,171 @@ extension Components {
                 self.body = body
             }
         }
+        public struct GraphInUse: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/GraphInUse/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/GraphInUse/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                public init(xRequestId: Components.Headers.XRequestId) {
+                    self.xRequestId = xRequestId
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.GraphInUse.Headers
+            /// - Remark: Generated from `#/components/responses/GraphInUse/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/GraphInUse/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.GraphInUse.Body
+            /// Creates a new `GraphInUse`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.GraphInUse.Headers,
+                body: Components.Responses.GraphInUse.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct GraphUnavailable: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/GraphUnavailable/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/GraphUnavailable/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// Seconds after which a retry may succeed.
+                ///
+                /// - Remark: Generated from `#/components/responses/GraphUnavailable/headers/Retry-After`.
+                public var retryAfter: Components.Headers.RetryAfter?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                ///   - retryAfter: Seconds after which a retry may succeed.
+                public init(
+                    xRequestId: Components.Headers.XRequestId,
+                    retryAfter: Components.Headers.RetryAfter? = nil
+                ) {
+                    self.xRequestId = xRequestId
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.GraphUnavailable.Headers
+            /// - Remark: Generated from `#/components/responses/GraphUnavailable/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/GraphUnavailable/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.GraphUnavailable.Body
+            /// Creates a new `GraphUnavailable`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.GraphUnavailable.Headers,
+                body: Components.Responses.GraphUnavailable.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct TooManyRequests: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/TooManyRequests/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// Seconds after which a retry may succeed.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/Retry-After`.
+                public var retryAfter: Components.Headers.RetryAfter?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                ///   - retryAfter: Seconds after which a retry may succeed.
+                public init(
+                    xRequestId: Components.Headers.XRequestId,
+                    retryAfter: Components.Headers.RetryAfter? = nil
+                ) {
+                    self.xRequestId = xRequestId
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.TooManyRequests.Headers
+            /// - Remark: Generated from `#/components/responses/TooManyRequests/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/TooManyRequests/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.TooManyRequests.Body
+            /// Creates a new `TooManyRequests`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.TooManyRequests.Headers,
+                body: Components.Responses.TooManyRequests.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
         public struct StoreUnavailable: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/StoreUnavailable/headers`.
             public struct Headers: Sendable, Hashable {

@@ -353,7 +353,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/POST/header/Idempotency-Key`.
@@ -1469,7 +1474,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/navigate/POST/header/Idempotency-Key`.
@@ -1855,6 +1865,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/navigate/post(navigate)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/navigate/post(navigate)/responses/500`.
@@ -1986,7 +2022,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/transitions/POST/header/Idempotency-Key`.
@@ -2372,6 +2413,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/transitions/post(applyTransition)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/transitions/post(applyTransition)/responses/500`.
@@ -2501,7 +2568,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/exit/POST/header/Idempotency-Key`.
@@ -2862,6 +2934,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/exit/post(exitScene)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/exit/post(exitScene)/responses/500`.
@@ -2992,7 +3090,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/back/POST/header/Idempotency-Key`.
@@ -3353,6 +3456,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/back/post(goBack)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/back/post(goBack)/responses/500`.
@@ -3489,17 +3618,35 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/params/PUT/header/If-Match`.
                 public var ifMatch: Components.Parameters.IfMatch?
+                /// Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
+                /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
+                /// first answer again (status, headers and body); the same key with any of those different
+                /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/params/PUT/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetParams.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - ifMatch: Apply the change only if the session is at one of these versions (its `ETag`, quoted):
+                ///   - idempotencyKey: Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
                 ///   - accept:
                 public init(
                     ifMatch: Components.Parameters.IfMatch? = nil,
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
                     accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetParams.AcceptableContentType>] = .defaultValues()
                 ) {
                     self.ifMatch = ifMatch
+                    self.idempotencyKey = idempotencyKey
                     self.accept = accept
                 }
             }
@@ -3803,6 +3950,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/params/put(setParams)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/params/put(setParams)/responses/500`.
@@ -3937,17 +4110,35 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/state/PATCH/header/If-Match`.
                 public var ifMatch: Components.Parameters.IfMatch?
+                /// Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
+                /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
+                /// first answer again (status, headers and body); the same key with any of those different
+                /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/state/PATCH/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PatchState.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - ifMatch: Apply the change only if the session is at one of these versions (its `ETag`, quoted):
+                ///   - idempotencyKey: Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
                 ///   - accept:
                 public init(
                     ifMatch: Components.Parameters.IfMatch? = nil,
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
                     accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PatchState.AcceptableContentType>] = .defaultValues()
                 ) {
                     self.ifMatch = ifMatch
+                    self.idempotencyKey = idempotencyKey
                     self.accept = accept
                 }
             }
@@ -4252,6 +4443,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/state/patch(patchState)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/state/patch(patchState)/responses/500`.
@@ -4395,7 +4612,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/screens/{screen}/commands/POST/header/Idempotency-Key`.
@@ -4781,6 +5003,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/commands/post(runCommand)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/commands/post(runCommand)/responses/500`.
@@ -4909,17 +5157,35 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/context/PATCH/header/If-Match`.
                 public var ifMatch: Components.Parameters.IfMatch?
+                /// Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
+                /// parsed JSON: member order, blanks and the spelling of numbers do not matter) gets the
+                /// first answer again (status, headers and body); the same key with any of those different
+                /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
+                /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/context/PATCH/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PatchContext.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - ifMatch: Apply the change only if the session is at one of these versions (its `ETag`, quoted):
+                ///   - idempotencyKey: Makes a retry safe: the same key with the same route, `If-Match` and body (compared as
                 ///   - accept:
                 public init(
                     ifMatch: Components.Parameters.IfMatch? = nil,
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
                     accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PatchContext.AcceptableContentType>] = .defaultValues()
                 ) {
                     self.ifMatch = ifMatch
+                    self.idempotencyKey = idempotencyKey
                     self.accept = accept
                 }
             }
@@ -5278,6 +5544,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/context/patch(patchContext)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/context/patch(patchContext)/responses/500`.
@@ -5409,7 +5701,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/intents/POST/header/Idempotency-Key`.
@@ -5795,6 +6092,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/intents/post(applyBatch)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/intents/post(applyBatch)/responses/500`.
@@ -5928,7 +6251,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/upgrade/POST/header/Idempotency-Key`.
@@ -6314,6 +6642,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/upgrade/post(upgradeSession)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 500: `internal`. The body never carries internals.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/upgrade/post(upgradeSession)/responses/500`.
@@ -6444,7 +6798,12 @@ public enum Operations {
                 /// first answer again (status, headers and body); the same key with any of those different
                 /// answers 422 `idempotency_key_reused`. Use a fresh value (a UUID, say) for each new intent.
                 /// A value that is not 1 to 200 printable ASCII characters, or the field sent twice, answers
-                /// 400 `invalid_request`.
+                /// 400 `invalid_request`. Answers are kept for the session TTL within a budget per session
+                /// (`--max-idempotency-bytes-per-session`) and in all (`--max-idempotency-bytes`): past it the
+                /// oldest are forgotten (a retry of a forgotten key is applied anew, without
+                /// `Idempotent-Replayed`), never one younger than 60 s; when only such answers stand in the
+                /// way, a keyed request answers 429 `too_many_requests` (the session's budget) or 503
+                /// `over_capacity` (the daemon's), with `Retry-After`, and changes nothing.
                 ///
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/confirm/POST/header/Idempotency-Key`.
@@ -6825,6 +7184,32 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 429: `too_many_requests`: a budget of the session's is full for now (its answers kept under
+            /// an `Idempotency-Key`, none old enough to be forgotten); nothing was changed. Retry after
+            /// `Retry-After` seconds, or without the key.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/confirm/post(confirm)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -8445,21 +8830,20 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
+            /// `--max-graph-work` heavy graph jobs already run) or `store_unavailable`; nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/put(putGraph)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.GraphUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.GraphUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -8504,6 +8888,359 @@ public enum Operations {
             public static var allCases: [Self] {
                 [
                     .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Remove a graph version (admin)
+    ///
+    /// Removes version `version` of the graph from this daemon and from its store (a restart
+    /// does not bring it back), and gives its memory back to `--max-graph-memory`. The newest
+    /// version cannot be removed (new sessions start on it), nor a version any session runs on:
+    /// both answer 409 `graph_in_use` and nothing changes; upgrade or delete those sessions
+    /// first. An unknown graph or version answers 404 `not_found`. Other processes sharing a
+    /// PostgreSQL store keep a version they already loaded until they restart. Needs the admin
+    /// token.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/graphs/{name}`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)`.
+    public enum DeleteGraphVersion {
+        public static let id: Swift.String = "deleteGraphVersion"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// A graph name.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/path/name`.
+                public var name: Components.Parameters.GraphName
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - name: A graph name.
+                public init(name: Components.Parameters.GraphName) {
+                    self.name = name
+                }
+            }
+            public var path: Operations.DeleteGraphVersion.Input.Path
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/query`.
+            public struct Query: Sendable, Hashable {
+                /// The version to remove.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/query/version`.
+                public var version: Swift.Int
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - version: The version to remove.
+                public init(version: Swift.Int) {
+                    self.version = version
+                }
+            }
+            public var query: Operations.DeleteGraphVersion.Input.Query
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteGraphVersion.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteGraphVersion.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.DeleteGraphVersion.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.DeleteGraphVersion.Input.Path,
+                query: Operations.DeleteGraphVersion.Input.Query,
+                headers: Operations.DeleteGraphVersion.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/graphs/{name}/DELETE/responses/204/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.DeleteGraphVersion.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.DeleteGraphVersion.Output.NoContent.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// The version is gone.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteGraphVersion.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.DeleteGraphVersion.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
+            /// only), `not_found` (no such screen, graph or route).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 409: `graph_in_use`: the graph version is the newest one, or a session runs on it; nothing
+            /// was removed.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.GraphInUse)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.GraphInUse {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
+            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
+            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
+            /// `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
                     .applicationProblemJson
                 ]
             }
@@ -8930,6 +9667,11 @@ public enum Operations {
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
     /// that scene. No authentication.
     ///
+    /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
+    /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
+    /// `invalid_request`, `param` `version`), and while `--max-graph-work` drawings and
+    /// uploads already run, one not drawn yet answers 503 `over_capacity` with `Retry-After`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/graphs/{name}/diagram`.
     /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)`.
@@ -9231,21 +9973,20 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
+            /// `--max-graph-work` heavy graph jobs already run) or `store_unavailable`; nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.GraphUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.GraphUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):

@@ -272,6 +272,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/graphs/{name}`.
     /// - Remark: Generated from `#/paths//v1/graphs/{name}/put(putGraph)`.
     func putGraph(_ input: Operations.PutGraph.Input) async throws -> Operations.PutGraph.Output
+    /// Remove a graph version (admin)
+    ///
+    /// Removes version `version` of the graph from this daemon and from its store (a restart
+    /// does not bring it back), and gives its memory back to `--max-graph-memory`. The newest
+    /// version cannot be removed (new sessions start on it), nor a version any session runs on:
+    /// both answer 409 `graph_in_use` and nothing changes; upgrade or delete those sessions
+    /// first. An unknown graph or version answers 404 `not_found`. Other processes sharing a
+    /// PostgreSQL store keep a version they already loaded until they restart. Needs the admin
+    /// token.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/graphs/{name}`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)`.
+    func deleteGraphVersion(_ input: Operations.DeleteGraphVersion.Input) async throws -> Operations.DeleteGraphVersion.Output
     /// Move every session of a graph to another version (admin)
     ///
     /// Upgrades each session of the graph as `POST /v1/sessions/{id}/upgrade` does, one at a
@@ -309,6 +323,11 @@ public protocol APIProtocol: Sendable {
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
     /// that scene. No authentication.
+    ///
+    /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
+    /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
+    /// `invalid_request`, `param` `version`), and while `--max-graph-work` drawings and
+    /// uploads already run, one not drawn yet answers 503 `over_capacity` with `Retry-After`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/graphs/{name}/diagram`.
@@ -812,6 +831,30 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// Remove a graph version (admin)
+    ///
+    /// Removes version `version` of the graph from this daemon and from its store (a restart
+    /// does not bring it back), and gives its memory back to `--max-graph-memory`. The newest
+    /// version cannot be removed (new sessions start on it), nor a version any session runs on:
+    /// both answer 409 `graph_in_use` and nothing changes; upgrade or delete those sessions
+    /// first. An unknown graph or version answers 404 `not_found`. Other processes sharing a
+    /// PostgreSQL store keep a version they already loaded until they restart. Needs the admin
+    /// token.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/graphs/{name}`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)`.
+    public func deleteGraphVersion(
+        path: Operations.DeleteGraphVersion.Input.Path,
+        query: Operations.DeleteGraphVersion.Input.Query,
+        headers: Operations.DeleteGraphVersion.Input.Headers = .init()
+    ) async throws -> Operations.DeleteGraphVersion.Output {
+        try await deleteGraphVersion(Operations.DeleteGraphVersion.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
     /// Move every session of a graph to another version (admin)
     ///
     /// Upgrades each session of the graph as `POST /v1/sessions/{id}/upgrade` does, one at a
@@ -859,6 +902,11 @@ extension APIProtocol {
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
     /// that scene. No authentication.
+    ///
+    /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
+    /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
+    /// `invalid_request`, `param` `version`), and while `--max-graph-work` drawings and
+    /// uploads already run, one not drawn yet answers 503 `over_capacity` with `Retry-After`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/graphs/{name}/diagram`.

@@ -163,6 +163,16 @@ public struct NavClient: Sendable {
         }
     }
 
+    /// `DELETE /v1/graphs/{name}?version=N` (admin): removes a version no session runs on, and
+    /// frees its memory. The newest version, or one a session runs on, is refused with
+    /// `graph_in_use`.
+    public func deleteGraph(_ name: String, version: Int) async throws(NavClientError) {
+        try await perform("deleteGraphVersion") {
+            let output = try await api.deleteGraphVersion(path: .init(name: name), query: .init(version: version))
+            guard case .noContent = output else { throw NavClientError.unexpected(output, operation: "deleteGraphVersion") }
+        }
+    }
+
     /// `POST /v1/graphs/{name}/upgrade` (admin): every session of the graph moved to the newest
     /// (or the given) version where its stage fits.
     public func upgradeSessions(ofGraph name: String, to version: Int? = nil) async throws(NavClientError) -> UpgradeReport {

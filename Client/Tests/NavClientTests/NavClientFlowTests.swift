@@ -255,6 +255,12 @@ struct NavClientFlowTests {
         #expect(upgraded.events.first?.toVersion == 2)
         #expect(try await admin.sessions().map(\.id) == [session.id])
 
+        // Version 1 runs no session now and can be removed; version 2 is the newest.
+        #expect(await refusal { try await admin.deleteGraph("news", version: 2) }?.code == .graphInUse)
+        try await admin.deleteGraph("news", version: 1)
+        #expect(await refusal { try await admin.graph("news", version: 1) }?.code == .notFound)
+        #expect(await refusal { try await admin.deleteGraph("news", version: 1) }?.code == .notFound)
+
         // An invalid graph is refused with its issues.
         let invalid = try #require(await refusal { try await admin.putGraph(yaml: "name: bad\nstart: /nowhere\nscenes: {a: {}}\n", name: "bad") })
         #expect(invalid.code == .invalidGraph)

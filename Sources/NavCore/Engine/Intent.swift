@@ -64,6 +64,8 @@ public struct Limits: Sendable, Hashable {
     public var maxGraphLinks: Int
     /// The largest a graph document may be, in bytes of JSON.
     public var maxGraphBytes: Int
+    /// The longest a graph's name may be, in bytes.
+    public var maxGraphNameBytes: Int = Graph.maxNameLength
 
     public init(
         maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256,

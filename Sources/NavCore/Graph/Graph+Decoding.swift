@@ -69,8 +69,8 @@ struct GraphDecoder {
         let name = requiredString(root, "name", at: "")
         if let name, !name.isValidPathName {
             issues.append(GraphIssue(.invalidName, at: "/name", "'\(name)' may use only A-Z a-z 0-9 _ . -"))
-        } else if let name, name.utf8.count > Graph.maxNameLength {
-            issues.append(GraphIssue(.invalidName, at: "/name", "the name is \(name.utf8.count) bytes long (limit \(Graph.maxNameLength))"))
+        } else if let name, name.utf8.count > limits.maxGraphNameBytes {
+            issues.append(GraphIssue(.invalidName, at: "/name", "the name is \(name.utf8.count) bytes long (limit \(limits.maxGraphNameBytes))"))
         }
         let start = requiredString(root, "start", at: "")
         guard fitsLimits(root) else { return nil }

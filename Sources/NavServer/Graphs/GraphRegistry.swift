@@ -181,10 +181,19 @@ package final class GraphRegistry: Sendable {
         return kept
     }
 
+    /// A version read back from the store. It was accepted when it was stored, maybe by a navd
+    /// with larger bounds on a document's size, scenes, links or name: those bounds are for what
+    /// is uploaded now, and a stored version over them still loads, so that the sessions that
+    /// run on it are served (and it can be removed). It counts against ``memory`` all the same.
     private func make(_ document: JSONValue, version: Int) throws(ServiceError) -> GraphVersion {
+        var stored = limits
+        stored.maxGraphScenes = .max
+        stored.maxGraphLinks = .max
+        stored.maxGraphBytes = .max
+        stored.maxGraphNameBytes = .max
         let decoded: (graph: Graph, warnings: [GraphIssue])
         do {
-            decoded = try Graph.decode(document, limits: limits)
+            decoded = try Graph.decode(document, limits: stored)
         } catch {
             throw ServiceError(.invalidGraph, "stored graph no longer loads", issues: error.issues)
         }

@@ -38,3 +38,29 @@ import Testing
         #expect(try graphs.defaultName() == "b")
     }
 }
+
+/// The bounds on a graph document (its size, scenes, links, name) are for what is uploaded now:
+/// a version already in the store, accepted by a navd with larger bounds, still loads, so the
+/// sessions that run on it are served and it can be removed (docs/design.md, "Graphs").
+@Suite struct StoredGraphBoundsTests {
+    @Test func aStoredVersionOverTodaysBoundsStillLoads() throws {
+        let folder = try TemporaryFolder()
+        let name = String(repeating: "n", count: Graph.maxNameLength + 8)
+        var scenes: [String: JSONValue] = [:]
+        let limits = Limits()
+        for index in 0...limits.maxGraphScenes { scenes["s\(index)"] = .object([:]) }
+        let document: JSONValue = .object(["name": .string(name), "start": "/s0", "scenes": .object(scenes)])
+        // What an upload would answer today.
+        #expect(throws: ServiceError.self) { try GraphRegistry(limits: limits).add(document) }
+
+        let graphs = GraphRegistry(limits: limits)
+        let store = try SQLiteStore(path: folder.path + "/navd.db", decode: StoreFactory.snapshotDecoder(graphs))
+        defer { store.close() }
+        // Stored as an older navd stored it: straight into the store.
+        #expect(try store.storeGraph(document, name: name).version == 1)
+        graphs.attach(store)
+        let loaded = try #require(try graphs.latest(name))
+        #expect(loaded.version == 1)
+        #expect(loaded.graph.scenes.count == limits.maxGraphScenes + 1)
+    }
+}

@@ -69,6 +69,14 @@ import Testing
         #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(session.id)'") == "2")
         #expect(try second.send("DELETE", session.url, token: session.token).status == 204)
         #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE session_id = '\(session.id)'") == "0")
+        // The first process learns of the deletion by NOTIFY, a moment later: once it has, the
+        // retry is refused like any request for the ended session, its kept answer forgotten.
+        var seen = false
+        for _ in 0..<100 where !seen {
+            seen = try first.send("GET", session.url, token: session.token).status == 401
+            if !seen { usleep(50_000) }
+        }
+        #expect(seen, "the first process never saw the session end")
         let afterDelete = try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key)
         #expect(afterDelete.status == 401)
         #expect(try first.stop() == 0)

@@ -70,6 +70,9 @@ final class IdempotencyCache: Sendable {
     }
 
     func store(_ key: String, _ record: Record) {
+        // Held in a buffer of its own size, so it takes what ``cost(_:_:)`` counts.
+        var record = record
+        record.response.body = KeptAnswer.exact(record.response.body)
         let capacity = self.capacity
         let byteLimit = self.byteLimit
         let cost = Self.cost(key, record)

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Contract tests: schemathesis against a live navd, every check but positive_data_acceptance.
+# Contract tests: schemathesis against a live navd, every check but positive_data_acceptance and
+# use_after_free. The latter reads `DELETE /v1/graphs/{name}?version=N` (one version removed) as
+# the graph deleted, and a later read of the graph's other versions as a use after free; a
+# per-operation setting does not reach its stateful phase. Deleted sessions staying deleted (401)
+# is held by navd's own tests.
 #
 # Starts the built navd (NAVD_BINARY, else .build/debug/navd) on a free loopback port with the
 # memory store, the news example graph and an admin token, runs every phase (examples,
@@ -28,7 +32,7 @@ STATUS=0
 export PYTHONPATH="scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contract_hooks
 "$PYTHON" -m schemathesis.cli --config-file scripts/schemathesis.toml run openapi.yaml \
     --url "http://127.0.0.1:$PORT" \
-    --checks all --exclude-checks positive_data_acceptance \
+    --checks all --exclude-checks positive_data_acceptance,use_after_free \
     --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" \
     --workers 1 --generation-database none --no-color \
     ${SEED:+--seed "$SEED"} "$@" || STATUS=$?

@@ -60,6 +60,14 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
               body: "{}", status: 400, code: "malformed_request"),
         .init(name: "a bare CR in a value", head: post + "\r\nHost: x\r\nX-A: a\rContent-Length: 2",
               body: "{}", status: 400, code: "malformed_request"),
+        .init(name: "a bare CR in the target", head: "GET /healthz\rX HTTP/1.1\r\nHost: x",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "a bare CR in the method", head: "GE\rT /healthz HTTP/1.1\r\nHost: x",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "a tab in the target", head: "GET /healthz\tX HTTP/1.1\r\nHost: x",
+              body: "", status: 400, code: "malformed_request"),
+        .init(name: "a method that is not a token", head: "G(T /healthz HTTP/1.1\r\nHost: x",
+              body: "", status: 400, code: "malformed_request"),
         .init(name: "Transfer-Encoding: gzip", head: post + "\r\nHost: x\r\nTransfer-Encoding: gzip",
               body: "", status: 501, code: "unsupported_transfer_coding"),
         .init(name: "Transfer-Encoding: chunked, foo", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked, foo",
@@ -158,6 +166,19 @@ struct FramingTests {
         let created = try connection.readResponse()
         #expect(created.status == 201, "\(created)")
         // The connection stays open for the next request.
+        try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
+    }
+
+    /// A control byte the client percent-encoded is data, not framing: the target is read as
+    /// usual (here, an unknown route) and the connection stays open.
+    @Test func aPercentEncodedCRInTheTargetIsData() throws {
+        let (port, _, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(Array("GET /nowhere%0D%0AX HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let answer = try connection.readResponse()
+        #expect(answer.status == 404, "\(answer)")
+        #expect(answer.headers["connection"]?.lowercased() != "close")
         try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(try connection.readResponse().status == 200)
     }

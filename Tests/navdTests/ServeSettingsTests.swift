@@ -41,6 +41,30 @@ import Testing
 }
 
 extension ServeSettingsTests {
+    /// Every size flag reads sizes one way: `--max-body 1M` as `--max-watcher-buffer 1M` does.
+    @Test func everySizeFlagTakesUnits() throws {
+        let settings = try Self.settings(["--max-body", "1M", "--max-context", "8K", "--max-graph-memory", "1G"])
+        #expect(settings.maxBody == 1 << 20)
+        #expect(settings.maxContext == 8 << 10)
+        #expect(settings.maxGraphMemory == 1 << 30)
+        #expect(try Self.settings([], environment: ["NAVD_MAX_BODY": "2M"]).maxBody == 2 << 20)
+        #expect(try Self.settings(["--max-body", "1024"]).maxBody == 1024)
+        #expect(try Self.settings([]).maxBody == 65536)
+        #expect(try Self.settings([]).maxContext == 4096)
+    }
+
+    /// A size out of its flag's range is refused naming the flag, its range and the text.
+    @Test func aSizeOutOfRangeIsRefusedNamingTheRange() throws {
+        #expect(throws: (any Error).self) { try Self.settings(["--max-body", "65M"]) }
+        #expect(throws: (any Error).self) { try Self.settings(["--max-context", "1"]) }
+        do {
+            _ = try Self.settings(["--max-body", "100"])
+            Issue.record("--max-body 100 was accepted")
+        } catch {
+            #expect("\(error)".contains("--max-body must be from 256 to 64M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '100'"))
+        }
+    }
+
     /// A number from the environment reads as the option would (Swift's `Int(_:)`: a sign allowed,
     /// leading zeros too), and anything else is refused naming the option and its range.
     @Test(arguments: [("4", 4), ("+4", 4), ("004", 4), ("256", 256)])

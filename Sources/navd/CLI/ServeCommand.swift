@@ -32,8 +32,8 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Token that creating a session needs (the admin token works too); the production setting. At least 16 characters. (NAVD_BACKEND_TOKEN; default: none, anyone may create)")
     var backendToken: String?
 
-    @Option(help: "Largest session context in bytes of JSON; a larger one is 400 invalid_request. (NAVD_MAX_CONTEXT; default 4096)")
-    var maxContext: Int?
+    @Option(help: "Largest session context in bytes of JSON: bytes, or with K, M; a larger one is 400 invalid_request. (NAVD_MAX_CONTEXT; default 4K)")
+    var maxContext: String?
 
     @Option(help: "HTTP worker threads. (NAVD_THREADS; default: the cores navd may use, its cgroup's CPU quota included)")
     var threads: Int?
@@ -41,8 +41,8 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("pg-connections"), help: "Connections of the PostgreSQL store's pool (not counting its one listener). (NAVD_PG_CONNECTIONS; default 4)")
     var pgConnections: Int?
 
-    @Option(help: "Largest request body in bytes. (NAVD_MAX_BODY; default 65536)")
-    var maxBody: Int?
+    @Option(help: "Largest request body: bytes, or with K, M (KiB, MiB), at most 64M; a larger one is 413 payload_too_large. (NAVD_MAX_BODY; default 64K)")
+    var maxBody: String?
 
     @Option(help: "Memory all loaded graph versions may take together, by estimate: bytes, or with K, M, G (KiB, MiB, GiB); an upload past it is refused (503) until a version is removed. (NAVD_MAX_GRAPH_MEMORY; default 512M)")
     var maxGraphMemory: String?

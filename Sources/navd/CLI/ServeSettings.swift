@@ -65,14 +65,25 @@ struct ServeSettings: Sendable {
 
     static let defaultStore = "sqlite:./.navd/navd.db"
 
-    /// A byte size given as `text` (the option or its environment variable), else `fallback`:
-    /// bytes, or a number with K, M or G; at least 4K (room for one session view), at most 1T.
-    private static func byteSize(_ given: String?, _ flag: String, _ fallback: String) throws -> Int {
+    /// A byte size given as `given` (the option or its environment variable), else `fallback`:
+    /// bytes, or a number with K, M or G (KiB, MiB, GiB), within `range`. Every size flag reads
+    /// this one way, so `--max-body 1M` means what `--max-watcher-buffer 1M` does.
+    private static func byteSize(_ given: String?, _ flag: String, _ fallback: String, _ range: ClosedRange<Int>) throws -> Int {
         let text = given ?? fallback
-        guard let bytes = Self.bytes(text), bytes >= 4096, bytes <= 1 << 40 else {
-            throw ValidationError("\(flag) must be from 4K to 1024G: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(text)'")
+        guard let bytes = Self.bytes(text), range.contains(bytes) else {
+            throw ValidationError(
+                "\(flag) must be from \(spelled(range.lowerBound)) to \(spelled(range.upperBound)): bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(text)'"
+            )
         }
         return bytes
+    }
+
+    /// `bytes` as the shortest size a flag takes for it: `65536` → `64K`.
+    private static func spelled(_ bytes: Int) -> String {
+        for (suffix, unit) in [("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)] where bytes >= unit && bytes % unit == 0 {
+            return "\(bytes / unit)\(suffix)"
+        }
+        return "\(bytes)"
     }
 
     /// The cores navd may use; on PostgreSQL at least 8 per pooled connection. A request thread
@@ -115,31 +126,19 @@ struct ServeSettings: Sendable {
         }
         postgresConnections = try number(command.pgConnections, "NAVD_PG_CONNECTIONS", 4, 1...1000)
         threads = try number(command.threads, "NAVD_THREADS", Self.defaultThreads(store: store, postgresConnections: postgresConnections), 1...256)
-        maxBody = try number(command.maxBody, "NAVD_MAX_BODY", 65536, 256...(64 << 20))
-        maxContext = try number(command.maxContext, "NAVD_MAX_CONTEXT", 4096, 2...(1 << 20))
+        maxBody = try Self.byteSize(value(command.maxBody, "NAVD_MAX_BODY"), "--max-body", "64K", 256...(64 << 20))
+        maxContext = try Self.byteSize(value(command.maxContext, "NAVD_MAX_CONTEXT"), "--max-context", "4K", 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
-        let graphMemory = value(command.maxGraphMemory, "NAVD_MAX_GRAPH_MEMORY") ?? "512M"
-        guard let graphBytes = Self.bytes(graphMemory), graphBytes >= 1 << 16 else {
-            throw ValidationError("--max-graph-memory must be at least 64K: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(graphMemory)'")
-        }
-        maxGraphMemory = graphBytes
+        maxGraphMemory = try Self.byteSize(value(command.maxGraphMemory, "NAVD_MAX_GRAPH_MEMORY"), "--max-graph-memory", "512M", (64 << 10)...(1 << 40))
         // One HTTP thread always free of heavy work (with --threads 1 the one thread is shared).
         maxGraphWork = try number(command.maxGraphWork, "NAVD_MAX_GRAPH_WORK", max(1, threads - 1), 1...256)
-        let cacheSize = value(command.cacheSize, "NAVD_CACHE_SIZE") ?? "256M"
-        guard let cacheBytes = Self.bytes(cacheSize), cacheBytes >= 1 << 20 else {
-            throw ValidationError("--cache-size must be at least 1M: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(cacheSize)'")
-        }
-        self.cacheBytes = cacheBytes
+        cacheBytes = try Self.byteSize(value(command.cacheSize, "NAVD_CACHE_SIZE"), "--cache-size", "256M", (1 << 20)...(1 << 40))
         maxIdempotencyBytesPerSession = try Self.byteSize(
-            value(command.maxIdempotencyBytesPerSession, "NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION"), "--max-idempotency-bytes-per-session", "1M")
-        maxIdempotencyBytes = try Self.byteSize(value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M")
+            value(command.maxIdempotencyBytesPerSession, "NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION"), "--max-idempotency-bytes-per-session", "1M", 4096...(1 << 40))
+        maxIdempotencyBytes = try Self.byteSize(value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M", 4096...(1 << 40))
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         maxWatchersPerSession = try number(command.maxWatchersPerSession, "NAVD_MAX_WATCHERS_PER_SESSION", 16, 1...100_000)
-        let watcherBuffer = value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER") ?? "64M"
-        guard let watcherBufferBytes = Self.bytes(watcherBuffer), watcherBufferBytes >= 64 << 10 else {
-            throw ValidationError("--max-watcher-buffer must be at least 64K: bytes, or a number with K, M or G (KiB, MiB, GiB), not '\(watcherBuffer)'")
-        }
-        maxWatcherBuffer = watcherBufferBytes
+        maxWatcherBuffer = try Self.byteSize(value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER"), "--max-watcher-buffer", "64M", (64 << 10)...(1 << 40))
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         heartbeatSeconds = try number(command.heartbeat, "NAVD_HEARTBEAT", 15, 1...3600)

@@ -243,7 +243,7 @@ package final class GraphRegistry: Sendable {
         } catch {
             throw ServiceError(storeError: error, "could not read the stored graphs")
         }
-        // The graph stored first stays first: only versions older than a graph's newest are removed.
+        // The graph stored first stays first: the store records it once, removals aside.
         if let first { state.withLock { $0.firstName = first } }
         return first
     }

@@ -80,6 +80,32 @@ import Glibc
         #expect(try daemon.stop() == 0)
     }
 
+    @Test func sqliteKeepsTheDefaultGraphWhenItsFirstVersionIsRemoved() throws {
+        let folder = try TemporaryFolder()
+        try checkDefaultAfterRemoval(store: "sqlite:\(folder.path)/navd.db")
+    }
+
+    @Test func postgresKeepsTheDefaultGraphWhenItsFirstVersionIsRemoved() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try checkDefaultAfterRemoval(store: cluster.url)
+    }
+
+    /// The default graph without `--graph` is the graph stored first, even once the version
+    /// stored first is gone: `news` 1, then `kabukit` 1 and `news` 2, then `news` 1 removed.
+    private func checkDefaultAfterRemoval(store: String) throws {
+        let kabukit = try JSON(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json"))))
+        var daemon = try DaemonHarness(store: store, arguments: ["--admin-token", Self.admin])
+        #expect(try daemon.send("PUT", "/v1/graphs/kabukit", json: kabukit, token: Self.admin).status == 201)
+        #expect(try daemon.send("PUT", "/v1/graphs/news", json: try Self.newsVariant("whats_new"), token: Self.admin).status == 200)
+        #expect(try daemon.send("DELETE", "/v1/graphs/news?version=1", token: Self.admin).status == 204)
+        #expect(try daemon.stop() == 0)
+
+        daemon = try DaemonHarness(graphs: [], store: store, arguments: ["--admin-token", Self.admin])
+        #expect(try Self.defaultGraph(of: daemon) == ("news", 2))
+        #expect(try daemon.stop() == 0)
+    }
+
     // MARK: Defect 3: graph versions shared between processes
 
     /// An upload through one process is read, used and listed through another at once.

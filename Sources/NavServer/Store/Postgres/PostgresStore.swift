@@ -103,6 +103,13 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         SET key = split_part(key, ' ', 1) || ' ' || encode(sha256(convert_to('navd change key ' || substr(key, strpos(key, ' ') + 1), 'UTF8')), 'hex')
         WHERE key NOT LIKE 'create %';
         """,
+        // Facts about the store as a whole. `default_graph`: the graph stored first, the default
+        // without --graph; recorded once, so removing that graph's first version (the oldest
+        // row) does not make another graph the default.
+        """
+        CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO store_meta (key, value) SELECT 'default_graph', name FROM graphs ORDER BY stored LIMIT 1;
+        """,
     ]
 
     package init(
@@ -473,7 +480,10 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                         INSERT INTO graphs (name, version, document)
                         SELECT $1, COALESCE((SELECT version FROM latest), 0) + 1, $2
                         WHERE NOT EXISTS (SELECT 1 FROM latest WHERE same)
-                        ON CONFLICT (name, version) DO NOTHING RETURNING version)
+                        ON CONFLICT (name, version) DO NOTHING RETURNING version),
+                    first AS (
+                        INSERT INTO store_meta (key, value) SELECT 'default_graph', $1 FROM inserted
+                        ON CONFLICT (key) DO NOTHING)
                     SELECT version, 1 FROM inserted UNION ALL SELECT version, 0 FROM latest WHERE same
                     """,
                     [name, text])
@@ -517,7 +527,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func firstGraphName() throws(StoreError) -> String? {
         let result = try pool.with { connection throws(StoreError) in
-            try connection.execute("SELECT name FROM graphs ORDER BY stored LIMIT 1")
+            try connection.execute("SELECT value FROM store_meta WHERE key = 'default_graph'")
         }
         return result.rowCount == 1 ? result.text(0, 0) : nil
     }

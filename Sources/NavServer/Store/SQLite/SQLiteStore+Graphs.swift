@@ -17,8 +17,10 @@ extension SQLiteStore {
             if same { return (version, false) }
             // Through `writing`, like every other write: a full disk here shows in `/readyz` too.
             try writing { () throws(StoreError) in
+                try Self.recordDefaultGraph(connection)
                 try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
                     .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
+                try connection.statement("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('default_graph', ?)").bind(1, name).run()
             }
             return (version + 1, true)
         }
@@ -28,6 +30,7 @@ extension SQLiteStore {
     package func removeGraph(_ name: String, version: Int) throws(StoreError) -> Bool {
         try withDatabase { () throws(StoreError) -> Bool in
             try writing { () throws(StoreError) -> Bool in
+                try Self.recordDefaultGraph(connection)
                 try connection.statement("DELETE FROM graphs WHERE name = ? AND version = ?")
                     .bind(1, name).bind(2, Int64(version)).run()
                 return connection.changes > 0
@@ -64,12 +67,25 @@ extension SQLiteStore {
         }
     }
 
+    /// The graph stored first, as `store_meta.default_graph` records it (written with the first
+    /// graph stored). A database written before navd recorded it names it by its oldest row:
+    /// rows were never removed then, and the record is written before any row is.
     package func firstGraphName() throws(StoreError) -> String? {
         try withReader { reader throws(StoreError) -> String? in
-            let statement = try reader.statement("SELECT name FROM graphs ORDER BY rowid LIMIT 1")
+            let statement = try reader.statement(
+                "SELECT value FROM store_meta WHERE key = 'default_graph' UNION ALL SELECT * FROM (SELECT name FROM graphs ORDER BY rowid LIMIT 1)"
+            )
             defer { statement.reset() }
             return try statement.step() ? statement.text(0) : nil
         }
+    }
+
+    /// Records which graph was stored first, from the oldest row, if not recorded yet: before a
+    /// row is removed, the oldest row may no longer be the first graph's once it is.
+    private static func recordDefaultGraph(_ connection: SQLiteConnection) throws(StoreError) {
+        try connection.statement(
+            "INSERT OR IGNORE INTO store_meta (key, value) SELECT 'default_graph', name FROM graphs ORDER BY rowid LIMIT 1"
+        ).run()
     }
 
     private static func graphDocument(_ bytes: [UInt8]) throws(StoreError) -> JSONValue {

@@ -53,7 +53,8 @@ extension SQLiteStore {
         );
         -- `compacted_seq`: the last change log seq the tables above hold; `probed_at`: written by
         -- the disk probe of isAvailable(); `log_prefix`, `log_device`, `log_inode`: where the
-        -- change log lives, and the file that recorded it (SQLiteStore+Location.swift).
+        -- change log lives, and the file that recorded it (SQLiteStore+Location.swift);
+        -- `default_graph`: the graph stored first (SQLiteStore+Graphs.swift).
         CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
         INSERT INTO store_meta (key, value) VALUES ('compacted_seq', 0);
         -- The schema versions this file has had, and when (Unix seconds).

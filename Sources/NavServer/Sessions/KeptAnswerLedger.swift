@@ -22,21 +22,8 @@ package final class KeptAnswerLedger: Sendable {
         case daemon(retryAfterMilliseconds: Int64)
     }
 
-    /// One kept answer, as ``rebuild(_:)`` is given it from what a store holds.
-    package struct Entry: Sendable {
-        package var key: String
-        package var session: String
-        package var cost: Int
-        /// When it was given (ms since the epoch).
-        package var givenAt: Int64
-
-        package init(key: String, session: String, cost: Int, givenAt: Int64) {
-            self.key = key
-            self.session = session
-            self.cost = cost
-            self.givenAt = givenAt
-        }
-    }
+    /// One kept answer as the ledger counts it: its key, session, cost and when it was given.
+    package typealias Entry = KeptAnswerSize
 
     /// The most bytes one session's answers may take (the newest alone may take more).
     package let perSession: Int
@@ -124,7 +111,7 @@ package final class KeptAnswerLedger: Sendable {
             remove(entry.key, from: &state)
             state.seq &+= 1
             let seq = state.seq
-            state.entries[entry.key] = Held(seq: seq, session: entry.session, cost: entry.cost, givenAt: entry.givenAt)
+            state.entries[entry.key] = Held(seq: seq, session: entry.session, cost: entry.cost, givenAt: entry.createdAt)
             state.sessions[entry.session, default: Queue()].append(entry.key, seq, cost: entry.cost)
             state.order.append(entry.key, seq, cost: entry.cost)
             state.bytes += entry.cost
@@ -177,10 +164,10 @@ package final class KeptAnswerLedger: Sendable {
     /// Counts what a store holds already (at start-up), oldest first, without forgetting any.
     package func rebuild(_ entries: [Entry]) {
         state.withLock { state in
-            for entry in entries.sorted(by: { $0.givenAt < $1.givenAt }) {
+            for entry in entries.sorted(by: { $0.createdAt < $1.createdAt }) {
                 remove(entry.key, from: &state)
                 state.seq &+= 1
-                state.entries[entry.key] = Held(seq: state.seq, session: entry.session, cost: entry.cost, givenAt: entry.givenAt)
+                state.entries[entry.key] = Held(seq: state.seq, session: entry.session, cost: entry.cost, givenAt: entry.createdAt)
                 state.sessions[entry.session, default: Queue()].append(entry.key, state.seq, cost: entry.cost)
                 state.order.append(entry.key, state.seq, cost: entry.cost)
                 state.bytes += entry.cost

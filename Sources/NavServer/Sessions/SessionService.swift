@@ -83,7 +83,7 @@ package final class SessionService: Sendable {
         // What a durable store kept before a restart counts from the start. A store that cannot
         // list them now has them counted as they are kept again (and swept after the TTL).
         if store.keepsAnswers, let kept = try? store.keptAnswerEntries() {
-            answers.rebuild(kept.map { KeptAnswerLedger.Entry(key: $0.key, session: $0.session, cost: $0.cost, givenAt: $0.createdAt) })
+            answers.rebuild(kept)
         }
     }
 
@@ -93,7 +93,7 @@ package final class SessionService: Sendable {
     private func admit(_ answer: KeptAnswer, at time: Int64) throws(ServiceError) {
         let forgotten: [String]
         do {
-            forgotten = try answers.admit(.init(key: answer.key, session: answer.session, cost: answer.cost, givenAt: time), now: time)
+            forgotten = try answers.admit(.init(key: answer.key, session: answer.session, cost: answer.cost, createdAt: time), now: time)
         } catch {
             var refusal: ServiceError
             switch error {

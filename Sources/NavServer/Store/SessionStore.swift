@@ -258,12 +258,14 @@ extension KeptAnswer: Equatable {
     }
 }
 
-/// An answer a store keeps, without its body: what ``SessionStore/keptAnswerEntries()`` lists.
+/// An answer a store keeps, without its body: what ``SessionStore/keptAnswerEntries()`` lists
+/// and what ``KeptAnswerLedger`` counts.
 package struct KeptAnswerSize: Sendable {
     package var key: String
     package var session: String
     /// ``KeptAnswer/cost``.
     package var cost: Int
+    /// When it was given (ms since the epoch).
     package var createdAt: Int64
 
     package init(key: String, session: String, cost: Int, createdAt: Int64) {

@@ -2,12 +2,13 @@ import NavHTTP
 import NavServer
 import Synchronization
 
-/// Answers already given to requests with an `Idempotency-Key`, so a retry gets the first answer again.
+/// Answers already given to requests with an `Idempotency-Key`, so a retry gets the first answer
+/// again, on a store that keeps none itself (the memory store).
 ///
-/// Bounded by count and by bytes: the oldest records are dropped first once `capacity` records
-/// or `byteLimit` bytes are reached. The byte bound matters because an answer is a whole session
-/// view (up to megabytes with large screen states), and anyone holding a session could otherwise
-/// fill memory with retries of no-ops under fresh keys.
+/// It has no bound of its own: it holds an answer only while the session service's
+/// ``KeptAnswerLedger`` counts it (admitted before its change was applied), and forgets what the
+/// ledger forgets (to make room, with its session, past the TTL). So what it holds is within
+/// `--max-idempotency-bytes` and each session's share within its own budget.
 final class IdempotencyCache: Sendable {
     struct Record: Sendable {
         /// SHA-256 of method, path and body: the same key with another request is refused.
@@ -20,29 +21,25 @@ final class IdempotencyCache: Sendable {
         var givenAt: Int64 = 0
     }
 
-    private let state: Mutex<State>
-    private let capacity: Int
-    /// The most bytes the kept records may take, by ``cost(_:_:)``; the newest record is always kept.
-    let byteLimit: Int
-
     private struct State {
         var records: [String: Record] = [:]
-        var order: [String] = []
-        var head = 0
-        /// What the kept records take, by ``IdempotencyCache/cost(_:_:)``.
+        /// What the records take, by ``IdempotencyCache/cost(_:_:)``.
         var bytes = 0
     }
 
-    init(capacity: Int = 10_000, byteLimit: Int = 64 << 20) {
-        self.capacity = max(1, capacity)
-        self.byteLimit = max(0, byteLimit)
-        self.state = Mutex(State())
-    }
+    private let state = Mutex(State())
 
-    /// About the memory a record takes: its answer's body and header text, its key and digest.
+    /// About the memory a record takes: its answer's body and header text, its key and digest,
+    /// as the ledger counts it.
     static func cost(_ key: String, _ record: Record) -> Int {
         KeptAnswer.cost(key: key, fingerprint: record.fingerprint, headers: record.response.headers, body: record.response.body)
     }
+
+    /// What the records take now, by ``cost(_:_:)``.
+    var bytes: Int { state.withLock { $0.bytes } }
+
+    /// The keys held now.
+    var keys: Set<String> { state.withLock { Set($0.records.keys) } }
 
     func lookup(_ key: String) -> Record? {
         state.withLock { $0.records[key] }
@@ -59,7 +56,7 @@ final class IdempotencyCache: Sendable {
         }
     }
 
-    /// Forgets the answers under `keys`: forgotten to make room for newer ones, or expired.
+    /// Forgets the answers under `keys`: the ledger forgot them.
     func forget(keys: [String]) {
         state.withLock { state in
             for key in keys {
@@ -73,31 +70,10 @@ final class IdempotencyCache: Sendable {
         // Held in a buffer of its own size, so it takes what ``cost(_:_:)`` counts.
         var record = record
         record.response.body = KeptAnswer.exact(record.response.body)
-        let capacity = self.capacity
-        let byteLimit = self.byteLimit
         let cost = Self.cost(key, record)
         state.withLock { state in
-            if let replaced = state.records.updateValue(record, forKey: key) {
-                state.bytes -= Self.cost(key, replaced)
-            } else {
-                state.order.append(key)
-            }
+            if let replaced = state.records.updateValue(record, forKey: key) { state.bytes -= Self.cost(key, replaced) }
             state.bytes += cost
-            while state.records.count > capacity || (state.bytes > byteLimit && state.records.count > 1), state.head < state.order.count {
-                let oldest = state.order[state.head]
-                state.head += 1
-                // A key stored again keeps its place in the order as the newest.
-                if oldest == key {
-                    state.order.append(key)
-                    continue
-                }
-                guard let dropped = state.records.removeValue(forKey: oldest) else { continue }
-                state.bytes -= Self.cost(oldest, dropped)
-            }
-            if state.head > capacity {
-                state.order.removeFirst(state.head)
-                state.head = 0
-            }
         }
     }
 }

@@ -10,18 +10,23 @@ struct SessionRoutes: Sendable {
     let sessions: SessionService
     /// The admin token's digest, computed once: the admin token also opens every session.
     let adminToken: TokenDigest?
-    /// Answers already given to requests with an `Idempotency-Key` (docs/design.md, "Idempotency answers"), filed
-    /// under the store's key for them (``storeKey(scope:_:)``): what the session service forgets
-    /// to make room (``KeptAnswerLedger``) leaves here too.
-    let idempotency: IdempotencyCache
+    /// Answers already given to requests with an `Idempotency-Key` (docs/design.md, "Idempotency
+    /// answers"), filed under the store's key for them (``storeKey(scope:_:)``), on a store that
+    /// keeps none (memory); nil on one that does, which is then the one place an answer is held
+    /// (a replay reads it there). What the session service forgets to make room
+    /// (``KeptAnswerLedger``) leaves here too, so this holds no more than the ledger counts.
+    let idempotency: IdempotencyCache?
 
     init(sessions: SessionService, adminToken: TokenDigest?) {
         self.sessions = sessions
         self.adminToken = adminToken
-        // The ledger bounds what is kept: the cache holds no more than it counts.
-        let idempotency = IdempotencyCache(capacity: max(1, sessions.answers.budget.limit / 128), byteLimit: sessions.answers.budget.limit)
-        self.idempotency = idempotency
-        sessions.answers.onForgotten { keys in idempotency.forget(keys: keys) }
+        if sessions.store.keepsAnswers {
+            self.idempotency = nil
+        } else {
+            let idempotency = IdempotencyCache()
+            self.idempotency = idempotency
+            sessions.answers.onForgotten { keys in idempotency.forget(keys: keys) }
+        }
     }
 
     func register(in router: inout Routes) {
@@ -172,7 +177,7 @@ struct SessionRoutes: Sendable {
     private func delete(_ context: RequestContext) throws -> HTTPResponse {
         let id = context.parameter("id")
         try sessions.delete(id, credentials: context.credentials, ifMatch: Self.ifMatch(context.request.headers))
-        idempotency.forget(session: id)
+        idempotency?.forget(session: id)
         return HTTPResponse(status: 204)
     }
 
@@ -193,8 +198,12 @@ struct SessionRoutes: Sendable {
 
     private func mutate(_ context: RequestContext, change: SessionService.Change) throws -> HTTPResponse {
         let id = context.parameter("id")
+        // The answer kept for a keyed change is written once and is the answer too: one buffer,
+        // however many places hold it (a store's write, the client's response).
+        var kept: (version: Int, response: HTTPResponse)?
         let respond = { (mutation: SessionService.Mutation) in
-            HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
+            if let kept, kept.version == mutation.session.state.version { return kept.response }
+            return HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
         }
         // A malformed key is refused before anything else, whichever the store.
         let key = try Self.idempotencyKey(context.request)
@@ -204,7 +213,10 @@ struct SessionRoutes: Sendable {
         if let key {
             let fingerprint = Self.fingerprint(context.request)
             keep = { mutation in
-                let response = respond(mutation)
+                var response = HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
+                response.body = KeptAnswer.exact(response.body)
+                // A lost race writes the change again, and keeps the answer of the one written.
+                kept = (mutation.session.state.version, response)
                 return KeptAnswer(
                     key: Self.storeKey(scope: id, key), session: id, fingerprint: fingerprint, status: response.status,
                     headers: response.headers, body: response.body)
@@ -272,13 +284,12 @@ struct SessionRoutes: Sendable {
         func stillThere(_ record: IdempotencyCache.Record) throws -> Bool {
             guard scope == "create", let session = record.session else { return sessions.isKept(since: record.givenAt) }
             if try sessions.exists(session) { return true }
-            idempotency.forget(session: session)
+            idempotency?.forget(session: session)
             return false
         }
         func run(swept: Bool = false) throws -> HTTPResponse {
-            if let record = idempotency.lookup(cacheKey), try stillThere(record) { return try replay(record) }
+            if let record = idempotency?.lookup(cacheKey), try stillThere(record) { return try replay(record) }
             if let record = try keptAnswer(scope, key, fingerprint: fingerprint), try stillThere(record) {
-                idempotency.store(cacheKey, record)
                 return try replay(record)
             }
             let response: HTTPResponse
@@ -300,10 +311,11 @@ struct SessionRoutes: Sendable {
                     _ = try sessions.sweep()
                     return try run(swept: true)
                 }
-                idempotency.store(cacheKey, record)
                 return try replay(record)
             }
-            if (200..<300).contains(response.status) {
+            // Held here only when the ledger counts it: it admitted the answer before the change
+            // was applied, and an answer that went unkept (a create past its budget) is not held.
+            if let idempotency, (200..<300).contains(response.status), sessions.answers.holds(cacheKey) {
                 let session = scope == "create"
                     ? response.headers.first { $0.0 == "Location" }.map { String($0.1.dropFirst("/v1/sessions/".count)) } : scope
                 idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response, session: session, givenAt: sessions.currentTime()))

@@ -37,6 +37,9 @@ final class Application: HTTPHandler {
     let metrics = Metrics()
     /// The daemon-wide budgets of what clients can make navd hold, shown at `/metrics`.
     let budgets: Budgets
+    /// The answers kept under an `Idempotency-Key` in the daemon's memory, on a store that keeps
+    /// none (nil on one that does: they are held there only).
+    let answersInMemory: IdempotencyCache?
     let ready: Readiness
     private let responder: Responder
     /// What each route of `responder` leads to, by the route's index.
@@ -74,15 +77,16 @@ final class Application: HTTPHandler {
         sessionConfiguration.maxWatchersPerSession = configuration.maxWatchersPerSession
         sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
         let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
-                let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
+        let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
         let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
         self.cors = CORSPolicy(origins: configuration.corsOrigins)
         var routes = Routes()
-        SessionRoutes(sessions: sessions, adminToken: adminDigest)
-            .register(in: &routes)
+        let sessionRoutes = SessionRoutes(sessions: sessions, adminToken: adminDigest)
+        sessionRoutes.register(in: &routes)
+        answersInMemory = sessionRoutes.idempotency
         EventRoutes(sessions: sessions, buffers: buffers).register(in: &routes)
         // Listed with the others at /metrics; the registry's memory budget too.
         budgets.add(graphs.memory)

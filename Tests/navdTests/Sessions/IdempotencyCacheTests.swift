@@ -1,35 +1,50 @@
+import Foundation
+import NavHTTP
+import NavJSON
+@testable import NavServer
 @testable import navd
-@testable import NavHTTP
 import Testing
 
-/// The answers kept for `Idempotency-Key` retries are bounded in bytes, not only in number: a
-/// session view can be megabytes (large screen states), and anyone holding a session could
-/// otherwise make navd keep 10,000 of them (a no-op navigate under a fresh key each time grew
-/// a daemon by ~3 MB a request).
+/// Where the answers kept under an `Idempotency-Key` are held in memory (`docs/design.md`,
+/// "Idempotency answers"): on the memory store, in the daemon's own memory of answers, which holds
+/// exactly what the ledger counts and forgets what it forgets; on a store that keeps answers, in
+/// the store only, with no second copy in the daemon.
 @Suite struct IdempotencyCacheTests {
-    static func record(bytes: Int, tag: UInt8 = 0) -> IdempotencyCache.Record {
-        .init(fingerprint: [tag], response: HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](repeating: tag, count: bytes)))
+    @Test func onTheMemoryStoreTheDaemonHoldsWhatTheLedgerCountsAndNoMore() throws {
+        let navd = try IdempotencyBudgetTests.Clocked(
+            store: MemoryStore(), graphs: GraphRegistry(), perSession: 1 << 20, total: 160 * 1024)
+        let held = try #require(navd.application.answersInMemory)
+        let sessions = [try navd.session(), try navd.session()]
+        // Past a minute between rounds, so older answers may be forgotten to make room.
+        for round in 0..<12 {
+            for (index, session) in sessions.enumerated() {
+                let response = navd.navigate(session, round % 2 == 0 ? "list_news" : "^/top", key: "k\(round)-\(index)")
+                #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+            }
+            navd.advance(seconds: 61)
+            #expect(held.bytes <= navd.answers.bytes, "round \(round): \(held.bytes) held, \(navd.answers.bytes) counted")
+            #expect(held.bytes <= 160 * 1024)
+            #expect(held.keys.allSatisfy { navd.answers.holds($0) })
+        }
+        #expect(try navd.evicted() > 0, "the budget made room: the case this is about")
+        // The newest answer still replays from memory.
+        let replay = navd.navigate(sessions[1], "^/top", key: "k11-1")
+        #expect(replay.headers.contains { $0.0 == "Idempotent-Replayed" })
     }
 
-    @Test func largeAnswersAreDroppedOldestFirstOnceTheirBytesReachTheLimit() {
-        let cache = IdempotencyCache()
-        let keys = (0..<200).map { "session\u{0}key-\($0)" }
-        for (index, key) in keys.enumerated() { cache.store(key, Self.record(bytes: 1 << 20, tag: UInt8(index % 256))) }
-        let kept = keys.filter { cache.lookup($0) != nil }
-        let keptBytes = kept.reduce(0) { $0 + (cache.lookup($1)?.response.body.count ?? 0) }
-        #expect(keptBytes <= 64 << 20, "\(kept.count) answers of 1 MiB kept")
-        #expect(cache.lookup(keys[0])?.fingerprint == nil, "the oldest answer leaves first")
-        // The newest answers are the ones kept, intact, so a prompt retry still replays.
-        #expect(kept == Array(keys.suffix(kept.count)))
-        #expect(kept.count >= 32)
-        #expect(cache.lookup(keys[199])?.fingerprint == [UInt8(199)])
-        #expect(cache.lookup(keys[199])?.response.body.count == 1 << 20)
-    }
-
-    @Test func smallAnswersAreStillBoundedByNumber() {
-        let cache = IdempotencyCache(capacity: 3)
-        for index in 0..<4 { cache.store("k\(index)", Self.record(bytes: 10, tag: UInt8(index))) }
-        #expect(cache.lookup("k0") == nil)
-        #expect((1..<4).allSatisfy { cache.lookup("k\($0)")?.fingerprint == [UInt8($0)] })
+    @Test func aStoreThatKeepsAnswersIsTheOnlyPlaceTheyAreHeld() throws {
+        let folder = try TemporaryFolder()
+        let graphs = GraphRegistry()
+        let store = try SQLiteStore(path: folder.path + "/navd.db", decode: StoreFactory.snapshotDecoder(graphs))
+        defer { store.close() }
+        let navd = try IdempotencyBudgetTests.Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20)
+        #expect(navd.application.answersInMemory == nil)
+        let session = try navd.session()
+        let first = navd.navigate(session, "list_news", key: "once")
+        #expect(first.status == 200)
+        let again = navd.navigate(session, "list_news", key: "once")
+        #expect(again.headers.contains { $0.0 == "Idempotent-Replayed" })
+        #expect(again.body == first.body)
+        #expect(try navd.version(session) == 3)
     }
 }

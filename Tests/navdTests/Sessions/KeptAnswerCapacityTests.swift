@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func theDaemonsMemoryOfAnswersHoldsNoMoreThanItCounts() throws {
-        let cache = IdempotencyCache(capacity: 16, byteLimit: 1 << 30)
+        let cache = IdempotencyCache()
         let body = Self.writtenView()
         cache.store(
             "s k",

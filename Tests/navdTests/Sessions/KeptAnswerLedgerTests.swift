@@ -14,7 +14,7 @@ import Testing
             let session = "s\(index % 10)"
             let key = index % 10 == 0 ? "create \(index)" : "\(session) \(index)"
             let at = Int64(index) * 1000
-            _ = try ledger.admit(.init(key: key, session: session, cost: 100 + index % 7, givenAt: at), now: at)
+            _ = try ledger.admit(.init(key: key, session: session, cost: 100 + index % 7, createdAt: at), now: at)
             kept[key] = (session, 100 + index % 7, at)
             if index % 3 == 0 {
                 ledger.remove(key)
@@ -54,11 +54,11 @@ import Testing
             }
         }
         // The session's own oldest first.
-        #expect(try ledger.admit(.init(key: "a 1", session: "a", cost: 200, givenAt: 0), now: 0).isEmpty)
-        #expect(try ledger.admit(.init(key: "a 2", session: "a", cost: 200, givenAt: 30_000), now: 30_000).isEmpty)
-        #expect(try ledger.admit(.init(key: "a 3", session: "a", cost: 200, givenAt: 60_000), now: 60_000) == ["a 1"])
+        #expect(try ledger.admit(.init(key: "a 1", session: "a", cost: 200, createdAt: 0), now: 0).isEmpty)
+        #expect(try ledger.admit(.init(key: "a 2", session: "a", cost: 200, createdAt: 30_000), now: 30_000).isEmpty)
+        #expect(try ledger.admit(.init(key: "a 3", session: "a", cost: 200, createdAt: 60_000), now: 60_000) == ["a 1"])
         // The oldest left is too young to forget: refused, nothing changed, and when it is old enough.
-        guard case .session(let wait) = refusal(.init(key: "a 4", session: "a", cost: 200, givenAt: 60_001), now: 60_001) else {
+        guard case .session(let wait) = refusal(.init(key: "a 4", session: "a", cost: 200, createdAt: 60_001), now: 60_001) else {
             Issue.record("expected the session's refusal")
             return
         }
@@ -66,13 +66,13 @@ import Testing
         #expect(ledger.bytes(of: "a") == 400 && ledger.holds("a 2") && ledger.holds("a 3") && !ledger.holds("a 4"))
         // The daemon's budget: anyone's oldest first.
         for index in 0..<3 {
-            _ = try ledger.admit(.init(key: "b \(index)", session: "b", cost: 100, givenAt: 120_000), now: 120_000)
+            _ = try ledger.admit(.init(key: "b \(index)", session: "b", cost: 100, createdAt: 120_000), now: 120_000)
         }
-        _ = try ledger.admit(.init(key: "c 1", session: "c", cost: 300, givenAt: 120_000), now: 120_000)
+        _ = try ledger.admit(.init(key: "c 1", session: "c", cost: 300, createdAt: 120_000), now: 120_000)
         #expect(ledger.bytes == 1000)
-        #expect(try ledger.admit(.init(key: "c 2", session: "c", cost: 100, givenAt: 120_000), now: 120_000) == ["a 2"])
-        #expect(try ledger.admit(.init(key: "d 1", session: "d", cost: 200, givenAt: 150_000), now: 150_000) == ["a 3"])
-        guard case .daemon(let later) = refusal(.init(key: "d 2", session: "d", cost: 200, givenAt: 150_000), now: 150_000) else {
+        #expect(try ledger.admit(.init(key: "c 2", session: "c", cost: 100, createdAt: 120_000), now: 120_000) == ["a 2"])
+        #expect(try ledger.admit(.init(key: "d 1", session: "d", cost: 200, createdAt: 150_000), now: 150_000) == ["a 3"])
+        guard case .daemon(let later) = refusal(.init(key: "d 2", session: "d", cost: 200, createdAt: 150_000), now: 150_000) else {
             Issue.record("expected the daemon's refusal")
             return
         }

@@ -126,7 +126,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// that start-up replays it in well under a second.
     static let defaultCompactionThreshold = 8192
     static let defaultFoldChunk = 128
-    /// As much as the daemon's own memory of answers holds (`IdempotencyCache`).
+    /// The default `--max-idempotency-bytes` (the daemon passes a quarter of its budget).
     static let defaultAnswerBytesPerGeneration = 64 << 20
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"

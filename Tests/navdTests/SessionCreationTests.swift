@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Who may create a session and how large its context may be (issue 13, defect 7), and parameter
+/// Who may create a session and how large its context may be (docs/design.md, "Auth and tokens", "Limits and bad input"), and parameter
 /// keys that the path grammar could not print (defect 11), against the application `navd serve`
 /// builds from these arguments (in process).
 @Suite struct SessionCreationTests {

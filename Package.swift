@@ -20,7 +20,7 @@ let package = Package(
     ],
     targets: [
         // Layers, lowest first; each target may import only those above it in this list
-        // (README, "Layout"). The compiler enforces the direction: a lower layer cannot see a higher one.
+        // (docs/architecture.md, "Modules and layers"). The compiler enforces the direction: a lower layer cannot see a higher one.
         //
         // JSON values, their parser and writer, and the byte-level text helpers every layer shares
         // (hex digits, percent escapes). No I/O.

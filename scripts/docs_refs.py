@@ -153,8 +153,9 @@ def check(root):
                         problems.append(f"{where}: link to {target}: no such file")
                     elif fragment and linked.endswith(".md") and fragment not in anchors_of(linked):
                         problems.append(f"{where}: link to {target}: {os.path.relpath(linked, root)} has no heading with that anchor")
-            # (b) citations of a heading, in text (a Markdown file's code spans count: they are cited)
-            for match in CITATION.finditer(line):
+            # (b) citations of a heading, in text (in Markdown outside code, which holds examples)
+            cited_text = text if markdown else line
+            for match in CITATION.finditer(cited_text):
                 cited = resolve(root, rel, match.group(1))
                 headings = [match.group(2)] + re.findall(r"\"([^\"]+)\"", match.group(3))
                 if not os.path.isfile(cited):
@@ -164,8 +165,8 @@ def check(root):
                     known = anchors_of(cited)
                     if "heading-text:" + heading not in known and anchor(heading) not in known:
                         problems.append(f"{where}: cites {match.group(1)}, \"{heading}\": no such heading")
-            for match in ANCHOR_CITATION.finditer(line):
-                if markdown and "](" in line[max(0, match.start() - 2):match.start()]:
+            for match in ANCHOR_CITATION.finditer(cited_text):
+                if markdown and "](" in cited_text[max(0, match.start() - 2):match.start()]:
                     continue  # a link: checked above
                 cited = resolve(root, rel, match.group(1))
                 if not os.path.isfile(cited):

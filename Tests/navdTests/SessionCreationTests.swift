@@ -94,7 +94,7 @@ import Testing
         for text in ["--backend-token", "NAVD_BACKEND_TOKEN", "--max-context", "NAVD_MAX_CONTEXT"] {
             #expect(help.output.contains(text), "\(text)")
         }
-        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         #expect(readme.contains("`--backend-token T` | `NAVD_BACKEND_TOKEN`"))
         #expect(readme.contains("`--max-context BYTES` | `NAVD_MAX_CONTEXT`"))
     }

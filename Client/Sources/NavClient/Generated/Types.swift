@@ -358,7 +358,7 @@ public protocol APIProtocol: Sendable {
     /// statuses, never raw paths or session ids. HTTP requests and their latency by route and
     /// method, session intents by result, the store's (sessions; SQLite change-log backlog,
     /// compactions, cache size, hits and misses; PostgreSQL pool waits), watchers, the standard
-    /// `process_*` metrics and `navd_build_info` (README, "Metrics").
+    /// `process_*` metrics and `navd_build_info` (docs/operations.md, "Metrics").
     ///
     ///
     /// - Remark: HTTP `GET /metrics`.
@@ -951,7 +951,7 @@ extension APIProtocol {
     /// statuses, never raw paths or session ids. HTTP requests and their latency by route and
     /// method, session intents by result, the store's (sessions; SQLite change-log backlog,
     /// compactions, cache size, hits and misses; PostgreSQL pool waits), watchers, the standard
-    /// `process_*` metrics and `navd_build_info` (README, "Metrics").
+    /// `process_*` metrics and `navd_build_info` (docs/operations.md, "Metrics").
     ///
     ///
     /// - Remark: HTTP `GET /metrics`.

@@ -4,9 +4,9 @@
 # citation of a section number or tracker issue that readers cannot follow. Then the docs'
 # examples, run: for each of README.md, docs/guide.md, docs/paths.md and docs/client-guide.md,
 # starts the debug navd (NAVD_BINARY, else .build/debug/navd) on a free port (memory store, the
-# two example graphs `make run` serves, an admin token) and runs scripts/docs_check.py over the file: every
-# block and table marked `<!-- check -->` runs and must print what the file says it prints. Needs
-# jq and curl (installed with apt-get when missing). About 10 s.
+# two example graphs `make run` serves, an admin token) and runs scripts/docs_check.py over the
+# file: every block and table marked `<!-- check -->` runs and must print what the file says it
+# prints. Needs jq and curl (installed with apt-get when missing). About 15 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

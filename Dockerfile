@@ -57,8 +57,8 @@ LABEL org.opencontainers.image.title="navd" \
 #   libstdc++.so.6       libstdc++6   } so not installed again
 #   libgcc_s.so.1        libgcc-s1    }
 # The Swift runtime and FoundationEssentials are linked in statically (--static-swift-stdlib);
-# full Foundation is not linked at all, so neither is ICU and its 34 MB of data (README, "In a
-# container"; scripts/check-dockerfile.sh checks the binary holds none).
+# full Foundation is not linked at all, so neither is ICU and its 34 MB of data (docs/operations.md,
+# "Container"; scripts/check-dockerfile.sh checks the binary holds none).
 # ca-certificates: the system CA bundle, for a PostgreSQL store reached over TLS with
 # sslrootcert=/etc/ssl/certs/ca-certificates.crt.
 # hadolint ignore=DL3008

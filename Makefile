@@ -112,7 +112,7 @@ browser-test: browser-deps deps
 	$(SWIFT) build --product navd
 	scripts/browser-test.sh
 
-## Screenshots of the web client for the README (docs/ui-*.png), taken by the browser test.
+## Screenshots of the web client for docs/guide.md (docs/ui-*.png), taken by the browser test.
 ui-screenshots: browser-deps deps
 	$(SWIFT) build --product navd
 	SCREENSHOTS=docs scripts/browser-test.sh
@@ -128,8 +128,9 @@ metrics-check: python-deps deps
 	$(SWIFT) build --product navd
 	scripts/metrics-check.sh
 
-## The examples of README.md, docs/paths.md and docs/client-guide.md, run against a live debug navd
-## (scripts/docs-check.sh; installs jq and curl when missing).
+## Every link and citation of the docs leads somewhere; the examples of README.md, docs/guide.md,
+## docs/paths.md and docs/client-guide.md, run against a live debug navd (scripts/docs-check.sh;
+## installs jq and curl when missing).
 docs-check: deps
 	$(SWIFT) build --product navd
 	scripts/docs-check.sh

@@ -20,7 +20,7 @@ let package = Package(
     ],
     targets: [
         // Layers, lowest first; each target may import only those above it in this list
-        // (README, "Layout"). The compiler enforces the direction: a lower layer cannot see a higher one.
+        // (docs/architecture.md, "Modules and layers"). The compiler enforces the direction: a lower layer cannot see a higher one.
         //
         // JSON values, their parser and writer, and the byte-level text helpers every layer shares
         // (hex digits, percent escapes). No I/O.
@@ -36,7 +36,7 @@ let package = Package(
         // schema; aliases, duplicate keys and deep nesting refused). No Foundation: a YAML library
         // that imports it would link ICU's 34 MB of data into the binary.
         .target(name: "NavYAML", dependencies: ["NavJSON", "CLibYAML"]),
-        // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
+        // One encoder (and decoder) per wire shape of docs/design.md, "Routes and wire shapes": session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
         // Diagrams of a graph: a model computed from the graph, its layered layout and the

@@ -11,12 +11,12 @@
  * Every request gets the same 304-byte JSON body. As in navd, the response
  * is queued on the second (last) call of the access handler, never on the
  * first: a response queued on the first call makes MHD 0.9.75 answer
- * `Connection: close` (DESIGN.md section 7).
+ * `Connection: close` (docs/design.md, "Building on libmicrohttpd").
  *
  * Usage: ceiling PORT [THREADS [POLLING [DELAY_US]]]   (PORT 0 picks a free port)
  * Prints "listening PORT" on stdout once it serves; stops on SIGINT/SIGTERM.
  *
- * For the stall experiment of bench/live.sh (DESIGN.md section 7: MHD_USE_EPOLL hung
+ * For the stall experiment of bench/live.sh (docs/design.md, "Building on libmicrohttpd": MHD_USE_EPOLL hung
  * connections under load with a slow handler), POLLING is `poll` (the default, as above) or
  * `epoll` (MHD_USE_EPOLL instead of MHD_USE_POLL), and DELAY_US makes every answer wait that
  * many microseconds in the access handler first (usleep, holding the pool thread, as a slow

@@ -30,7 +30,7 @@
 #            watchers: in libmicrohttpd 0.9.75 every suspended connection's thread waits on the
 #            daemon's one inter-thread channel, so each resume wakes all of them, and 10,000 such
 #            threads held a load average in the thousands over the whole shared machine.
-#   stall    DESIGN.md section 7's experiment: bench/ceiling.c (libmicrohttpd alone, navd's
+#   stall    the experiment of docs/design.md, "Building on libmicrohttpd": bench/ceiling.c (libmicrohttpd alone, navd's
 #            flags) with a handler that sleeps STALL_DELAY_US, under wrk at 256 connections for
 #            DURATION, STALL_RUNS runs per polling mode (poll, epoll) alternating; a connection
 #            that hangs shows as wrk timeouts (--timeout 3s; the answers take ~0.15 s here).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/postgres.sh: durable navigations/s on the PostgreSQL store against what the database
-# itself sustains for the same write (issue 19), measured side by side on one cluster.
+# itself sustains for the same write (docs/design.md, "PostgreSQL"), measured side by side on one cluster.
 #
 # Starts a throwaway PostgreSQL cluster (initdb/pg_ctl as the postgres user, fsync and
 # synchronous_commit on, as shipped; like bench/durable.sh). Each round, interleaved:

@@ -5,10 +5,10 @@ a long poll may rightly wait up to 60 s, and an event stream never ends on its o
 request to it asks for the JSON page (`Accept: application/json`) and waits at most 1 s.
 
 A request whose request line and headers do not fit the HTTP layer's 16 KiB connection buffer
-never reaches navd: libmicrohttpd answers it with a bare 414 or 431 (README, "Requests the HTTP
-layer rejects"; HTTPServerTests and the request fuzzer cover those). So the generated query
-values, path parameters and headers are kept short enough to reach navd, whose answers are the
-contract: lists of at most two values, strings of at most 512 characters."""
+never reaches navd: libmicrohttpd answers it with a bare 414 or 431
+(docs/design.md, "Errors and codes"; HTTPServerTests and the request fuzzer cover those). So
+the generated query values, path parameters and headers are kept short enough to reach navd,
+whose answers are the contract: lists of at most two values, strings of at most 512 characters."""
 import urllib.parse
 
 import schemathesis

@@ -41,7 +41,7 @@ for target in "${TARGETS[@]}"; do
     [[ $SECONDS_PER_TARGET == 0 ]] || limit=(-max_total_time="$SECONDS_PER_TARGET")
     mkdir -p "$SCRATCH/corpus/$target" "$SCRATCH/artifacts/$target"
     echo "== fuzz-$target${limit:+ for ${SECONDS_PER_TARGET}s}"
-    # SWIFT_BACKTRACE=enable=no: libFuzzer, not Swift's backtracer, reports a trap (DESIGN §7).
+    # SWIFT_BACKTRACE=enable=no: libFuzzer, not Swift's backtracer, reports a trap (docs/design.md, "Building on libmicrohttpd").
     # malloc_context_size=0: AddressSanitizer records no stack per allocation (a tenth of the time
     # of an allocating target); rerun a crash with ASAN_OPTIONS= for the allocation stacks.
     ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0} SWIFT_BACKTRACE=enable=no "$BIN/fuzz-$target" "${limit[@]}" "${dict[@]}" \

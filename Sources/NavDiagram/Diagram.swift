@@ -1,13 +1,13 @@
 import NavCore
 
-/// What a drawing of a navigation graph shows, computed from the graph alone (DESIGN §10):
+/// What a drawing of a navigation graph shows, computed from the graph alone (docs/design.md, "Diagrams"):
 /// its scenes, the start path, tab membership and every link with the scene it leads to.
 ///
 /// Renderers read this model and nothing else, so that every format (SVG, DOT, Mermaid) draws
 /// the same things. Everything is sorted: the same graph gives the same diagram.
 ///
 /// Guards: a scene's `requires` and whether it asks before it is left (`confirmLeave`) are shown
-/// on the scene; its `redirect` (DESIGN §9) is an edge of its own, from the guarded scene to
+/// on the scene; its `redirect` (docs/design.md, "Redirect and resume") is an edge of its own, from the guarded scene to
 /// where a refused navigation goes instead.
 public struct Diagram: Sendable, Hashable {
     /// A scene as the diagram shows it.

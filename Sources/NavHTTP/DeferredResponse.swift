@@ -2,7 +2,7 @@ import CMicroHTTPD
 import Synchronization
 
 /// A response given later than the handler returns: a long poll that answers when there is
-/// something to say (DESIGN §8).
+/// something to say (docs/design.md, "Live sessions").
 ///
 /// A handler answers with ``HTTPResponse/init(deferred:)`` and keeps the deferred response; any
 /// thread later ``resolve(_:)``s it, once. Meanwhile the connection is suspended

@@ -139,7 +139,7 @@ package final class HTTPServer: Sendable {
         /// ships. Suspended connections (idle streams, long polls) are left out of the poll set.
         case poll
         /// The same pool with one epoll set per thread. Stalled connections under load in an
-        /// early experiment with MHD 0.9.75 (DESIGN §7); kept for measuring, not for serving.
+        /// early experiment with MHD 0.9.75 (docs/design.md, "Building on libmicrohttpd"); kept for measuring, not for serving.
         case epoll
         /// One thread per connection (no pool). In MHD 0.9.75 every suspended connection's thread
         /// waits on the daemon's one inter-thread channel, so each resume wakes them all, and one

@@ -2,7 +2,7 @@ import CMicroHTTPD
 import Synchronization
 
 /// The body of a response that is written while it is being sent: server-sent events, a long
-/// answer produced piece by piece (DESIGN §8).
+/// answer produced piece by piece (docs/design.md, "Live sessions").
 ///
 /// A handler answers with ``HTTPResponse/init(status:headers:stream:)`` and keeps the stream;
 /// any thread then ``write(_:)``s to it and finally ``finish()``es it. The server sends what is

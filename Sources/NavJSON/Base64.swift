@@ -4,12 +4,12 @@ package enum Base64 {
     private static let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlSafe = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// base64url without padding (§5).
+    /// base64url without padding (RFC 4648 §5).
     package static func encode(_ bytes: [UInt8]) -> String {
         encode(bytes, alphabet: urlSafe, padded: false)
     }
 
-    /// Base64 with padding (§4).
+    /// Base64 with padding (RFC 4648 §4).
     package static func encodeStandard(_ bytes: [UInt8]) -> String {
         encode(bytes, alphabet: standard, padded: true)
     }

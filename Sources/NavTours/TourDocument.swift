@@ -1,6 +1,6 @@
 import NavJSON
 
-/// The output of `navd tours` and the input of `navd replay` (README, "Tours"):
+/// The output of `navd tours` and the input of `navd replay` (docs/guide.md, "Tours"):
 ///
 /// ```json
 /// {"format": "navd-tours/1", "cover": "scenes",

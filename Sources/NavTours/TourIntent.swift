@@ -1,7 +1,7 @@
 import NavCore
 import NavJSON
 
-/// One step a tour asks of a session, written as a batch item is (DESIGN §9): `{"navigate": PATH}`,
+/// One step a tour asks of a session, written as a batch item is (docs/design.md, "Batches"): `{"navigate": PATH}`,
 /// `{"link": NAME, "params": {…}}`, `{"back": N}`, `{"exit": {}}`.
 public enum TourIntent: Sendable, Hashable {
     case navigate(String)

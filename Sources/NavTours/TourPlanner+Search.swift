@@ -145,7 +145,7 @@ extension TourPlanner {
             return added
         }
 
-        /// The tours' figures against the lower bound (README, "Tours").
+        /// The tours' figures against the lower bound (docs/guide.md, "Tours").
         func summary(tours: [Tour], covered: Set<String>) -> TourSummary {
             let steps = tours.reduce(0) { $0 + $1.steps.count }
             let lowerBound: Int

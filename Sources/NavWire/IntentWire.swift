@@ -1,7 +1,7 @@
 import NavCore
 import NavJSON
 
-/// Intents in the batch-item form of DESIGN §9, the one JSON shape of an intent: the items of
+/// Intents in the batch-item form (docs/design.md, "Batches"), the one JSON shape of an intent: the items of
 /// `POST …/intents` and the `intent` of a confirmation. `{"navigate": PATH}`, `{"link": NAME,
 /// "params"?: {…}}`, `{"exit": {"result"?: V}}`, `{"back": N, "result"?: V}`, `{"params":
 /// {"screen", "params"}}`, `{"state": {"screen", "patch"}}`, `{"command": {"screen", "name",

@@ -1,9 +1,9 @@
 import NavCore
 import NavJSON
 
-/// An RFC 9457 problem document, as every refusal is answered (DESIGN §4):
+/// An RFC 9457 problem document, as every refusal is answered (docs/design.md, "Errors and codes"):
 /// `{type, title, status, detail, code, offset?, param?, issues?}` and the members some refusals
-/// add (`pointer`, `index`, `confirmation`, `reasons`: DESIGN §9).
+/// add (`pointer`, `index`, `confirmation`, `reasons`: docs/design.md, "Flows").
 package struct Problem: Sendable {
     /// The stable error code, also the last part of `type` (`urn:navd:problem:<code>`).
     package var code: String

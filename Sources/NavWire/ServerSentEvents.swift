@@ -1,7 +1,7 @@
 import NavCore
 import NavJSON
 
-/// The messages of a session's event stream (DESIGN §8), in the `text/event-stream` format
+/// The messages of a session's event stream (docs/design.md, "Live sessions"), in the `text/event-stream` format
 /// (WHATWG HTML, server-sent events). Each message's data is one line of JSON: navd's JSON never
 /// holds a raw line break (the writer escapes every control character).
 extension JSONWriter {

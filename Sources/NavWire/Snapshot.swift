@@ -51,7 +51,7 @@ package struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension SessionState {
-    /// The snapshot format this version of navd writes: 2 added `pending` (DESIGN §9).
+    /// The snapshot format this version of navd writes: 2 added `pending` (docs/design.md, "Redirect and resume").
     package static let snapshotSchema = 2
     /// The snapshot formats this version reads: 1 is 2 without `pending` (so reads as none).
     package static let readableSnapshotSchemas = 1...2

@@ -73,7 +73,7 @@ extension JSONWriter {
         return answer
     }
 
-    /// `{back, exit, links: [{name, params}, …]}` (DESIGN §8 Actions).
+    /// `{back, exit, links: [{name, params}, …]}` (docs/design.md, "Actions").
     mutating func writeActions(_ actions: Actions) {
         writeLiteral("{\"back\":")
         writeInt(actions.back)
@@ -330,7 +330,7 @@ func writeEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, to sink
     }
 }
 
-/// An event with a detail (DESIGN §4: `keys`, `command`, `value`, `fromVersion`/`toVersion`),
+/// An event with a detail (docs/design.md, "Routes and wire shapes": `keys`, `command`, `value`, `fromVersion`/`toVersion`),
 /// keys in sorted order like every event: off the hot path, so written key by key.
 func writeDetailedEvent<Sink: EventSink>(_ event: UnsafePointer<LifecycleEvent>, _ detail: LifecycleEvent.Detail, to sink: inout Sink) {
     sink.literal("{")

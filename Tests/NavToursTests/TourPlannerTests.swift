@@ -31,7 +31,7 @@ import Testing
     }
 
     /// Every scene and every link of the examples is covered; the tours replay on NavCore; and on
-    /// these graphs the tours meet the lower bound (the README's "Tours" table).
+    /// these graphs the tours meet the lower bound (docs/guide.md's "Tours" table).
     @Test(arguments: ["news.json", "kabukit.json", "stopwatch.json"], Coverage.allCases)
     func examplesAreCoveredAtTheLowerBound(_ file: String, _ cover: Coverage) throws {
         let (graph, document) = try example(file)

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Whatever a client sends, reading it costs time and memory bounded by its size (issue 13,
-/// defect 5): YAML aliases and deep nesting are refused before anything expands them.
+/// Whatever a client sends, reading it costs time and memory bounded by its size
+/// (docs/design.md, "Bounded input"): YAML aliases and deep nesting are refused before anything
+/// expands them.
 @Suite struct BoundedInputTests {
     static let adminToken = "admin-0123456789abcdef"
     static let admin = ["Authorization": "Bearer \(adminToken)"]

@@ -4,7 +4,7 @@ import NavServer
 import Testing
 @testable import navd
 
-/// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);
+/// Bad input always gets a clear 4xx with a stable code and changes nothing (docs/design.md, "Limits and bad input");
 /// nothing a client sends may crash the daemon or corrupt another session.
 ///
 /// In process, but for the bytes only a socket carries (``garbageOnTheWireGetsA4xxAndChangesNothing()``).
@@ -96,7 +96,7 @@ import Testing
         #expect(try navd.navigate(session, "onboarding").status == 200)
         codes.expect(try navd.exit(session), 409, "not_removable")
         codes.expect(try navd.navigate(session, "^/top"), 409, "not_removable")
-        // DESIGN §9: a command whose guard fails, leaving a screen that asks first.
+        // docs/design.md, "Commands", "Leave confirmation": a command whose guard fails, leaving a screen that asks first.
         let form = try navd.createSession()
         let editor = try #require(try navd.navigate(form, "edit_profile").json()["screens"]?[1]?["id"]?.string)
         let refused = codes.expect(try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "save"], token: form.token), 409, "command_refused")

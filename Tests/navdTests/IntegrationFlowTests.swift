@@ -45,7 +45,7 @@ struct KabuKitSample1FlowTests {
         #expect(try navd.exit(session).json()["path"] == "/A_root")
 
         // The root (Sample1A started with false): KabuKit's exitScene does nothing. navd
-        // refuses it; DESIGN §3 gives the root's own rule, stack_underflow, precedence.
+        // refuses it; docs/design.md, "Intents" gives the root's own rule, stack_underflow, precedence.
         let refused = try navd.exit(session)
         #expect(refused.status == 409)
         #expect(refused.code == "stack_underflow")
@@ -397,7 +397,7 @@ struct NewsFlowTests {
         #expect(try navd.send("DELETE", other.url, token: other.token, headers: ["If-Match": "*"]).status == 204)
     }
 
-    /// A retry is the same request when its route, If-Match and parsed body are (DESIGN §4 Retries).
+    /// A retry is the same request when its route, If-Match and parsed body are (docs/design.md, "Idempotency").
     @Test func anIdempotentRetryComparesParsedJSONAndIfMatch() throws {
         let navd = try DaemonHarness.shared()
         let session = try navd.createSession()

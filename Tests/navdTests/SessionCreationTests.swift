@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Who may create a session and how large its context may be (issue 13, defect 7), and parameter
+/// Who may create a session and how large its context may be (docs/design.md, "Auth and tokens", "Limits and bad input"), and parameter
 /// keys that the path grammar could not print (defect 11), against the application `navd serve`
 /// builds from these arguments (in process).
 @Suite struct SessionCreationTests {
@@ -94,7 +94,7 @@ import Testing
         for text in ["--backend-token", "NAVD_BACKEND_TOKEN", "--max-context", "NAVD_MAX_CONTEXT"] {
             #expect(help.output.contains(text), "\(text)")
         }
-        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         #expect(readme.contains("`--backend-token T` | `NAVD_BACKEND_TOKEN`"))
         #expect(readme.contains("`--max-context BYTES` | `NAVD_MAX_CONTEXT`"))
     }

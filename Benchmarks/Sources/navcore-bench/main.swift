@@ -80,7 +80,7 @@ func tenScreenStage() throws -> SessionState {
     return state
 }
 
-/// A screen's wire shape as a `JSONValue` (DESIGN §4), built here: NavCore no longer has an
+/// A screen's wire shape as a `JSONValue` (docs/design.md, "Routes and wire shapes"), built here: NavCore no longer has an
 /// encoder of its own (NavWire's writers are the daemon's, and `package` to it), and this case
 /// measures building and writing a session view of that shape, as it did when `Screen.json` was
 /// NavCore's.

@@ -3,7 +3,7 @@ import Foundation
 import NavClient
 import Testing
 
-/// NavClient driving a live navd (the repository's own binary) through DESIGN §9's flows, with
+/// NavClient driving a live navd (the repository's own binary) through the flows (docs/design.md, "Flows"), with
 /// every refusal checked as a typed ``NavProblem``.
 @Suite("NavClient against a live navd")
 struct NavClientFlowTests {

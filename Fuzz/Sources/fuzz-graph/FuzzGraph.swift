@@ -4,7 +4,7 @@ import FuzzSupport
 import NavJSON
 @testable import NavServer
 
-/// Graph documents (DESIGN §1): the input is read as a JSON graph (`Graph.decode(json:)`) and as
+/// Graph documents (docs/design.md, "Graph documents"): the input is read as a JSON graph (`Graph.decode(json:)`) and as
 /// a YAML one (the daemon's `GraphDocument.yaml`, then `Graph.decode`). Either it is refused with
 /// the typed error listing its problems, or it is a graph whose start path starts a session whose
 /// stage's text parses back to the stage.

@@ -3,7 +3,7 @@ import FuzzSupport
 import NavJSON
 @testable import NavWire
 
-/// The navigator (DESIGN §3, §9): the input is a sequence of intents applied from the start of an
+/// The navigator (docs/design.md, "Transitions", "Flows"): the input is a sequence of intents applied from the start of an
 /// example graph (the first byte picks news.json or kabukit.json). After every step: a refusal
 /// changed nothing; an applied change is one version with consecutive events, a no-op not a byte;
 /// screen ids are unique; the stage's canonical text parses back to the same stage; the
@@ -25,7 +25,7 @@ public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             } catch {
                 // A refusal is an answer with a stable code (the typed `NavError`) and leaves the state as it was.
                 require(state.snapshotBytes == before, "refused \(intent) (\(error.code)) changed the state")
-                // What asks for a confirmation applies once confirmed (DESIGN §9).
+                // What asks for a confirmation applies once confirmed (docs/design.md, "Leave confirmation").
                 guard error.code == .confirmationRequired, let confirmed = try? subject.navigator.apply(intent, to: state, confirmed: true) else {
                     continue
                 }

@@ -1,7 +1,7 @@
 import FuzzSupport
 import NavCore
 
-/// The path grammar (DESIGN §2): any text either parses or is refused with `invalid_path` (the
+/// The path grammar (docs/design.md, "Paths"): any text either parses or is refused with `invalid_path` (the
 /// parser's typed error); whatever parses prints canonically and parses back to itself, and
 /// resolving it against a stage gives a path that round-trips too.
 @_cdecl("LLVMFuzzerTestOneInput")

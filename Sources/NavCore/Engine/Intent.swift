@@ -1,6 +1,6 @@
 import NavJSON
 
-/// Something a client asks of a session (DESIGN §3).
+/// Something a client asks of a session (docs/design.md, "Intents").
 public enum Intent: Sendable, Hashable {
     /// Go to a path: absolute `^…`, relative, `..`, `up(n=K)`.
     case navigate(String)
@@ -16,7 +16,7 @@ public enum Intent: Sendable, Hashable {
     /// RFC 7396 merge patch of a screen's state.
     case patchState(screen: String, patch: JSONValue)
     /// RFC 7396 merge patch of the session's context; resumes the session's `pending`
-    /// navigation once its requirements hold (DESIGN §9).
+    /// navigation once its requirements hold (docs/design.md, "Redirect and resume").
     case patchContext(JSONValue)
     /// A named command of a screen's scene, with its arguments.
     case command(screen: String, name: String, args: [String: JSONValue] = [:])

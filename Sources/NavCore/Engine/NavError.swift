@@ -1,6 +1,6 @@
 /// Why an intent was refused. A refused intent changes nothing and emits nothing.
 public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes; the daemon maps each to an HTTP status (DESIGN §4).
+    /// Stable codes; the daemon maps each to an HTTP status (docs/design.md, "Errors and codes").
     public enum Code: String, Sendable, Hashable, CaseIterable {
         case invalidPath = "invalid_path"
         case invalidRequest = "invalid_request"

@@ -1,4 +1,4 @@
-/// What the top screen of a stage can do now (DESIGN §8 Actions), so a client renders its buttons
+/// What the top screen of a stage can do now (docs/design.md, "Actions"), so a client renders its buttons
 /// without reading the graph.
 public struct Actions: Sendable, Hashable {
     /// A link that may be applied now, with the names of the parameters its path needs.

@@ -1,6 +1,6 @@
 import NavJSON
 
-/// DESIGN §9's intents made of others or changing the session as a whole: context changes that
+/// The flows' intents (docs/design.md, "Flows") made of others or changing the session as a whole: context changes that
 /// resume a pending navigation, screen commands, and batches. Each is one applied change: the
 /// version goes up by exactly one however many steps it took.
 extension Navigator {

@@ -1,6 +1,6 @@
 import NavJSON
 
-/// Graph upgrades (DESIGN §9): a session moves to another version of its graph if its whole
+/// Graph upgrades (docs/design.md, "Graph upgrades"): a session moves to another version of its graph if its whole
 /// stage, saved tab stacks included, still fits that version.
 extension Navigator {
     /// Moves `state`, made on version `from` of this graph, to this navigator's graph (version

@@ -13,7 +13,7 @@ extension Graph {
     ///   refused before anything proportional to its size is built, and a start path deeper than
     ///   `maxDepth` is an invalid start (every session would be refused there).
     /// - Returns: the graph and any warnings (a warning never stops a graph from loading). Any scene
-    ///   can be reached by a deep path, so a scene no link or tab leads to is not one (DESIGN §1).
+    ///   can be reached by a deep path, so a scene no link or tab leads to is not one (docs/design.md, "Graph documents").
     /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
     public static func decode(_ document: JSONValue, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
         var decoder = GraphDecoder(limits: limits)

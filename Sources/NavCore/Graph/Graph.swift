@@ -1,6 +1,6 @@
 import NavJSON
 
-/// The app's scenes and named transitions: the navigation graph a session runs on (DESIGN §1).
+/// The app's scenes and named transitions: the navigation graph a session runs on (docs/design.md, "Graph").
 public struct Graph: Sendable, Hashable {
     public var name: String
     /// Where a new session starts, as written in the document.
@@ -37,11 +37,11 @@ public struct Scene: Sendable, Hashable {
     public var requires: [String]
     /// Initial per-screen state, a JSON object.
     public var state: JSONValue
-    /// Where a navigation refused only for unmet `requires` goes instead (DESIGN §9): a path,
+    /// Where a navigation refused only for unmet `requires` goes instead (docs/design.md, "Redirect and resume"): a path,
     /// resolved against the stage like any other; the refused target waits as the session's
     /// `pending` until a context change satisfies it.
     public var redirect: String?
-    /// Whether removing a screen of this scene needs the client to confirm (DESIGN §9).
+    /// Whether removing a screen of this scene needs the client to confirm (docs/design.md, "Leave confirmation").
     public var confirmLeave: LeaveConfirmation?
     /// Named changes of a screen's state, each allowed only while its guards hold (UseCaseKit's
     /// Command → UseCase → Store, as a state machine the server owns).

@@ -1,6 +1,6 @@
 import NavJSON
 
-/// A strict recursive-descent reader of the DeepTransition path grammar (DESIGN §2), building
+/// A strict recursive-descent reader of the DeepTransition path grammar (docs/design.md, "Paths"), building
 /// `Component`s: `PathComponent` for the public API, `TextComponent` for a navigation.
 struct PathParser<Component: ParsedComponent> {
     /// The text's UTF-8, borrowed for the parse (see `with(_:_:)`).

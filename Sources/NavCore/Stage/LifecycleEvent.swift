@@ -1,6 +1,6 @@
 import NavJSON
 
-/// What happened to the stage, in the order a client should replay it (DESIGN §3).
+/// What happened to the stage, in the order a client should replay it (docs/design.md, "Lifecycle event order").
 public struct LifecycleEvent: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case transitionStart

@@ -16,7 +16,7 @@ public struct SessionState: Sendable, Hashable {
     /// The `seq` of the last event emitted.
     public var eventCounter: Int
     /// The absolute canonical path a navigation was redirected away from (a scene's `redirect`),
-    /// waiting for a context change that satisfies its requirements (DESIGN §9).
+    /// waiting for a context change that satisfies its requirements (docs/design.md, "Redirect and resume").
     public var pending: String?
     /// `canonicalPathText(of: screens)` when it is known: the `to` text of the navigation that made
     /// this stage, which is the `from` text of the next one. Cleared whenever `screens` is set or

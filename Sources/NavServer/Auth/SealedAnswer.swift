@@ -1,8 +1,8 @@
 import CLibCrypto
 import NavJSON
 
-/// The answer to a create sent with an `Idempotency-Key`, as a store keeps it (DESIGN §4
-/// Retries): so that a retry a load balancer sends to another process, or one sent after a
+/// The answer to a create sent with an `Idempotency-Key`, as a store keeps it (docs/design.md, "Idempotency"
+///): so that a retry a load balancer sends to another process, or one sent after a
 /// restart, replays the session instead of making a second one.
 ///
 /// That answer holds the session's token, which navd never stores (only its digest). So the

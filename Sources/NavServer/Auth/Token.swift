@@ -14,7 +14,7 @@ package enum Token {
         return Hex.string(bytes)
     }
 
-    /// The read-only watch token of the session whose write token has `digest` (DESIGN §4 Auth):
+    /// The read-only watch token of the session whose write token has `digest` (docs/design.md, "Auth and tokens"):
     /// derived from the digest, so nothing more is stored and every process of a shared store
     /// derives the same one. It opens the session's view and events, never a change; knowing it
     /// tells nothing of the write token (SHA-256 is one-way), and whoever can read the stored

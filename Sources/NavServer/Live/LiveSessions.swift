@@ -2,7 +2,7 @@ import Dispatch
 import NavCore
 import Synchronization
 
-/// Why a session's watchers are let go (DESIGN §8: the `end` message's `reason`).
+/// Why a session's watchers are let go (docs/design.md, "Event stream": the `end` message's `reason`).
 package enum EndReason: String, Sendable {
     case deleted, expired, lagging, shutdown
 }
@@ -46,7 +46,7 @@ package protocol SessionWatcher: AnyObject, Sendable {
 }
 
 /// The watchers of every session this process serves, and the changes published to them
-/// (DESIGN §8 Live sessions).
+/// (docs/design.md, "Live sessions").
 ///
 /// A change reaches the watchers of its session from the thread that applied it, while the
 /// session's mutations are still serialised, so watchers in this process see one session's
@@ -172,7 +172,7 @@ package final class LiveSessions: Sendable {
     }
 
     /// Pings every watcher each `seconds`, so a client that went away is noticed and proxies keep
-    /// the connection (DESIGN §8 heartbeats).
+    /// the connection (docs/design.md, "Event stream").
     ///
     /// A slice of the watchers at a time (``heartbeatSlices`` per interval, each watcher always in
     /// the same one), never all at once: a ping resumes its stream's connection, and 10,000

@@ -2,7 +2,7 @@ import NavCore
 import NavJSON
 import NavWire
 
-/// Leave confirmations (DESIGN §9): the token of a `confirmation_required` refusal carries the
+/// Leave confirmations (docs/design.md, "Leave confirmation"): the token of a `confirmation_required` refusal carries the
 /// session version it was given at and the refused intent, sealed with a MAC keyed by the
 /// session's token digest (which never leaves the server). Nothing is stored, any process of a
 /// shared store accepts it, and it dies with the next applied change, since the version it names
@@ -26,7 +26,7 @@ enum Confirmation {
     }
 
     /// The intent `token` confirms, if it is a token given by this session at its current version.
-    /// - Throws: 412 `version_conflict` for a token that is unknown, used or stale (DESIGN §9).
+    /// - Throws: 412 `version_conflict` for a token that is unknown, used or stale (docs/design.md, "Leave confirmation").
     static func intent(of token: String, session: StoredSession) throws(ServiceError) -> Intent {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let version = DecimalDigits.parse(parts[0].utf8, leadingZeros: false),
@@ -60,7 +60,7 @@ enum Confirmation {
 }
 
 extension Intent {
-    /// Whether applying the intent changes the session's context (DESIGN §4: with a backend token
+    /// Whether applying the intent changes the session's context (docs/design.md, "Auth and tokens": with a backend token
     /// configured, only the backend or the admin may).
     var changesContext: Bool {
         switch self {

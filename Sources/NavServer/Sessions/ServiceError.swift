@@ -47,7 +47,7 @@ package struct ServiceError: Error, Sendable {
     package var index: Int?
     /// With `upgrade_refused`: every reason.
     package var reasons: [NavError.Reason]?
-    /// With `confirmation_required`: `{token, screen, intent}` (DESIGN §9).
+    /// With `confirmation_required`: `{token, screen, intent}` (docs/design.md, "Leave confirmation").
     package var confirmation: JSONValue?
     /// With ``Code/versionConflict``: the session's version now.
     package var currentVersion: Int?

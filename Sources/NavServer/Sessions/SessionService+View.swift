@@ -2,7 +2,7 @@ import NavCore
 import NavJSON
 import NavWire
 
-/// The session view (DESIGN §4, with §8's `actions`), written once for an answer or for every
+/// The session view (docs/design.md, "Routes and wire shapes", with "Actions"), written once for an answer or for every
 /// watcher of a change.
 extension SessionService {
     /// What the session's top screen can do now; none when its graph version is not loaded.

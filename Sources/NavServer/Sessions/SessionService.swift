@@ -50,7 +50,7 @@ package final class SessionService: Sendable {
     package let store: any SessionStore
     package let graphs: GraphRegistry
     package let configuration: Configuration
-    /// The watchers of each session, told of every change applied here (DESIGN §8).
+    /// The watchers of each session, told of every change applied here (docs/design.md, "Live sessions").
     package let live: LiveSessions
     /// The bytes of answers kept under an `Idempotency-Key`, per session and in all: a keyed
     /// change makes room for its answer here before it is applied (``admit(_:)``).
@@ -135,7 +135,7 @@ package final class SessionService: Sendable {
     }
 
     /// Creates a session at `start` (or the graph's start) with `context`. With a backend token
-    /// configured, `credentials` must carry it or the admin token (DESIGN §4 Auth: `requires`
+    /// configured, `credentials` must carry it or the admin token (docs/design.md, "Auth and tokens": `requires`
     /// guards are only as trustworthy as whoever may set the context).
     package func create(
         graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials = Credentials(bearer: nil)
@@ -251,7 +251,7 @@ package final class SessionService: Sendable {
 
     // MARK: Read
 
-    /// The session, if the request may see it (DESIGN §4 Auth). Without a bearer token: 401
+    /// The session, if the request may see it (docs/design.md, "Auth and tokens"). Without a bearer token: 401
     /// `unauthorized` (`WWW-Authenticate: Bearer`). With a token that is not this session's —
     /// including any token for a session that does not exist or has expired: the same 401, with
     /// `Bearer error="invalid_token"`, so a token holder learns nothing about other sessions'
@@ -334,7 +334,7 @@ package final class SessionService: Sendable {
     // MARK: Mutate
 
     /// What a request asks to change: an intent, or the intent a leave confirmation's token
-    /// names (DESIGN §9), applied without asking again.
+    /// names (docs/design.md, "Leave confirmation"), applied without asking again.
     package enum Change: Sendable {
         case intent(Intent)
         case confirmation(token: String)
@@ -342,7 +342,7 @@ package final class SessionService: Sendable {
         case upgrade(version: Int?)
 
         /// Who may ask: a context change needs the backend or the admin token when a backend
-        /// token is configured (DESIGN §4 Auth).
+        /// token is configured (docs/design.md, "Auth and tokens").
         var access: Access {
             switch self {
             case .intent(let intent): intent.changesContext ? .context : .change
@@ -352,7 +352,7 @@ package final class SessionService: Sendable {
         }
     }
 
-    /// The use case of every change (DESIGN §3, §4): one at a time per session, the caller
+    /// The use case of every change (docs/design.md, "Transitions", "Concurrency and If-Match"): one at a time per session, the caller
     /// authorised, `If-Match` checked, the intent applied by NavCore, written with
     /// compare-and-set, and answered by `answer`.
     ///
@@ -526,7 +526,7 @@ package final class SessionService: Sendable {
         return target
     }
 
-    /// What an admin's upgrade of every session of a graph did (DESIGN §9).
+    /// What an admin's upgrade of every session of a graph did (docs/design.md, "Graph upgrades").
     package struct UpgradeReport: Sendable {
         package var upgraded: [String] = []
         /// Sessions already on the version.
@@ -634,7 +634,7 @@ package final class SessionService: Sendable {
     }
 
     /// Follows what other processes change in a shared store (PostgreSQL), so that this process's
-    /// watchers see every change (DESIGN §8 Across processes). Nothing for a store of one process.
+    /// watchers see every change (docs/design.md, "Across processes"). Nothing for a store of one process.
     package func followStore() {
         guard let feed = store as? any ChangeFeed else { return }
         feed.follow { [live] notice in
@@ -687,7 +687,7 @@ package struct Credentials: Sendable {
 }
 
 /// What a request does with a session: only reads may use its watch token; a context change
-/// may need the backend token instead of the session's (DESIGN §4 Auth).
+/// may need the backend token instead of the session's (docs/design.md, "Auth and tokens").
 package enum Access: Sendable {
     case read, change, context
 }

@@ -1,5 +1,5 @@
 /// What another process did to a session, as a store shared by several navd processes tells it
-/// (DESIGN §8 Across processes).
+/// (docs/design.md, "Across processes").
 package struct ChangeNotice: Sendable, Equatable {
     package enum Kind: Sendable, Equatable {
         /// Changed; its last event now has this `seq`.

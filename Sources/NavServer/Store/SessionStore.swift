@@ -94,7 +94,7 @@ package protocol SessionStore: Sendable {
     func loadForChange(_ id: String) throws(StoreError) -> StoredSession?
 
     /// Whether answers to requests with an `Idempotency-Key` are kept by the store, so that a retry
-    /// replays through every process sharing it and after a restart (DESIGN §4 Retries):
+    /// replays through every process sharing it and after a restart (docs/design.md, "Idempotency"):
     /// PostgreSQL and SQLite; not the memory store, which keeps nothing across a restart.
     var keepsAnswers: Bool { get }
 
@@ -177,7 +177,7 @@ extension SessionStore {
     }
 }
 
-/// An answer kept under an `Idempotency-Key` (DESIGN §4 Retries), as a store holds it: what
+/// An answer kept under an `Idempotency-Key` (docs/design.md, "Idempotency"), as a store holds it: what
 /// the retry is compared with, and the answer's status, headers and body to replay.
 package struct KeptAnswer: Sendable {
     /// The key as the store files it: the session's id, a space, the request's `Idempotency-Key`;

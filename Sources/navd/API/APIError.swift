@@ -4,7 +4,7 @@ import NavJSON
 import NavServer
 import NavWire
 
-/// Every refusal the daemon answers, with its stable `code` (DESIGN §4).
+/// Every refusal the daemon answers, with its stable `code` (docs/design.md, "Errors and codes").
 ///
 /// Errors become responses in exactly one place (``APIError/response(requestID:)``);
 /// anything unexpected is a bare `internal` with no internals in the body.

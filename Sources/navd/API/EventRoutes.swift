@@ -5,7 +5,7 @@ import NavJSON
 import NavServer
 import NavWire
 
-/// `GET /v1/sessions/{id}/events` (DESIGN §4, §8): one resource in three forms — a page of the
+/// `GET /v1/sessions/{id}/events` (docs/design.md, "Live sessions"): one resource in three forms — a page of the
 /// retained log, a long poll (`wait=S`) that answers as soon as there is an event after `after`,
 /// and, with `Accept: text/event-stream`, a stream that follows the session live.
 struct EventRoutes: Sendable {

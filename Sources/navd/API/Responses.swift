@@ -4,7 +4,7 @@ import NavJSON
 import NavServer
 import NavWire
 
-/// The small JSON shapes of DESIGN §4 (the session view is in `WireWriter.swift`).
+/// The small JSON shapes of docs/design.md, "Routes and wire shapes" (the session view is in `WireWriter.swift`).
 enum Wire {
     static func summary(_ session: StoredSession) -> JSONValue {
         [

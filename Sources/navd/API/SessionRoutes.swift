@@ -343,7 +343,7 @@ struct SessionRoutes: Sendable {
         return key
     }
 
-    /// What makes a retry the same request (DESIGN §4 Retries): the route, the `If-Match` value,
+    /// What makes a retry the same request (docs/design.md, "Idempotency"): the route, the `If-Match` value,
     /// and the body as parsed JSON, written canonically (keys sorted, numbers in one form, no
     /// blanks), so `{"a":1, "b":2}` and `{ "b": 2.0,"a":1 }` are one body. Only requests with
     /// an `Idempotency-Key` pay for it; their body has already been parsed once by the handler.

@@ -3,7 +3,7 @@ import NavHTTP
 import NavJSON
 import NavServer
 
-/// `/ui/`: the reference web client (DESIGN §8), static files compiled into the binary.
+/// `/ui/`: the reference web client (docs/design.md, "The web client"), static files compiled into the binary.
 ///
 /// `GET /ui` redirects to `/ui/` (so the page's relative `app.js` and `style.css` resolve under
 /// `/ui/`), `GET /ui/` is `index.html`, and `GET /ui/{file}` any of ``files``; another name is the

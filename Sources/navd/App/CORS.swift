@@ -1,6 +1,6 @@
 import NavHTTP
 
-/// Cross-origin requests from browsers (`--cors-origin`, DESIGN §8 Browsers): which origins may
+/// Cross-origin requests from browsers (`--cors-origin`, docs/design.md, "Browsers and CORS"): which origins may
 /// call the API from a page of their own, and the headers that tell a browser so.
 ///
 /// Requests carry their token in `Authorization`, never in cookies, so no credentials mode is

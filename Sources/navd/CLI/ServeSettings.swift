@@ -54,7 +54,7 @@ struct ServeSettings: Sendable {
     var polling: HTTPServer.Polling
     /// Whether the PostgreSQL store's committed groups send `NOTIFY` (cross-process delivery to
     /// watchers): on unless the hidden `NAVD_PG_NOTIFY=off` says otherwise, for bench/postgres.sh,
-    /// which measures what it costs. No option: turning it off breaks DESIGN §8 across processes.
+    /// which measures what it costs. No option: turning it off breaks live sessions across processes (docs/design.md, "Across processes").
     var postgresNotifies: Bool
     var logLevel: Logger.Level
     var logFormat: LogFormat
@@ -87,7 +87,7 @@ struct ServeSettings: Sendable {
     }
 
     /// The cores navd may use; on PostgreSQL at least 8 per pooled connection. A request thread
-    /// there mostly waits for its group's commit (holding no connection: group commit, issue 19),
+    /// there mostly waits for its group's commit (holding no connection: group commit, docs/design.md, "PostgreSQL"),
     /// and only changes waiting together are committed together, so the threads bound how many
     /// changes one commit can carry (BENCHMARKS.md, "PostgreSQL at the database's speed").
     static func defaultThreads(store: String, postgresConnections: Int) -> Int {

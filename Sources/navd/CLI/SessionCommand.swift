@@ -194,7 +194,7 @@ struct SessionCommand: ParsableCommand {
         @Argument(help: "How many screens.")
         var count: Int?
 
-        @Option(help: "A result for the screen revealed, any JSON (DESIGN §9).")
+        @Option(help: "A result for the screen revealed, any JSON.")
         var result: String?
 
         func validate() throws {
@@ -215,7 +215,7 @@ struct SessionCommand: ParsableCommand {
 
         @OptionGroup var options: Options
 
-        @Option(help: "A result for the screen revealed, any JSON (DESIGN §9).")
+        @Option(help: "A result for the screen revealed, any JSON.")
         var result: String?
 
         func run() throws {

@@ -14,7 +14,7 @@ struct ToursCommand: ParsableCommand {
         commandName: "tours",
         abstract: "Compute tours of a graph file (JSON or YAML) that reach every scene or take every link.",
         discussion: """
-            Prints the tours as JSON (the navd-tours/1 document `navd replay` runs; README, "Tours"), \
+            Prints the tours as JSON (the navd-tours/1 document `navd replay` runs; docs/guide.md, "Tours"), \
             or writes them to --output, and a summary on standard error: targets covered, tours, \
             steps against a lower bound. Exit 1 if the graph is invalid (its problems are printed \
             to standard error as `navd validate` prints them), cannot be read, or its start path \

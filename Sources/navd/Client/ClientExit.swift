@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// The exit statuses of the commands that talk to a daemon (`navd session …`, `navd replay`) and
-/// of `navd tours`; README, "Exit statuses". Scripts may rely on them.
+/// of `navd tours`; docs/guide.md, "Exit statuses". Scripts may rely on them.
 enum ClientExit {
     /// The daemon applied the intent (or answered the read); a no-op counts as applied.
     static let ok: Int32 = 0

@@ -1,7 +1,7 @@
 import NavJSON
 
 /// The CLI driver's human output: a session view as a header, the stage as an indented tree and
-/// the top screen's actions; events as a list (README, "The CLI driver").
+/// the top screen's actions; events as a list (docs/guide.md, "The CLI driver").
 ///
 /// The tree follows the stage's structure: a pushed screen stays at its stack's level, a modal
 /// (`!`) is indented under the screen it covers, a tab (`#`) under its tab bar, whose line lists

@@ -2,7 +2,7 @@ import NavCore
 import NavJSON
 import Testing
 
-/// DESIGN §9 rule by rule, as transcripts on the example graphs: `news.json`'s settings (behind a
+/// docs/design.md, "Flows" rule by rule, as transcripts on the example graphs: `news.json`'s settings (behind a
 /// login), edit_profile (asks before it is left, driven by commands) and pick_category (a picker
 /// that returns a value), and `stopwatch.json` (UseCaseKit's stopwatch).
 @Suite struct FlowTranscriptTests {

@@ -97,7 +97,7 @@ import Testing
     }
 
     /// KabuKit's Scenario returns a value to the scene that started it: here B, pushed by A, exits
-    /// with a result that A (revealed) receives right before the transition ends (DESIGN §9).
+    /// with a result that A (revealed) receives right before the transition ends (docs/design.md, "Results").
     @Test func exitSceneHandsAResultToTheSceneUnder() throws {
         var session = try sample()
         try session.apply(.link(name: "a", params: [:]))

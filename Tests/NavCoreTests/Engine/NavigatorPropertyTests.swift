@@ -67,7 +67,7 @@ import Testing
         /// `screen`: an index into every screen of the session, `nil` for the top, -1 for one that does not exist.
         case setParams(screen: Int?, [String: JSONValue])
         case patchState(screen: Int, JSONValue)
-        /// DESIGN §9: a result handed back by exit or back, a context patch, a screen command, a batch.
+        /// docs/design.md, "Flows": a result handed back by exit or back, a context patch, a screen command, a batch.
         case leave(back: Int?, result: JSONValue)
         case context(JSONValue)
         case command(screen: Int, name: String, args: [String: JSONValue])
@@ -182,7 +182,7 @@ import Testing
             case 16..<17:
                 return .setParams(screen: Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: -1...6, using: &rng) : nil, params())
             case 17..<23:
-                // The flows of DESIGN §9: a context that lets a redirected navigation resume, a
+                // The flows (docs/design.md, "Flows"): a context that lets a redirected navigation resume, a
                 // command of a screen (news.json's edit_profile), a batch of any of these.
                 switch Int.random(in: 0..<8, using: &rng) {
                 case 0..<3: return .context(pick(contextPool))
@@ -297,7 +297,7 @@ import Testing
     /// What the generated sequences did, so a generator that drifts into refusals only is noticed.
     struct Tally: CustomStringConvertible {
         var applied = 0
-        /// DESIGN §9: changes applied once confirmed, redirects, resumes, results, commands and batches.
+        /// docs/design.md, "Flows": changes applied once confirmed, redirects, resumes, results, commands and batches.
         var confirmed = 0
         var redirects = 0
         var resumes = 0

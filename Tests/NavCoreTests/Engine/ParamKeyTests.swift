@@ -5,7 +5,7 @@ import PropertyBased
 import Testing
 
 /// Parameter keys and values from every entry point keep the stage printable: the stage's path
-/// text parses back to the same stage (issue 13, defect 11).
+/// text parses back to the same stage (docs/design.md, "Paths").
 @Suite struct ParamKeyTests {
     /// `free` has no params schema (any key goes, if the grammar can print it); `typed` has one;
     /// links put a client's value in a param's place, a key's and a name's (the validator fills placeholders

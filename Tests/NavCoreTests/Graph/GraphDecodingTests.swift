@@ -72,7 +72,7 @@ import Testing
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs"}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/t/tabs/1", document: #"{"name": "g", "start": "/t", "scenes": {"t": {"container": "tabs", "tabs": ["x", "x"]}, "x": {}}}"#),
         .init(code: .invalidTabs, pointer: "/scenes/a/tabs", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"tabs": ["a"]}}}"#),
-        // DESIGN §9: redirects, leave confirmations and commands.
+        // docs/design.md, "Flows": redirects, leave confirmations and commands.
         .init(code: .invalidType, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": 1}}}"#),
         .init(code: .invalidRedirect, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": "b("}, "b": {}}}"#),
         .init(code: .unknownScene, pointer: "/scenes/a/redirect", document: #"{"name": "g", "start": "/a", "scenes": {"a": {"requires": ["u"], "redirect": "!nosuch"}}}"#),
@@ -127,7 +127,7 @@ import Testing
     }
 
     /// Any scene can be reached by a deep path, so a scene that no start path, link or tab leads
-    /// to is not a likely mistake and is not warned about (DESIGN §1).
+    /// to is not a likely mistake and is not warned about (docs/design.md, "Graph documents").
     @Test func aSceneNothingLeadsToIsNotWarnedAbout() throws {
         let (graph, warnings) = try Graph.decode(json: Array(#"{"name": "g", "start": "/a", "scenes": {"a": {}, "b": {}, "c": {"container": "tabs", "tabs": ["b"]}}}"#.utf8))
         #expect(graph.scenes.keys.sorted() == ["a", "b", "c"])
@@ -218,7 +218,7 @@ import Testing
     }
 
     /// The example is the conformance fixture, every scene and link as it is there, plus the
-    /// scenes that show DESIGN §9's flows (a redirect, a leave confirmation, a picker).
+    /// scenes that show the flows (docs/design.md, "Flows") (a redirect, a leave confirmation, a picker).
     @Test func fixtureNewsIsTheExampleWithTheFlowScenes() throws {
         let example = try JSONValue(parsing: try #require(Fixtures.exampleBytes("news.json")))
         let fixture = try #require(Fixtures.json("news.json"))

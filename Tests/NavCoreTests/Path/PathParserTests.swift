@@ -1,7 +1,7 @@
 import NavCore
 import Testing
 
-/// The strict DeepTransition grammar (DESIGN §2): what parses, how it prints, and where it breaks.
+/// The strict DeepTransition grammar (docs/design.md, "Paths"): what parses, how it prints, and where it breaks.
 @Suite struct PathParserTests {
     // MARK: Valid expressions
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// DESIGN §9 over HTTP, as a client drives it: every answer is held to openapi.yaml by the harness.
+/// docs/design.md, "Flows" over HTTP, as a client drives it: every answer is held to openapi.yaml by the harness.
 @Suite struct FlowRoutesTests {
     static let adminToken = "flows-admin-token-0123"
     static let backendToken = "flows-backend-token-0123"

@@ -6,7 +6,7 @@ import Testing
 @testable import navd
 
 /// `/ui/`: the reference web client's files, compiled in, served with their media types,
-/// revalidation and security headers (DESIGN §8). Every answer is also held to openapi.yaml.
+/// revalidation and security headers (docs/design.md, "The web client"). Every answer is also held to openapi.yaml.
 @Suite struct WebClientRoutesTests {
     static let folder = DaemonHarness.packageRoot.appendingPathComponent("Sources/navd/Resources/ui")
 

@@ -316,7 +316,7 @@ import Glibc
         #expect(daemon.exitStatus() == 0)
     }
 
-    /// `context` sends an RFC 7396 merge patch to `PATCH /v1/sessions/{id}/context` (DESIGN §9),
+    /// `context` sends an RFC 7396 merge patch to `PATCH /v1/sessions/{id}/context` (docs/design.md, "Context changes"),
     /// checked on the wire against a stand-in daemon that records the request.
     @Test func contextSendsAMergePatch() throws {
         let server = try OneShotServer(answer: #"{"actions":{"back":0,"exit":false,"links":[]},"context":{"user":"u2"},"events":[{"keys":["user"],"scene":null,"screen":null,"seq":6,"transition":2,"type":"contextChanged"}],"graph":{"name":"news","version":1},"id":"aa","path":"/top","screens":[],"version":2}"#)
@@ -334,7 +334,7 @@ import Glibc
         #expect(try JSONValue(parsing: request.body) == ["user": "u2", "locale": nil])
     }
 
-    /// The same against the daemon, once it has the route (DESIGN §9): a deep link behind a
+    /// The same against the daemon, once it has the route (docs/design.md, "Redirect and resume"): a deep link behind a
     /// login redirects and waits as `pending`; the context change lets it in, in the same change.
     @Test(.enabled(if: SessionCLITests.daemonHasContextRoute))
     func contextAgainstTheDaemon() throws {
@@ -356,7 +356,7 @@ import Glibc
         #expect(notObject.status == 64)
     }
 
-    /// `exit --result` and `back --result` hand a value to the screen revealed (DESIGN §9).
+    /// `exit --result` and `back --result` hand a value to the screen revealed (docs/design.md, "Results").
     @Test func resultsOnExitAndBack() throws {
         let daemon = try DaemonHarness()
         let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(daemon.port)"])

@@ -187,9 +187,9 @@ import Testing
         #expect(try withToken.run(["session", "link", "a"]).status == 0, "the session's own token drives it")
     }
 
-    /// The README's table of tour sizes is what `navd tours` computes today.
+    /// docs/guide.md's table of tour sizes is what `navd tours` computes today.
     @Test func theReadmeTableIsTrue() throws {
-        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("docs/guide.md"), encoding: .utf8)
         var rows = 0
         for example in Self.examples {
             let (graph, document) = try Self.example(example)
@@ -197,7 +197,7 @@ import Testing
                 let summary = try #require(try TourPlanner(graph: graph, document: document).plan(cover).summary)
                 let name = (example as NSString).lastPathComponent
                 let row = "| `\(name)` | \(cover.rawValue) | \(summary.covered) of \(summary.targets) | \(summary.tours) | \(summary.steps) | \(summary.lowerBound) |"
-                #expect(readme.contains(row), "README.md has no row \(row)")
+                #expect(readme.contains(row), "docs/guide.md has no row \(row)")
                 rows += 1
             }
         }

@@ -131,7 +131,7 @@ import Glibc
         for daemon in daemons { #expect(try daemon.stop() == 0) }
     }
 
-    /// The same through group commit (issue 19): each process has many more request threads than
+    /// The same through group commit (docs/design.md, "PostgreSQL"): each process has many more request threads than
     /// connections, so changes to the same and to other sessions wait together and are committed
     /// in groups, while other processes change the same sessions — a lost race inside a group
     /// must cost only its own change (re-applied), and every change must still be acknowledged

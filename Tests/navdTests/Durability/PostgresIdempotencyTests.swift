@@ -5,7 +5,7 @@ import Logging
 @testable import NavServer
 import Testing
 
-/// `Idempotency-Key`s kept by the PostgreSQL store (DESIGN §4 Retries): a retry that a load
+/// `Idempotency-Key`s kept by the PostgreSQL store (docs/design.md, "Idempotency"): a retry that a load
 /// balancer sends to another process replays the first answer instead of applying twice; the
 /// key with another request is refused there too; a deleted session's answers are forgotten.
 @Suite(.serialized) struct PostgresIdempotencyTests {

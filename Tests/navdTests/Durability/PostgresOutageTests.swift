@@ -34,7 +34,7 @@ import Glibc
     }
 
     /// How navd runs and how many clients drive it: the default (two request threads, so at most
-    /// two changes wait together), and group commit (issue 19) with many more request threads than
+    /// two changes wait together), and group commit (docs/design.md, "PostgreSQL") with many more request threads than
     /// connections, so that the outage cuts off groups of changes in flight.
     struct Load: Sendable, CustomTestStringConvertible {
         var arguments: [String]

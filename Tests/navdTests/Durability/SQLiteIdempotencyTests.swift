@@ -3,7 +3,7 @@ import Foundation
 @testable import NavServer
 import Testing
 
-/// `Idempotency-Key`s kept by the SQLite store (DESIGN §4 Retries): a client retries most often
+/// `Idempotency-Key`s kept by the SQLite store (docs/design.md, "Idempotency"): a client retries most often
 /// when it got no answer, and it got none most often because navd went away. So a retry after a
 /// crash or a restart replays the first answer instead of applying twice: a change's answer is
 /// in the change log record that made the change durable, a create's in the transaction that

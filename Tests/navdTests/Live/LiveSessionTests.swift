@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Live sessions over real sockets (DESIGN §8): the event stream a watcher follows, the long
+/// Live sessions over real sockets (docs/design.md, "Live sessions"): the event stream a watcher follows, the long
 /// poll, the read-only watch token, CORS and HEAD — against the binary, since streams need one.
 @Suite(.serialized, .sharedDaemon(arguments: ["--heartbeat", "1", "--cors-origin", "https://app.example"], transport: .process))
 struct LiveSessionTests {

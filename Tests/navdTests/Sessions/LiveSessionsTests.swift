@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The heartbeat (DESIGN §8): every watcher is pinged once an interval, a slice of them at a time
+/// The heartbeat (docs/design.md, "Live sessions"): every watcher is pinged once an interval, a slice of them at a time
 /// rather than all together (BENCHMARKS.md, "Live sessions").
 @Suite struct LiveSessionsTests {
     /// A watcher that counts its pings and the moments they came.

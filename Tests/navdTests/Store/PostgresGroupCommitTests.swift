@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Group commit (issue 19): the hand-over of the lead between waiting changes, and how a group
+/// Group commit (docs/design.md, "PostgreSQL"): the hand-over of the lead between waiting changes, and how a group
 /// whose connection broke finds out which of its changes committed.
 @Suite struct PostgresGroupCommitTests {
     /// Many threads commit at once through one leader slot: each gets its own outcome, groups

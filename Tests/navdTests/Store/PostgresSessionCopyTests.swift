@@ -4,7 +4,7 @@ import NavCore
 import NavWire
 import Testing
 
-/// The process-local copy of sessions (issue 19: no read before a change) never shows in an
+/// The process-local copy of sessions (docs/design.md, "PostgreSQL": no read first) never shows in an
 /// answer: two session services on two stores of one database stand for two processes, without
 /// notices, so that one's copy stays behind while the other changes the session.
 @Suite struct PostgresSessionCopyTests {

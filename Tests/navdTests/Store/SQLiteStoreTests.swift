@@ -466,7 +466,7 @@ extension SQLiteStoreTests {
             #expect(error.description.contains("quick_check") || error.description.contains("malformed"), "\(error)")
         }
         #expect(try SQLiteStore.inspect(path: path).damaged)
-        // The check can be skipped (see README for what it costs on a large file).
+        // The check can be skipped (docs/operations.md, "Damage and full disks", says what it costs on a large file).
         #expect(try StoreFactory.SQLiteOptions("sqlite:\(path)?check=off")?.checkDatabase == false)
         #expect(try StoreFactory.SQLiteOptions("sqlite:\(path)")?.checkDatabase == true)
     }

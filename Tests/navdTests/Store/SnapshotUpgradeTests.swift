@@ -5,8 +5,8 @@ import NavJSON
 import NavWire
 import Testing
 
-/// Snapshots stored before DESIGN §9 (schema 1: no `pending`, no `graphVersion`) still load on
-/// every store that keeps snapshots, and what §9 adds to a session (a pending navigation, a graph
+/// Snapshots stored before the flows (docs/design.md, "Flows"; schema 1: no `pending`, no `graphVersion`) still load on
+/// every store that keeps snapshots, and what the flows add to a session (a pending navigation, a graph
 /// version moved by an upgrade) survives the store.
 @Suite struct SnapshotUpgradeTests {
     /// A snapshot as navd wrote it before schema 2: the same members, `schema: 1`.

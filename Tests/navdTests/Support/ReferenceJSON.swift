@@ -2,12 +2,12 @@ import NavCore
 import NavJSON
 import NavWire
 
-// The wire shapes of DESIGN §4 built as `JSONValue`s, the slow and obvious way: an encoding
+// The wire shapes of docs/design.md, "Routes and wire shapes" built as `JSONValue`s, the slow and obvious way: an encoding
 // independent of NavWire's writers, for the tests to hold those writers to (their bytes must be
 // these values written canonically).
 
 extension Screen {
-    /// The wire shape of a screen (DESIGN §4): `{id, scene, segue, container, params, deps, state}`
+    /// The wire shape of a screen (docs/design.md, "Routes and wire shapes"): `{id, scene, segue, container, params, deps, state}`
     /// plus `tabs: {selected, saved}` on a tabs screen.
     var referenceJSON: JSONValue {
         var members: [String: JSONValue] = [

@@ -6,7 +6,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A session followed live (DESIGN §8): `GET /v1/sessions/{id}/events` with
+/// A session followed live (docs/design.md, "Live sessions"): `GET /v1/sessions/{id}/events` with
 /// `Accept: text/event-stream`, read as typed ``Message``s.
 ///
 /// It opens with the session's current view (after the retained events after `after`, when one

@@ -4410,7 +4410,7 @@ public struct Client: APIProtocol {
     }
     /// Run a command of a screen's scene
     ///
-    /// UseCaseKit's Command → UseCase → Store, as a state machine the server owns (DESIGN §9):
+    /// UseCaseKit's Command → UseCase → Store, as a state machine the server owns (docs/design.md, "Commands"):
     /// the command named in the screen's scene applies if every `when` guard holds (the value
     /// at each JSON pointer into the screen's state is one of those listed), then its merge
     /// `patch` (each `{"$arg": "k"}` taking `args.k`) and its optional `navigate`, as one
@@ -5481,7 +5481,7 @@ public struct Client: APIProtocol {
     }
     /// Apply several intents at once, all or nothing
     ///
-    /// Applies the intents in order as one change (DESIGN §9): the version goes up by one and
+    /// Applies the intents in order as one change (docs/design.md, "Batches"): the version goes up by one and
     /// the answer carries every item's events; a refused item changes nothing and its refusal
     /// names it with `index` (from 0). At most 32 items. A batch that changes nothing is a
     /// no-op.
@@ -7080,7 +7080,7 @@ public struct Client: APIProtocol {
     }
     /// Read the event log, wait for events, or follow the session live
     ///
-    /// One resource in three representations (DESIGN §8):
+    /// One resource in three representations (docs/design.md, "Live sessions"):
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
     ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
@@ -9650,7 +9650,7 @@ public struct Client: APIProtocol {
     /// statuses, never raw paths or session ids. HTTP requests and their latency by route and
     /// method, session intents by result, the store's (sessions; SQLite change-log backlog,
     /// compactions, cache size, hits and misses; PostgreSQL pool waits), watchers, the standard
-    /// `process_*` metrics and `navd_build_info` (README, "Metrics").
+    /// `process_*` metrics and `navd_build_info` (docs/operations.md, "Metrics").
     ///
     ///
     /// - Remark: HTTP `GET /metrics`.

@@ -22,8 +22,8 @@ extension Components {
         /// optional ones to codes (`ProblemRules`). `offset` comes only with `invalid_path` (always),
         /// `param` only with `invalid_params` (when one parameter is at fault) and
         /// `invalid_request` (when one member, query parameter or header is at fault, or a field is
-        /// over its limit, e.g. `context`), `issues` only with `invalid_graph` (always). DESIGN §9
-        /// adds `pointer` (`command_refused`, always), `confirmation` (`confirmation_required`,
+        /// over its limit, e.g. `context`), `issues` only with `invalid_graph` (always). The flows (docs/design.md, "Flows")
+        /// add `pointer` (`command_refused`, always), `confirmation` (`confirmation_required`,
         /// always), `reasons` (`upgrade_refused`, always) and `index` (any refusal of a batch's item).
         ///
         /// (Two schemas rather than one with `properties` beside `allOf`: code generators such as
@@ -950,7 +950,7 @@ extension Components {
                 ])
             }
         }
-        /// What the top screen can do now (DESIGN §8), so a client renders its buttons without the
+        /// What the top screen can do now (docs/design.md, "Actions"), so a client renders its buttons without the
         /// graph: the top scene's links by name, then the global links by name that no scene link
         /// hides, each with its parameter names in template order; whether `exit` would apply now;
         /// and the largest count `back` would apply now (0 when none would, so `back` with any count
@@ -1064,7 +1064,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SessionView/path`.
             public var path: Swift.String
-            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///
             /// - Remark: Generated from `#/components/schemas/SessionView/pending`.
             public var pending: Swift.String?
@@ -1084,7 +1084,7 @@ extension Components {
             ///   - graph:
             ///   - version: Increments by exactly 1 per applied change; the `ETag`.
             ///   - path: The stage's canonical path.
-            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///   - screens: The stage, root first, the visible top last.
             ///   - context: The session context given at creation.
             public init(
@@ -1364,7 +1364,7 @@ extension Components {
             public var version: Swift.Int
             /// - Remark: Generated from `#/components/schemas/MutationResult/path`.
             public var path: Swift.String
-            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///
             /// - Remark: Generated from `#/components/schemas/MutationResult/pending`.
             public var pending: Swift.String?
@@ -1382,7 +1382,7 @@ extension Components {
             ///   - graph:
             ///   - version:
             ///   - path:
-            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///   - screens:
             ///   - context:
             ///   - events:
@@ -1483,7 +1483,7 @@ extension Components {
             public var version: Swift.Int
             /// - Remark: Generated from `#/components/schemas/CreatedSession/path`.
             public var path: Swift.String
-            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            /// The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///
             /// - Remark: Generated from `#/components/schemas/CreatedSession/pending`.
             public var pending: Swift.String?
@@ -1511,7 +1511,7 @@ extension Components {
             ///   - graph:
             ///   - version:
             ///   - path:
-            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (DESIGN §9).
+            ///   - pending: The absolute path a navigation was redirected away from (a scene's `redirect`), resumed by the context change that satisfies its requirements (docs/design.md, "Redirect and resume").
             ///   - screens:
             ///   - context:
             ///   - events:
@@ -2614,7 +2614,7 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/MergePatch`.
         public typealias MergePatch = OpenAPIRuntime.OpenAPIObjectContainer
-        /// A navigation graph (DESIGN §1). Unknown members, unknown targets,
+        /// A navigation graph (docs/design.md, "Graph"). Unknown members, unknown targets,
         /// bad templates and reserved names (`up`) are reported as `issues` with JSON pointers.
         ///
         ///
@@ -2941,7 +2941,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SceneDefinition/confirmLeave`.
             public var confirmLeave: Components.Schemas.SceneDefinition.ConfirmLeavePayload?
-            /// Command name → `{when?, patch?, navigate?, description?}` (DESIGN §9).
+            /// Command name → `{when?, patch?, navigate?, description?}` (docs/design.md, "Commands").
             ///
             /// - Remark: Generated from `#/components/schemas/SceneDefinition/commands`.
             public struct CommandsPayload: Codable, Hashable, Sendable {
@@ -3043,7 +3043,7 @@ extension Components {
                     try encoder.encodeAdditionalProperties(additionalProperties)
                 }
             }
-            /// Command name → `{when?, patch?, navigate?, description?}` (DESIGN §9).
+            /// Command name → `{when?, patch?, navigate?, description?}` (docs/design.md, "Commands").
             ///
             /// - Remark: Generated from `#/components/schemas/SceneDefinition/commands`.
             public var commands: Components.Schemas.SceneDefinition.CommandsPayload?
@@ -3061,7 +3061,7 @@ extension Components {
             ///   - state: The initial per-screen state.
             ///   - redirect: With `requires`, where a navigation refused only for unmet requirements goes instead; the refused target becomes the session's `pending`.
             ///   - confirmLeave: `true`, or a JSON pointer into the screen's state: removing such a screen (while the value there is truthy) needs a confirmation.
-            ///   - commands: Command name → `{when?, patch?, navigate?, description?}` (DESIGN §9).
+            ///   - commands: Command name → `{when?, patch?, navigate?, description?}` (docs/design.md, "Commands").
             public init(
                 description: Swift.String? = nil,
                 params: Components.Schemas.SceneDefinition.ParamsPayload? = nil,

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Synchronization
 
-/// Group commit across sessions (issue 19): changes that wait for a connection are committed
+/// Group commit across sessions (docs/design.md, "PostgreSQL"): changes that wait for a connection are committed
 /// together, by one connection in one transaction, so one WAL flush answers many requests.
 ///
 /// No thread of its own: the thread whose change finds fewer than `leaders` groups in flight

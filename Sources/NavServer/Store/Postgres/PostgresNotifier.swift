@@ -4,7 +4,7 @@ import Dispatch
 import Glibc
 #endif
 
-/// Sends the notices of committed groups (DESIGN §8 Across processes), several groups to a
+/// Sends the notices of committed groups (docs/design.md, "Across processes"), several groups to a
 /// notice: a leader hands over the sessions its group changed and goes on; a queue of the
 /// store's own waits ``pacing`` for more, then sends one `NOTIFY` naming them all (in as many
 /// notices as PostgreSQL's 8,000-byte payload needs).

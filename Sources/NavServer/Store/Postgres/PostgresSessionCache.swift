@@ -1,5 +1,5 @@
 /// The sessions this process last wrote or read, so that a change does not read its session
-/// from PostgreSQL first (issue 19: one round trip per navigation, not two).
+/// from PostgreSQL first (docs/design.md, "PostgreSQL": one round trip per navigation, not two).
 ///
 /// A cached session may be behind the database — another process changed it since — so it is
 /// only ever used for a change, never to answer a read: the change's compare-and-set on

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// How a change reaches PostgreSQL (issue 19): each is one `UPDATE … WHERE id = $1 AND version =
+/// How a change reaches PostgreSQL (docs/design.md, "PostgreSQL"): each is one `UPDATE … WHERE id = $1 AND version =
 /// $expected` that appends its events (and keeps its answer, for an `Idempotency-Key`) in the same
 /// statement; the changes waiting for a connection go together (``PostgresGroupCommit``) as one
 /// pipeline (`PQpipelineSync`: one round trip) that is one implicit transaction: one commit and

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Changes made through one navd reach the watchers of every other navd on the same database
-/// (DESIGN §8 Across processes): each committed group of changes sends one `NOTIFY navd_changes`
+/// (docs/design.md, "Across processes"): each committed group of changes sends one `NOTIFY navd_changes`
 /// naming every session it changed, once it has committed (``PostgresStore/notify(_:_:)``:
 /// not inside the group, where NOTIFY's lock would serialise the commits); each deletion or expiry
 /// sends its own in its statement. Every process `LISTEN`s on a connection of its own.

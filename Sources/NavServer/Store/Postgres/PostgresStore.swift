@@ -61,7 +61,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         """
         ALTER TABLE graphs ADD COLUMN stored BIGSERIAL;
         """,
-        // Answers to requests with an Idempotency-Key (DESIGN §4 Retries), written in the change's
+        // Answers to requests with an Idempotency-Key (docs/design.md, "Idempotency"), written in the change's
         // own statement, so a retry through any process replays; they go with their session and
         // after the session TTL.
         """
@@ -78,7 +78,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         CREATE INDEX idempotency_created_at ON idempotency (created_at);
         """
         // A change's events as one row (a JSON array, as SQLite's event_log holds them), not a
-        // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (issue 19).
+        // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (docs/design.md, "PostgreSQL").
         + """
         CREATE TABLE event_log (
             session_id TEXT NOT NULL,

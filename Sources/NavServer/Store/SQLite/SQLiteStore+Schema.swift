@@ -62,7 +62,7 @@ extension SQLiteStore {
 
         """
 
-    /// Schema version 6's addition: the answers to requests with an `Idempotency-Key` (DESIGN §4
+    /// Schema version 6's addition: the answers to requests with an `Idempotency-Key` (docs/design.md, "Routes and wire shapes"
     /// Retries), filed under the key's digest (``KeptAnswer/key``), a change's written by the fold
     /// of its change log record, a create's with its session. They go with their session, and a
     /// change's after the session TTL.

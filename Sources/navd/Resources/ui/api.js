@@ -93,7 +93,7 @@ function dispatch(type, data, handlers) {
 }
 
 /**
- * Follows a session over its event stream (DESIGN §8) with the browser's EventSource, which
+ * Follows a session over its event stream (docs/design.md, "Live sessions") with the browser's EventSource, which
  * cannot send headers: the read-only watch token goes in `?access_token=` (navd refuses a write
  * token there). `after` resumes after that event seq; EventSource reconnects by itself with
  * `Last-Event-ID`. Handlers: view(view), lifecycle(event), end({reason}), status("connecting" |

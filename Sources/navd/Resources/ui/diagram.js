@@ -1,4 +1,4 @@
-// The graph as navd draws it (GET /v1/graphs/{name}/diagram?format=svg, DESIGN §8), with the
+// The graph as navd draws it (GET /v1/graphs/{name}/diagram?format=svg, docs/design.md, "Diagrams"), with the
 // top screen's scene marked `current` and the other scenes on the stage marked `on-stage`.
 //
 // The SVG's contract: one `<g class="scene" data-scene="NAME">` per scene, edges as

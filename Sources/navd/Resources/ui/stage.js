@@ -174,7 +174,7 @@ function paramsSuffix(values) {
 }
 
 /**
- * Buttons for the view's `actions` (DESIGN §8): one per link (a small form when it takes
+ * Buttons for the view's `actions` (docs/design.md, "Actions"): one per link (a small form when it takes
  * params), Back (with a count up to `actions.back`) and Exit. `handlers`: link(name, params),
  * back(count), exit(). All disabled when `readOnly`.
  */

@@ -90,13 +90,13 @@ FUZZ_SMOKE_SECONDS ?= 4
 fuzz-smoke: deps
 	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SMOKE_SECONDS)
 
-## NavClient (Client/, a package of its own): its committed generated sources are exactly what
+## NavClient (clients/swift/, a package of its own): its committed generated sources are exactly what
 ## swift-openapi-generator writes from openapi.yaml now, then its tests against the debug navd.
 client-test: deps
 	SWIFT=$(SWIFT) scripts/client-codegen.sh --check
 	$(SWIFT) build --product navd
-	$(SWIFT) build --package-path Client --build-tests
-	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path Client --skip-build
+	$(SWIFT) build --package-path clients/swift --build-tests
+	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path clients/swift --skip-build
 
 ## Regenerate NavClient's sources after a change to openapi.yaml (commit them).
 client-codegen:
@@ -149,4 +149,4 @@ bench-live: release
 	bench/live.sh
 
 clean:
-	rm -rf .build .build-fuzz .navd Client/.build Client/.build-generator
+	rm -rf .build .build-fuzz .navd clients/swift/.build clients/swift/.build-generator

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
-# NavClient's generated sources (Client/Sources/NavClient/Generated) from openapi.yaml, with the
-# swift-openapi-generator pinned in Client/Generator/Package.swift and the options in
-# Client/openapi-generator-config.yaml.
+# NavClient's generated sources (clients/swift/Sources/NavClient/Generated) from openapi.yaml, with the
+# swift-openapi-generator pinned in clients/swift/Generator/Package.swift and the options in
+# clients/swift/openapi-generator-config.yaml.
 #
 #   scripts/client-codegen.sh           write them (after changing openapi.yaml; commit the result)
 #   scripts/client-codegen.sh --check   fail, showing the difference, unless the committed files are
 #                                       exactly what the generator writes now (`make test` runs this)
 #
-# SWIFT overrides the swift command. The generator is built once into Client/.build-generator.
+# SWIFT overrides the swift command. The generator is built once into clients/swift/.build-generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 mode=${1:-write}
 case "$mode" in write|--check) ;; *) echo "usage: $0 [--check]" >&2; exit 64 ;; esac
 
-generated=Client/Sources/NavClient/Generated
-scratch=Client/.build-generator
-"$SWIFT" build --package-path Client/Generator --scratch-path "$scratch" --product swift-openapi-generator >&2
-generator="$("$SWIFT" build --package-path Client/Generator --scratch-path "$scratch" --show-bin-path)/swift-openapi-generator"
+generated=clients/swift/Sources/NavClient/Generated
+scratch=clients/swift/.build-generator
+"$SWIFT" build --package-path clients/swift/Generator --scratch-path "$scratch" --product swift-openapi-generator >&2
+generator="$("$SWIFT" build --package-path clients/swift/Generator --scratch-path "$scratch" --show-bin-path)/swift-openapi-generator"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # The generator prints its configuration and one warning per `if`/`then` rule of ProblemRules
 # (openapi.yaml), which it cannot express in Swift; keep them for a failure.
-if ! "$generator" generate --config Client/openapi-generator-config.yaml --output-directory "$out" openapi.yaml >"$out.log" 2>&1; then
+if ! "$generator" generate --config clients/swift/openapi-generator-config.yaml --output-directory "$out" openapi.yaml >"$out.log" 2>&1; then
     cat "$out.log" >&2
     rm -f "$out.log"
     exit 1

@@ -2,7 +2,7 @@ import Foundation
 import NavClient
 import Testing
 
-/// Client/README.md's example, as written there (the renderer aside), run against a live navd:
+/// clients/swift/README.md's example, as written there (the renderer aside), run against a live navd:
 /// the example compiles, and does what the README says.
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeExampleRuns() async throws {
@@ -14,7 +14,7 @@ import Testing
         func render(_ screens: [Screen], _ actions: Actions) { rendered.append((screens, actions)) }
         func replay(_ event: LifecycleEvent) { replayed.append(event) }
 
-        // From here to the loop, Client/README.md's lines.
+        // From here to the loop, clients/swift/README.md's lines.
         let navd = NavClient(serverURL: URL(string: "http://127.0.0.1:\(daemon.port)")!)
         let created = try await navd.createSession(context: ["locale": "ja"])
         let session = navd.session(created)                     // acts with the session's token

@@ -21,10 +21,10 @@ final class LiveNavd: @unchecked Sendable {
         var description: String
     }
 
-    /// The repository root, from this file's place in `Client/Tests/NavClientTests/Support/`.
+    /// The repository root, from this file's place in `clients/swift/Tests/NavClientTests/Support/`.
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static var binary: URL {
         if let explicit = ProcessInfo.processInfo.environment["NAVD_BINARY"], !explicit.isEmpty {

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// NavClient: a Swift client of navd's HTTP API (Client/README.md). A package of its own, beside
+// NavClient: a Swift client of navd's HTTP API (clients/swift/README.md). A package of its own, beside
 // the daemon's (as Fuzz/ and Benchmarks/ are), so that the daemon's build and its tests never
 // resolve or build AsyncHTTPClient and SwiftNIO, and the `navd` binary cannot carry the client.
 //

@@ -60,19 +60,17 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
-        // OpenSSL's libcrypto (libpq's dependency): AES-256-GCM for sealed answers.
+        // OpenSSL's libcrypto (libpq's dependency): SHA-256, and AES-256-GCM for sealed answers.
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
-        .target(name: "CSHA256"),
         // Sessions, graphs, auth and stores: the use cases, with domain errors only — no HTTP.
         .target(
             name: "NavServer",
             dependencies: [
-                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ", "CLibCrypto",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSQLite", "CLibPQ", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -25,7 +25,7 @@ package enum Token {
 
     package static func digest(_ token: String) -> TokenDigest {
         var token = token
-        return token.withUTF8 { TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer($0))) }
+        return token.withUTF8 { SHA256.tokenDigest(UnsafeRawBufferPointer($0)) }
     }
 
     private static let bearerScheme = Array("bearer".utf8)
@@ -36,7 +36,7 @@ package enum Token {
         guard var value = authorization else { return nil }
         return value.withUTF8 { bytes -> TokenDigest? in
             guard let token = bearerRange(in: bytes) else { return nil }
-            return TokenDigest(words: SHA256.digestWords(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[token]))))
+            return SHA256.tokenDigest(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[token])))
         }
     }
 

@@ -17,12 +17,14 @@ package struct TokenDigest: Sendable, Hashable {
         (a, b, c, d) = (words[0], words[1], words[2], words[3])
     }
 
-    /// From the eight state words of a SHA-256 digest (no byte array on the way).
-    package init(words: SHA256.Words) {
-        a = UInt64(words.0) << 32 | UInt64(words.1)
-        b = UInt64(words.2) << 32 | UInt64(words.3)
-        c = UInt64(words.4) << 32 | UInt64(words.5)
-        d = UInt64(words.6) << 32 | UInt64(words.7)
+    /// From a digest's 32 bytes as libcrypto writes them (no byte array on the way).
+    init(digest: UnsafeBufferPointer<UInt8>) {
+        func word(_ start: Int) -> UInt64 {
+            var word: UInt64 = 0
+            for index in start..<start + 8 { word = word << 8 | UInt64(digest[index]) }
+            return word
+        }
+        (a, b, c, d) = (word(0), word(8), word(16), word(24))
     }
 
     package var bytes: [UInt8] {

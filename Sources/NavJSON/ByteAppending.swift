@@ -14,36 +14,6 @@ extension Array where Element == UInt8 {
         text.withUTF8Bytes { append(contentsOf: $0) }
     }
 
-    /// Text a client may have chosen, made safe for a log line: printable ASCII is copied,
-    /// `\` becomes `\\`, and every other byte (control characters such as ESC, which a
-    /// terminal would obey, and each byte of non-ASCII UTF-8) becomes `\xHH`. At most `limit`
-    /// bytes of `text` are written; a longer one ends in `...(N bytes)` with its full size.
-    package mutating func appendEscaped(_ text: String, limit: Int) {
-        text.withUTF8Bytes { bytes in
-            let shown = bytes.count <= limit ? bytes : UnsafeBufferPointer(rebasing: bytes.prefix(Swift.max(0, limit)))
-            // Most text (a method, a route) needs no escape: one copy.
-            if shown.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
-                append(contentsOf: shown)
-            } else {
-                for byte in shown {
-                    if byte >= 0x20, byte < 0x7F {
-                        if byte == UInt8(ascii: "\\") { append(byte) }
-                        append(byte)
-                    } else {
-                        append(UInt8(ascii: "\\"))
-                        append(UInt8(ascii: "x"))
-                        for nibble in [byte >> 4, byte & 0xF] { append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
-                    }
-                }
-            }
-            if shown.count < bytes.count {
-                appendLiteral("...(")
-                appendDecimal(bytes.count)
-                appendLiteral(" bytes)")
-            }
-        }
-    }
-
     /// The decimal digits of a number, zero-padded to `width` digits; a negative number is
     /// written as 0 (log lines and timestamps only count up).
     package mutating func appendDecimal(_ number: Int, width: Int = 1) {

@@ -191,7 +191,7 @@ struct LogLine {
             bytes.append(UInt8(ascii: "="))
         case .json:
             bytes.append(UInt8(ascii: ","))
-            appendJSONString(key, limit: 64)
+            appendValue(key, limit: 64, json: true)
             bytes.append(UInt8(ascii: ":"))
         }
     }
@@ -209,10 +209,7 @@ struct LogLine {
     }
 
     private mutating func value(_ value: String, limit: Int) {
-        switch format {
-        case .text: appendLogfmtValue(value, limit: limit)
-        case .json: appendJSONString(value, limit: limit)
-        }
+        appendValue(value, limit: limit, json: format == .json)
     }
 
     /// A whole number (a JSON number).
@@ -251,13 +248,20 @@ struct LogLine {
         bytes.appendLiteral(" bytes)")
     }
 
-    private mutating func appendLogfmtValue(_ text: String, limit: Int) {
+    /// `text` as a value of the line's format, the one escaper of a log line: in logfmt, bare when
+    /// it is printable ASCII with nothing logfmt reads (`=`, `"`, `\`, a blank), else quoted;
+    /// in JSON, a string. Inside quotes `"` and `\` are escaped, and every other byte that is not
+    /// printable ASCII is written as an escape (`\xHH` in logfmt, so a terminal obeys no control
+    /// character and non-ASCII shows byte by byte; `\u00HH` in JSON for control characters, whose
+    /// UTF-8 text stays as it is). At most `limit` bytes are shown, cut at a character boundary,
+    /// then `...(N bytes)` with the full size.
+    private mutating func appendValue(_ text: String, limit: Int, json: Bool) {
         var text = text
         text.withUTF8 { utf8 in
             let shown = Self.shownCount(utf8, limit: limit)
-            let plain = shown == utf8.count && shown > 0
+            let bare = !json && shown == utf8.count && shown > 0
                 && utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-            if plain {
+            if bare {
                 bytes.append(contentsOf: utf8)
                 return
             }
@@ -269,32 +273,11 @@ struct LogLine {
                     bytes.append(byte)
                 case 0x20..<0x7F:
                     bytes.append(byte)
-                default:
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(UInt8(ascii: "x"))
-                    for nibble in [byte >> 4, byte & 0xF] { bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
-                }
-            }
-            if shown < utf8.count { appendCut(utf8.count) }
-            bytes.append(UInt8(ascii: "\""))
-        }
-    }
-
-    private mutating func appendJSONString(_ text: String, limit: Int) {
-        var text = text
-        text.withUTF8 { utf8 in
-            let shown = Self.shownCount(utf8, limit: limit)
-            bytes.append(UInt8(ascii: "\""))
-            for byte in utf8[..<shown] {
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                    bytes.append(UInt8(ascii: "\\"))
+                case 0x80... where json:
                     bytes.append(byte)
-                case 0x00..<0x20, 0x7F:
-                    bytes.appendLiteral("\\u00")
-                    for nibble in [byte >> 4, byte & 0xF] { bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
                 default:
-                    bytes.append(byte)
+                    if json { bytes.appendLiteral("\\u00") } else { bytes.appendLiteral("\\x") }
+                    for nibble in [byte >> 4, byte & 0xF] { bytes.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble) }
                 }
             }
             if shown < utf8.count { appendCut(utf8.count) }

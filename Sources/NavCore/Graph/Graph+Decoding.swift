@@ -199,16 +199,7 @@ struct GraphDecoder {
             return [:]
         }
         var commands: [String: Command] = [:]
-        for name in members.keys.sorted() {
-            let here = pointer(at, name)
-            guard name.isValidPathName else {
-                issues.append(GraphIssue(.invalidName, at: here, "command name '\(name)' may use only A-Z a-z 0-9 _ . -"))
-                continue
-            }
-            guard let body = members[name]?.objectValue else {
-                issues.append(GraphIssue(.invalidType, at: here, "a command is an object {when, patch, navigate}"))
-                continue
-            }
+        for (name, here, body) in namedObjects(members, at: at, named: "command", code: .invalidType, shape: "a command is an object {when, patch, navigate}") {
             checkFields(body, allowed: Self.commandFields, at: here)
             checkDescription(body, at: here)
             var guards: [Command.Guard] = []
@@ -280,16 +271,7 @@ struct GraphDecoder {
             return [:]
         }
         var specs: [String: ParamSpec] = [:]
-        for key in members.keys.sorted() {
-            let here = pointer(at, key)
-            guard key.isValidPathName else {
-                issues.append(GraphIssue(.invalidName, at: here, "parameter name '\(key)' may use only A-Z a-z 0-9 _ . -"))
-                continue
-            }
-            guard let body = members[key]?.objectValue else {
-                issues.append(GraphIssue(.invalidParamSchema, at: here, "a parameter is an object {type, required, default}"))
-                continue
-            }
+        for (key, here, body) in namedObjects(members, at: at, named: "parameter", code: .invalidParamSchema, shape: "a parameter is an object {type, required, default}") {
             checkFields(body, allowed: Self.paramFields, at: here)
             checkDescription(body, at: here)
             var spec = ParamSpec(type: .string)
@@ -331,16 +313,10 @@ struct GraphDecoder {
             return [:]
         }
         var links: [String: Link] = [:]
-        for name in members.keys.sorted() {
-            let here = pointer(at, name)
-            guard name.isValidPathName else {
-                issues.append(GraphIssue(.invalidName, at: here, "link name '\(name)' may use only A-Z a-z 0-9 _ . -"))
-                continue
-            }
-            guard let body = members[name]?.objectValue, let template = body["path"]?.stringValue else {
-                issues.append(GraphIssue(.invalidType, at: here, "a link is an object with a string \"path\""))
-                continue
-            }
+        for (name, here, body) in namedObjects(
+            members, at: at, named: "link", code: .invalidType, shape: "a link is an object with a string \"path\"", where: { $0["path"]?.stringValue != nil })
+        {
+            let template = body["path"]?.stringValue ?? ""
             checkFields(body, allowed: ["path", "description"], at: here)
             checkDescription(body, at: here)
             guard Link.placeholders(in: template) != nil else {
@@ -382,6 +358,29 @@ struct GraphDecoder {
     }
 
     /// Every object of a graph may carry a `description`, for people: a string.
+    /// The members of a map of named objects (a scene's commands, params or links), by name: a
+    /// name that is not a path name, or a body that is not an object of the right `shape`
+    /// (`accepts`), is reported and left out.
+    private mutating func namedObjects(
+        _ members: [String: JSONValue], at: String, named what: String, code: GraphIssue.Code, shape: String,
+        where accepts: ([String: JSONValue]) -> Bool = { _ in true }
+    ) -> [(name: String, at: String, body: [String: JSONValue])] {
+        var found: [(name: String, at: String, body: [String: JSONValue])] = []
+        for name in members.keys.sorted() {
+            let here = pointer(at, name)
+            guard name.isValidPathName else {
+                issues.append(GraphIssue(.invalidName, at: here, "\(what) name '\(name)' may use only A-Z a-z 0-9 _ . -"))
+                continue
+            }
+            guard let body = members[name]?.objectValue, accepts(body) else {
+                issues.append(GraphIssue(code, at: here, shape))
+                continue
+            }
+            found.append((name, here, body))
+        }
+        return found
+    }
+
     private mutating func checkDescription(_ object: [String: JSONValue], at: String) {
         if let description = object["description"], description.stringValue == nil {
             issues.append(GraphIssue(.invalidType, at: pointer(at, "description"), "description is a string, not \(description.typeName)"))

@@ -11,7 +11,10 @@ let package = Package(
         .executable(name: "navd", targets: ["NavdEntry"]),
         // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
         // link it with libFuzzer's `main` in place of the daemon's.
-        .library(name: "NavDaemon", targets: ["navd", "NavServer", "NavHTTP", "NavWire", "NavJSON"]),
+        .library(
+            name: "NavDaemon",
+            targets: ["navd", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire", "NavJSON"]
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,13 +71,27 @@ let package = Package(
         ),
         // SHA-256 blocks with the x86 SHA extensions, chosen at run time (CPUID).
         .target(name: "CSHA256"),
-        // Sessions, graphs, auth and stores: the use cases, with domain errors only — no HTTP.
+        // Sessions, graphs, auth, live watchers, budgets and the store protocol with the memory
+        // store: the use cases, with domain errors only — no HTTP, no SQL. What both durable stores
+        // share lives here too. Links no database client library.
         .target(
-            name: "NavServer",
+            name: "NavSessions",
             dependencies: [
-                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CSQLite", "CLibPQ", "CLibCrypto",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The SQLite store (sessions, graphs, schema, change log, compaction, recovery): the only
+        // target that links SQLite. May import NavSessions and below, never the API or the CLI.
+        .target(
+            name: "NavStoreSQLite",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSessions", "CSQLite"]
+        ),
+        // The PostgreSQL store (group commit, LISTEN/NOTIFY, session cache): the only target that
+        // links libpq. May import NavSessions and below, never the API or the CLI.
+        .target(
+            name: "NavStorePostgres",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSessions", "CLibPQ"]
         ),
         // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
         // Knows nothing of sessions or navigation.
@@ -88,7 +105,8 @@ let package = Package(
         .target(
             name: "navd",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavTours", "NavServer", "NavHTTP",
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
+                "NavStorePostgres", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -146,7 +164,8 @@ let package = Package(
         .testTarget(
             name: "navdTests",
             dependencies: [
-                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavTours", "NavServer", "NavHTTP",
+                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavTours", "NavSessions", "NavStoreSQLite",
+                "NavStorePostgres", "NavHTTP", "CSQLite",
             ]
         ),
     ],

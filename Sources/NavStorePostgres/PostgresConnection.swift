@@ -1,4 +1,5 @@
 import CLibPQ
+import NavSessions
 
 #if canImport(Glibc)
 import Glibc

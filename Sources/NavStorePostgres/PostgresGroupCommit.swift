@@ -2,6 +2,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+import NavSessions
 import Synchronization
 
 /// Group commit across sessions (issue 19): changes that wait for a connection are committed

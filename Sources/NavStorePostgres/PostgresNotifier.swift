@@ -1,4 +1,5 @@
 import Dispatch
+import NavSessions
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import NavSessions
+
 /// The sessions this process last wrote or read, so that a change does not read its session
 /// from PostgreSQL first (issue 19: one round trip per navigation, not two).
 ///

@@ -1,3 +1,5 @@
+import NavSessions
+
 #if canImport(Glibc)
 import Glibc
 #endif

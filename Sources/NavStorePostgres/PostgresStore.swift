@@ -1,6 +1,7 @@
 import Dispatch
 import NavCore
 import NavJSON
+import NavSessions
 import NavWire
 import Synchronization
 

@@ -1,5 +1,6 @@
 import NavJSON
 import CSQLite
+import NavSessions
 
 #if canImport(Glibc)
 import Glibc

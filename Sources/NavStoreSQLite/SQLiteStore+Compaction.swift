@@ -1,4 +1,5 @@
 import Dispatch
+import NavSessions
 
 /// Compaction: a generation of the change log sealed every ``SQLiteStore/compactionThreshold``
 /// changes, and folded into `sessions`, `event_log` and `idempotency` by the compactor thread, a chunk of

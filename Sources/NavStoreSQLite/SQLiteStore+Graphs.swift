@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSessions
 
 /// Graph documents, one row per uploaded version (`graphs`), written straight to the database
 /// and read with the reading connection.

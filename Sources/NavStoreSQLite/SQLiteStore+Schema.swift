@@ -1,3 +1,5 @@
+import NavSessions
+
 /// The SQLite store's tables: created in one step, with two upgrades, and nothing else accepted.
 ///
 /// The schema version is the highest `version` in the `migrations` table. A new database gets

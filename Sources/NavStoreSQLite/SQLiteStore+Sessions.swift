@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSessions
 import NavWire
 
 /// The session operations: writes appended to the change log, reads from the cache, the log and the database.

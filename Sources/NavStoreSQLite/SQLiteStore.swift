@@ -1,6 +1,7 @@
 import Dispatch
 import NavCore
 import NavJSON
+import NavSessions
 import NavWire
 import Synchronization
 
@@ -124,14 +125,14 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     /// many at a time (2,048 made the compactor the bottleneck under load: 13,000–16,000 changes/s
     /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
     /// that start-up replays it in well under a second.
-    static let defaultCompactionThreshold = 8192
+    package static let defaultCompactionThreshold = 8192
     static let defaultFoldChunk = 128
     /// As much as the daemon's own memory of answers holds (`IdempotencyCache`).
-    static let defaultAnswerBytesPerGeneration = 64 << 20
+    package static let defaultAnswerBytesPerGeneration = 64 << 20
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
-    static let defaultCacheBytes = 256 << 20
+    package static let defaultCacheBytes = 256 << 20
     /// For `/metrics`: the last seq written into the database, the compactions and their time
     /// (nanoseconds), and the session reads the cache answered or missed.
     let compactedSeq = Atomic<Int64>(0)
@@ -389,10 +390,3 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         ownership.release()
     }
 }
-
-/// Restores a stored snapshot for a session of graph `name` at `version`.
-/// Restores a stored snapshot of graph `name`, created on `version`: its state and the graph version
-/// it runs on now (the snapshot's `graphVersion`, else `version`).
-package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
-    state: SessionState, graphVersion: Int
-)

@@ -1,3 +1,4 @@
+import NavSessions
 import NavWire
 
 /// The SQLite store's decoded sessions, bounded by an estimate of the memory they take: when

@@ -1,7 +1,7 @@
 import Foundation
 import NavCore
 import NavDiagram
-import NavServer
+import NavSessions
 import Testing
 
 /// `navd`'s commands other than `serve`, run as the real binary.

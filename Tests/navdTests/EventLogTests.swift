@@ -1,7 +1,7 @@
 import NavCore
 import Testing
 
-@testable import NavServer
+@testable import NavSessions
 
 /// The packed event log gives back exactly the events put in, and keeps the newest.
 @Suite struct EventLogTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 private let contractAdminToken = "contract-admin-token-0123"

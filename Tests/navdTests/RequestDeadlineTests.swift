@@ -2,7 +2,7 @@ import Foundation
 import Logging
 @testable import navd
 @testable import NavHTTP
-@testable import NavServer
+@testable import NavSessions
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 @testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// FIPS 180-4 test vectors, and lengths around the padding boundaries against a second opinion.

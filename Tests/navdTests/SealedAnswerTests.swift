@@ -1,5 +1,5 @@
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// The sealed answers to keyed creates (``SealedAnswer``): opened only by the same key and request,

@@ -1,8 +1,9 @@
 @testable import navd
 import Logging
 import NavHTTP
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 /// `navd serve`'s `--cache-size` / `NAVD_CACHE_SIZE`: sizes with units, the option over the
 /// environment, and a clear refusal of anything else.

@@ -1,8 +1,10 @@
 import Foundation
 import NavCore
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStorePostgres
+@testable import NavStoreSQLite
 
 /// A session is reached by exactly its own id (32 lowercase hex digits) and by nothing else:
 /// not `{id}%00…` (which SQLite, bound as a C string, read as `{id}` while the store's cache

@@ -3,7 +3,7 @@ import NavCore
 @testable import navd
 @testable import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 @testable import NavWire
 import Testing
 

@@ -4,7 +4,7 @@ import Logging
 @testable import navd
 @testable import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 
 /// Whole requests through the in-process application (`Application`, exactly what the HTTP
 /// server calls): the input creates a session, then sends up to 12 requests built from it —

@@ -10,6 +10,11 @@ package struct ChangeNotice: Sendable, Equatable {
 
     package var id: String
     package var kind: Kind
+
+    package init(id: String, kind: Kind) {
+        self.id = id
+        self.kind = kind
+    }
 }
 
 /// A store that several navd processes share, and that tells each of them what the others

@@ -7,7 +7,7 @@
 package enum SessionID {
     /// Whether `id` is exactly 32 lowercase hex digits.
     @inline(__always)
-    static func isValid(_ id: String) -> Bool {
+    package static func isValid(_ id: String) -> Bool {
         value(id) != nil
     }
 

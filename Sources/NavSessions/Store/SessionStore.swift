@@ -7,26 +7,40 @@ package struct StoredSession: Sendable {
     package var graphName: String
     package var graphVersion: Int
     /// SHA-256 of the session's bearer token; the token itself is never stored.
-    var tokenDigest: TokenDigest
+    package var tokenDigest: TokenDigest
     package var state: SessionState
     /// Milliseconds since the Unix epoch.
-    var createdAt: Int64
-    var touchedAt: Int64
+    package var createdAt: Int64
+    package var touchedAt: Int64
     /// Read from a process-local cache (PostgreSQL, ``SessionStore/loadForChange(_:)``): another
     /// process may have changed the session since. Only a change may start from such a session,
     /// and only its compare-and-set can confirm it: every other outcome is worked out again on a
     /// fresh read.
     package var mayBeStale = false
+
+    package init(
+        id: String, graphName: String, graphVersion: Int, tokenDigest: TokenDigest, state: SessionState, createdAt: Int64,
+        touchedAt: Int64, mayBeStale: Bool = false
+    ) {
+        self.id = id
+        self.graphName = graphName
+        self.graphVersion = graphVersion
+        self.tokenDigest = tokenDigest
+        self.state = state
+        self.createdAt = createdAt
+        self.touchedAt = touchedAt
+        self.mayBeStale = mayBeStale
+    }
 }
 
 extension StoredSession {
     /// How deep a stored snapshot may nest: client values (at most `JSONValue.maximumDepth`)
     /// sit under the snapshot, a screen and up to one tab bar per stage level.
-    static let snapshotDepth = JSONValue.maximumViewDepth
+    package static let snapshotDepth = JSONValue.maximumViewDepth
 
     /// The snapshot a store keeps: the state, and the graph version it runs on (which a graph
     /// upgrade changes: a snapshot's `graphVersion` wins over the version a row was created with).
-    var snapshotBytes: [UInt8] {
+    package var snapshotBytes: [UInt8] {
         state.snapshotBytes(graphVersion: graphVersion)
     }
 }
@@ -273,3 +287,10 @@ package struct KeptAnswerSize: Sendable {
         self.createdAt = createdAt
     }
 }
+
+/// Restores a stored snapshot for a session of graph `name` at `version`.
+/// Restores a stored snapshot of graph `name`, created on `version`: its state and the graph version
+/// it runs on now (the snapshot's `graphVersion`, else `version`).
+package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
+    state: SessionState, graphVersion: Int
+)

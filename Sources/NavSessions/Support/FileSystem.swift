@@ -4,7 +4,7 @@ import Glibc
 
 package enum FileSystem {
     /// `mkdir -p` of the folder holding `path`.
-    static func createParentDirectory(of path: String) throws(StoreError) {
+    package static func createParentDirectory(of path: String) throws(StoreError) {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let folder = String(path[..<slash])
         var current = folder.hasPrefix("/") ? "" : "."
@@ -18,7 +18,7 @@ package enum FileSystem {
 
     /// `path` with every symlink, `.` and `..` resolved (`realpath`): one name of the file, though
     /// a hard link has others.
-    static func realPath(_ path: String) throws(StoreError) -> String {
+    package static func realPath(_ path: String) throws(StoreError) -> String {
         guard let resolved = realpath(path, nil) else {
             throw StoreError(message: "cannot resolve \(path): \(reason(errno))")
         }
@@ -28,7 +28,7 @@ package enum FileSystem {
 
     /// `path` as given, its folder resolved (``realPath(_:)``) but not its last component: the
     /// name a navd before the log's location was recorded put the change log under.
-    static func resolvingFolder(of path: String) throws(StoreError) -> String {
+    package static func resolvingFolder(of path: String) throws(StoreError) -> String {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -37,20 +37,20 @@ package enum FileSystem {
     }
 
     /// The folder part of `path` ("." when it has none).
-    static func folder(of path: String) -> String {
+    package static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The identity of the file `path` names (symlinks followed), or nil when there is none.
-    static func identity(of path: String) -> FileIdentity? {
+    package static func identity(of path: String) -> FileIdentity? {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     /// The system's reason for `code` (`strerror`).
-    static func reason(_ code: Int32) -> String {
+    package static func reason(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 
@@ -68,6 +68,11 @@ package struct FileIdentity: Equatable, Sendable {
     /// The device's major and minor numbers, as `/proc/locks` prints them (glibc's `major`/`minor`).
     var major: UInt64 { ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff)) }
     var minor: UInt64 { (device & 0xff) | ((device >> 12) & ~UInt64(0xff)) }
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// An exclusive advisory lock (`flock`) on the database file itself, held until `release()`:
@@ -78,7 +83,7 @@ package struct FileIdentity: Equatable, Sendable {
 /// so the two do not meet. The descriptor stays open until the store's connections are closed:
 /// closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's too.
 package final class DatabaseLock: @unchecked Sendable {
-    private(set) var descriptor: Int32
+    package private(set) var descriptor: Int32
     /// The database file's identity, read from the locked descriptor.
     package let identity: FileIdentity
 

@@ -1,7 +1,7 @@
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import NavWire
 
 /// Every refusal the daemon answers, with its stable `code` (DESIGN §4).

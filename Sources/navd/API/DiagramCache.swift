@@ -1,5 +1,5 @@
 import NavDiagram
-import NavServer
+import NavSessions
 import Synchronization
 
 /// Diagrams drawn before, by graph name, version and format: a graph version never changes

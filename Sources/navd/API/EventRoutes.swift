@@ -2,7 +2,7 @@ import Dispatch
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import NavWire
 
 /// `GET /v1/sessions/{id}/events` (DESIGN §4, §8): one resource in three forms — a page of the

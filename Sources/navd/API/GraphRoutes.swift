@@ -2,7 +2,7 @@ import NavCore
 import NavDiagram
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 
 /// `/v1/graphs…`: list, read and draw (open), upload, remove a version and upgrade every
 /// session (admin).

@@ -1,5 +1,5 @@
 import NavHTTP
-import NavServer
+import NavSessions
 import Synchronization
 
 /// Answers already given to requests with an `Idempotency-Key`, so a retry gets the first answer again.

@@ -1,6 +1,6 @@
 import NavCore
 import NavHTTP
-import NavServer
+import NavSessions
 import Synchronization
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.

@@ -1,6 +1,6 @@
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 
 extension RequestContext {
     /// The digest of the request's bearer token, if it sent one (`Authorization: Bearer …`).

@@ -1,7 +1,7 @@
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import NavWire
 
 /// The small JSON shapes of DESIGN §4 (the session view is in `WireWriter.swift`).

@@ -1,7 +1,7 @@
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import NavWire
 
 /// `/v1/sessions…`: create, read, navigate, transitions, exit, back, params, state, delete (the

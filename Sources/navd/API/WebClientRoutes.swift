@@ -1,7 +1,7 @@
 import NavDiagram
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 
 /// `/ui/`: the reference web client (DESIGN §8), static files compiled into the binary.
 ///

@@ -2,7 +2,7 @@ import Logging
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import Synchronization
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import Logging
 import NavCore
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import Logging
 import NavCore
-import NavServer
+import NavSessions
 import Synchronization
 
 #if canImport(Glibc)

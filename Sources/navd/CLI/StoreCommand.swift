@@ -1,6 +1,7 @@
 import ArgumentParser
 import NavCore
-import NavServer
+import NavSessions
+import NavStoreSQLite
 
 /// `navd store check|repair`: look at an SQLite store that navd refused to start on, and accept
 /// the loss of what is damaged, explicitly.

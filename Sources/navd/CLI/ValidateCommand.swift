@@ -1,7 +1,7 @@
 import ArgumentParser
 import NavCore
 import NavJSON
-import NavServer
+import NavSessions
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

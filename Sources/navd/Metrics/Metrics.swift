@@ -1,4 +1,4 @@
-import NavServer
+import NavSessions
 import Synchronization
 
 /// Counters and latency histograms in the Prometheus text format, served at `/metrics`.

@@ -1,6 +1,6 @@
 import Foundation
 import NavDiagram
-import NavServer
+import NavSessions
 import Testing
 
 @testable import navd

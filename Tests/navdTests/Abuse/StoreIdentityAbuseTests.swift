@@ -2,8 +2,9 @@ import Foundation
 import NavCore
 @testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Logging
 @testable import navd
 @testable import NavHTTP
-@testable import NavServer
+@testable import NavSessions
 import Synchronization
 import Testing
 

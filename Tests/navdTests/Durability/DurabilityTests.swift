@@ -1,7 +1,7 @@
 import Foundation
 import NavCore
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 #if canImport(Glibc)

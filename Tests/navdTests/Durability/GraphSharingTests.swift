@@ -1,6 +1,6 @@
 import Foundation
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 #if canImport(Glibc)

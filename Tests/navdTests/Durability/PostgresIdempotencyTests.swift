@@ -2,7 +2,7 @@ import Foundation
 import Logging
 @testable import NavCore
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// `Idempotency-Key`s kept by the PostgreSQL store (DESIGN §4 Retries): a retry that a load

@@ -1,7 +1,7 @@
 import Foundation
 @testable import NavCore
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 #if canImport(Glibc)

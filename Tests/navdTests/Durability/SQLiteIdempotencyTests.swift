@@ -1,7 +1,8 @@
 import Foundation
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 /// `Idempotency-Key`s kept by the SQLite store (DESIGN §4 Retries): a client retries most often
 /// when it got no answer, and it got none most often because navd went away. So a retry after a

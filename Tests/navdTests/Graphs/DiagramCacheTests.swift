@@ -3,7 +3,7 @@ import NavJSON
 import Testing
 
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 
 /// Drawings are kept by graph version, within their bounds, oldest out first.
 @Suite struct DiagramCacheTests {

@@ -1,7 +1,7 @@
 import Foundation
 import NavJSON
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// Graph bounds at the API (docs/design.md, "Graphs" and "Heavy graph work"): names, documents

@@ -3,7 +3,7 @@ import NavCore
 import NavJSON
 @testable import navd
 @testable import NavHTTP
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// YAML graph documents read into JSON values as the daemon reads them (`--graph FILE.yaml`,

@@ -1,6 +1,6 @@
 import Foundation
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// `DELETE /v1/graphs/{name}?version=N` (docs/design.md, "Graphs"): a version no session runs on

@@ -3,7 +3,7 @@ import NavCore
 @testable import navd
 @testable import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// A stream's watcher without sockets: its messages are read straight out of its

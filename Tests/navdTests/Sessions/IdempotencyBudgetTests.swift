@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 @testable import navd
 import Testing
+@testable import NavStoreSQLite
 
 /// The answers kept under an `Idempotency-Key` are bounded per session and in all, in memory and
 /// in the store alike (`docs/design.md`, "Idempotency answers"): the oldest are forgotten first,

@@ -1,6 +1,6 @@
 import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 @testable import navd
 import Testing
 

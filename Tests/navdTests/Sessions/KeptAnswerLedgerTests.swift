@@ -1,4 +1,4 @@
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// The ledger of kept answers on its own: what it counts after removals, expiry and forgotten

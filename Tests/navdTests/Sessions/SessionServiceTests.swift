@@ -2,7 +2,7 @@ import Foundation
 import NavCore
 @testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import NavWire
 import Synchronization
 import Testing

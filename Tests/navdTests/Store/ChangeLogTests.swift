@@ -1,7 +1,8 @@
 import Foundation
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 #if canImport(Glibc)
 import Glibc

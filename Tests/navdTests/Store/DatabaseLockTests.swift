@@ -1,5 +1,5 @@
 import Foundation
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 #if canImport(Glibc)

@@ -2,7 +2,7 @@ import Foundation
 import NavCore
 @testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 import Testing
 
 /// The memory store keys navd's hex session ids by their value; an id of any other form names

@@ -1,7 +1,9 @@
 import Foundation
 import NavCore
-@testable import NavServer
+@testable import navd
+@testable import NavSessions
 import Testing
+@testable import NavStorePostgres
 
 #if canImport(Glibc)
 import Glibc

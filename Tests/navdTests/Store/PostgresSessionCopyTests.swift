@@ -1,6 +1,8 @@
 import Foundation
 import NavCore
-@testable import NavServer
+@testable import navd
+@testable import NavSessions
+@testable import NavStorePostgres
 import NavWire
 import Testing
 

@@ -2,8 +2,9 @@ import Foundation
 import NavCore
 @testable import navd
 import NavJSON
-import NavServer
+import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 
 /// The SQLite store's schema: one current shape, created in one step; one upgrade, from the shape

@@ -3,7 +3,8 @@ import Logging
 import NavCore
 @testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
+@testable import NavStoreSQLite
 import Synchronization
 import Testing
 

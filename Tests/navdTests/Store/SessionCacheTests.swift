@@ -1,7 +1,8 @@
 import NavCore
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
 import Testing
+@testable import NavStoreSQLite
 
 /// The decoded-session cache: bounded by its entries' estimated bytes, least recently used out first.
 @Suite struct SessionCacheTests {

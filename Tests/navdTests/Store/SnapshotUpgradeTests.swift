@@ -1,7 +1,10 @@
 import Foundation
 import NavCore
+@testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
+@testable import NavStorePostgres
+@testable import NavStoreSQLite
 import NavWire
 import Testing
 

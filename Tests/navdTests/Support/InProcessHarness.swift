@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NavHTTP
 import NavJSON
-import NavServer
+import NavSessions
 import Synchronization
 import Testing
 

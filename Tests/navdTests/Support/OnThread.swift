@@ -1,5 +1,5 @@
 import Foundation
-import NavServer
+import NavSessions
 
 /// A blocking call run on a thread of its own, its result taken later: a request that waits for
 /// something the test does meanwhile (a long poll answered by a change).

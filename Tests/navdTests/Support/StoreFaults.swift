@@ -1,6 +1,7 @@
 import CSQLite
 @testable import navd
-@testable import NavServer
+@testable import NavSessions
+@testable import NavStoreSQLite
 import Synchronization
 
 #if canImport(Glibc)

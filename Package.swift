@@ -13,7 +13,7 @@ let package = Package(
         // link it with libFuzzer's `main` in place of the daemon's.
         .library(
             name: "NavDaemon",
-            targets: ["navd", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire", "NavJSON"]
+            targets: ["navd", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire", "NavSnapshot", "NavJSON"]
         ),
     ],
     dependencies: [
@@ -42,6 +42,12 @@ let package = Package(
         // One encoder (and decoder) per wire shape of DESIGN §4: session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
+        // What a store keeps, apart from what the API answers: the session snapshot (its writer,
+        // reader and schema number) and the reader of the stored event log, so that a change to an
+        // API shape is not a storage migration. The snapshot's screens and the stored events are
+        // still written with NavWire's screen and event writers (a shape change there must keep
+        // old stored bytes readable: SnapshotUpgradeTests).
+        .target(name: "NavSnapshot", dependencies: ["NavJSON", "NavCore", "NavWire"]),
         // Diagrams of a graph: a model computed from the graph, its layered layout and the
         // renderers (SVG). Pure: no I/O.
         .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
@@ -77,7 +83,7 @@ let package = Package(
         .target(
             name: "NavSessions",
             dependencies: [
-                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSHA256", "CLibCrypto",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "CSHA256", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -85,13 +91,13 @@ let package = Package(
         // target that links SQLite. May import NavSessions and below, never the API or the CLI.
         .target(
             name: "NavStoreSQLite",
-            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSessions", "CSQLite"]
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "CSQLite"]
         ),
         // The PostgreSQL store (group commit, LISTEN/NOTIFY, session cache): the only target that
         // links libpq. May import NavSessions and below, never the API or the CLI.
         .target(
             name: "NavStorePostgres",
-            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSessions", "CLibPQ"]
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "CLibPQ"]
         ),
         // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
         // Knows nothing of sessions or navigation.
@@ -105,7 +111,7 @@ let package = Package(
         .target(
             name: "navd",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
                 "NavStorePostgres", "NavHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -146,9 +152,9 @@ let package = Package(
             name: "NavCoreTests",
             dependencies: [
                 "NavCore",
-                // The snapshot a store keeps is written and read by NavWire: the property tests
+                // The snapshot a store keeps is written and read by NavSnapshot: the property tests
                 // check that every state the engine reaches survives it.
-                "NavWire",
+                "NavWire", "NavSnapshot",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"]
@@ -164,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "navdTests",
             dependencies: [
-                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavTours", "NavSessions", "NavStoreSQLite",
+                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "NavTours", "NavSessions", "NavStoreSQLite",
                 "NavStorePostgres", "NavHTTP", "CSQLite",
             ]
         ),

@@ -2,6 +2,7 @@ import Dispatch
 import NavCore
 import NavJSON
 import NavSessions
+import NavSnapshot
 import NavWire
 import Synchronization
 

@@ -4,6 +4,7 @@ import NavCore
 @testable import NavHTTP
 import NavJSON
 @testable import NavSessions
+import NavSnapshot
 @testable import NavWire
 import Testing
 

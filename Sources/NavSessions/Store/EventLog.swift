@@ -1,5 +1,6 @@
 import NavJSON
 import NavCore
+import NavSnapshot
 import NavWire
 
 /// A session's retained events packed into one byte buffer, for the memory store.

@@ -1,5 +1,6 @@
 import NavJSON
 import NavCore
+import NavSnapshot
 
 /// One session as a store keeps it.
 package struct StoredSession: Sendable {

@@ -2,6 +2,7 @@ import NavJSON
 import Logging
 import NavCore
 import NavSessions
+import NavSnapshot
 import NavStorePostgres
 import NavStoreSQLite
 

@@ -3,6 +3,7 @@ import NavCore
 @testable import navd
 import NavJSON
 @testable import NavSessions
+import NavSnapshot
 @testable import NavStorePostgres
 @testable import NavStoreSQLite
 import NavWire

@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSnapshot
 import NavWire
 
 // The wire shapes of DESIGN §4 built as `JSONValue`s, the slow and obvious way: an encoding

@@ -8,12 +8,15 @@ let package = Package(
         .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
         // Graph diagrams (model, layout, SVG), for the benchmarks (Benchmarks/Package.swift).
         .library(name: "NavDiagram", targets: ["NavDiagram"]),
-        .executable(name: "navd", targets: ["NavdEntry"]),
-        // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
-        // link it with libFuzzer's `main` in place of the daemon's.
+        .executable(name: "navd", targets: ["navd"]),
+        // The daemon's layers as a library, for the fuzz targets (Fuzz/Package.swift), which
+        // link them with libFuzzer's `main` in place of the daemon's. Named for no target.
         .library(
             name: "NavDaemon",
-            targets: ["navd", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire", "NavSnapshot", "NavJSON"]
+            targets: [
+                "NavCLI", "NavAPI", "NavHTTPClient", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire",
+                "NavSnapshot", "NavJSON",
+            ]
         ),
     ],
     dependencies: [
@@ -105,15 +108,15 @@ let package = Package(
             name: "NavHTTP",
             dependencies: ["NavJSON", "CMicroHTTPD", .product(name: "Logging", package: "swift-log")]
         ),
-        // The daemon: CLI, wiring, routes, and the one mapping from domain errors to
-        // problem+json. A library, so tests and fuzz targets link it; the binary's `main` lives
-        // in `NavdEntry`.
+        // The HTTP API: routes, request bodies, the idempotent replay of answers, the one mapping
+        // from domain errors to problem+json, the application (routes + service), CORS, the log
+        // backend, the Prometheus metrics, and the resources it serves. May import NavSessions and
+        // below and NavHTTP; never a store implementation (the CLI chooses and opens the store),
+        // never ArgumentParser.
         .target(
-            name: "navd",
+            name: "NavAPI",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
-                "NavStorePostgres", "NavHTTP",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
@@ -132,9 +135,27 @@ let package = Package(
                 .embedInCode("Resources/ui/diagram.js"),
             ]
         ),
+        // The command line's blocking HTTP/1.1 client over a socket and its text/event-stream
+        // parser: what `navd session` and `navd replay` talk to a daemon with. Knows no server
+        // code; may import NavJSON and NavWire only.
+        .target(name: "NavHTTPClient", dependencies: ["NavJSON", "NavWire"]),
+        // The command-line program: the ArgumentParser commands (serve, session driver, graph
+        // export, tours, replay, store check/repair, validate, path, health), the daemon's wiring
+        // (Daemon) and the choice of store (StoreFactory): the one target that sees every other,
+        // and so the one place that links both store implementations.
+        .target(
+            name: "NavCLI",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
+                "NavStorePostgres", "NavHTTP", "NavAPI", "NavHTTPClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The `navd` binary: its `main` alone, a call into NavCLI.
         .executableTarget(
-            name: "NavdEntry",
-            dependencies: ["navd"],
+            name: "navd",
+            dependencies: ["NavCLI"],
             // jemalloc (Debian's libjemalloc) in place of glibc's malloc: a navigation allocates
             // and frees a few dozen small objects, and jemalloc's per-thread caches answer them
             // for less (navigate ~9% more requests/s on the benchmark machine; BENCHMARKS.md).
@@ -170,8 +191,8 @@ let package = Package(
         .testTarget(
             name: "navdTests",
             dependencies: [
-                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "NavTours", "NavSessions", "NavStoreSQLite",
-                "NavStorePostgres", "NavHTTP", "CSQLite",
+                "NavAPI", "NavCLI", "NavHTTPClient", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "NavTours",
+                "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "CSQLite",
             ]
         ),
     ],

@@ -10,21 +10,21 @@ import NavWire
 /// `navd replay` send. One connection per request (`Connection: close`); a streamed answer (the
 /// event stream) is handed over as it arrives. No Foundation networking: its URLSession does not
 /// stream on Linux, and the daemon's image carries none of it.
-struct DaemonClient {
+package struct DaemonClient {
     /// Why no answer came: the daemon is down, unreachable or not speaking HTTP.
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String
+    package struct Unavailable: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// A usage problem with the URL itself.
-    struct BadURL: Error, CustomStringConvertible {
-        var description: String
+    package struct BadURL: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    struct Answer {
-        var status: Int
+    package struct Answer {
+        package var status: Int
         var headers: [(name: String, value: String)]
-        var body: [UInt8]
+        package var body: [UInt8]
 
         func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -32,19 +32,19 @@ struct DaemonClient {
 
         /// The body as JSON, read with the bound of what navd writes (a view nests a client's
         /// values under screens and tab bars), not the bound navd puts on what clients send.
-        var json: JSONValue? { try? JSONValue(parsing: body, maximumDepth: JSONValue.maximumViewDepth) }
+        package var json: JSONValue? { try? JSONValue(parsing: body, maximumDepth: JSONValue.maximumViewDepth) }
     }
 
     let host: String
     let port: UInt16
     /// The URL's path, without a trailing slash, put before every request's path.
     let basePath: String
-    let base: String
+    package let base: String
     /// Seconds to wait for a connection and for each read (0: no limit).
-    var timeout: Int
+    package var timeout: Int
 
     /// - Throws: ``BadURL`` for anything but `http://host[:port][/path]`.
-    init(url: String, timeout: Int = 30) throws(BadURL) {
+    package init(url: String, timeout: Int = 30) throws(BadURL) {
         guard url.hasPrefix("http://") else {
             throw BadURL(description: "the URL must start with http:// (navd speaks plain HTTP; put TLS in front of it): '\(url)'")
         }
@@ -76,7 +76,7 @@ struct DaemonClient {
     }
 
     /// Sends one request and reads the whole answer.
-    func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws(Unavailable) -> Answer {
+    package func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws(Unavailable) -> Answer {
         let connection = try open()
         defer { close(connection) }
         try write(request(method, path, headers: headers, body: body), to: connection)
@@ -90,7 +90,7 @@ struct DaemonClient {
     /// Sends a GET whose answer streams: when the daemon answers 200, `onBody` gets each piece of
     /// the body as it comes, until the daemon ends it or `onBody` returns false, and the result is
     /// nil; any other answer is read whole and returned.
-    func stream(_ path: String, headers: [(String, String)], onBody: ([UInt8]) -> Bool) throws(Unavailable) -> Answer? {
+    package func stream(_ path: String, headers: [(String, String)], onBody: ([UInt8]) -> Bool) throws(Unavailable) -> Answer? {
         let connection = try open()
         defer { close(connection) }
         try write(request("GET", path, headers: headers, body: nil), to: connection)
@@ -107,7 +107,7 @@ struct DaemonClient {
 
     private func request(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
         let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        var head = "\(method) \(basePath)\(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\nUser-Agent: navd-cli/\(Navd.version)\r\n"
+        var head = "\(method) \(basePath)\(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\nUser-Agent: navd-cli/\(NavdVersion.text)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"

@@ -1,10 +1,10 @@
 /// Splits a server-sent-event stream into messages as its bytes arrive (WHATWG HTML §9.2):
 /// `field: value` lines, a blank line ends a message, a line starting with `:` is a comment.
-struct EventStreamParser {
-    struct Message: Equatable {
-        var event: String
-        var id: String?
-        var data: String
+package struct EventStreamParser {
+    package struct Message: Equatable {
+        package var event: String
+        package var id: String?
+        package var data: String
     }
 
     private var line: [UInt8] = []
@@ -12,8 +12,10 @@ struct EventStreamParser {
     private var id: String?
     private var data: [String] = []
 
+    package init() {}
+
     /// The messages `bytes` completes.
-    mutating func feed(_ bytes: [UInt8]) -> [Message] {
+    package mutating func feed(_ bytes: [UInt8]) -> [Message] {
         var messages: [Message] = []
         for byte in bytes {
             guard byte == UInt8(ascii: "\n") else {

@@ -1,8 +1,8 @@
 import Foundation
+@testable import NavAPI
 import NavCore
 import NavSessions
 import Testing
-@testable import navd
 
 /// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);
 /// nothing a client sends may crash the daemon or corrupt another session.

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 @testable import NavCore
-@testable import navd
 @testable import NavHTTP
 import Testing
 

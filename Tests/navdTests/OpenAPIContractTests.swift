@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-@testable import navd
+@testable import NavAPI
 @testable import NavSessions
 import Testing
 

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-@testable import navd
 @testable import NavHTTP
 @testable import NavSessions
 import Testing

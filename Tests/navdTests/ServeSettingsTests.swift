@@ -1,4 +1,4 @@
-@testable import navd
+@testable import NavCLI
 import Logging
 import NavHTTP
 @testable import NavSessions

@@ -1,6 +1,6 @@
 import Foundation
+@testable import NavCLI
 import NavCore
-@testable import navd
 @testable import NavSessions
 import Testing
 @testable import NavStorePostgres

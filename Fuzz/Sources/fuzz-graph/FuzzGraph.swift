@@ -1,6 +1,5 @@
 import FuzzSupport
 @testable import NavCore
-@testable import navd
 import NavJSON
 @testable import NavSessions
 

@@ -1,7 +1,7 @@
 import FuzzSupport
 import Logging
+@testable import NavAPI
 @testable import NavCore
-@testable import navd
 @testable import NavHTTP
 import NavJSON
 @testable import NavSessions

@@ -13,31 +13,47 @@ import Glibc
 ///
 /// Built by ``Application/init(configuration:store:logger:)`` so tests can call it
 /// without a socket, exactly as the server does.
-final class Application: HTTPHandler {
-    struct Configuration: Sendable {
-        var adminToken: String?
+package final class Application: HTTPHandler {
+    package struct Configuration: Sendable {
+        package var adminToken: String?
         /// When set, creating a session needs it (or the admin token): `--backend-token`.
-        var backendToken: String?
-        var sessions = SessionService.Configuration()
-        var limits = Limits()
+        package var backendToken: String?
+        package var sessions = SessionService.Configuration()
+        package var limits = Limits()
         /// Origins whose pages may call the API (`--cors-origin`; `*` for any).
-        var corsOrigins: [String] = []
+        package var corsOrigins: [String] = []
         /// The most watchers (streams, long polls) of the daemon: half of its connections.
-        var maxWatchers = 4096
+        package var maxWatchers = 4096
         /// The most watchers of one session: `--max-watchers-per-session`.
-        var maxWatchersPerSession = 16
+        package var maxWatchersPerSession = 16
         /// The most bytes buffered for all streams together: `--max-watcher-buffer`.
-        var maxWatcherBuffer = 64 << 20
+        package var maxWatcherBuffer = 64 << 20
         /// Heavy graph jobs at once (`--max-graph-work`): the `graph_work` budget.
-        var maxGraphWork = 1
+        package var maxGraphWork = 1
+
+        package init(
+            adminToken: String? = nil, backendToken: String? = nil, sessions: SessionService.Configuration = SessionService.Configuration(),
+            limits: Limits = Limits(), corsOrigins: [String] = [], maxWatchers: Int = 4096, maxWatchersPerSession: Int = 16,
+            maxWatcherBuffer: Int = 64 << 20, maxGraphWork: Int = 1
+        ) {
+            self.adminToken = adminToken
+            self.backendToken = backendToken
+            self.sessions = sessions
+            self.limits = limits
+            self.corsOrigins = corsOrigins
+            self.maxWatchers = maxWatchers
+            self.maxWatchersPerSession = maxWatchersPerSession
+            self.maxWatcherBuffer = maxWatcherBuffer
+            self.maxGraphWork = maxGraphWork
+        }
     }
 
-    let graphs: GraphRegistry
-    let sessions: SessionService
+    package let graphs: GraphRegistry
+    package let sessions: SessionService
     let metrics = Metrics()
     /// The daemon-wide budgets of what clients can make navd hold, shown at `/metrics`.
-    let budgets: Budgets
-    let ready: Readiness
+    package let budgets: Budgets
+    package let ready: Readiness
     private let responder: Responder
     /// What each route of `responder` leads to, by the route's index.
     private let handlers: [RouteHandler]
@@ -54,7 +70,7 @@ final class Application: HTTPHandler {
     private let requestPrefix: String
     private let cors: CORSPolicy
 
-    init(
+    package init(
         graphs: GraphRegistry? = nil, configuration: Configuration, store: any SessionStore, logger: Logger,
         accessLog: LogSink? = nil, budgets: Budgets = Budgets(),
         now: @escaping @Sendable () -> Int64 = Clock.milliseconds
@@ -98,7 +114,7 @@ final class Application: HTTPHandler {
 
     var routeTemplates: [(method: String, template: String)] { responder.templates }
 
-    func handle(_ request: consuming HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: consuming HTTPRequest) -> HTTPResponse {
         let started = Clock.seconds()
         let requestID = requestID(for: request)
         let method = request.method
@@ -202,7 +218,7 @@ final class Application: HTTPHandler {
     /// Bytes of a request's method written to its log line (methods are short words).
     static let methodLogLimit = 32
 
-    func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+    package func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
         var response = APIError(.payloadTooLarge, "the body is larger than \(limit) bytes").response
         response.headers.append(("Connection", "close"))
         response.headers.append(("X-Request-Id", requestID(for: request)))
@@ -210,11 +226,11 @@ final class Application: HTTPHandler {
         return response
     }
 
-    func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+    package func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
         refused(request, APIError(.malformedRequest, reason))
     }
 
-    func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse {
+    package func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse {
         refused(request, APIError(.unsupportedTransferCoding, "the transfer coding \"\(coding)\" is not supported; send the body with Content-Length or Transfer-Encoding: chunked"))
     }
 

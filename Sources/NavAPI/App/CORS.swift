@@ -5,7 +5,7 @@ import NavHTTP
 ///
 /// Requests carry their token in `Authorization`, never in cookies, so no credentials mode is
 /// needed and `*` is a sensible choice for a public API.
-struct CORSPolicy: Sendable {
+package struct CORSPolicy: Sendable {
     /// Exact origins (`https://app.example.com`), as browsers send them in `Origin`.
     let origins: Set<String>
     /// `*` was given: every origin may.
@@ -59,7 +59,7 @@ struct CORSPolicy: Sendable {
     static let allowedHeaders = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID, X-Request-Id"
 
     /// Whether `text` is `*` or an origin as browsers write it: `scheme://host[:port]`, nothing after.
-    static func isValidOrigin(_ text: String) -> Bool {
+    package static func isValidOrigin(_ text: String) -> Bool {
         if text == "*" { return true }
         guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return false }
         let scheme = text[..<colon]

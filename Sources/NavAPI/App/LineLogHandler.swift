@@ -10,29 +10,29 @@ import NavJSON
 /// (keys sorted) into ``LogSink``'s buffer, which stamps the line and writes `info` lines in
 /// batches. (The request log skips swift-log altogether: see ``Application``.) Any other
 /// swift-log backend can take its place (``runNavd(logHandler:)``).
-struct LineLogHandler: LogHandler {
+package struct LineLogHandler: LogHandler {
     let label: String
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
-    let sink: LogSink
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
+    package let sink: LogSink
 
     /// Fields navd writes on every line; a metadata key of the same name is written with a `_`
     /// in front, so that it neither hides them nor repeats a JSON key.
     static let reservedKeys: Set<String> = ["ts", "level", "logger", "msg"]
 
-    init(label: String, level: Logger.Level, sink: LogSink = .standardError) {
+    package init(label: String, level: Logger.Level, sink: LogSink = .standardError) {
         self.label = label
         self.logLevel = level
         self.sink = sink
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = event.metadata ?? [:]
         if !metadata.isEmpty || metadataProvider != nil {
             merged = metadata

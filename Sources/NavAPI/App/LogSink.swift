@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// How a log record is written: one line each way.
-enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     /// logfmt: `ts=2026-11-22T01:28:04.123Z level=info logger=navd msg="graph loaded" file=news.json`.
     case text
     /// One JSON object a line: `{"ts":"2026-11-22T01:28:04.123Z","level":"info","logger":"navd","msg":"graph loaded","file":"news.json"}`.
@@ -27,8 +27,8 @@ enum LogFormat: String, Sendable, CaseIterable {
 /// A line is written straight into the buffer under its lock, timestamp first (UTC, to the
 /// millisecond; the part up to the second formatted at most once a second), with no string or
 /// array of its own.
-final class LogSink: Sendable {
-    static let standardError = LogSink(descriptor: 2)
+package final class LogSink: Sendable {
+    package static let standardError = LogSink(descriptor: 2)
 
     /// A buffer this full is written at once.
     let batchBytes = 16 * 1024
@@ -49,7 +49,7 @@ final class LogSink: Sendable {
     }
 
     /// How lines are written from now on (`--log-format`).
-    var format: LogFormat {
+    package var format: LogFormat {
         get { state.withLock { $0.format } }
         set { state.withLock { $0.format = newValue } }
     }
@@ -77,7 +77,7 @@ final class LogSink: Sendable {
     }
 
     /// Writes whatever is buffered.
-    func flush() {
+    package func flush() {
         state.withLock { state in
             if !state.buffer.isEmpty { drain(&state.buffer) }
         }

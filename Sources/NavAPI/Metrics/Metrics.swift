@@ -1,4 +1,5 @@
 import NavSessions
+import NavWire
 import Synchronization
 
 /// Counters and latency histograms in the Prometheus text format, served at `/metrics`.
@@ -199,7 +200,7 @@ final class Metrics: Sendable {
         }
         text += process.exposition
         text += "# HELP navd_build_info The navd build: its version and the Swift it was built with.\n# TYPE navd_build_info gauge\n"
-        text += "navd_build_info{swift=\"\(BuildInfo.swift)\",version=\"\(Self.escaped(Navd.version))\"} 1\n"
+        text += "navd_build_info{swift=\"\(BuildInfo.swift)\",version=\"\(Self.escaped(NavdVersion.text))\"} 1\n"
         return text
     }
 

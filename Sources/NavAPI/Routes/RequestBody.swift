@@ -48,7 +48,7 @@ extension RequestContext {
 }
 
 extension String {
-    func trimmingCharacters(in set: String) -> String {
+    package func trimmingCharacters(in set: String) -> String {
         let characters = Set(set)
         var slice = self[...]
         while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }

@@ -6,9 +6,9 @@ import Glibc
 /// `taskset` or a cpuset), bounded by its cgroup's CPU quota when one is set (Docker's `--cpus`,
 /// a Kubernetes CPU limit), rounded up. The default of `--threads`: on a 64-core host, a
 /// container limited to 2 CPUs gets 2 threads, not 64 that time-share 2 cores.
-enum CPUQuota {
+package enum CPUQuota {
     /// The cores this process may use.
-    static var usableCores: Int {
+    package static var usableCores: Int {
         let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         // `sched_getaffinity` is not visible to Swift without _GNU_SOURCE; /proc says the same.
         let allowed = read("/proc/self/status").flatMap { Self.allowedCPUs(status: $0) } ?? online

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NavHTTPClient
 import NavJSON
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NavWire
 
 /// Runs the `navd` command line (the binary's `main`, in `Sources/NavdEntry`).
 public func runNavd() {
@@ -17,7 +18,7 @@ public func runNavd(logHandler: @escaping @Sendable (_ label: String) -> any Log
 
 /// The `navd` command: the daemon and its tools.
 struct Navd: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = NavdVersion.text
 
     static let configuration = CommandConfiguration(
         commandName: "navd",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Logging
+import NavAPI
 import NavCore
 import NavSessions
 import Synchronization

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import NavAPI
 import NavJSON
 import NavHTTP
 

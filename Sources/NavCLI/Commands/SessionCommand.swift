@@ -1,4 +1,5 @@
 import ArgumentParser
+import NavHTTPClient
 import NavJSON
 import NavWire
 #if canImport(FoundationEssentials)

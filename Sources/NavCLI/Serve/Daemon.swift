@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import NavAPI
 import NavCore
 import NavHTTP
 import NavJSON

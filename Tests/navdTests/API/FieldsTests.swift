@@ -1,5 +1,5 @@
+@testable import NavAPI
 import NavCore
-@testable import navd
 @testable import NavHTTP
 import NavJSON
 import Testing

@@ -1,9 +1,9 @@
 import Foundation
+@testable import NavAPI
 import NavDiagram
 import NavSessions
 import Testing
 
-@testable import navd
 
 /// `/ui/`: the reference web client's files, compiled in, served with their media types,
 /// revalidation and security headers (DESIGN §8). Every answer is also held to openapi.yaml.

@@ -1,5 +1,4 @@
 import Foundation
-@testable import navd
 import Testing
 
 /// Hostile graphs and diagrams (docs/design.md, "Graphs" and "Heavy graph work"): big and

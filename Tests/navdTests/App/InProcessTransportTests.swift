@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import navd
+@testable import NavCLI
 
 /// The in-process transport answers as the binary does: the same requests, sent to a spawned
 /// `navd serve` and to the application `Daemon.application(for:logger:accessLog:)` builds from the

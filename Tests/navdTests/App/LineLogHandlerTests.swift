@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Testing
 
-@testable import navd
+@testable import NavAPI
 
 /// Client text reaches log lines (a method, a store's message about the input, metadata):
 /// every piece is escaped, so no control character reaches a terminal and no newline forges a

@@ -1,5 +1,5 @@
 import Logging
-@testable import navd
+@testable import NavCLI
 @testable import NavHTTP
 @testable import NavSessions
 import Synchronization

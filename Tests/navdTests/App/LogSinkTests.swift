@@ -1,5 +1,6 @@
 import Logging
-@testable import navd
+@testable import NavAPI
+@testable import NavCLI
 @testable import NavHTTP
 @testable import NavSessions
 import Testing

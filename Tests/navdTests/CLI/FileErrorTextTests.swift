@@ -1,5 +1,4 @@
 import Foundation
-@testable import navd
 import Testing
 
 /// A file the CLI cannot read is named with the system's reason (`strerror`), not only "cannot read".

@@ -1,4 +1,5 @@
-@testable import navd
+@testable import NavAPI
+@testable import NavCLI
 import NavHTTP
 import Testing
 

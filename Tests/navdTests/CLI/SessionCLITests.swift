@@ -1,7 +1,7 @@
 import Foundation
+@testable import NavCLI
 import NavJSON
 import Testing
-@testable import navd
 
 #if canImport(Glibc)
 import Glibc

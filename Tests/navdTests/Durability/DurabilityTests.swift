@@ -1,6 +1,5 @@
 import Foundation
 import NavCore
-@testable import navd
 @testable import NavSessions
 import Testing
 

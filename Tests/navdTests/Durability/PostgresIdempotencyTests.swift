@@ -1,7 +1,7 @@
 import Foundation
 import Logging
+@testable import NavCLI
 @testable import NavCore
-@testable import navd
 @testable import NavSessions
 import Testing
 

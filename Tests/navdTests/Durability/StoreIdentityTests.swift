@@ -1,5 +1,4 @@
 import Foundation
-@testable import navd
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite

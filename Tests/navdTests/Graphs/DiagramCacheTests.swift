@@ -1,8 +1,8 @@
+@testable import NavAPI
 import NavDiagram
 import NavJSON
 import Testing
 
-@testable import navd
 @testable import NavSessions
 
 /// Drawings are kept by graph version, within their bounds, oldest out first.

@@ -1,6 +1,6 @@
 import Foundation
+@testable import NavCLI
 import NavJSON
-@testable import navd
 @testable import NavSessions
 import Testing
 

@@ -1,7 +1,7 @@
 import Logging
+@testable import NavAPI
 import NavCore
 import NavJSON
-@testable import navd
 @testable import NavHTTP
 @testable import NavSessions
 import Testing

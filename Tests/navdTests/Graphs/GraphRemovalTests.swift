@@ -1,5 +1,5 @@
 import Foundation
-@testable import navd
+@testable import NavAPI
 @testable import NavSessions
 import Testing
 

@@ -1,4 +1,3 @@
-@testable import navd
 @testable import NavWire
 import Testing
 

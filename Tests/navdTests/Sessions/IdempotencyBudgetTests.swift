@@ -1,9 +1,10 @@
 import Foundation
 import Logging
+@testable import NavAPI
+@testable import NavCLI
 import NavHTTP
 import NavJSON
 @testable import NavSessions
-@testable import navd
 import Testing
 @testable import NavStoreSQLite
 

@@ -1,4 +1,4 @@
-@testable import navd
+@testable import NavAPI
 @testable import NavHTTP
 import Testing
 

@@ -1,7 +1,7 @@
+@testable import NavAPI
 import NavHTTP
 import NavJSON
 @testable import NavSessions
-@testable import navd
 import Testing
 
 /// What a kept answer holds is what its cost counts (`docs/design.md`, "Idempotency answers"):

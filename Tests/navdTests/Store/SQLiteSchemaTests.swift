@@ -1,6 +1,5 @@
 import Foundation
 import NavCore
-@testable import navd
 import NavJSON
 import NavSessions
 import Testing

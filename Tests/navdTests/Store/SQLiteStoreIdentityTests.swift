@@ -1,6 +1,5 @@
 import Foundation
 import NavCore
-@testable import navd
 import NavJSON
 @testable import NavSessions
 import Testing

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
+@testable import NavAPI
+@testable import NavCLI
 import NavCore
-@testable import navd
 import NavJSON
 @testable import NavSessions
 @testable import NavStoreSQLite

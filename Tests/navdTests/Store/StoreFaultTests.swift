@@ -1,6 +1,6 @@
 import Foundation
+@testable import NavAPI
 import NavCore
-@testable import navd
 import NavJSON
 @testable import NavSessions
 import Testing

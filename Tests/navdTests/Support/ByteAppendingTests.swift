@@ -1,4 +1,3 @@
-@testable import navd
 import NavJSON
 import Testing
 

@@ -1,12 +1,13 @@
 import Foundation
 import Logging
+@testable import NavAPI
+@testable import NavCLI
 import NavHTTP
 import NavJSON
 import NavSessions
 import Synchronization
 import Testing
 
-@testable import navd
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,4 @@
 import CSQLite
-@testable import navd
 @testable import NavSessions
 @testable import NavStoreSQLite
 import Synchronization

@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "navd",
-    platforms: [.macOS(.v15)],
+    // No `platforms:`: navd is built and run on Linux only (it calls Glibc and reads /proc and the
+    // cgroup files directly), and claiming a macOS version would promise a build nobody makes.
     products: [
         .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
         // Graph diagrams (model, layout, SVG), for the benchmarks (Benchmarks/Package.swift).
@@ -121,18 +122,11 @@ let package = Package(
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
             // symbolic link), compiled into the binary as bytes; and the reference web client
-            // served at /ui/ (WebClientRoutes: a new file there is listed here and there).
+            // served at /ui/: its folder embedded whole (SwiftPM gives each file a `PackageResources`
+            // member), so the one list of its files is the table in WebClientRoutes.
             resources: [
                 .embedInCode("Resources/openapi.yaml"),
-                .embedInCode("Resources/ui/index.html"),
-                .embedInCode("Resources/ui/style.css"),
-                .embedInCode("Resources/ui/favicon.svg"),
-                .embedInCode("Resources/ui/app.js"),
-                .embedInCode("Resources/ui/api.js"),
-                .embedInCode("Resources/ui/dom.js"),
-                .embedInCode("Resources/ui/stage.js"),
-                .embedInCode("Resources/ui/timeline.js"),
-                .embedInCode("Resources/ui/diagram.js"),
+                .embedInCode("Resources/ui"),
             ]
         ),
         // The command line's blocking HTTP/1.1 client over a socket and its text/event-stream

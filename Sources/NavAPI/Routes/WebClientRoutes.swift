@@ -25,7 +25,7 @@ struct WebClientRoutes: Sendable {
         }
     }
 
-    /// The client's files by name (`Sources/navd/Resources/ui/`, each listed in Package.swift).
+    /// The client's files by name (`Sources/NavAPI/Resources/ui/`, embedded whole by Package.swift).
     static let files: [String: File] = [
         "index.html": File(PackageResources.index_html, "text/html; charset=utf-8"),
         "style.css": File(PackageResources.style_css, "text/css; charset=utf-8"),

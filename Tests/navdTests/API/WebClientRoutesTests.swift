@@ -8,14 +8,14 @@ import Testing
 /// `/ui/`: the reference web client's files, compiled in, served with their media types,
 /// revalidation and security headers (DESIGN §8). Every answer is also held to openapi.yaml.
 @Suite struct WebClientRoutesTests {
-    static let folder = DaemonHarness.packageRoot.appendingPathComponent("Sources/navd/Resources/ui")
+    static let folder = DaemonHarness.packageRoot.appendingPathComponent("Sources/NavAPI/Resources/ui")
 
     /// Every file in the folder is served, byte for byte, and nothing else is listed: a file
     /// added without its Package.swift resource and route entry shows here.
     @Test func everyFileOfTheFolderIsServedAsItIsOnDisk() throws {
         let navd = try startNavd()
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { !$0.hasPrefix(".") }.sorted()
-        #expect(names == WebClientRoutes.files.keys.sorted(), "Sources/navd/Resources/ui and WebClientRoutes.files differ")
+        #expect(names == WebClientRoutes.files.keys.sorted(), "Sources/NavAPI/Resources/ui and WebClientRoutes.files differ")
         for name in names {
             let answer = try navd.request("GET", "/ui/\(name)")
             #expect(answer.status == 200, "\(name): \(answer)")

@@ -182,11 +182,83 @@ let package = Package(
             name: "NavToursTests",
             dependencies: ["NavTours", "NavCore", "NavJSON"]
         ),
-        .testTarget(
-            name: "navdTests",
+        // What the daemon's tests share: the harnesses that run navd in process or as a child
+        // (NavdHarness, DaemonHarness, InProcessHarness), ChildProcess, PostgresCluster, the HTTP and
+        // event-stream clients, store faults, the OpenAPI validator, JSON helpers. A regular target
+        // under Tests/, linked only by test targets; they `@testable import` it (debug builds are
+        // testable), so its helpers need no access modifiers.
+        //
+        // Test targets mirror the library targets; a test that drives the whole daemon over HTTP
+        // lives with what it is about (a store's durability under a daemon in that store's target),
+        // else in NavAPITests.
+        .target(
+            name: "NavTestSupport",
             dependencies: [
-                "NavAPI", "NavCLI", "NavHTTPClient", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "NavTours",
-                "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "CSQLite",
+                "NavJSON", "NavCore", "NavYAML", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavHTTP",
+                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/NavTestSupport"
+        ),
+        // The wire shapes: the direct writers against the plain JSON route, If-Match.
+        .testTarget(
+            name: "NavWireTests",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "NavHTTP", "NavTestSupport"]
+        ),
+        // The storage format: old snapshots still load on every store.
+        .testTarget(
+            name: "NavSnapshotTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavStorePostgres",
+                "NavCLI", "NavTestSupport",
+            ]
+        ),
+        // The HTTP layer: server, framing, hang-ups, streamed answers, router, deadlines.
+        .testTarget(
+            name: "NavHTTPTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavSessions", "NavHTTP", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The use cases: sessions, kept answers, live sessions, the memory store, graphs, auth.
+        .testTarget(
+            name: "NavSessionsTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP",
+                "NavAPI", "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The SQLite store, alone and under a daemon (restarts, kill -9, full disks, damage).
+        .testTarget(
+            name: "NavStoreSQLiteTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavSessions", "NavStoreSQLite", "NavAPI", "NavCLI", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The PostgreSQL store, alone and under daemons (a cluster made by initdb per run).
+        .testTarget(
+            name: "NavStorePostgresTests",
+            dependencies: [
+                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavCLI", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP API, and whatever drives the whole daemon over HTTP (in process or spawned):
+        // routes, errors, idempotency, watchers, the contract, abuse.
+        .testTarget(
+            name: "NavAPITests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command line as a user runs it (subprocesses against a spawned daemon) and its settings.
+        .testTarget(
+            name: "NavCLITests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// Whatever a client sends, reading it costs time and memory bounded by its size (issue 13,
 /// defect 5): YAML aliases and deep nesting are refused before anything expands them.
@@ -85,7 +86,7 @@ import Testing
             let file = directory.appendingPathComponent(name)
             try Data(text.utf8).write(to: file)
             let started = Date()
-            let run = try CLITests.navd(["validate", file.path])
+            let run = try CLIProcess.navd(["validate", file.path])
             #expect(Date().timeIntervalSince(started) < 5, "\(name)")
             #expect(run.status == 1, "\(name): \(run.output) \(run.errors)")
         }

@@ -3,6 +3,7 @@ import Foundation
 import NavCore
 import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// Bad input always gets a clear 4xx with a stable code and changes nothing (DESIGN §4);
 /// nothing a client sends may crash the daemon or corrupt another session.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import NavTestSupport
 import NavWire
 import Testing
 

@@ -3,6 +3,7 @@ import Logging
 @testable import NavAPI
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 private let contractAdminToken = "contract-admin-token-0123"
 

@@ -1,5 +1,6 @@
 import NavCore
 import Testing
+@testable import NavTestSupport
 
 /// The validator itself: it must refuse what the spec refuses, or every contract check
 /// built on it would pass vacuously.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// Who may create a session and how large its context may be (issue 13, defect 7), and parameter
 /// keys that the path grammar could not print (defect 11), against the application `navd serve`
@@ -87,10 +88,10 @@ import Testing
     }
 
     @Test func theSettingsAreCheckedAndDocumented() throws {
-        let short = try CLITests.navd(["serve", "--store", "memory", "--listen", "127.0.0.1:0", "--backend-token", "short"])
+        let short = try CLIProcess.navd(["serve", "--store", "memory", "--listen", "127.0.0.1:0", "--backend-token", "short"])
         #expect(short.status != 0)
         #expect(short.errors.contains("backend token must be at least 16 characters"), "\(short.errors)")
-        let help = try CLITests.navd(["serve", "--help"])
+        let help = try CLIProcess.navd(["serve", "--help"])
         for text in ["--backend-token", "NAVD_BACKEND_TOKEN", "--max-context", "NAVD_MAX_CONTEXT"] {
             #expect(help.output.contains(text), "\(text)")
         }

@@ -3,6 +3,7 @@ import NavCore
 import NavDiagram
 import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// `navd`'s commands other than `serve`, run as the real binary.
 @Suite struct CLITests {
@@ -10,35 +11,7 @@ import Testing
 
     /// Runs `navd` with `arguments` from the package root and waits (at most 30 s).
     static func navd(_ arguments: [String]) throws -> Run {
-        try CLIProcess(directory: DaemonHarness.packageRoot).run(arguments)
-    }
-
-    /// A tiny lock-protected box for the stderr reader thread.
-    final class Locked<Value>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Value
-        private var done = false
-
-        init(_ value: Value) { stored = value }
-
-        func set(_ value: Value) {
-            lock.lock()
-            stored = value
-            done = true
-            lock.unlock()
-        }
-
-        var value: Value {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
-
-        var isSet: Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            return done
-        }
+        try CLIProcess.navd(arguments)
     }
 
     @Test func validateAcceptsTheExampleGraphs() throws {

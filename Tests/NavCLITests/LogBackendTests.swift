@@ -2,6 +2,7 @@ import Logging
 @testable import NavCLI
 @testable import NavHTTP
 @testable import NavSessions
+@testable import NavTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -102,7 +103,7 @@ import Glibc
     /// A store that cannot be reached at start-up: one record, on one line, exit 1.
     @Test func aStartFailureIsOneRecordOnOneLine() throws {
         for format in ["text", "json"] {
-            let run = try CLITests.navd(["serve", "--listen", "127.0.0.1:0", "--log-format", format, "--store", "postgres://navd@127.0.0.1:1/navd?connect_timeout=2"])
+            let run = try CLIProcess.navd(["serve", "--listen", "127.0.0.1:0", "--log-format", format, "--store", "postgres://navd@127.0.0.1:1/navd?connect_timeout=2"])
             #expect(run.status == 1)
             let lines = run.errors.split(separator: "\n")
             let failure = try #require(lines.first { $0.contains("navd cannot start") }, "\(run.errors)")
@@ -121,7 +122,7 @@ import Glibc
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("navd-listen-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: folder) }
         for listen in ["127.0.0.1", "::1:8080", "[::1]:99999", "no such host:80"] {
-            let run = try CLITests.navd(["serve", "--listen", listen, "--store", "sqlite:\(folder.path)/navd.db"])
+            let run = try CLIProcess.navd(["serve", "--listen", listen, "--store", "sqlite:\(folder.path)/navd.db"])
             #expect(run.status == 64, "\(listen): \(run.errors)")
             #expect(run.errors.contains("--listen must be HOST:PORT"), "\(run.errors)")
             #expect(run.errors.contains("Usage: navd serve"), "\(run.errors)")
@@ -132,7 +133,7 @@ import Glibc
     /// `serve --help` says every option's default.
     @Test func serveHelpShowsEveryDefault() throws {
         // Lines joined, as the help wraps them anywhere.
-        let help = try CLITests.navd(["serve", "--help"]).output.replacing(/\n {20,}/, with: " ")
+        let help = try CLIProcess.navd(["serve", "--help"]).output.replacing(/\n {20,}/, with: " ")
         let options = help.components(separatedBy: "\n  --").dropFirst().map { "--" + $0 }.filter { !$0.hasPrefix("--help") && !$0.hasPrefix("--version") }
         #expect(options.count >= 20, "\(help)")
         for option in options {

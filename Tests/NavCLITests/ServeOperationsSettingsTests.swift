@@ -2,6 +2,7 @@
 @testable import NavCLI
 import NavHTTP
 import Testing
+@testable import NavTestSupport
 
 /// The settings an operator runs navd with in a container: where it listens, how it stops, how
 /// it logs, how many threads and PostgreSQL connections it takes.

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// Every `navd serve` option an operator can set is in README.md's configuration table, with its
 /// `NAVD_` environment variable: an option only `--help` knows about is one operators never find
 /// (`--cache-size` was missing from the table).
 @Suite struct ServeSettingsDocumentationTests {
     @Test func everyServeOptionIsInTheReadmeConfigurationTable() throws {
-        let help = try CLITests.navd(["serve", "--help"]).output
+        let help = try CLIProcess.navd(["serve", "--help"]).output
         let options = Set(help.split(separator: "\n").compactMap { line -> String? in
             let trimmed = line.drop { $0 == " " }
             guard trimmed.hasPrefix("--"), !trimmed.hasPrefix("--help"), !trimmed.hasPrefix("--version") else { return nil }

@@ -4,6 +4,7 @@ import NavHTTP
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// `navd serve`'s `--cache-size` / `NAVD_CACHE_SIZE`: sizes with units, the option over the
 /// environment, and a clear refusal of anything else.

@@ -2,6 +2,7 @@ import Foundation
 @testable import NavCLI
 import NavJSON
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -389,7 +390,7 @@ final class OneShotServer: @unchecked Sendable {
 
     let port: Int
     private let listener: Int32
-    private let recorded = CLITests.Locked<Request?>(nil)
+    private let recorded = CLIProcess.Locked<Request?>(nil)
 
     init(answer: String) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

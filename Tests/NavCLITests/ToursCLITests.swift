@@ -1,6 +1,7 @@
 import Foundation
 import NavCore
 import NavJSON
+@testable import NavTestSupport
 import NavTours
 import Testing
 
@@ -31,9 +32,9 @@ import Testing
 
     /// Standard output is the document; the same graph gives the same bytes.
     @Test func toursPrintsTheDocument() throws {
-        let first = try CLITests.navd(["tours", "Examples/news.json"])
+        let first = try CLIProcess.navd(["tours", "Examples/news.json"])
         #expect(first.status == 0)
-        let again = try CLITests.navd(["tours", "Examples/news.json"])
+        let again = try CLIProcess.navd(["tours", "Examples/news.json"])
         #expect(first.output == again.output)
         let document = try TourDocument(json: try JSONValue(parsing: first.output))
         #expect(document.graphName == "news" && document.cover == .scenes && document.context == ["user": "tour"])
@@ -43,7 +44,7 @@ import Testing
     @Test func aMismatchIsReportedWithItsStep() throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let made = try CLITests.navd(["tours", "Examples/news.json", "--cover", "links"])
+        let made = try CLIProcess.navd(["tours", "Examples/news.json", "--cover", "links"])
         var document = try TourDocument(json: try JSONValue(parsing: made.output))
         let daemon = try DaemonHarness()
         let url = "http://127.0.0.1:\(daemon.port)"
@@ -133,7 +134,7 @@ import Testing
         #expect(notJSON.status == 65 && notJSON.errorLines.count == 1, "\(notJSON)")
 
         let tours = cli.directory.appendingPathComponent("tours.json")
-        try CLITests.navd(["tours", "Examples/kabukit.json"]).output.write(to: tours, atomically: true, encoding: .utf8)
+        try CLIProcess.navd(["tours", "Examples/kabukit.json"]).output.write(to: tours, atomically: true, encoding: .utf8)
         let down = try cli.run(["replay", tours.path, "--url", "http://127.0.0.1:\(try DaemonHarness.freePort())"])
         #expect(down.status == 69 && down.errorLines.count == 1 && down.errors.contains("cannot connect"), "\(down)")
     }

@@ -3,6 +3,7 @@ import Logging
 @testable import NavCore
 @testable import NavHTTP
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 @testable import NavHTTP
 import NavJSON
 import Testing
+@testable import NavTestSupport
 
 /// Routes match on the path's bytes; captured segments are percent-decoded and must be UTF-8.
 @Suite struct RouterTests {

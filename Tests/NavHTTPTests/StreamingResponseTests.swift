@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import NavHTTP
+@testable import NavTestSupport
 import Synchronization
 import Testing
 

@@ -6,6 +6,7 @@ import NavJSON
 import NavSnapshot
 @testable import NavStorePostgres
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 import NavWire
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
 
     /// news.json as version 1 and, with one more scene, version 2.
     static func graphs() throws -> GraphRegistry {
-        let graphs = try MemoryStoreTests.graphs()
+        let graphs = try TestFixtures.graphs()
         var document = try #require(try graphs.latest("news")?.document.objectValue)
         var scenes = try #require(document["scenes"]?.objectValue)
         scenes["about"] = [:]
@@ -35,7 +36,7 @@ import Testing
     /// Loads a schema-1 session, then stores and reloads it with a pending navigation on version 2.
     func check(_ open: () throws -> any SessionStore, rewrite: (_ id: String, _ snapshot: [UInt8]) throws -> Void, graphs: GraphRegistry) throws {
         let id = SessionService.newID()
-        var (session, events) = try MemoryStoreTests.session(id, in: graphs)
+        var (session, events) = try TestFixtures.session(id, in: graphs)
         session.graphVersion = 1
         var store = try open()
         try store.insert(session, events: events)

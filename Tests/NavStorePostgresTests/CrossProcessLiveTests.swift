@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// Two navd processes on one PostgreSQL: a watcher connected to one follows changes applied
 /// through the other (LISTEN/NOTIFY), every event once and in order, within 100 ms.

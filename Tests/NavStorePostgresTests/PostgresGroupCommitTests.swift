@@ -4,6 +4,7 @@ import NavCore
 @testable import NavSessions
 import Testing
 @testable import NavStorePostgres
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -96,10 +97,10 @@ import Glibc
         #expect(PostgresStore.coarseTouchedAt(5_999) == 6_000)
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let graphs = try MemoryStoreTests.graphs()
+        let graphs = try TestFixtures.graphs()
         let store = try PostgresStore(url: cluster.url, connections: 1, decode: StoreFactory.snapshotDecoder(graphs))
         let navigator = try #require(try graphs.latest("news")).navigator
-        var (session, events) = try MemoryStoreTests.session(SessionService.newID(), in: graphs)
+        var (session, events) = try TestFixtures.session(SessionService.newID(), in: graphs)
         try store.insert(session, events: events)
         for step in 0..<20 {
             let expected = session.state.version
@@ -126,11 +127,11 @@ import Glibc
     @Test func aGroupWhoseConnectionBrokeReadsBackWhatCommitted() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let graphs = try MemoryStoreTests.graphs()
+        let graphs = try TestFixtures.graphs()
         let store = try PostgresStore(url: cluster.url, connections: 1, decode: StoreFactory.snapshotDecoder(graphs))
         defer { store.close() }
         let navigator = try #require(try graphs.latest("news")).navigator
-        let (session, events) = try MemoryStoreTests.session(SessionService.newID(), in: graphs)
+        let (session, events) = try TestFixtures.session(SessionService.newID(), in: graphs)
         try store.insert(session, events: events)
 
         func change(_ from: StoredSession, _ path: String, at time: Int64) throws -> (StoredSession, [LifecycleEvent]) {
@@ -162,15 +163,15 @@ import Glibc
     @Test func theEventLogShowsTheRetainedEventsOfItsBatches() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let graphs = try MemoryStoreTests.graphs()
+        let graphs = try TestFixtures.graphs()
         let store = try PostgresStore(url: cluster.url, connections: 1, retainedEvents: 20, decode: StoreFactory.snapshotDecoder(graphs))
         defer { store.close() }
         let navigator = try #require(try graphs.latest("news")).navigator
-        var (session, events) = try MemoryStoreTests.session(SessionService.newID(), in: graphs)
+        var (session, events) = try TestFixtures.session(SessionService.newID(), in: graphs)
         try store.insert(session, events: events)
         var all = events
         for step in 0..<40 {
-            let outcome = try navigator.apply(.navigate(step % 2 == 0 ? DurabilityTests.pathA : DurabilityTests.pathB), to: session.state)
+            let outcome = try navigator.apply(.navigate(step % 2 == 0 ? NewsPaths.pathA : NewsPaths.pathB), to: session.state)
             var next = session
             next.state = outcome.state
             #expect(try store.update(next, expectedVersion: session.state.version, events: outcome.events, eventsJSON: outcome.events.jsonBytes))

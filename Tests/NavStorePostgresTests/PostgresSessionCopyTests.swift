@@ -3,6 +3,7 @@ import Foundation
 import NavCore
 @testable import NavSessions
 @testable import NavStorePostgres
+@testable import NavTestSupport
 import NavWire
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         init() throws {
             let cluster = try PostgresCluster()
             self.cluster = cluster
-            let graphs = try MemoryStoreTests.graphs()
+            let graphs = try TestFixtures.graphs()
             stores = try (0..<2).map { _ in try PostgresStore(url: cluster.url, connections: 2, decode: StoreFactory.snapshotDecoder(graphs)) }
             services = stores.map { SessionService(store: $0, graphs: graphs, configuration: .init(), now: Clock.milliseconds) }
         }

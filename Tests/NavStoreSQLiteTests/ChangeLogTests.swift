@@ -2,6 +2,7 @@ import Foundation
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import NavJSON
 import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 
 /// The SQLite store's schema: one current shape, created in one step; one upgrade, from the shape

@@ -6,6 +6,7 @@ import NavCore
 import NavJSON
 @testable import NavSessions
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import NavCore
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// The decoded-session cache: bounded by its entries' estimated bytes, least recently used out first.
 @Suite struct SessionCacheTests {

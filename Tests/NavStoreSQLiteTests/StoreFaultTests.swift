@@ -5,6 +5,7 @@ import NavJSON
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -47,7 +47,7 @@ struct CLIProcess {
     /// Runs `navd arguments` and waits (at most 30 s).
     func run(_ arguments: [String]) throws -> Run {
         let process = try spawn(arguments)
-        let errorData = CLITests.Locked<Data>(Data())
+        let errorData = Locked<Data>(Data())
         let reader = Thread { errorData.set(process.errors?.readDataToEndOfFile() ?? Data()) }
         reader.start()
         let outputData = process.output?.readDataToEndOfFile() ?? Data()
@@ -80,8 +80,8 @@ struct CLIProcess {
     /// A running `navd`, whose standard output is read as it comes.
     final class Background: @unchecked Sendable {
         let process: ChildProcess
-        private let text = CLITests.Locked<String>("")
-        private let errorText = CLITests.Locked<String>("")
+        private let text = Locked<String>("")
+        private let errorText = Locked<String>("")
 
         init(process: ChildProcess) {
             self.process = process
@@ -131,6 +131,41 @@ struct CLIProcess {
                 return nil
             }
             return CLIProcess.status(termination)
+        }
+    }
+}
+
+extension CLIProcess {
+    /// Runs `navd` with `arguments` from the package root and waits (at most 30 s).
+    static func navd(_ arguments: [String]) throws -> Run {
+        try CLIProcess(directory: DaemonHarness.packageRoot).run(arguments)
+    }
+
+    /// A tiny lock-protected box for the stderr reader thread.
+    final class Locked<Value>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Value
+        private var done = false
+
+        init(_ value: Value) { stored = value }
+
+        func set(_ value: Value) {
+            lock.lock()
+            stored = value
+            done = true
+            lock.unlock()
+        }
+
+        var value: Value {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+
+        var isSet: Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return done
         }
     }
 }

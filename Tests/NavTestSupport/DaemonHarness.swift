@@ -17,9 +17,9 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
         var description: String
     }
 
-    /// The package root, from this file's place in `Tests/navdTests/Support/`.
+    /// The package root, from this file's place in `Tests/NavTestSupport/`.
     static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The `navd` executable: next to the test bundle (the build's bin directory), else
     /// `.build/debug/navd`, or `NAVD_BINARY` when set.

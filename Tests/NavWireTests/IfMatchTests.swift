@@ -1,3 +1,4 @@
+@testable import NavTestSupport
 @testable import NavWire
 import Testing
 

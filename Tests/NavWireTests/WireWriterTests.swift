@@ -4,6 +4,7 @@ import NavCore
 import NavJSON
 @testable import NavSessions
 import NavSnapshot
+@testable import NavTestSupport
 @testable import NavWire
 import Testing
 

@@ -3,6 +3,7 @@ import NavCore
 @testable import NavHTTP
 import NavJSON
 import Testing
+@testable import NavTestSupport
 
 /// Request bodies: unknown members are refused by name, media types are read leniently.
 @Suite struct FieldsTests {

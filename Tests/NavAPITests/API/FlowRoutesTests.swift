@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// DESIGN §9 over HTTP, as a client drives it: every answer is held to openapi.yaml by the harness.
 @Suite struct FlowRoutesTests {

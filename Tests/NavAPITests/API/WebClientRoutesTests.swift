@@ -3,6 +3,7 @@ import Foundation
 import NavDiagram
 import NavSessions
 import Testing
+@testable import NavTestSupport
 
 
 /// `/ui/`: the reference web client's files, compiled in, served with their media types,

@@ -1,4 +1,5 @@
 import Foundation
+@testable import NavTestSupport
 import Synchronization
 import Testing
 

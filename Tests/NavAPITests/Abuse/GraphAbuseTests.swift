@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 /// Hostile graphs and diagrams (docs/design.md, "Graphs" and "Heavy graph work"): big and
 /// numerous uploads stay within the graph memory budget, removed versions give their memory

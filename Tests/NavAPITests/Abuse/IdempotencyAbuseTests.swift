@@ -2,6 +2,7 @@ import Foundation
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// A keyed flood against the budgets of answers kept under an `Idempotency-Key` (`docs/design.md`,
 /// "Idempotency answers"), on the navd binary with its SQLite store: thousands of keyed changes

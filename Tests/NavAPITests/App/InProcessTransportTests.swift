@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import NavCLI
+@testable import NavTestSupport
 
 /// The in-process transport answers as the binary does: the same requests, sent to a spawned
 /// `navd serve` and to the application `Daemon.application(for:logger:accessLog:)` builds from the

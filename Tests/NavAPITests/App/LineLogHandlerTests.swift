@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import NavAPI
+@testable import NavTestSupport
 
 /// Client text reaches log lines (a method, a store's message about the input, metadata):
 /// every piece is escaped, so no control character reaches a terminal and no newline forges a

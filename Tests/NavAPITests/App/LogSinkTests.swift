@@ -4,6 +4,7 @@ import Logging
 @testable import NavHTTP
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import NavJSON
 import Testing
 
 @testable import NavSessions
+@testable import NavTestSupport
 
 /// Drawings are kept by graph version, within their bounds, oldest out first.
 @Suite struct DiagramCacheTests {

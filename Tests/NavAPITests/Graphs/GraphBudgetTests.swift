@@ -3,6 +3,7 @@ import Foundation
 import NavJSON
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// Graph bounds at the API (docs/design.md, "Graphs" and "Heavy graph work"): names, documents
 /// and start paths are checked on upload, graph memory and heavy graph work have budgets.

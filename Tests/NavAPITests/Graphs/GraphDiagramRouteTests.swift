@@ -2,6 +2,7 @@ import Foundation
 import NavCore
 import NavDiagram
 import Testing
+@testable import NavTestSupport
 
 /// `GET /v1/graphs/{name}/diagram`: the graph drawn by navd, open like the other graph reads.
 @Suite struct GraphDiagramRouteTests {

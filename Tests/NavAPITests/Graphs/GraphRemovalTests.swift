@@ -2,6 +2,7 @@ import Foundation
 @testable import NavAPI
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// `DELETE /v1/graphs/{name}?version=N` (docs/design.md, "Graphs"): a version no session runs on
 /// leaves the daemon and its store, frees its share of `graph_bytes`, and a restart does not
@@ -11,7 +12,7 @@ import Testing
 
     /// `news` with one more scene: another document of the graph.
     static func variant(_ scene: String) throws -> JSON {
-        try GraphSharingTests.newsVariant(scene)
+        try TestFixtures.newsVariant(scene)
     }
 
     /// What `/metrics` says `graph_bytes` holds.

@@ -5,6 +5,7 @@ import NavCore
 import NavJSON
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// A stream's watcher without sockets: its messages are read straight out of its
 /// ``ResponseStream`` (not yet bound to a connection, so everything written stays buffered).
@@ -15,7 +16,7 @@ import Testing
         let token: String
 
         init() throws {
-            sessions = try SessionServiceTests.service(maxSessions: 10)
+            sessions = try TestFixtures.service(maxSessions: 10)
             let created = try sessions.create(graph: nil, start: nil, context: [:])
             id = created.session.id
             token = created.token

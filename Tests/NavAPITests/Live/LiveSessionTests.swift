@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 @testable import NavAPI
 @testable import NavHTTP
 import Testing
+@testable import NavTestSupport
 
 /// The answers kept for `Idempotency-Key` retries are bounded in bytes, not only in number: a
 /// session view can be megabytes (large screen states), and anyone holding a session could

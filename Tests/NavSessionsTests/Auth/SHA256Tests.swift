@@ -1,6 +1,7 @@
 import NavJSON
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// FIPS 180-4 test vectors, and lengths around the padding boundaries against a second opinion.
 @Suite struct SHA256Tests {

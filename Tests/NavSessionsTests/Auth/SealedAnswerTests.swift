@@ -1,6 +1,7 @@
 import NavJSON
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// The sealed answers to keyed creates (``SealedAnswer``): opened only by the same key and request,
 /// never holding the body or the key in the clear, and refused when altered.

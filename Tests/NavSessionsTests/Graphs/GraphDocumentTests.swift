@@ -5,6 +5,7 @@ import NavJSON
 @testable import NavHTTP
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// YAML graph documents read into JSON values as the daemon reads them (`--graph FILE.yaml`,
 /// `PUT /v1/graphs/{name}` as `application/yaml`).

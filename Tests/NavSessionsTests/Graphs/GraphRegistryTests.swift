@@ -5,6 +5,7 @@ import NavJSON
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// Without a store (`--store memory`) the registry numbers versions itself, by the same rules
 /// the stores follow.

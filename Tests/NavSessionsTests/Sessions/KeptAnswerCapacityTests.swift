@@ -3,6 +3,7 @@ import NavHTTP
 import NavJSON
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// What a kept answer holds is what its cost counts (`docs/design.md`, "Idempotency answers"):
 /// a body written by a `JSONWriter` has room far beyond its bytes (it reserves six bytes a byte

@@ -1,5 +1,6 @@
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// The ledger of kept answers on its own: what it counts after removals, expiry and forgotten
 /// sessions matches what it holds, and the budget it shows at `/metrics` with it.

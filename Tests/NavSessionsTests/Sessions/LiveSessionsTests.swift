@@ -1,5 +1,6 @@
 import Foundation
 @testable import NavSessions
+@testable import NavTestSupport
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import NavCore
 import NavJSON
 @testable import NavSessions
+@testable import NavTestSupport
 import NavWire
 import Synchronization
 import Testing
@@ -9,22 +10,12 @@ import Testing
 /// The session service's use cases, without HTTP: the limit on sessions holds under concurrent
 /// creates with no lock held over the store, and a change is one call that authorises first.
 @Suite struct SessionServiceTests {
-    static func service(
-        maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, store: any SessionStore = MemoryStore(),
-        now: @escaping @Sendable () -> Int64 = Clock.milliseconds
-    ) throws -> SessionService {
-        let graphs = GraphRegistry()
-        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
-        _ = try graphs.add(document)
-        return SessionService(store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions, sessionTTL: sessionTTL), now: now)
-    }
-
     /// A session past its TTL has ended for every route before the sweep removes it: `exists`
     /// (which a replayed create asks) says so too.
     @Test func anExpiredSessionNotSweptYetNoLongerExists() throws {
         let clock = Atomic<Int64>(1_000_000)
         let store = MemoryStore()
-        let sessions = try Self.service(sessionTTL: 10_000, store: store, now: { clock.load(ordering: .relaxed) })
+        let sessions = try TestFixtures.service(sessionTTL: 10_000, store: store, now: { clock.load(ordering: .relaxed) })
         let id = try sessions.create(graph: nil, start: nil, context: [:]).session.id
         #expect(try sessions.exists(id))
         clock.add(10_001, ordering: .relaxed)
@@ -35,7 +26,7 @@ import Testing
 
     @Test func concurrentCreatesNeverOvershootTheLimit() throws {
         for _ in 0..<20 {
-            let sessions = try Self.service(maxSessions: 5)
+            let sessions = try TestFixtures.service(maxSessions: 5)
             let created = Atomic<Int>(0)
             let refused = Atomic<Int>(0)
             DispatchQueue.concurrentPerform(iterations: 32) { _ in
@@ -55,14 +46,14 @@ import Testing
             #expect(created.load(ordering: .relaxed) + refused.load(ordering: .relaxed) == 32)
         }
         // Without a race the limit is reached exactly.
-        let sessions = try Self.service(maxSessions: 5)
+        let sessions = try TestFixtures.service(maxSessions: 5)
         for _ in 0..<5 { _ = try sessions.create(graph: nil, start: nil, context: [:]) }
         #expect(throws: ServiceError.self) { try sessions.create(graph: nil, start: nil, context: [:]) }
         #expect(try sessions.store.count() == 5)
     }
 
     @Test func aChangeIsAuthorisedBeforeAnythingElse() throws {
-        let sessions = try Self.service(maxSessions: 10)
+        let sessions = try TestFixtures.service(maxSessions: 10)
         let created = try sessions.create(graph: nil, start: nil, context: [:])
         let owner = Credentials(bearer: Token.digest(created.token))
         let stranger = Credentials(bearer: Token.digest(Token.generate()))

@@ -1,4 +1,5 @@
 import Testing
+@testable import NavTestSupport
 
 
 /// One session cannot be made unboundedly large: the 32-screen depth limit bounds only the

@@ -2,6 +2,7 @@ import NavCore
 import Testing
 
 @testable import NavSessions
+@testable import NavTestSupport
 
 /// The packed event log gives back exactly the events put in, and keeps the newest.
 @Suite struct EventLogTests {

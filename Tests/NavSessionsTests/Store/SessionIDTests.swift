@@ -5,6 +5,7 @@ import NavCore
 import Testing
 @testable import NavStorePostgres
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// A session is reached by exactly its own id (32 lowercase hex digits) and by nothing else:
 /// not `{id}%00…` (which SQLite, bound as a C string, read as `{id}` while the store's cache
@@ -79,13 +80,13 @@ import Testing
     /// The stores themselves refuse every other form: it never reaches SQLite or a cache entry.
     @Test func storesFindOnlyTheExactId() throws {
         let folder = try TemporaryFolder()
-        let graphs = try MemoryStoreTests.graphs()
+        let graphs = try TestFixtures.graphs()
         let stores: [any SessionStore] = [
             MemoryStore(), try SQLiteStore(path: "\(folder.path)/navd.db", decode: StoreFactory.snapshotDecoder(graphs)),
         ]
         for store in stores {
             let id = SessionService.newID()
-            let (session, events) = try MemoryStoreTests.session(id, in: graphs)
+            let (session, events) = try TestFixtures.session(id, in: graphs)
             try store.insert(session, events: events)
             for impostor in [id + "\0", id + "\0anything", id.uppercased(), String(id.dropLast()), "", "é"] {
                 #expect(try store.load(impostor) == nil, "\(store.name) \(impostor)")

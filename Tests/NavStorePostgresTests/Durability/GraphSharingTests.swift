@@ -1,6 +1,7 @@
 import Foundation
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,17 +11,6 @@ import Glibc
 /// and on PostgreSQL a version number names one document in every process.
 @Suite(.serialized) struct GraphSharingTests {
     static let admin = "admin-token-0123456789"
-
-    /// `Examples/news.json` with one more scene: another document of the graph `news`.
-    static func newsVariant(_ scene: String) throws -> JSON {
-        let news = try JSON(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
-        guard case .object(var members) = news, case .object(var scenes)? = members["scenes"] else {
-            throw DaemonHarness.StartFailure(description: "Examples/news.json is not a graph document")
-        }
-        scenes[scene] = .object([:])
-        members["scenes"] = .object(scenes)
-        return .object(members)
-    }
 
     /// The graph name and version of a new session created with `POST /v1/sessions {}`.
     static func defaultGraph(of daemon: DaemonHarness, sourceLocation: SourceLocation = #_sourceLocation) throws -> (String?, Int?) {
@@ -44,7 +34,7 @@ import Glibc
 
     private func checkDefaultGraph(store: String, folder: TemporaryFolder) throws {
         let changed = "\(folder.path)/news-changed.json"
-        try Data(try Self.newsVariant("whats_new").bytes).write(to: URL(fileURLWithPath: changed))
+        try Data(try TestFixtures.newsVariant("whats_new").bytes).write(to: URL(fileURLWithPath: changed))
         let kabukit = DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path
 
         var daemon = try DaemonHarness(store: store)
@@ -90,7 +80,7 @@ import Glibc
         // B has read `news` (and would cache it) before A uploads a new version.
         #expect(try b.send("GET", "/v1/graphs/news").json()["version"]?.int == 1)
 
-        var g3 = try Self.newsVariant("g3_only")
+        var g3 = try TestFixtures.newsVariant("g3_only")
         if case .object(var members) = g3 {
             members["name"] = "g3"
             g3 = .object(members)
@@ -103,7 +93,7 @@ import Glibc
         #expect(listed == ["g3", "news"])
 
         // A new version of a graph B knows: B serves it within its refresh interval (1 s).
-        #expect(try a.send("PUT", "/v1/graphs/news", json: Self.newsVariant("extra"), token: Self.admin).json()["version"]?.int == 2)
+        #expect(try a.send("PUT", "/v1/graphs/news", json: TestFixtures.newsVariant("extra"), token: Self.admin).json()["version"]?.int == 2)
         #expect(try b.send("GET", "/v1/graphs/news?version=2").json()["version"]?.int == 2, "an explicit version is read through at once")
         var latest: Int?
         let deadline = Date().addingTimeInterval(3)
@@ -123,7 +113,7 @@ import Glibc
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--admin-token", Self.admin]) }
-        let documents = try (0..<8).map { try Self.newsVariant("scene_\($0)") }
+        let documents = try (0..<8).map { try TestFixtures.newsVariant("scene_\($0)") }
         let answers = Locked<[(document: Int, version: Int)]>([])
         let statuses = Locked<[Int]>([])
         let group = DispatchGroup()
@@ -193,7 +183,7 @@ import Glibc
         let folder = try TemporaryFolder()
         let store = "sqlite:\(folder.path)/navd.db"
         var daemon = try DaemonHarness(store: store, arguments: ["--admin-token", Self.admin])
-        let variant = try Self.newsVariant("extra")
+        let variant = try TestFixtures.newsVariant("extra")
         #expect(try daemon.send("PUT", "/v1/graphs/news", json: variant, token: Self.admin).json()["version"]?.int == 2)
         let again = try daemon.send("PUT", "/v1/graphs/news", json: variant, token: Self.admin)
         #expect(again.status == 200)

@@ -4,6 +4,7 @@ import Logging
 @testable import NavCore
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 /// `Idempotency-Key`s kept by the PostgreSQL store (DESIGN §4 Retries): a retry that a load
 /// balancer sends to another process replays the first answer instead of applying twice; the
@@ -295,7 +296,6 @@ import Testing
     /// A keyed flood of large answers leaves no more in PostgreSQL's table than the budget (the
     /// answers forgotten to make room are deleted there), and a restart counts what it holds.
     @Test func postgresKeepsNoMoreAnswerBytesThanTheBudgetAndCountsThemAfterARestart() throws {
-        typealias Clocked = IdempotencyBudgetTests.Clocked
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let total = 128 << 10

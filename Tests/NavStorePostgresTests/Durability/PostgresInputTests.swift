@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 
 /// Client text that reaches PostgreSQL's side of the daemon: whatever a client names, the answer

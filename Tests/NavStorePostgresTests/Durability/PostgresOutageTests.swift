@@ -2,6 +2,7 @@ import Foundation
 @testable import NavCore
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,8 +15,8 @@ import Glibc
 /// On the binary: "never a hang" is about the HTTP server's pool threads, which a store call that
 /// blocks would hold up, and clients' connections, which must neither fail nor time out.
 @Suite(.serialized) struct PostgresOutageTests {
-    static let paths = [DurabilityTests.pathA, DurabilityTests.pathB]
-    static let canonical = [DurabilityTests.canonicalA, DurabilityTests.canonicalB]
+    static let paths = [NewsPaths.pathA, NewsPaths.pathB]
+    static let canonical = [NewsPaths.canonicalA, NewsPaths.canonicalB]
 
     /// What the clients saw: acknowledgements, and every answer that was not a 200.
     final class Outcomes: @unchecked Sendable {

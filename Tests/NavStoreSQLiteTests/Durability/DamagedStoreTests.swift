@@ -2,6 +2,7 @@ import Foundation
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,28 +15,6 @@ import Glibc
 @Suite(.serialized) struct DamagedStoreTests {
     static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
     static let pathB = "^/top"
-
-    /// `navd serve` on `store`, expected to fail at start-up. A daemon that starts anyway is
-    /// killed after 15 s (and the test fails).
-    static func serveFails(_ store: String, graph: String = "Examples/news.json") throws -> (status: Int32, errors: String) {
-        let port = try DaemonHarness.freePort()
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("navd-damaged-\(UUID().uuidString.prefix(8)).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let process = try ChildProcess(
-            DaemonHarness.binary.path, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)", "--graph", graph],
-            environment: DaemonHarness.environment(), directory: DaemonHarness.packageRoot.path, output: .file(log.path), errors: .output
-        )
-        let ended = process.wait(seconds: 15)
-        let started = ended == nil
-        if started {
-            process.send(SIGKILL)
-            _ = process.waitUntilExit()
-        }
-        let errors = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        #expect(!started && ended != .exited(0), "navd started on a damaged store: \(errors.suffix(500))")
-        return (ended.map(CLIProcess.status) ?? -1, errors)
-    }
 
     @Test func aDamagedChangeLogStopsTheDaemonUntilTheLossIsAcceptedAndADamagedDatabaseStopsItToo() throws {
         let folder = try TemporaryFolder()
@@ -65,25 +44,25 @@ import Glibc
         bytes[damaged + 60] ^= 0x01
         try bytes.write(to: URL(fileURLWithPath: scan.path))
 
-        let refused = try Self.serveFails(store)
+        let refused = try TestFixtures.serveFails(store)
         #expect(refused.errors.contains("\(scan.path) at byte offset \(damaged)"), "\(refused.errors)")
         #expect(refused.errors.contains("navd store repair --store \(store) --accept-loss"), "\(refused.errors)")
         #expect(FileManager.default.contents(atPath: scan.path) == bytes, "the damaged file is kept")
 
-        let check = try CLITests.navd(["store", "check", "--store", store])
+        let check = try CLIProcess.navd(["store", "check", "--store", store])
         #expect(check.status == 1, "\(check.output) \(check.errors)")
         #expect(check.output.contains("DAMAGE: \(scan.path) at byte offset \(damaged)"), "\(check.output)")
-        let unaccepted = try CLITests.navd(["store", "repair", "--store", store])
+        let unaccepted = try CLIProcess.navd(["store", "repair", "--store", store])
         #expect(unaccepted.status != 0)
         #expect(unaccepted.errors.contains("--accept-loss"), "\(unaccepted.errors)")
         #expect(FileManager.default.fileExists(atPath: scan.path))
 
-        let repair = try CLITests.navd(["store", "repair", "--store", store, "--accept-loss"])
+        let repair = try CLIProcess.navd(["store", "repair", "--store", store, "--accept-loss"])
         #expect(repair.status == 0, "\(repair.output) \(repair.errors)")
         #expect(repair.output.contains("change seq \(victim.seq) is missing"), "\(repair.output)")
         #expect(repair.output.contains("session \(victim.sessionID): kept at version \(victim.version - 1)"), "\(repair.output)")
         #expect(FileManager.default.fileExists(atPath: scan.path + ".damaged"))
-        #expect(try CLITests.navd(["store", "check", "--store", store]).status == 0)
+        #expect(try CLIProcess.navd(["store", "check", "--store", store]).status == 0)
 
         do {
             let daemon = try DaemonHarness(store: store)
@@ -103,8 +82,8 @@ import Glibc
         var generator = SplitMix64(seed: 11)
         for index in middle..<middle + 4096 { database[index] = UInt8(truncatingIfNeeded: generator.next()) }
         try database.write(to: URL(fileURLWithPath: path))
-        let refusedDatabase = try Self.serveFails(store)
+        let refusedDatabase = try TestFixtures.serveFails(store)
         #expect(refusedDatabase.errors.contains("the database \(path) cannot be used"), "\(refusedDatabase.errors)")
-        #expect(try CLITests.navd(["store", "check", "--store", store]).status == 1)
+        #expect(try CLIProcess.navd(["store", "check", "--store", store]).status == 1)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import NavCore
 @testable import NavSessions
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,11 +11,6 @@ import Glibc
 /// Sessions survive restarts and `kill -9` (SQLite, PostgreSQL), several processes share
 /// sessions without losing an update (PostgreSQL), idle sessions expire.
 @Suite(.serialized) struct DurabilityTests {
-    static let pathA = "^/top/list_news(category=1)/show_news(id=2)"
-    static let pathB = "^/top"
-    static let canonicalA = "/top/list_news(category=1)/show_news(id=2)"
-    static let canonicalB = "/top"
-
     // MARK: Restart
 
     @Test func sqliteSessionsSurviveARestart() throws {
@@ -73,7 +69,7 @@ import Glibc
             // Everything acknowledged before the previous crash is here, whole.
             try verify(daemon, sessions, acknowledged, round: round)
 
-            let driver = TransitionDriver(daemon: daemon, sessions: sessions, paths: [Self.pathA, Self.pathB])
+            let driver = TransitionDriver(daemon: daemon, sessions: sessions, paths: [NewsPaths.pathA, NewsPaths.pathB])
             driver.start()
             // Enough acknowledged to check (a loaded CI machine may take a while), then a kill at a
             // random moment.
@@ -104,7 +100,7 @@ import Glibc
                 #expect(version == ack.version || version == ack.version + 1, "round \(round): version \(version), acknowledged \(ack.version)")
                 if version == ack.version { #expect(path == ack.path, "round \(round)") }
             }
-            #expect([Self.canonicalA, Self.canonicalB].contains(path), "round \(round): half-applied stage \(path)")
+            #expect([NewsPaths.canonicalA, NewsPaths.canonicalB].contains(path), "round \(round): half-applied stage \(path)")
             // The event log is whole: consecutive seqs, every transition closed.
             let log = try daemon.events(session, limit: 1000).json()
             let events = log["events"]?.array ?? []
@@ -302,89 +298,5 @@ import Glibc
         // From then on the new answer is the one replayed.
         #expect(try daemon.send("POST", "/v1/sessions", json: [:], headers: key).json()["id"]?.string == renewed)
         #expect(try daemon.stop() == 0)
-    }
-}
-
-struct Ack: Sendable {
-    var session: String
-    var version: Int
-    var path: String
-    var intent: String
-    var events: [JSON]
-}
-
-/// Sends navigations one at a time on a thread until the daemon goes away, recording each acknowledgement.
-final class TransitionDriver: @unchecked Sendable {
-    struct Acknowledgement: Sendable {
-        var session: String
-        var version: Int
-        var path: String
-    }
-
-    private let daemon: DaemonHarness
-    private let sessions: [DaemonHarness.Session]
-    private let paths: [String]
-    private let acks = Locked<[Acknowledgement]>([])
-    private let done = DispatchSemaphore(value: 0)
-
-    init(daemon: DaemonHarness, sessions: [DaemonHarness.Session], paths: [String]) {
-        self.daemon = daemon
-        self.sessions = sessions
-        self.paths = paths
-    }
-
-    func start() {
-        Thread { [self] in
-            var step = 0
-            while true {
-                let session = sessions[step % sessions.count]
-                let path = paths[(step / sessions.count) % paths.count]
-                step += 1
-                guard let answer = try? daemon.send("POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token)
-                else { break }
-                guard answer.status == 200, let body = try? answer.json(), let version = body["version"]?.int,
-                    let reached = body["path"]?.string
-                else { break }
-                acks.withLock { $0.append(Acknowledgement(session: session.id, version: version, path: reached)) }
-            }
-            done.signal()
-        }.start()
-    }
-
-    /// Waits until `count` transitions have been acknowledged (or `seconds` have passed).
-    func wait(forAcknowledgements count: Int, seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while acks.withLock({ $0.count }) < count, Date() < deadline { usleep(10_000) }
-    }
-
-    func finish() -> [Acknowledgement] {
-        done.wait()
-        return acks.withLock { $0 }
-    }
-}
-
-/// A folder under /tmp removed when the value goes away.
-final class TemporaryFolder {
-    let path: String
-
-    init() throws {
-        path = "/tmp/navd-test-\(UUID().uuidString.prefix(12))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-enum Shell {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func python(_ script: String) throws {
-        let child = try ChildProcess("/usr/bin/env", ["python3", "-c", script], errors: .pipe)
-        let data = child.errors?.readDataToEndOfFile() ?? Data()
-        guard child.waitUntilExit() == .exited(0) else { throw Failure(description: String(decoding: data, as: UTF8.self)) }
     }
 }

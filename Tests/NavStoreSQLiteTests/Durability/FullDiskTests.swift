@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -140,7 +141,7 @@ import Glibc
         defer { disk.unmount() }
         _ = disk.fill()
         let path = "\(disk.path)/new.db"
-        let refused = try DamagedStoreTests.serveFails("sqlite:\(path)")
+        let refused = try TestFixtures.serveFails("sqlite:\(path)")
         #expect(refused.status == 1, "\(refused.errors)")
         #expect(refused.errors.contains("the database \(path) cannot be opened or written"), "\(refused.errors)")
         #expect(refused.errors.contains("No space left on device"), "\(refused.errors)")

@@ -2,6 +2,7 @@ import Foundation
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 /// `Idempotency-Key`s kept by the SQLite store (DESIGN §4 Retries): a client retries most often
 /// when it got no answer, and it got none most often because navd went away. So a retry after a

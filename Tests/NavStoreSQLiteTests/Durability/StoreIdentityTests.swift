@@ -2,6 +2,7 @@ import Foundation
 @testable import NavSessions
 import Testing
 @testable import NavStoreSQLite
+@testable import NavTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -81,7 +82,7 @@ import Glibc
         #expect(symlink(path, "\(folder.path)/link.db") == 0)
         #expect(link(path, "\(folder.path)/hard.db") == 0)
         for name in ["link.db", "hard.db", "x.db"] {
-            let refused = try DamagedStoreTests.serveFails("sqlite:\(folder.path)/\(name)")
+            let refused = try TestFixtures.serveFails("sqlite:\(folder.path)/\(name)")
             #expect(refused.status == 75, "\(name): \(refused.errors)")
             #expect(refused.errors.contains("in use"), "\(name): \(refused.errors)")
             #expect(refused.errors.contains("another navd holds it: PID \(daemon.processIdentifier)"), "\(name): \(refused.errors)")
@@ -98,16 +99,16 @@ import Glibc
         let daemon = try DaemonHarness(store: "sqlite:\(path)")
         #expect(symlink(path, "\(folder.path)/link.db") == 0)
         for name in ["x.db", "link.db"] {
-            let check = try CLITests.navd(["store", "check", "--store", "sqlite:\(folder.path)/\(name)"])
+            let check = try CLIProcess.navd(["store", "check", "--store", "sqlite:\(folder.path)/\(name)"])
             #expect(check.status == 75, "\(check)")
             #expect(check.errors.contains("in use") && check.errors.contains("PID \(daemon.processIdentifier)"), "\(check)")
             #expect(!check.output.contains("DAMAGED") && !check.errors.contains("DAMAGED"), "\(check)")
-            let repair = try CLITests.navd(["store", "repair", "--accept-loss", "--store", "sqlite:\(folder.path)/\(name)"])
+            let repair = try CLIProcess.navd(["store", "repair", "--accept-loss", "--store", "sqlite:\(folder.path)/\(name)"])
             #expect(repair.status == 75, "\(repair)")
             #expect(repair.errors.contains("in use"), "\(repair)")
         }
         #expect(try daemon.stop() == 0)
-        let check = try CLITests.navd(["store", "check", "--store", "sqlite:\(folder.path)/link.db"])
+        let check = try CLIProcess.navd(["store", "check", "--store", "sqlite:\(folder.path)/link.db"])
         #expect(check.status == 0, "\(check)")
     }
 
@@ -126,11 +127,11 @@ import Glibc
         try holder.execute("PRAGMA locking_mode=EXCLUSIVE")
         try holder.execute("BEGIN EXCLUSIVE")
         defer { try? holder.execute("ROLLBACK") }
-        let refused = try DamagedStoreTests.serveFails("sqlite:\(path)")
+        let refused = try TestFixtures.serveFails("sqlite:\(path)")
         #expect(refused.status == 75, "\(refused.errors)")
         #expect(refused.errors.contains("is in use: another navd holds it: PID \(getpid())"), "\(refused.errors)")
         #expect(!refused.errors.contains("restore") && !refused.errors.contains("damage"), "\(refused.errors)")
-        let check = try CLITests.navd(["store", "check", "--store", "sqlite:\(path)"])
+        let check = try CLIProcess.navd(["store", "check", "--store", "sqlite:\(path)"])
         #expect(check.status == 75, "\(check)")
         #expect(check.errors.contains("in use") && !check.output.contains("DAMAGED"), "\(check)")
     }

@@ -78,7 +78,7 @@ import Testing
         )
     }
 
-    @Test func postgresReadsSchemaOneAndKeepsWhatSchemaTwoAdds() throws {
+    @Test(.needsPostgres) func postgresReadsSchemaOneAndKeepsWhatSchemaTwoAdds() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let graphs = try Self.graphs()

@@ -5,7 +5,7 @@ import Testing
 /// Two navd processes on one PostgreSQL: a watcher connected to one follows changes applied
 /// through the other (LISTEN/NOTIFY), every event once and in order, within 100 ms.
 @Suite(.serialized) struct CrossProcessLiveTests {
-    @Test func aWatcherOnOneProcessFollowsChangesMadeThroughAnother() throws {
+    @Test(.needsPostgres) func aWatcherOnOneProcessFollowsChangesMadeThroughAnother() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let writer = try DaemonHarness(store: cluster.url)

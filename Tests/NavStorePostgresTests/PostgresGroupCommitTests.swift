@@ -91,7 +91,7 @@ import Glibc
     /// A session's changes within one second leave `touched_at` as it was (rounded up to the
     /// second), so PostgreSQL updates its row in place (HOT: no index entries, room kept by the
     /// fillfactor); the stored time is never earlier than the change's, so nothing expires early.
-    @Test func changesWithinASecondUpdateTheRowInPlace() throws {
+    @Test(.needsPostgres) func changesWithinASecondUpdateTheRowInPlace() throws {
         #expect(PostgresStore.coarseTouchedAt(5_000) == 5_000)
         #expect(PostgresStore.coarseTouchedAt(5_001) == 6_000)
         #expect(PostgresStore.coarseTouchedAt(5_999) == 6_000)
@@ -124,7 +124,7 @@ import Glibc
 
     /// After a broken connection, a change that committed reads back as written — also when the
     /// session has moved on since (its last event is in the log) — and one that did not as failed.
-    @Test func aGroupWhoseConnectionBrokeReadsBackWhatCommitted() throws {
+    @Test(.needsPostgres) func aGroupWhoseConnectionBrokeReadsBackWhatCommitted() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let graphs = try TestFixtures.graphs()
@@ -160,7 +160,7 @@ import Glibc
 
     /// A change's events are one row of the log, trimmed whole when a change crosses a multiple
     /// of 64 seqs: reads still show exactly the retained events, in pages, none twice.
-    @Test func theEventLogShowsTheRetainedEventsOfItsBatches() throws {
+    @Test(.needsPostgres) func theEventLogShowsTheRetainedEventsOfItsBatches() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let graphs = try TestFixtures.graphs()

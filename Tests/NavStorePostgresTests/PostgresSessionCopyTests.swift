@@ -10,7 +10,7 @@ import Testing
 /// The process-local copy of sessions (issue 19: no read before a change) never shows in an
 /// answer: two session services on two stores of one database stand for two processes, without
 /// notices, so that one's copy stays behind while the other changes the session.
-@Suite struct PostgresSessionCopyTests {
+@Suite(.needsPostgres) struct PostgresSessionCopyTests {
     final class Processes {
         let cluster: PostgresCluster
         let stores: [PostgresStore]

@@ -65,7 +65,7 @@ final class PostgresCluster: @unchecked Sendable {
         try runAsOwner("\(bin)/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "navd", "-At", "-c", sql])
     }
 
-    private static func binaries() -> String? {
+    static func binaries() -> String? {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         return versions.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.reversed()

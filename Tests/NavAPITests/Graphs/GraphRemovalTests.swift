@@ -41,7 +41,7 @@ import Testing
         #expect(try again.request("GET", "/v1/graphs/news?version=3").status == 200)
     }
 
-    @Test func postgresStoreAndRestart() throws {
+    @Test(.needsPostgres) func postgresStoreAndRestart() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let navd = try startNavd(store: cluster.url, arguments: ["--admin-token", Self.admin])

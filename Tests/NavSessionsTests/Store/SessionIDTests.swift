@@ -175,7 +175,7 @@ import Testing
 
     /// On PostgreSQL too: libpq reads text parameters as C strings, so one holding a NUL is
     /// refused, never cut short; and the store answers other id forms as no session.
-    @Test func postgresRefusesNULParametersAndOtherIdForms() throws {
+    @Test(.needsPostgres) func postgresRefusesNULParametersAndOtherIdForms() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let connection = try PostgresConnection(conninfo: cluster.url)

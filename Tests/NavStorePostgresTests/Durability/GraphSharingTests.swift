@@ -25,7 +25,7 @@ import Glibc
         try checkDefaultGraph(store: "sqlite:\(folder.path)/navd.db", folder: folder)
     }
 
-    @Test func postgresKeepsTheDefaultGraphAcrossRestarts() throws {
+    @Test(.needsPostgres) func postgresKeepsTheDefaultGraphAcrossRestarts() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let folder = try TemporaryFolder()
@@ -72,7 +72,7 @@ import Glibc
     // MARK: Defect 3: graph versions shared between processes
 
     /// An upload through one process is read, used and listed through another at once.
-    @Test func anUploadOnOneProcessIsServedByAnother() throws {
+    @Test(.needsPostgres) func anUploadOnOneProcessIsServedByAnother() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let a = try DaemonHarness(store: cluster.url, arguments: ["--admin-token", Self.admin])
@@ -109,7 +109,7 @@ import Glibc
 
     /// Concurrent uploads of different documents through two processes get distinct versions,
     /// each readable through both and after a restart; the same document again is no new version.
-    @Test func concurrentUploadsOnTwoProcessesGetDistinctVersions() throws {
+    @Test(.needsPostgres) func concurrentUploadsOnTwoProcessesGetDistinctVersions() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--admin-token", Self.admin]) }
@@ -156,7 +156,7 @@ import Glibc
     }
 
     /// Processes starting together with the same `--graph` file store one version, not one each.
-    @Test func processesStartingTogetherStoreOneVersion() throws {
+    @Test(.needsPostgres) func processesStartingTogetherStoreOneVersion() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let started = Locked<[DaemonHarness]>([])

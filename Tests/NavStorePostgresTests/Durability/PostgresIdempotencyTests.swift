@@ -26,7 +26,7 @@ import Testing
         return answers.withLock { $0 }
     }
 
-    @Test func aRetryThroughAnotherProcessReplaysTheFirstAnswer() throws {
+    @Test(.needsPostgres) func aRetryThroughAnotherProcessReplaysTheFirstAnswer() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let first = try DaemonHarness(store: cluster.url)
@@ -86,7 +86,7 @@ import Testing
 
     /// The same key sent through two processes at once (a load balancer retrying before the first
     /// try answered): the change is applied once, and both get its answer.
-    @Test func theSameKeyThroughTwoProcessesAtOnceAppliesOnce() throws {
+    @Test(.needsPostgres) func theSameKeyThroughTwoProcessesAtOnceAppliesOnce() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "8"]) }
@@ -109,7 +109,7 @@ import Testing
     /// instead of making a second one; the store holds the answer sealed, neither the token nor
     /// the key in the clear; the key with another body is refused there too; the kept answer
     /// goes with its session.
-    @Test func aCreateRetriedThroughAnotherProcessReplaysTheSession() throws {
+    @Test(.needsPostgres) func aCreateRetriedThroughAnotherProcessReplaysTheSession() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let first = try DaemonHarness(store: cluster.url)
@@ -156,7 +156,7 @@ import Testing
     }
 
     /// The same create sent through two processes at once: one session, and both answers are it.
-    @Test func theSameCreateThroughTwoProcessesAtOnceMakesOneSession() throws {
+    @Test(.needsPostgres) func theSameCreateThroughTwoProcessesAtOnceMakesOneSession() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url) }
@@ -175,7 +175,7 @@ import Testing
     /// Migration 5 files the keys kept in the clear by earlier versions as navd files them now, so
     /// a retry across the upgrade still replays: a kept answer's key is put back in the clear
     /// and the migration run again.
-    @Test func keysKeptInTheClearBeforeStillReplayAfterTheUpgrade() throws {
+    @Test(.needsPostgres) func keysKeptInTheClearBeforeStillReplayAfterTheUpgrade() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let first = try DaemonHarness(store: cluster.url)
@@ -200,7 +200,7 @@ import Testing
     /// A create retried after its session expired, before any sweep removed it (the session's
     /// time is set back, with a TTL of an hour, so no sweep is due): not replayed, through either
     /// process; the expired session and its kept answer are swept and the create made anew.
-    @Test func aCreateRetriedAfterItsSessionExpiredBeforeTheSweepCreatesAnew() throws {
+    @Test(.needsPostgres) func aCreateRetriedAfterItsSessionExpiredBeforeTheSweepCreatesAnew() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "1h"]) }
@@ -223,7 +223,7 @@ import Testing
     /// Past the TTL of a living session, every process agrees: its create's answer still replays
     /// (it is kept as long as the session lives), a change's answer replays nowhere (the sweep
     /// deleted it, and each process's memory forgets it too).
-    @Test func pastTheTTLEveryProcessAgreesOnWhatReplays() throws {
+    @Test(.needsPostgres) func pastTheTTLEveryProcessAgreesOnWhatReplays() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<2).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "3s"]) }
@@ -258,7 +258,7 @@ import Testing
 
     /// Answers expire with the session TTL: the sweep deletes them with expired sessions and
     /// any older than the TTL.
-    @Test func keptAnswersExpireWithTheSessionTTL() throws {
+    @Test(.needsPostgres) func keptAnswersExpireWithTheSessionTTL() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemon = try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "2s"])
@@ -275,7 +275,7 @@ import Testing
     /// A keyed change that changed nothing writes no statement for its answer to ride on; its
     /// answer is kept all the same, so a retry through another process replays it instead of
     /// navigating back from where the session was moved since.
-    @Test func aKeyedNoOpRetriedThroughAnotherProcessReplays() throws {
+    @Test(.needsPostgres) func aKeyedNoOpRetriedThroughAnotherProcessReplays() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let first = try DaemonHarness(store: cluster.url)
@@ -295,7 +295,7 @@ import Testing
 
     /// A keyed flood of large answers leaves no more in PostgreSQL's table than the budget (the
     /// answers forgotten to make room are deleted there), and a restart counts what it holds.
-    @Test func postgresKeepsNoMoreAnswerBytesThanTheBudgetAndCountsThemAfterARestart() throws {
+    @Test(.needsPostgres) func postgresKeepsNoMoreAnswerBytesThanTheBudgetAndCountsThemAfterARestart() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let total = 128 << 10

@@ -9,7 +9,7 @@ import Testing
     /// A graph name with a NUL (`news%00` in a URL, `"news\u0000"` in a body) names no graph:
     /// 404 `not_found` and 422 `unknown_graph`, as on SQLite and in memory. It used to reach
     /// libpq as a text parameter, which refuses a NUL, and was answered 500 `internal`.
-    @Test func graphNamesNoGraphCanHaveAreUnknownNotInternalErrors() throws {
+    @Test(.needsPostgres) func graphNamesNoGraphCanHaveAreUnknownNotInternalErrors() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemon = try startNavd(store: cluster.url)

@@ -43,7 +43,7 @@ import Glibc
         var testDescription: String { arguments.isEmpty ? "defaults" : arguments.joined(separator: " ") }
     }
 
-    @Test(arguments: [
+    @Test(.needsPostgres, arguments: [
         Load(arguments: [], clients: 4, sessions: 4),
         Load(arguments: ["--threads", "16", "--pg-connections", "2"], clients: 16, sessions: 8),
     ])

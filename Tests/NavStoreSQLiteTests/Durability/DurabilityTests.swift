@@ -18,7 +18,7 @@ import Glibc
         try checkRestart(store: "sqlite:\(folder.path)/navd.db")
     }
 
-    @Test func postgresSessionsSurviveARestart() throws {
+    @Test(.needsPostgres) func postgresSessionsSurviveARestart() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         try checkRestart(store: cluster.url)
@@ -115,7 +115,7 @@ import Glibc
 
     /// Three navd processes on one PostgreSQL; concurrent clients send conflicting intents
     /// for the same sessions through different processes.
-    @Test func threeProcessesOnPostgresLoseNoUpdate() throws {
+    @Test(.needsPostgres) func threeProcessesOnPostgresLoseNoUpdate() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<3).map { _ in try DaemonHarness(store: cluster.url) }
@@ -131,7 +131,7 @@ import Glibc
     /// in groups, while other processes change the same sessions — a lost race inside a group
     /// must cost only its own change (re-applied), and every change must still be acknowledged
     /// once, gapless, with its events once each.
-    @Test func groupCommitsAcrossThreadsAndProcessesLoseNoUpdate() throws {
+    @Test(.needsPostgres) func groupCommitsAcrossThreadsAndProcessesLoseNoUpdate() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let daemons = try (0..<3).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "16", "--pg-connections", "2"]) }

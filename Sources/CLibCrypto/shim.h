@@ -2,7 +2,7 @@
 #define NAVD_CLIBCRYPTO_SHIM_H
 
 // OpenSSL's libcrypto, which libpq links already: only its AES-256-GCM (EVP) is used, to seal
-// the answers to keyed creates that a shared store keeps (NavServer/Auth/SealedAnswer.swift).
+// the answers to keyed creates that a shared store keeps (NavSessions/Auth/SealedAnswer.swift).
 #include <openssl/evp.h>
 
 // The GCM tag's get and set, whose control codes are macros of macros.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Logging
 import NavWire
 
-/// Runs the `navd` command line (the binary's `main`, in `Sources/NavdEntry`).
+/// Runs the `navd` command line (the binary's `main`, in `Sources/navd`).
 public func runNavd() {
     Navd.main()
 }

@@ -4,7 +4,7 @@ import NavJSON
 /// Why a use case of the server refused or failed: domain errors only, no HTTP.
 ///
 /// The daemon turns each into its problem+json answer in exactly one place (`APIError(_:)` in
-/// `Sources/navd/API/APIError.swift`); nothing here knows a status code or a header.
+/// `Sources/NavAPI/Routes/APIError.swift`); nothing here knows a status code or a header.
 package struct ServiceError: Error, Sendable {
     package enum Code: Sendable, Equatable {
         /// NavCore refused the intent (a path that does not parse, a guard, an unknown scene…).

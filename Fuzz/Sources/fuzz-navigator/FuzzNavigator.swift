@@ -1,7 +1,7 @@
 import FuzzSupport
 @testable import NavCore
 import NavJSON
-import NavSnapshot
+@testable import NavSnapshot
 @testable import NavWire
 
 /// The navigator (DESIGN §3, §9): the input is a sequence of intents applied from the start of an

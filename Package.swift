@@ -3,15 +3,22 @@ import PackageDescription
 
 let package = Package(
     name: "navd",
-    platforms: [.macOS(.v15)],
+    // No `platforms:`: navd is built and run on Linux only (it calls Glibc and reads /proc and the
+    // cgroup files directly), and claiming a macOS version would promise a build nobody makes.
     products: [
         .library(name: "NavCore", targets: ["NavCore", "NavJSON"]),
         // Graph diagrams (model, layout, SVG), for the benchmarks (Benchmarks/Package.swift).
         .library(name: "NavDiagram", targets: ["NavDiagram"]),
-        .executable(name: "navd", targets: ["NavdEntry"]),
-        // The daemon and its layers as a library, for the fuzz targets (Fuzz/Package.swift), which
-        // link it with libFuzzer's `main` in place of the daemon's.
-        .library(name: "NavDaemon", targets: ["navd", "NavServer", "NavHTTP", "NavWire", "NavJSON"]),
+        .executable(name: "navd", targets: ["navd"]),
+        // The daemon's layers as a library, for the fuzz targets (Fuzz/Package.swift), which
+        // link them with libFuzzer's `main` in place of the daemon's. Named for no target.
+        .library(
+            name: "NavDaemon",
+            targets: [
+                "NavCLI", "NavAPI", "NavHTTPClient", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire",
+                "NavSnapshot", "NavJSON",
+            ]
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,6 +46,12 @@ let package = Package(
         // One encoder (and decoder) per wire shape of docs/design.md, "Routes and wire shapes": session view, screen, event,
         // problem, summaries, entity tags.
         .target(name: "NavWire", dependencies: ["NavJSON", "NavCore"]),
+        // What a store keeps, apart from what the API answers: the session snapshot (its writer,
+        // reader and schema number) and the reader of the stored event log, so that a change to an
+        // API shape is not a storage migration. The snapshot's screens and the stored events are
+        // still written with NavWire's screen and event writers (a shape change there must keep
+        // old stored bytes readable: SnapshotUpgradeTests).
+        .target(name: "NavSnapshot", dependencies: ["NavJSON", "NavCore", "NavWire"]),
         // Diagrams of a graph: a model computed from the graph, its layered layout and the
         // renderers (SVG). Pure: no I/O.
         .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
@@ -66,13 +79,27 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Sessions, graphs, auth and stores: the use cases, with domain errors only — no HTTP.
+        // Sessions, graphs, auth, live watchers, budgets and the store protocol with the memory
+        // store: the use cases, with domain errors only — no HTTP, no SQL. What both durable stores
+        // share lives here too. Links no database client library.
         .target(
-            name: "NavServer",
+            name: "NavSessions",
             dependencies: [
-                "NavJSON", "NavYAML", "NavCore", "NavWire", "CSQLite", "CLibPQ", "CLibCrypto",
+                "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The SQLite store (sessions, graphs, schema, change log, compaction, recovery): the only
+        // target that links SQLite. May import NavSessions and below, never the API or the CLI.
+        .target(
+            name: "NavStoreSQLite",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "CSQLite"]
+        ),
+        // The PostgreSQL store (group commit, LISTEN/NOTIFY, session cache): the only target that
+        // links libpq. May import NavSessions and below, never the API or the CLI.
+        .target(
+            name: "NavStorePostgres",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "CLibPQ"]
         ),
         // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
         // Knows nothing of sessions or navigation.
@@ -80,35 +107,47 @@ let package = Package(
             name: "NavHTTP",
             dependencies: ["NavJSON", "CMicroHTTPD", .product(name: "Logging", package: "swift-log")]
         ),
-        // The daemon: CLI, wiring, routes, and the one mapping from domain errors to
-        // problem+json. A library, so tests and fuzz targets link it; the binary's `main` lives
-        // in `NavdEntry`.
+        // The HTTP API: routes, request bodies, the idempotent replay of answers, the one mapping
+        // from domain errors to problem+json, the application (routes + service), CORS, the log
+        // backend, the Prometheus metrics, and the resources it serves. May import NavSessions and
+        // below and NavHTTP; never a store implementation (the CLI chooses and opens the store),
+        // never ArgumentParser.
         .target(
-            name: "navd",
+            name: "NavAPI",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavTours", "NavServer", "NavHTTP",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
             // symbolic link), compiled into the binary as bytes; and the reference web client
-            // served at /ui/ (WebClientRoutes: a new file there is listed here and there).
+            // served at /ui/: its folder embedded whole (SwiftPM gives each file a `PackageResources`
+            // member), so the one list of its files is the table in WebClientRoutes.
             resources: [
                 .embedInCode("Resources/openapi.yaml"),
-                .embedInCode("Resources/ui/index.html"),
-                .embedInCode("Resources/ui/style.css"),
-                .embedInCode("Resources/ui/favicon.svg"),
-                .embedInCode("Resources/ui/app.js"),
-                .embedInCode("Resources/ui/api.js"),
-                .embedInCode("Resources/ui/dom.js"),
-                .embedInCode("Resources/ui/stage.js"),
-                .embedInCode("Resources/ui/timeline.js"),
-                .embedInCode("Resources/ui/diagram.js"),
+                .embedInCode("Resources/ui"),
             ]
         ),
+        // The command line's blocking HTTP/1.1 client over a socket and its text/event-stream
+        // parser: what `navd session` and `navd replay` talk to a daemon with. Knows no server
+        // code; may import NavJSON and NavWire only.
+        .target(name: "NavHTTPClient", dependencies: ["NavJSON", "NavWire"]),
+        // The command-line program: the ArgumentParser commands (serve, session driver, graph
+        // export, tours, replay, store check/repair, validate, path, health), the daemon's wiring
+        // (Daemon) and the choice of store (StoreFactory): the one target that sees every other,
+        // and so the one place that links both store implementations.
+        .target(
+            name: "NavCLI",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
+                "NavStorePostgres", "NavHTTP", "NavAPI", "NavHTTPClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The `navd` binary: its `main` alone, a call into NavCLI.
         .executableTarget(
-            name: "NavdEntry",
-            dependencies: ["navd"],
+            name: "navd",
+            dependencies: ["NavCLI"],
             // jemalloc (Debian's libjemalloc) in place of glibc's malloc: a navigation allocates
             // and frees a few dozen small objects, and jemalloc's per-thread caches answer them
             // for less (navigate ~9% more requests/s on the benchmark machine; BENCHMARKS.md).
@@ -126,9 +165,9 @@ let package = Package(
             name: "NavCoreTests",
             dependencies: [
                 "NavCore",
-                // The snapshot a store keeps is written and read by NavWire: the property tests
+                // The snapshot a store keeps is written and read by NavSnapshot: the property tests
                 // check that every state the engine reaches survives it.
-                "NavWire",
+                "NavWire", "NavSnapshot",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"]
@@ -141,10 +180,83 @@ let package = Package(
             name: "NavToursTests",
             dependencies: ["NavTours", "NavCore", "NavJSON"]
         ),
-        .testTarget(
-            name: "navdTests",
+        // What the daemon's tests share: the harnesses that run navd in process or as a child
+        // (NavdHarness, DaemonHarness, InProcessHarness), ChildProcess, PostgresCluster, the HTTP and
+        // event-stream clients, store faults, the OpenAPI validator, JSON helpers. A regular target
+        // under Tests/, linked only by test targets; they `@testable import` it (debug builds are
+        // testable), so its helpers need no access modifiers.
+        //
+        // Test targets mirror the library targets; a test that drives the whole daemon over HTTP
+        // lives with what it is about (a store's durability under a daemon in that store's target),
+        // else in NavAPITests.
+        .target(
+            name: "NavTestSupport",
             dependencies: [
-                "navd", "NavJSON", "NavYAML", "NavCore", "NavWire", "NavTours", "NavServer", "NavHTTP",
+                "NavJSON", "NavCore", "NavYAML", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavHTTP",
+                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/NavTestSupport"
+        ),
+        // The wire shapes: the direct writers against the plain JSON route, If-Match.
+        .testTarget(
+            name: "NavWireTests",
+            dependencies: ["NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "NavHTTP", "NavTestSupport"]
+        ),
+        // The storage format: old snapshots still load on every store.
+        .testTarget(
+            name: "NavSnapshotTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavStorePostgres",
+                "NavCLI", "NavTestSupport",
+            ]
+        ),
+        // The HTTP layer: server, framing, hang-ups, streamed answers, router, deadlines.
+        .testTarget(
+            name: "NavHTTPTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavSessions", "NavHTTP", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The use cases: sessions, kept answers, live sessions, the memory store, graphs, auth.
+        .testTarget(
+            name: "NavSessionsTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP",
+                "NavAPI", "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The SQLite store, alone and under a daemon (restarts, kill -9, full disks, damage).
+        .testTarget(
+            name: "NavStoreSQLiteTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavSessions", "NavStoreSQLite", "NavAPI", "NavCLI", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The PostgreSQL store, alone and under daemons (a cluster made by initdb per run).
+        .testTarget(
+            name: "NavStorePostgresTests",
+            dependencies: [
+                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavCLI", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP API, and whatever drives the whole daemon over HTTP (in process or spawned):
+        // routes, errors, idempotency, watchers, the contract, abuse.
+        .testTarget(
+            name: "NavAPITests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command line as a user runs it (subprocesses against a spawned daemon) and its settings.
+        .testTarget(
+            name: "NavCLITests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

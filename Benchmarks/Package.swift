@@ -7,7 +7,7 @@ import PackageDescription
 //     swift run -c release --package-path Benchmarks navcore-bench
 let package = Package(
     name: "navcore-bench",
-    platforms: [.macOS(.v15)],
+    // Linux only, as the main package (no `platforms:` claim).
     // `name:` pins the identity to "navd" whatever the checkout folder of the main package is called.
     dependencies: [.package(name: "navd", path: "..")],
     targets: [

@@ -11,7 +11,7 @@ import PackageDescription
 //     SWIFT_BACKTRACE=enable=no .build-fuzz/release/fuzz-path -dict=Fuzz/Dictionaries/path.dict Fuzz/Corpus/path
 let package = Package(
     name: "navd-fuzz",
-    platforms: [.macOS(.v15)],
+    // Linux only, as the main package (no `platforms:` claim).
     // `name:` pins the identity to "navd" whatever the checkout folder of the main package is called.
     dependencies: [
         .package(name: "navd", path: ".."),

@@ -2,8 +2,8 @@
 #define NAVD_CLIBCRYPTO_SHIM_H
 
 // OpenSSL's libcrypto, which libpq links already: its AES-256-GCM (EVP), to seal the answers to
-// keyed creates that a shared store keeps (NavServer/Auth/SealedAnswer.swift), and SHA-256
-// (NavServer/Auth/SHA256.swift).
+// keyed creates that a shared store keeps (NavSessions/Auth/SealedAnswer.swift), and SHA-256
+// (NavSessions/Auth/SHA256.swift).
 #include <openssl/evp.h>
 
 // SHA-256 through the one-digest calls, which OpenSSL 3 marks deprecated in favour of EVP: they

@@ -94,7 +94,7 @@ extension JSONWriter {
         writeLiteral("]}")
     }
 
-    mutating func writeScreens(_ screens: [Screen]) {
+    package mutating func writeScreens(_ screens: [Screen]) {
         writeLiteral("[")
         // By index: the enumerated sequence would copy each screen (and retain all its fields).
         for index in screens.indices {
@@ -148,33 +148,6 @@ extension JSONWriter {
 }
 
 extension JSONWriter {
-    /// The snapshot a store keeps: written directly
-    /// (`{context, eventCounter, graphVersion?, pending?, schema, screenCounter, screens, version}`).
-    /// `graphVersion` is the graph version the session runs on (a graph upgrade changes it).
-    mutating func writeSnapshot(_ state: SessionState, graphVersion: Int? = nil) {
-        writeLiteral("{\"context\":")
-        write(.object(state.context))
-        writeLiteral(",\"eventCounter\":")
-        writeInt(state.eventCounter)
-        if let graphVersion {
-            writeLiteral(",\"graphVersion\":")
-            writeInt(graphVersion)
-        }
-        if let pending = state.pending {
-            writeLiteral(",\"pending\":")
-            writeString(pending)
-        }
-        writeLiteral(",\"schema\":")
-        writeInt(SessionState.snapshotSchema)
-        writeLiteral(",\"screenCounter\":")
-        writeInt(state.screenCounter)
-        writeLiteral(",\"screens\":")
-        writeScreens(state.screens)
-        writeLiteral(",\"version\":")
-        writeInt(state.version)
-        writeLiteral("}")
-    }
-
     /// `[event, …]`.
     mutating func writeEvents(_ events: [LifecycleEvent]) {
         // Read in place: iterating the array would copy each event (and retain its strings).
@@ -399,20 +372,6 @@ extension JSONWriter {
         writeLiteral(",\"next\":")
         writeInt(next)
         writeLiteral("}")
-    }
-}
-
-extension SessionState {
-    /// The snapshot as JSON bytes, for a store.
-    package var snapshotBytes: [UInt8] {
-        snapshotBytes(graphVersion: nil)
-    }
-
-    /// The snapshot as JSON bytes with the graph version the session runs on.
-    package func snapshotBytes(graphVersion: Int?) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 144 + 256 * screens.count)
-        writer.writeSnapshot(self, graphVersion: graphVersion)
-        return writer.finish()
     }
 }
 

@@ -1,8 +1,7 @@
 import FuzzSupport
 @testable import NavCore
-@testable import navd
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 
 /// Graph documents (docs/design.md, "Graph documents"): the input is read as a JSON graph (`Graph.decode(json:)`) and as
 /// a YAML one (the daemon's `GraphDocument.yaml`, then `Graph.decode`). Either it is refused with

@@ -1,6 +1,7 @@
 import FuzzSupport
 @testable import NavCore
 import NavJSON
+@testable import NavSnapshot
 @testable import NavWire
 
 /// The navigator (docs/design.md, "Transitions", "Flows"): the input is a sequence of intents applied from the start of an

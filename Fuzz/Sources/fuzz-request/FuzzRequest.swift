@@ -1,10 +1,10 @@
 import FuzzSupport
 import Logging
+@testable import NavAPI
 @testable import NavCore
-@testable import navd
 @testable import NavHTTP
 import NavJSON
-@testable import NavServer
+@testable import NavSessions
 
 /// Whole requests through the in-process application (`Application`, exactly what the HTTP
 /// server calls): the input creates a session, then sends up to 12 requests built from it —

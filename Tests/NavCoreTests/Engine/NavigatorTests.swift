@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSnapshot
 import NavWire
 import Testing
 

@@ -1,5 +1,6 @@
 @testable import NavCore
 import NavJSON
+import NavSnapshot
 import NavWire
 import Testing
 

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Logging
+import NavWire
+
+/// Runs the `navd` command line (the binary's `main`, in `Sources/navd`).
+public func runNavd() {
+    Navd.main()
+}
+
+/// Runs the `navd` command line with another swift-log backend: `navd serve` logs through the
+/// handlers `logHandler` makes (one per label; `--log-level` still sets their level), in place of
+/// its own line handler, so a program that links the `NavDaemon` product can send navd's records
+/// wherever its backend does (`--log-format` then has no effect).
+public func runNavd(logHandler: @escaping @Sendable (_ label: String) -> any LogHandler) {
+    Log.backend = logHandler
+    Navd.main()
+}
+
+/// The `navd` command: the daemon and its tools.
+struct Navd: ParsableCommand {
+    static let version = NavdVersion.text
+
+    static let configuration = CommandConfiguration(
+        commandName: "navd",
+        abstract: "A navigation server for thin clients: sessions, deep-link paths, lifecycle events.",
+        version: version,
+        subcommands: [
+            ServeCommand.self, ValidateCommand.self, PathCommand.self, GraphCommand.self, HealthCommand.self, StoreCommand.self,
+            SessionCommand.self, ToursCommand.self, ReplayCommand.self,
+        ],
+        defaultSubcommand: nil
+    )
+}

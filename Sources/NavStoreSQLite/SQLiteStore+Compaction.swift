@@ -1,0 +1,225 @@
+import Dispatch
+import NavSessions
+
+/// Compaction: a generation of the change log sealed every ``SQLiteStore/compactionThreshold``
+/// changes, and folded into `sessions`, `event_log` and `idempotency` by the compactor thread, a chunk of
+/// sessions per transaction.
+extension SQLiteStore {
+    /// One session's logged changes as compaction will write them.
+    package struct Fold {
+        package var version: Int64
+        package var snapshot: [UInt8]
+        var touchedAt: Int64
+        /// The logged transitions' events, oldest first; only as many as are retained.
+        package var batches: [(first: Int64, last: Int64, body: [UInt8])] = []
+        var eventCount: Int64 = 0
+        /// The answers kept by its changes, by key (``KeptAnswer/key``): the newest under each,
+        /// found without a scan (a retry looks here first).
+        package var answers: [String: KeptAnswer] = [:]
+    }
+
+    /// A generation of the log closed for compaction.
+    package struct Generation {
+        var folds: [String: Fold]
+        /// The seq of its last change, recorded with it in the database.
+        var lastSeq: Int64
+        /// Its change log file.
+        package var file: Int
+        /// Whether a chunk of it is in the tables already (``writeSealedGeneration(closing:)``).
+        var partlyWritten = false
+    }
+
+    static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
+        var entry = folds.removeValue(forKey: record.sessionID)
+            ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
+        entry.version = record.version
+        entry.snapshot = record.snapshot
+        entry.touchedAt = record.touchedAt
+        if let answer = record.answer { entry.answers[answer.key] = answer }
+        if record.firstEvent > 0 {
+            entry.batches.append((record.firstEvent, record.lastEvent, record.events))
+            entry.eventCount += record.lastEvent - record.firstEvent + 1
+            // A hot session's log may hold many transitions: keep what is retained.
+            let retained = Int64(retainedEvents)
+            while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
+                entry.eventCount -= oldest.last - oldest.first + 1
+                entry.batches.removeFirst()
+            }
+        }
+        folds[record.sessionID] = entry
+    }
+
+    /// Closes the current generation for the compactor, if it holds changes and none is being
+    /// compacted. Caller holds `appendLock` (not `lock`): no change is appended meanwhile, and only
+    /// a caller holding it seals, so the generation seen free stays free. - Returns: whether it did.
+    func sealGeneration() -> Bool {
+        guard pendingChanges > 0, (try? locked { compacting == nil }) == true, let file = try? log.rotate() else { return false }
+        try? locked {
+            compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
+            pending = [:]
+        }
+        pendingChanges = 0
+        pendingAnswerBytes = 0
+        return true
+    }
+
+    /// The compactor's work: writes the sealed generation, if any. A failure leaves it sealed,
+    /// to be written by the next attempt (the log keeps its changes meanwhile); when the disk could
+    /// not take it, that attempt comes a second later.
+    func compactSealedGeneration() {
+        do {
+            try folding { () throws(StoreError) in try writeSealedGeneration() }
+        } catch where error.kind == .unavailable {
+            scheduleCompactionRetry()
+        } catch {}
+    }
+
+    private func scheduleCompactionRetry() {
+        let schedule = (try? locked { () -> Bool in
+            guard !closed, !compactionRetryScheduled else { return false }
+            compactionRetryScheduled = true
+            return true
+        }) ?? false
+        guard schedule else { return }
+        compactor.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in
+            guard let self else { return }
+            try? self.locked { self.compactionRetryScheduled = false }
+            self.compactSealedGeneration()
+        }
+    }
+
+    /// Writes the sealed generation in transactions of at most ``foldChunk`` sessions, each
+    /// holding `database` for its own time only: a create or a delete waits for one chunk, not
+    /// for the whole generation. The last chunk records the generation's last seq as compacted, so
+    /// after a crash between chunks start-up folds the whole generation again (``write(_:through:_:retainedEvents:repeating:)``
+    /// with `repeating`: what a chunk wrote is written once). Caller holds `folding`, not
+    /// `database`; `closing` lets ``close()`` write while the store refuses everything else.
+    func writeSealedGeneration(closing: Bool = false) throws(StoreError) {
+        guard let generation = try locked({ compacting }) else { return }
+        let started = ContinuousClock.now
+        let folds = Array(generation.folds)
+        var start = 0
+        repeat {
+            let end = min(start + foldChunk, folds.count)
+            try inDatabase(closing: closing) { () throws(StoreError) in
+                try writing { () throws(StoreError) in
+                    try Self.write(
+                        folds[start..<end], through: end == folds.count ? generation.lastSeq : nil, connection,
+                        retainedEvents: retainedEvents, repeating: generation.partlyWritten)
+                }
+            }
+            start = end
+            // A retry after a failure from here on may repeat a chunk written above.
+            if start < folds.count, !generation.partlyWritten { try locked { compacting?.partlyWritten = true } }
+        } while start < folds.count
+        let took = ContinuousClock.now - started
+        compactions.wrappingAdd(1, ordering: .relaxed)
+        compactionNanoseconds.wrappingAdd(
+            Int(took.components.seconds) * 1_000_000_000 + Int(took.components.attoseconds / 1_000_000_000), ordering: .relaxed
+        )
+        compactedSeq.store(generation.lastSeq, ordering: .relaxed)
+        try appendLocked { () throws(StoreError) in
+            try locked {
+                compacting = nil
+                tableChanges += 1
+            }
+            log.remove(through: generation.file)
+        }
+        // Reads are short, so this usually copies the whole WAL, which the next write then restarts
+        // (one a read holds back is copied by the next checkpoint). With a connection of its own,
+        // under `foldLock` only: copying a generation's pages takes longer than writing them
+        // (0.3–0.4 s for 4,000 sessions), and creates and deletes go on meanwhile (a passive
+        // checkpoint never blocks the writer).
+        try checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// The backlog, the compactions and the cache, for `/metrics`; the session count as ``count()``.
+    package func statistics() -> StoreStatistics {
+        var statistics = StoreStatistics(sessions: try? count())
+        if let next = try? appendLocked({ nextSeq }) {
+            statistics.changeLogBacklog = Int(max(0, next - 1 - compactedSeq.load(ordering: .relaxed)))
+        }
+        statistics.compactions = compactions.load(ordering: .relaxed)
+        statistics.compactionNanoseconds = compactionNanoseconds.load(ordering: .relaxed)
+        if let (bytes, sessions, limit) = try? locked({ (cache.bytes, cache.count, cache.limit) }) {
+            statistics.cacheBytes = bytes
+            statistics.cacheSessions = sessions
+            statistics.cacheLimitBytes = limit
+        }
+        statistics.cacheHits = cacheHits.load(ordering: .relaxed)
+        statistics.cacheMisses = cacheMisses.load(ordering: .relaxed)
+        return statistics
+    }
+
+    /// Writes every logged change to the database. Caller holds `folding`, not `database`.
+    func compactEverything(closing: Bool = false) throws(StoreError) {
+        try writeSealedGeneration(closing: closing)
+        if try appendLocked({ sealGeneration() }) { try writeSealedGeneration(closing: closing) }
+    }
+
+    /// Writes folded changes into `sessions`, `event_log` and `idempotency` in one transaction, and records
+    /// `lastSeq` as compacted when given.
+    /// - Parameter repeating: some of these changes may be in the tables already (a fold cut short
+    ///   by a crash or a failure between its chunks): a session's batches are then first removed
+    ///   from its first logged seq on, so each is stored once. Rows are set, not added to, either way.
+    package static func write(
+        _ folds: some Sequence<(key: String, value: Fold)>, through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int, repeating: Bool
+    ) throws(StoreError) {
+        let retained = Int64(retainedEvents)
+        try connection.transaction { () throws(StoreError) in
+            for (id, entry) in folds {
+                try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
+                    .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
+                // A session deleted since its change was logged stays deleted, and so do its answers.
+                guard connection.changes == 1 else { continue }
+                // Set, not added to: a repeated fold writes each once. The newest answer under a key
+                // replaces an older one, as the log answered before this fold (a key used again once
+                // its answer was older than the TTL, before the sweep, applied anew).
+                for answer in entry.answers.values { try insertAnswer(answer, connection, replacing: true) }
+                guard let first = entry.batches.first, let last = entry.batches.last else { continue }
+                if repeating {
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(2, first.first).run()
+                }
+                var body = first.body
+                for batch in entry.batches.dropFirst() { appendJSONArray(batch.body, to: &body) }
+                try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                    .bind(1, id).bind(2, first.first).bind(3, last.last).bind(4, utf8: body).run()
+                // Whole batches leave once all their events are older than the retained ones.
+                if last.last > retained {
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND last_seq <= ?")
+                        .bind(1, id).bind(2, last.last - retained).run()
+                }
+            }
+            if let lastSeq {
+                try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
+            }
+        }
+    }
+
+    /// Keeps `answer` in `idempotency`, unless its key is kept already; `replacing` the answer kept
+    /// under it instead (a change's, folded: the newest is the answer).
+    /// - Returns: whether this kept it (false: the key was kept already, and nothing was written).
+    @discardableResult
+    static func insertAnswer(_ answer: KeptAnswer, _ connection: SQLiteConnection, replacing: Bool = false) throws(StoreError) -> Bool {
+        try connection.statement(
+            replacing
+                ? "INSERT OR REPLACE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
+                : "INSERT OR IGNORE INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at) VALUES (?,?,?,?,?,?,?)"
+        )
+        .bind(1, answer.key).bind(2, answer.session).bind(3, answer.fingerprint).bind(4, Int64(answer.status))
+        .bind(5, utf8: answer.headersJSON).bind(6, answer.body).bind(7, answer.createdAt).run()
+        return connection.changes == 1
+    }
+
+    /// `[a,b]` + `[c]` → `[a,b,c]`, on the JSON bytes of two arrays.
+    private static func appendJSONArray(_ array: [UInt8], to merged: inout [UInt8]) {
+        guard array.count > 2 else { return }
+        guard merged.count > 2 else {
+            merged = array
+            return
+        }
+        merged.removeLast()  // "]"
+        merged.append(UInt8(ascii: ","))
+        merged.append(contentsOf: array.dropFirst())
+    }
+}

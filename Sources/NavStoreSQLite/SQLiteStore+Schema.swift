@@ -1,0 +1,285 @@
+import NavSessions
+
+/// The SQLite store's tables: created in one step, with two upgrades, and nothing else accepted.
+///
+/// The schema version is the highest `version` in the `migrations` table. A new database gets
+/// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
+/// same tables as version 5 in four steps while it was developed and recorded them as versions
+/// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
+/// retry after a restart replays). A file of version 5's tables — recorded as 5, or as 1…4 — is
+/// upgraded: the table is created and the versions recorded, nothing else changed. Any other
+/// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
+/// navd's, another program's — is refused with what was found, before anything is written to it.
+///
+/// The version stays in `migrations` rather than `PRAGMA user_version` because navd before 5
+/// reads it there: it refuses a newer file ("this navd knows up to 4") instead of trying to
+/// create tables that already exist.
+extension SQLiteStore {
+    /// The schema this navd creates and opens.
+    static let schemaVersion = 6
+    /// The schema navd wrote before ``schemaVersion``: ``tables`` without ``idempotencyTables``.
+    static let previousSchemaVersion = 5
+    /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
+    static let developmentVersions = 4
+
+    /// The tables of schema version 5, the first part of ``tables``.
+    static let previousTables = """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            graph TEXT NOT NULL,
+            graph_version INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            token_hash BLOB NOT NULL,
+            snapshot_schema INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            touched_at INTEGER NOT NULL
+        );
+        CREATE INDEX sessions_touched_at ON sessions (touched_at);
+        -- Compaction writes a session's logged events as one batch of several kilobytes: in a
+        -- table clustered by session (WITHOUT ROWID) such rows split pages wherever they land; in
+        -- a rowid table they are appended, and only a small index entry lands by session.
+        CREATE TABLE event_log (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX event_log_session ON event_log (session_id, first_seq);
+        CREATE TABLE graphs (
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            document TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        );
+        -- `compacted_seq`: the last change log seq the tables above hold; `probed_at`: written by
+        -- the disk probe of isAvailable(); `log_prefix`, `log_device`, `log_inode`: where the
+        -- change log lives, and the file that recorded it (SQLiteStore+Location.swift);
+        -- `default_graph`: the graph stored first (SQLiteStore+Graphs.swift).
+        CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO store_meta (key, value) VALUES ('compacted_seq', 0);
+        -- The schema versions this file has had, and when (Unix seconds).
+        CREATE TABLE migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);
+
+        """
+
+    /// Schema version 6's addition: the answers to requests with an `Idempotency-Key` (docs/design.md, "Routes and wire shapes"
+    /// Retries), filed under the key's digest (``KeptAnswer/key``), a change's written by the fold
+    /// of its change log record, a create's with its session. They go with their session, and a
+    /// change's after the session TTL.
+    static let idempotencyTables = """
+        CREATE TABLE idempotency (
+            key TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            fingerprint BLOB,
+            status INTEGER NOT NULL,
+            headers TEXT,
+            body BLOB,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX idempotency_session ON idempotency (session_id);
+        CREATE INDEX idempotency_created_at ON idempotency (created_at);
+        """
+
+    /// The current tables, as one script.
+    static let tables = previousTables + idempotencyTables
+
+    /// What a database holds, in the terms its schema is judged by.
+    package struct SchemaShape: Equatable {
+        /// Each table (its columns and key), index (its columns), view and trigger, by name.
+        package var objects: [String: String]
+        /// The versions in `migrations`, ascending; none without that table.
+        package var versions: [Int]
+    }
+
+    /// What start-up does to the schema.
+    package enum SchemaStep: Equatable {
+        /// An empty database: create ``tables``.
+        case create
+        /// navd's previous schema, recorded as `from`: create ``idempotencyTables`` and record the
+        /// versions after `from`, nothing else.
+        case upgrade(from: Int)
+        /// Already the current schema: nothing.
+        case current
+    }
+
+    /// Reads the shape of the database (without writing to it).
+    static func schemaShape(of connection: SQLiteConnection) throws(StoreError) -> SchemaShape {
+        let objects = try schemaObjects(of: connection)
+        var versions: [Int] = []
+        let hasVersions = try connection.statement("SELECT COUNT(*) FROM pragma_table_info('migrations') WHERE name = 'version'")
+        _ = try hasVersions.step()
+        let readable = hasVersions.int(0) > 0
+        hasVersions.reset()
+        if readable {
+            let rows = try connection.statement("SELECT version FROM migrations ORDER BY version")
+            defer { rows.reset() }
+            while try rows.step() { versions.append(Int(rows.int(0))) }
+        }
+        return SchemaShape(objects: objects, versions: versions)
+    }
+
+    /// The tables, indexes, views and triggers of `connection`'s database, described by name.
+    package static func schemaObjects(of connection: SQLiteConnection) throws(StoreError) -> [String: String] {
+        let master = try connection.statement(
+            "SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
+        )
+        var rows: [(type: String, name: String, table: String, sql: String)] = []
+        while try master.step() { rows.append((master.text(0), master.text(1), master.text(2), master.text(3))) }
+        master.reset()
+        var objects: [String: String] = [:]
+        for row in rows {
+            switch row.type {
+            case "table":
+                let columns = try connection.statement(
+                    #"SELECT name, type, "notnull", COALESCE(dflt_value, ''), pk FROM pragma_table_info(?) ORDER BY cid"#
+                ).bind(1, row.name)
+                var described: [String] = []
+                var key: [(position: Int64, name: String)] = []
+                while try columns.step() {
+                    let name = columns.text(0)
+                    let defaultValue = columns.text(3)
+                    described.append(
+                        "\(name) \(columns.text(1))" + (columns.int(2) != 0 ? " NOT NULL" : "") + (defaultValue.isEmpty ? "" : " DEFAULT \(defaultValue)")
+                    )
+                    if columns.int(4) > 0 { key.append((columns.int(4), name)) }
+                }
+                columns.reset()
+                if !key.isEmpty { described.append("PRIMARY KEY (\(key.sorted { $0.position < $1.position }.map(\.name).joined(separator: ", ")))") }
+                let withoutRowID = row.sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("WITHOUT ROWID")
+                objects[row.name] = "table \(row.name) (\(described.joined(separator: ", ")))" + (withoutRowID ? " WITHOUT ROWID" : "")
+            case "index":
+                let columns = try connection.statement("SELECT COALESCE(name, '(an expression)') FROM pragma_index_info(?) ORDER BY seqno")
+                    .bind(1, row.name)
+                var names: [String] = []
+                while try columns.step() { names.append(columns.text(0)) }
+                columns.reset()
+                let kind = try connection.statement(#"SELECT "unique", partial FROM pragma_index_list(?) WHERE name = ?"#)
+                    .bind(1, row.table).bind(2, row.name)
+                let (unique, partial) = try kind.step() ? (kind.int(0) != 0, kind.int(1) != 0) : (false, false)
+                kind.reset()
+                objects[row.name] = "index \(row.name) ON \(row.table) (\(names.joined(separator: ", ")))"
+                    + (unique ? " UNIQUE" : "") + (partial ? " WHERE …" : "")
+            default:
+                objects[row.name] = "\(row.type) \(row.name) ON \(row.table)"
+            }
+        }
+        return objects
+    }
+
+    /// The objects of ``tables``, as ``schemaObjects(of:)`` describes them.
+    static func currentSchemaObjects() throws(StoreError) -> [String: String] {
+        try schemaObjects(of: tables)
+    }
+
+    /// The objects `script` creates, as ``schemaObjects(of:)`` describes them.
+    static func schemaObjects(of script: String) throws(StoreError) -> [String: String] {
+        let memory = try SQLiteConnection(path: ":memory:")
+        defer { memory.close() }
+        try memory.execute(script)
+        return try schemaObjects(of: memory)
+    }
+
+    /// What start-up does to a database of shape `found`, if navd opens it.
+    static func schemaStep(for found: SchemaShape, current: [String: String]) -> SchemaStep? {
+        if found.objects.isEmpty { return .create }
+        if found.objects == current { return found.versions.last == schemaVersion ? .current : nil }
+        guard found.objects == previousObjects(current), let version = found.versions.last,
+              version == previousSchemaVersion || found.versions == Array(1...developmentVersions)
+        else { return nil }
+        return .upgrade(from: version)
+    }
+
+    /// Version 5's objects: `current` without those version 6 added.
+    package static func previousObjects(_ current: [String: String]) -> [String: String] {
+        let added = (try? schemaObjects(of: idempotencyTables)) ?? [:]
+        return current.filter { added[$0.key] == nil }
+    }
+
+    /// What start-up does to a database of shape `found`.
+    /// - Throws: when it is not empty, not the current schema and not navd's previous one; the
+    ///   message says what was found, and nothing has been written to the file.
+    static func schemaStep(for found: SchemaShape, path: String) throws(StoreError) -> SchemaStep {
+        let current = try currentSchemaObjects()
+        if let step = schemaStep(for: found, current: current) { return step }
+        throw StoreError(
+            message: "the database \(path) has a schema this navd does not know, so it is refused and left as it was: "
+                + "found \(describe(found, against: current)). This navd opens schema version \(schemaVersion) and upgrades "
+                + "navd's versions \(developmentVersions) and \(previousSchemaVersion) to it; it refuses the schemas of development builds, of a newer navd "
+                + "and of other programs. Open it with the navd that wrote it, or start on a new file"
+        )
+    }
+
+    /// Creates the tables, or upgrades navd's previous schema, in one transaction.
+    package static func apply(_ step: SchemaStep, _ connection: SQLiteConnection) throws(StoreError) {
+        let recorded: ClosedRange<Int>
+        switch step {
+        case .current: return
+        case .create: recorded = schemaVersion...schemaVersion
+        case .upgrade(let from): recorded = from + 1...schemaVersion
+        }
+        try connection.transaction { () throws(StoreError) in
+            switch step {
+            case .create: try connection.execute(tables)
+            case .upgrade: try connection.execute(idempotencyTables)
+            case .current: break
+            }
+            for version in recorded {
+                try connection.statement("INSERT INTO migrations (version, applied_at) VALUES (?, strftime('%s','now'))")
+                    .bind(1, Int64(version)).run()
+            }
+        }
+    }
+
+    /// One line for `navd store check`: the schema version, and whether navd opens it.
+    /// - Returns: the line, and whether navd refuses the file.
+    static func schemaReport(_ connection: SQLiteConnection) throws(StoreError) -> (line: String, refused: Bool) {
+        let found = try schemaShape(of: connection)
+        let current = try currentSchemaObjects()
+        switch schemaStep(for: found, current: current) {
+        case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
+        case .current: return ("schema: version \(schemaVersion)", false)
+        case .upgrade(let from):
+            return ("schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds the idempotency table, changing nothing else)", false)
+        case nil: return ("schema: NOT ONE NAVD OPENS: \(describe(found, against: current))", true)
+        }
+    }
+
+    /// What was found, for a refusal: the versions recorded, and how the objects differ from ``tables``
+    /// (from version 5's, for a file that says it is of version 5 or before).
+    static func describe(_ found: SchemaShape, against current: [String: String]) -> String {
+        var parts: [String] = []
+        let versions = found.versions
+        if let version = versions.last {
+            let list = version >= 1 && versions == Array(1...version) ? (version == 1 ? "1" : "1…\(version)") : versions.map(String.init).joined(separator: ", ")
+            var phrase = "schema version \(version) (migrations \(list))"
+            if version > schemaVersion {
+                phrase += ", newer than this navd's \(schemaVersion)"
+            } else if version < developmentVersions {
+                phrase += ", which only development builds of navd wrote"
+            }
+            parts.append(phrase)
+        } else {
+            parts.append(found.objects["migrations"] == nil ? "no schema version (no migrations table)" : "no schema version recorded")
+        }
+        // A file that says it is of version 5 or before is told how it differs from version 5.
+        let (expected, expectedVersion) = versions.last.map { $0 <= previousSchemaVersion } == true
+            ? (previousObjects(current), previousSchemaVersion) : (current, schemaVersion)
+        /// "table journal": what an object is, without its columns.
+        func kind(_ description: String) -> String { description.split(separator: " ").prefix(2).joined(separator: " ") }
+        func list(_ items: [String]) -> String {
+            items.count <= 6 ? items.joined(separator: ", ") : items.prefix(6).joined(separator: ", ") + " and \(items.count - 6) more"
+        }
+        let unexpected = found.objects.filter { expected[$0.key] == nil }.values.map(kind).sorted()
+        if !unexpected.isEmpty { parts.append("unexpected: \(list(unexpected))") }
+        let missing = expected.filter { found.objects[$0.key] == nil }.values.map(kind).sorted()
+        if !missing.isEmpty { parts.append("missing: \(list(missing))") }
+        let changed = expected.keys.sorted().compactMap { name -> String? in
+            guard let have = found.objects[name], let want = expected[name], have != want else { return nil }
+            return "\(have) where version \(expectedVersion) has \(want)"
+        }
+        if !changed.isEmpty { parts.append("different: \(list(changed))") }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,393 @@
+import Dispatch
+import NavCore
+import NavJSON
+import NavSessions
+import NavSnapshot
+import NavWire
+import Synchronization
+
+/// Sessions in an SQLite file (`--store sqlite:PATH`), the embedded default.
+///
+/// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
+/// process being killed (`kill -9`); `sqlite:PATH?sync=full` also survives power loss.
+///
+/// One navd process owns the file (an advisory lock on the database file itself, ``DatabaseLock``,
+/// says so, whatever name the file is opened by), so the store keeps a write-through cache of
+/// decoded sessions and reads never touch the disk twice. Another process holding it is reported
+/// as in use (`StoreError.Kind.inUse`, naming its PID), never as damage.
+///
+/// A change is appended to the ``ChangeLog`` (`PREFIX-changes-NNNNNN`, where the database records
+/// `PREFIX`: the file's real path when it was created, so a symlink, a hard link or a `..` path
+/// finds the same log; `SQLiteStore+Location.swift`; one `pwrite` of one record) and acknowledged
+/// once that write has returned (with `sync=full`, once it is on disk). The database catches up in the background: every ``compactionThreshold`` changes (or
+/// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
+/// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
+/// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
+/// sessions per transaction, the last of which also records the last change it holds
+/// (`store_meta.compacted_seq`), then checkpoints and removes that generation's file. Changes
+/// keep being appended meanwhile. What compaction writes is folded in memory as changes are
+/// appended (``Fold``), so nothing is read back. At start-up, whatever the files hold past `compacted_seq` (a crash's leftovers) is
+/// folded in before anything is served; a sweep or a listing folds everything first.
+///
+/// The cache of decoded sessions is bounded by an estimate of their memory (``SessionCache``);
+/// a session read after it left the cache comes from its row, with its newest logged change (the
+/// folds hold each session's newest snapshot) laid over it.
+///
+/// Three connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts),
+/// ``reader`` reads rows (a session the cache does not hold, events, graphs), and
+/// ``checkpointer`` copies the WAL into the file after each fold. WAL lets the reader read what
+/// is committed while a write transaction is open, so such a read never waits for a compaction,
+/// however many sessions' changes it folds (``load(_:)`` says how the row and the log are
+/// combined without one); a fold takes the writing connection for one chunk of sessions at a
+/// time, and checkpoints without it, so a create or a delete waits for one chunk at most. All
+/// three open the file through SQLite's `unix-excl` VFS: the
+/// process takes one exclusive lock on the file for good, so no other process opens it and no
+/// transaction makes a locking system call, and the WAL index is in this process's memory, not
+/// a `-shm` file. (The exclusive locking mode did the same for one connection, and keeps a
+/// second one out.)
+///
+/// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
+/// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
+/// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
+/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:answerBytesPerGeneration:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
+/// with `acceptingLoss`) and sets the damaged file aside. A database of a schema this navd does
+/// not know is refused before anything is written to it (``schemaVersion``).
+///
+/// A write the disk cannot take (full, failing) throws an `unavailable` error and changes
+/// nothing; ``isAvailable()`` then probes the disk about once a second, and a failed compaction is
+/// retried every second, so the store recovers by itself once there is room.
+///
+/// The tables and their one upgrade are in `SQLiteStore+Schema.swift`, the session and graph
+/// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
+/// start-up after a crash and `navd store check` in `+Recovery`.
+///
+/// Locks, always taken in this order: `foldLock` lets one writer at a time fold a generation (the
+/// compactor, or a sweep, a listing or ``close()`` that fold everything first), taking
+/// `database` for one chunk of it at a time; `database` guards the writing connection; `appendLock` the
+/// change log, the seqs, and a session's version from the compare-and-set to the cache;
+/// `readerLock` the reading connection; `lock` what reads see, the cache, the folded generations
+/// and ``tableChanges`` (a change to those, or to `closed`, holds both `appendLock` and `lock`).
+/// A read of a session or its events takes `readerLock` and `lock`, never `database` or
+/// `appendLock`. An update takes `appendLock`, and `lock` only to compare and to publish: a read
+/// of a cached session never waits for a `pwrite` or an `fdatasync`. The change
+/// is published (cached, folded) only once its append has returned, so a read sees no change
+/// before it is durable; one update at a time compares, appends and publishes, so a session's
+/// versions are logged, folded and cached in order.
+/// `@unchecked Sendable`: all mutable state is used only inside those locks. (The state the
+/// extensions in the other files use is internal rather than private for that reason only.)
+package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
+    package let name: String
+    private let database = Mutex(())
+    private let foldLock = Mutex(())
+    private let appendLock = Mutex(())
+    private let lock = Mutex(())
+    private let readerLock = Mutex(())
+    /// The writing connection (under `database`).
+    package let connection: SQLiteConnection
+    /// The reading connection (under `readerLock`): only reads, never waits for a write transaction.
+    let reader: SQLiteConnection
+    /// The connection that copies the WAL into the database after each fold (under `foldLock`).
+    let checkpointer: SQLiteConnection
+    private let ownership: DatabaseLock
+    let retainedEvents: Int
+    package let decode: SnapshotDecoder
+    package let log: ChangeLog
+    let compactor = DispatchQueue(label: "navd.sqlite.compactor")
+    package var cache: SessionCache
+    /// Which part could not take its last write (``Part`` bits): set by a write the disk could not
+    /// take, cleared by the next write to that part that succeeds (or a probe of both).
+    private let failing = Atomic<UInt8>(0)
+    var compactionRetryScheduled = false
+    /// The current generation's changes, folded by session, and how many there are.
+    package var pending: [String: Fold] = [:]
+    var pendingChanges = 0
+    /// What the current generation's kept answers take (``KeptAnswer/cost(key:fingerprint:headers:body:)``): they are held in
+    /// memory (``Fold/answers``) until folded.
+    var pendingAnswerBytes = 0
+    /// The previous generation, until the compactor has written it to the database.
+    var compacting: Generation?
+    var nextSeq: Int64
+    package var closed = false
+    /// Counts the writes to the tables a reader's row may be older than while the log no longer
+    /// shows why: a generation folded in (its changes leave the log), a session deleted. A read
+    /// caches what it read only if this did not move meanwhile (``load(_:)``).
+    var tableChanges: UInt64 = 0
+    /// Start a new generation after this many changes.
+    let compactionThreshold: Int
+    /// Start a new generation once its kept answers take this many bytes, even before
+    /// ``compactionThreshold`` changes: an answer is a whole session view, held in memory until
+    /// folded, so changes sent with fresh `Idempotency-Key`s must not grow memory without bound.
+    let answerBytesPerGeneration: Int
+    /// How many sessions' changes one transaction of a fold writes: a create or a delete waits
+    /// for at most one such chunk (about 10 ms), not for a whole generation (0.3–0.7 s for 4,000
+    /// sessions), and a chunk is still large enough that its commit costs little.
+    let foldChunk: Int
+    /// A generation of about 20 MB of log: large enough that a busy session's changes are folded
+    /// many at a time (2,048 made the compactor the bottleneck under load: 13,000–16,000 changes/s
+    /// against 19,500–22,000 with 8,192, 12-second runs of 1,000 busy sessions), small enough
+    /// that start-up replays it in well under a second.
+    package static let defaultCompactionThreshold = 8192
+    static let defaultFoldChunk = 128
+    /// The default `--max-idempotency-bytes` (the daemon passes a quarter of its budget).
+    package static let defaultAnswerBytesPerGeneration = 64 << 20
+    /// The VFS of both connections: `unix` with one lock on the file, held by the process.
+    static let vfs = "unix-excl"
+    /// The decoded-session cache's default bound (`--cache-size`).
+    package static let defaultCacheBytes = 256 << 20
+    /// For `/metrics`: the last seq written into the database, the compactions and their time
+    /// (nanoseconds), and the session reads the cache answered or missed.
+    let compactedSeq = Atomic<Int64>(0)
+    let compactions = Atomic<Int>(0)
+    let compactionNanoseconds = Atomic<Int>(0)
+    let cacheHits = Atomic<Int>(0)
+    let cacheMisses = Atomic<Int>(0)
+    /// What start-up with `acceptingLoss` left out and set aside, one line each.
+    package private(set) var recoveryReport: [String] = []
+
+    /// - Parameters:
+    ///   - path: the database file, by any of its names; its folder is created if missing. The
+    ///     change log files sit where the database records them (``placeChangeLog(_:path:identity:adopting:)``).
+    ///   - cacheBytes: the bound of the decoded-session cache, by ``SessionCache/cost(snapshotBytes:)``.
+    ///   - checkDatabase: run `PRAGMA quick_check` first and refuse a damaged database.
+    ///   - acceptingLoss: when the change log is damaged, fold the changes that are still whole
+    ///     and consistent, rename the damaged files to `….damaged`, and say what was lost in
+    ///     ``recoveryReport`` (`navd store repair --accept-loss`); otherwise such a log is refused.
+    ///     Likewise a recorded change log folder that cannot be reached is given up for one next to the file.
+    ///   - files: the system calls the change log writes with (tests inject failures).
+    ///   - decode: turns a stored snapshot back into a state, checked against its graph.
+    /// - Throws: when the file is in use (an `inUse` error naming the holder), damaged, of a schema
+    ///   this navd does not know (see ``schemaVersion``; the file is then left as it was), cannot be
+    ///   opened or written (naming the path and the system's reason), or its change log is not
+    ///   where it records it.
+    package init(
+        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
+        answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
+        cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
+        files: any ChangeLogFiles = SystemFiles(), decode: @escaping SnapshotDecoder
+    ) throws(StoreError) {
+        self.name = "sqlite:\(path)"
+        self.retainedEvents = retainedEvents
+        self.compactionThreshold = max(1, compactionThreshold)
+        self.answerBytesPerGeneration = max(1, answerBytesPerGeneration)
+        self.foldChunk = max(1, foldChunk)
+        self.decode = decode
+        self.cache = SessionCache(limit: cacheBytes)
+        try FileSystem.createParentDirectory(of: path)
+        let ownership = try DatabaseLock(path: path)
+        self.ownership = ownership
+        /// What start-up says when the database cannot be used: held by another process (in use,
+        /// not damaged), or on a disk that cannot take it (nothing to restore), or damaged.
+        func unusable(_ error: StoreError) -> StoreError {
+            switch error.kind {
+            case .inUse:
+                return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
+            case .unavailable:
+                return StoreError(
+                    message: "the database \(path) cannot be opened or written: \(error.message). It is not damaged, and nothing "
+                        + "was changed; start again once that is fixed (room on the disk, the file's permissions)", kind: .unavailable
+                )
+            case .failure, .incompatible:
+                return StoreError(
+                    message: "the database \(path) cannot be used: \(error.message). Refusing to start; restore it from a backup "
+                        + "(`navd store check --store sqlite:\(path)` lists every problem)"
+                )
+            }
+        }
+        // SQLite's own side file (the `-wal`) follows the name it opens the file by, and a hard
+        // link has another: every connection opens the name the database recorded.
+        let databasePath = Self.databasePath(for: path, identity: ownership.identity)
+        do throws(StoreError) {
+            connection = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
+        } catch {
+            throw unusable(error)
+        }
+        // Only reads until the schema is known: a file navd refuses is left exactly as it was
+        // (even its journal mode, which `journal_mode=WAL` would write into its header).
+        let schema: SchemaShape
+        do throws(StoreError) {
+            if checkDatabase {
+                let problems = try Self.integrity(connection, check: "quick_check", limit: 10)
+                guard problems.isEmpty else {
+                    throw StoreError(message: "PRAGMA quick_check found damage: \(problems.joined(separator: "; "))")
+                }
+            }
+            schema = try Self.schemaShape(of: connection)
+        } catch {
+            throw unusable(error)
+        }
+        let step = try Self.schemaStep(for: schema, path: path)
+        do throws(StoreError) {
+            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.execute("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")")
+            try connection.execute("PRAGMA foreign_keys=ON")
+            // 64 MiB of page cache: compaction then rarely reads a page back from disk.
+            try connection.execute("PRAGMA cache_size=-65536")
+            // No checkpoint on commit: compaction runs one after each generation.
+            try connection.execute("PRAGMA wal_autocheckpoint=0")
+        } catch {
+            throw unusable(error)
+        }
+        let place: ChangeLogPlace
+        do throws(StoreError) {
+            try Self.apply(step, connection)
+            place = try Self.placeChangeLog(connection, path: path, identity: ownership.identity, adopting: acceptingLoss)
+            if let location = place.record {
+                try Self.record(location, connection)
+                // Into the file itself at once: a later start through a hard link reads the
+                // record from the file (``databasePath(for:identity:)``) before it knows the WAL's name.
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch where error.kind != .failure {
+            throw unusable(error)
+        }
+        do throws(StoreError) {
+            reader = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
+            // It never writes: a statement that would is an error, not a second writer.
+            try reader.execute("PRAGMA query_only=ON")
+            checkpointer = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
+        } catch {
+            throw unusable(error)
+        }
+
+        // What a crash left in the change log is folded in before anything is served.
+        let recovery: ChangeLogRecovery
+        do throws(StoreError) {
+            recovery = try Self.recoverChangeLog(
+                connection, path: path, prefix: place.prefix, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss
+            )
+        } catch where error.kind != .failure {
+            throw unusable(error)
+        }
+        recoveryReport = (place.note.map { [$0] } ?? []) + recovery.report
+        nextSeq = recovery.lastSeq + 1
+        compactedSeq.store(recovery.lastSeq, ordering: .relaxed)
+        log = try ChangeLog(prefix: place.prefix, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
+        log.remove(through: recovery.lastGeneration)
+    }
+
+    func locked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try lock.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
+    /// Runs `body` holding `appendLock` (never while holding `lock`).
+    func appendLocked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try appendLock.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
+    /// Runs `body` holding `database`, on an open store.
+    func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try database.withLock { _ throws(StoreError) -> T in
+            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
+            return try body()
+        }
+    }
+
+    /// Runs `body` holding `foldLock` (never while holding `database`).
+    func folding<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try foldLock.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
+    /// Runs `body` holding `database`: on an open store, or on one ``close()`` is closing.
+    func inDatabase<T>(closing: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard closing else { return try withDatabase(body) }
+        return try database.withLock { _ throws(StoreError) -> T in try body() }
+    }
+
+    /// Runs `body` with the reading connection, on an open store. Reset every statement before
+    /// returning: one left mid-run holds a read transaction, and the WAL cannot restart past it.
+    func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try readerLock.withLock { _ throws(StoreError) -> T in
+            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
+            return try body(reader)
+        }
+    }
+
+    /// Where a write goes: appends to the change log, or the database (compaction, creation,
+    /// deletion). Either may fail while the other works (a compaction needs more room than an append).
+    package enum Part: UInt8 {
+        case log = 1
+        case database = 2
+    }
+
+    /// A write to `part` went through: it takes writes again.
+    package func wrote(_ part: Part) {
+        if failing.load(ordering: .relaxed) & part.rawValue != 0 { failing.bitwiseAnd(~part.rawValue, ordering: .relaxed) }
+    }
+
+    /// Notes a write the disk could not take, for ``isAvailable()``; returns the error.
+    package func failed(_ error: StoreError, _ part: Part) -> StoreError {
+        if error.kind == .unavailable { failing.bitwiseOr(part.rawValue, ordering: .relaxed) }
+        return error
+    }
+
+    /// Runs a write to the database, noting whether the disk took it.
+    package func writing<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        do {
+            let result = try body()
+            wrote(.database)
+            return result
+        } catch {
+            throw failed(error, .database)
+        }
+    }
+
+    /// True while writes succeed (one atomic load). After a write the disk could not take, probes
+    /// the change log and the database with a small write; a probe that succeeds also restarts
+    /// compaction. How often it is asked is ``Readiness``'s business (at most once a second).
+    package func isAvailable() -> Bool {
+        guard failing.load(ordering: .relaxed) != 0 else { return true }
+        let now = DispatchTime.now().uptimeNanoseconds
+        do {
+            try withDatabase { () throws(StoreError) in
+                try appendLocked { () throws(StoreError) in try log.probe(4096) }
+                // A value that changes, so the commit writes a page.
+                try connection.transaction { () throws(StoreError) in
+                    try connection.statement(
+                        "INSERT INTO store_meta (key, value) VALUES ('probed_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                    ).bind(1, Int64(bitPattern: now)).run()
+                }
+            }
+        } catch {
+            return false
+        }
+        failing.store(0, ordering: .relaxed)
+        compactor.async { [weak self] in self?.compactSealedGeneration() }
+        return true
+    }
+
+    /// Waits until the compactor is idle (it may have a generation to write).
+    package func waitForCompaction() {
+        compactor.sync {}
+    }
+
+    package func close() {
+        waitForCompaction()
+        // No other fold runs meanwhile (a sweep's or a listing's).
+        foldLock.withLock { _ in
+            // Closed first: no change is appended after the last compaction below, and nothing
+            // else takes the writing connection between its chunks.
+            let wasOpen = database.withLock { _ in
+                (try? appendLocked { () throws(StoreError) -> Bool in
+                    try locked { () -> Bool in
+                        defer { closed = true }
+                        return !closed
+                    }
+                }) ?? false
+            }
+            guard wasOpen else { return }
+            // Everything logged goes into the database; if that fails the log files stay, and the
+            // next start folds them in.
+            if (try? compactEverything(closing: true)) != nil {
+                try? appendLocked { log.discard() }
+            }
+            database.withLock { _ in
+                // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
+                readerLock.withLock { _ in reader.close() }
+                checkpointer.close()
+                try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                connection.close()
+            }
+        }
+        ownership.release()
+    }
+}

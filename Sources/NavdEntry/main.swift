@@ -1,5 +1,0 @@
-import navd
-
-// The `navd` binary. The command and everything it runs live in the `navd` library target, so that
-// the tests and the fuzz targets (Fuzz/) link the daemon without this `main`.
-runNavd()

@@ -1,0 +1,149 @@
+import Foundation
+@testable import NavSessions
+import Testing
+@testable import NavStoreSQLite
+@testable import NavTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+
+/// The change log's files: records read back as written, in order across generations, and
+/// reading stops at the first record a crash cut short or garbled.
+@Suite struct ChangeLogTests {
+    static func record(_ seq: Int64, snapshot size: Int = 40) -> ChangeLog.Record {
+        ChangeLog.Record(
+            seq: seq, sessionID: "s\(seq % 3)", version: seq + 1, touchedAt: 1_700_000_000_000 + seq,
+            firstEvent: seq * 10, lastEvent: seq * 10 + 4,
+            snapshot: Array(String(repeating: "{\"v\":\(seq)}", count: max(1, size / 8)).utf8),
+            events: Array("[{\"seq\":\(seq)}]".utf8)
+        )
+    }
+
+    @Test func recordsComeBackInOrderAcrossGenerations() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...5 { try log.append(Self.record(Int64(seq), snapshot: seq * 300)) }
+        #expect(try log.rotate() == 1)
+        for seq in 6...8 { try log.append(Self.record(Int64(seq))) }
+        let (records, last) = try ChangeLog.read(prefix: prefix)
+        #expect(records == (1...8).map { Self.record(Int64($0), snapshot: $0 <= 5 ? $0 * 300 : 40) })
+        #expect(last == 2)
+        // A generation's file goes once the database holds it; the current one stays.
+        log.remove(through: 2)
+        #expect(ChangeLog.files(prefix: prefix).map(\.0) == [2])
+        #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [6, 7, 8])
+    }
+
+    /// A change made with an `Idempotency-Key` carries its answer in the same record, and reads
+    /// back with it; the records without one around it read back as before.
+    @Test func aRecordKeepsItsAnswerAndRecordsWithoutOneAreUnchanged() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        var keyed = Self.record(2)
+        keyed.answer = KeptAnswer(
+            key: "s2 0123abcd", session: "s2", fingerprint: Array(0..<32), status: 200,
+            headers: [("ETag", "\"3\""), ("Content-Type", "application/json")], body: Array(#"{"version":3}"#.utf8), createdAt: 1_700_000_000_123)
+        for record in [Self.record(1), keyed, Self.record(3)] { try log.append(record) }
+        let records = try ChangeLog.read(prefix: prefix).records
+        #expect(records == [Self.record(1), keyed, Self.record(3)])
+        #expect(records[1].answer?.headers.map(\.0) == ["ETag", "Content-Type"])
+        // The answer is inside the checksum: a record cut within it is a crash's tail, as any other.
+        var single: [UInt8] = []
+        ChangeLog.encode(keyed, into: &single)
+        var plain: [UInt8] = []
+        ChangeLog.encode(Self.record(2), into: &plain)
+        #expect(single.count > plain.count)
+        #expect(ChangeLog.decode(Array(single.dropLast()), at: 0) == nil)
+    }
+
+    /// A record as navd wrote it before answers were kept (schema version 5), built here byte by
+    /// byte from the format: five little-endian Int64s, then the session id, snapshot and events,
+    /// each after its UInt32 length. It reads back without an answer, and a change made without
+    /// an `Idempotency-Key` is still written as exactly those bytes.
+    @Test func aRecordWrittenBeforeAnswersWereKeptStillReads() throws {
+        var payload: [UInt8] = []
+        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { withUnsafeBytes(of: value.littleEndian) { payload += $0 } }
+        for field in [Array("s1".utf8), Array(#"{"v":7}"#.utf8), Array(#"[{"seq":7}]"#.utf8)] {
+            withUnsafeBytes(of: UInt32(field.count).littleEndian) { payload += $0 }
+            payload += field
+        }
+        let length = UInt32(payload.count)
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: payload.withUnsafeBytes { ChangeLog.checksum(length: length, $0) }.littleEndian) { bytes += $0 }
+        bytes += payload
+        let expected = ChangeLog.Record(
+            seq: 7, sessionID: "s1", version: 3, touchedAt: 1_700_000_000_007, firstEvent: 70, lastEvent: 74,
+            snapshot: Array(#"{"v":7}"#.utf8), events: Array(#"[{"seq":7}]"#.utf8))
+        let decoded = try #require(ChangeLog.decode(bytes, at: 0))
+        #expect(decoded.0 == expected)
+        #expect(decoded.0.answer == nil)
+        #expect(decoded.1 == bytes.count)
+        var encoded: [UInt8] = []
+        ChangeLog.encode(expected, into: &encoded)
+        #expect(encoded == bytes)
+    }
+
+    @Test func aRecordCutShortEndsTheFile() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...3 { try log.append(Self.record(Int64(seq))) }
+        let path = log.path(of: log.generation)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        let whole = bytes.count
+        // Every cut inside the last record leaves the first two.
+        var single: [UInt8] = []
+        ChangeLog.encode(Self.record(3), into: &single)
+        for cut in [1, 11, 12, single.count / 2, single.count - 1] {
+            try Data(bytes.prefix(whole - cut)).write(to: URL(fileURLWithPath: path))
+            #expect(try ChangeLog.read(prefix: prefix).records.map(\.seq) == [1, 2], "cut \(cut)")
+        }
+    }
+
+    /// A flipped byte with whole records after it is damage, not a crash's tail: the scan says
+    /// where it is and reads on past it (a crash can only cut the last record short).
+    @Test func aFlippedByteBeforeWholeRecordsIsReportedWhereItIs() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        for seq in 1...3 { try log.append(Self.record(Int64(seq), snapshot: 500)) }
+        let path = log.path(of: log.generation)
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        var single: [UInt8] = []
+        ChangeLog.encode(Self.record(1, snapshot: 500), into: &single)
+        let middle = single.count  // records 1 and 2 have the same size
+        bytes[middle + single.count / 2] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let scan = try #require(try ChangeLog.scan(prefix: prefix).first)
+        #expect(scan.records.map(\.seq) == [1, 3])
+        #expect(scan.offsets == [0, 2 * single.count])
+        #expect(scan.problems == [ChangeLog.Problem(offset: middle, length: single.count, followedByRecords: true)])
+        // The same byte flipped in the last record is a tail like any other.
+        var last = try #require(FileManager.default.contents(atPath: path))
+        last[middle + single.count / 2] ^= 0x40
+        last[2 * single.count + 30] ^= 0x40
+        try last.write(to: URL(fileURLWithPath: path))
+        let tail = try #require(try ChangeLog.scan(prefix: prefix).first)
+        #expect(tail.records.map(\.seq) == [1, 2])
+        #expect(tail.problems == [ChangeLog.Problem(offset: 2 * single.count, length: single.count, followedByRecords: false)])
+    }
+
+    @Test func garbageAfterTheLastRecordIsIgnored() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 4, synchronous: true)
+        try log.append(Self.record(1))
+        let path = log.path(of: 5)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data([0xFF, 0xFF, 0xFF, 0x7F] + [UInt8](repeating: 0xAB, count: 40)))
+        try handle.close()
+        #expect(try ChangeLog.read(prefix: prefix).records == [Self.record(1)])
+        #expect(try ChangeLog.read(prefix: prefix).lastGeneration == 5)
+    }
+}

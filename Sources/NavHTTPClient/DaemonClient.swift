@@ -38,7 +38,7 @@ package struct DaemonClient {
     let host: String
     let port: UInt16
     /// The URL's path, without a trailing slash, put before every request's path.
-    let basePath: String
+    package let basePath: String
     package let base: String
     /// Seconds to wait for a connection and for each read (0: no limit).
     package var timeout: Int
@@ -80,11 +80,9 @@ package struct DaemonClient {
         let connection = try open()
         defer { close(connection) }
         try write(request(method, path, headers: headers, body: body), to: connection)
-        var reader = Reader(socket: connection)
-        let (status, answerHeaders) = try reader.head(describing: "\(method) \(path)")
-        var bytes: [UInt8] = []
-        try reader.body(headers: answerHeaders, method: method) { bytes += $0; return true }
-        return Answer(status: status, headers: answerHeaders, body: bytes)
+        var reader = ResponseReader(socket: connection)
+        let head = try Self.head(&reader, method: method, describing: "\(method) \(path)")
+        return Answer(status: head.status, headers: head.headers, body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
     }
 
     /// Sends a GET whose answer streams: when the daemon answers 200, `onBody` gets each piece of
@@ -94,15 +92,28 @@ package struct DaemonClient {
         let connection = try open()
         defer { close(connection) }
         try write(request("GET", path, headers: headers, body: nil), to: connection)
-        var reader = Reader(socket: connection)
-        let (status, answerHeaders) = try reader.head(describing: "GET \(path)")
-        guard status == 200 else {
-            var bytes: [UInt8] = []
-            try reader.body(headers: answerHeaders, method: "GET") { bytes += $0; return true }
-            return Answer(status: status, headers: answerHeaders, body: bytes)
+        var reader = ResponseReader(socket: connection)
+        let head = try Self.head(&reader, method: "GET", describing: "GET \(path)")
+        guard head.status == 200 else {
+            return Answer(status: head.status, headers: head.headers, body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
         }
-        try reader.body(headers: answerHeaders, method: "GET", consume: onBody)
+        while let piece = try Self.reading({ () throws(ResponseReader.Failure) in try reader.nextPiece() }), onBody(piece) {}
         return nil
+    }
+
+    private static func head(_ reader: inout ResponseReader, method: String, describing request: String) throws(Unavailable) -> ResponseHead {
+        let head = try reading { () throws(ResponseReader.Failure) in try reader.head(method: method) }
+        guard let head else { throw Unavailable(description: "the daemon closed the connection without answering \(request)") }
+        return head
+    }
+
+    /// A read of the answer, its failure told as the daemon being unavailable.
+    private static func reading<T>(_ read: () throws(ResponseReader.Failure) -> T) throws(Unavailable) -> T {
+        do {
+            return try read()
+        } catch {
+            throw Unavailable(description: error.description)
+        }
     }
 
     private func request(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
@@ -151,112 +162,5 @@ package struct DaemonClient {
             guard count > 0 else { throw Unavailable(description: "\(base) closed the connection while the request was sent") }
             sent += count
         }
-    }
-
-    /// Reads an answer's head and body from a socket, de-chunking a chunked body.
-    struct Reader {
-        let socket: Int32
-        var buffer: [UInt8] = []
-        var ended = false
-
-        init(socket: Int32) {
-            self.socket = socket
-        }
-
-        /// Reads more bytes; false at the end of the stream.
-        mutating func fill() throws(Unavailable) -> Bool {
-            guard !ended else { return false }
-            var chunk = [UInt8](repeating: 0, count: 16_384)
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                buffer += chunk[..<count]
-                return true
-            }
-            if count == 0 {
-                ended = true
-                return false
-            }
-            if errno == EAGAIN || errno == EWOULDBLOCK { throw Unavailable(description: "no answer in time") }
-            if errno == EINTR { return true }
-            throw Unavailable(description: "reading the answer failed: \(String(cString: strerror(errno)))")
-        }
-
-        /// Bytes up to (not including) `separator`, consumed with it; nil at the end of the stream.
-        mutating func take(until separator: [UInt8]) throws(Unavailable) -> [UInt8]? {
-            var searched = 0
-            while true {
-                if buffer.count >= separator.count {
-                    for start in max(0, searched - separator.count + 1)...(buffer.count - separator.count)
-                    where buffer[start..<(start + separator.count)].elementsEqual(separator) {
-                        let found = Array(buffer[..<start])
-                        buffer.removeFirst(start + separator.count)
-                        return found
-                    }
-                    searched = buffer.count
-                }
-                guard try fill() else { return nil }
-            }
-        }
-
-        mutating func head(describing request: String) throws(Unavailable) -> (Int, [(name: String, value: String)]) {
-            guard let head = try take(until: Array("\r\n\r\n".utf8)) else {
-                throw Unavailable(description: "the daemon closed the connection without answering \(request)")
-            }
-            let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
-            let statusParts = lines.first?.split(separator: " ") ?? []
-            guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
-                throw Unavailable(description: "not an HTTP answer to \(request)")
-            }
-            var headers: [(name: String, value: String)] = []
-            for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
-                headers.append((String(line[..<colon]), String(value)))
-            }
-            return (status, headers)
-        }
-
-        /// Hands the body to `consume` piece by piece, until it ends or `consume` returns false.
-        mutating func body(
-            headers: [(name: String, value: String)], method: String, consume: ([UInt8]) -> Bool
-        ) throws(Unavailable) {
-            func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name }?.value }
-            if method == "HEAD" { return }
-            if header("transfer-encoding")?.lowercased().contains("chunked") == true {
-                while true {
-                    guard let sizeLine = try take(until: Array("\r\n".utf8)) else {
-                        throw Unavailable(description: "the answer ended in the middle of its body")
-                    }
-                    let sizeText = String(decoding: sizeLine, as: UTF8.self).prefix { $0 != ";" }.trimmingSpaces
-                    guard let size = Int(sizeText, radix: 16) else { throw Unavailable(description: "a malformed chunk in the answer") }
-                    if size == 0 { return }
-                    while buffer.count < size + 2 {
-                        guard try fill() else { throw Unavailable(description: "the answer ended in the middle of a chunk") }
-                    }
-                    let piece = Array(buffer[..<size])
-                    buffer.removeFirst(size + 2)
-                    guard consume(piece) else { return }
-                }
-            } else if let length = header("content-length").flatMap({ Int($0) }) {
-                while buffer.count < length {
-                    guard try fill() else { throw Unavailable(description: "the answer ended before its Content-Length") }
-                }
-                _ = consume(Array(buffer[..<length]))
-            } else {
-                while true {
-                    if !buffer.isEmpty {
-                        guard consume(buffer) else { return }
-                        buffer.removeAll()
-                    }
-                    guard try fill() else { return }
-                }
-            }
-        }
-    }
-}
-
-extension StringProtocol {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -1,5 +1,6 @@
 /// Splits a server-sent-event stream into messages as its bytes arrive (WHATWG HTML §9.2):
 /// `field: value` lines, a blank line ends a message, a line starting with `:` is a comment.
+/// The one parser of event streams navd's code has: the CLI's `watch` and the tests read with it.
 package struct EventStreamParser {
     package struct Message: Equatable {
         package var event: String
@@ -11,8 +12,14 @@ package struct EventStreamParser {
     private var event = ""
     private var id: String?
     private var data: [String] = []
+    /// Whether the stream's own lines come out as messages too: a comment (`: ping`) as event
+    /// `comment` with its text, a `retry:` hint as event `retry` with its value. A client that
+    /// follows the stream ignores them; a test of the stream looks at them.
+    private let includingComments: Bool
 
-    package init() {}
+    package init(includingComments: Bool = false) {
+        self.includingComments = includingComments
+    }
 
     /// The messages `bytes` completes.
     package mutating func feed(_ bytes: [UInt8]) -> [Message] {
@@ -34,7 +41,10 @@ package struct EventStreamParser {
                 data = []
                 continue
             }
-            if text.hasPrefix(":") { continue }
+            if text.hasPrefix(":") {
+                if includingComments { messages.append(Message(event: "comment", id: nil, data: Self.trimmed(text.dropFirst()))) }
+                continue
+            }
             let field = text.prefix { $0 != ":" }
             var value = text.dropFirst(field.count)
             if value.hasPrefix(":") { value = value.dropFirst() }
@@ -43,9 +53,14 @@ package struct EventStreamParser {
             case "event": event = String(value)
             case "data": data.append(String(value))
             case "id": id = String(value)
+            case "retry" where includingComments: messages.append(Message(event: "retry", id: nil, data: String(value)))
             default: break
             }
         }
         return messages
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

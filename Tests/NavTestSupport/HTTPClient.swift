@@ -1,4 +1,5 @@
 import Foundation
+import NavHTTPClient
 
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +27,8 @@ struct HTTPMessage: Sendable, CustomStringConvertible {
 
 /// A small blocking HTTP/1.1 client over a POSIX socket: Foundation's `URLSession` is not
 /// reliable on Linux, and raw sockets let the tests send bytes no well-behaved client would.
+/// Answers are read by the CLI's own reader (`ResponseReader`), so the tests read navd's answers
+/// as its command line does; only the sending is the tests' own.
 final class HTTPConnection {
     enum Failure: Error, CustomStringConvertible {
         case connect(Int32)
@@ -34,6 +37,15 @@ final class HTTPConnection {
         case closed(received: Int, errno: Int32)
         case timeout
         case malformed(String)
+
+        init(_ failure: ResponseReader.Failure) {
+            switch failure {
+            case .closed(let received, let code): self = .closed(received: received, errno: code)
+            case .timeout: self = .timeout
+            case .failed(let code): self = .closed(received: 0, errno: code)
+            case .malformed(let why): self = .malformed(why)
+            }
+        }
 
         var description: String {
             switch self {
@@ -48,7 +60,7 @@ final class HTTPConnection {
     }
 
     private var fd: Int32
-    private var buffer: [UInt8] = []
+    private var reader: ResponseReader
 
     /// Connects to 127.0.0.1:`port`; reads and writes time out after `timeout` seconds.
     init(port: Int, timeout: Int = 10) throws {
@@ -57,6 +69,7 @@ final class HTTPConnection {
         case .success(let socket): fd = socket
         case .failure(let error): throw Failure.connect(error.code)
         }
+        reader = ResponseReader(socket: fd)
     }
 
     deinit { close() }
@@ -82,110 +95,32 @@ final class HTTPConnection {
     /// Reads one answer: status line, headers, then a body by `Content-Length`, chunked, or
     /// up to the close. `method` tells whether a body follows (`HEAD` has none).
     func readResponse(method: String = "GET") throws -> HTTPMessage {
-        var headerEnd: Int?
-        while headerEnd == nil {
-            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
-            if headerEnd == nil, try !fill() { throw Failure.closed(received: buffer.count, errno: 0) }
-        }
-        guard let headerEnd else { throw Failure.malformed("no header end") }
-        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
-        buffer.removeFirst(headerEnd + 4)
-        var lines = head.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]) else {
-            throw Failure.malformed("status line '\(head.prefix(80))'")
-        }
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers[name] = headers[name].map { $0 + ", " + value } ?? value
-        }
-        var body: [UInt8] = []
-        if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
-            // no body
-        } else if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
-            while true {
-                let line = try readLine()
-                guard let size = Int(line.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
-                    throw Failure.malformed("chunk size '\(line)'")
-                }
-                if size == 0 {
-                    while try !readLine().isEmpty {}
-                    break
-                }
-                try readExactly(size, into: &body)
-                _ = try readLine()
+        do {
+            guard let head = try reader.head(method: method) else { throw Failure.closed(received: 0, errno: 0) }
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers {
+                let name = name.lowercased()
+                headers[name] = headers[name].map { $0 + ", " + value } ?? value
             }
-        } else if let length = headers["content-length"].flatMap({ Int($0) }) {
-            try readExactly(length, into: &body)
-        } else {
-            while try fill() {}
-            body = buffer
-            buffer = []
+            return HTTPMessage(status: head.status, headers: headers, body: try reader.body())
+        } catch let failure as ResponseReader.Failure {
+            throw Failure(failure)
         }
-        return HTTPMessage(status: status, headers: headers, body: body)
     }
 
     /// True when the peer has closed the connection (a read returns end of file or a reset).
     func peerClosed() -> Bool {
-        guard buffer.isEmpty else { return false }
-        return (try? fill()) != true
+        reader.peerClosed()
     }
 
     /// Everything the peer sends until it closes the connection, past what was read already.
     /// - Throws: ``Failure/timeout`` when the connection stays open.
     func readToEnd() throws -> [UInt8] {
-        while try fill() {}
-        defer { buffer = [] }
-        return buffer
-    }
-
-    private func readExactly(_ count: Int, into body: inout [UInt8]) throws {
-        while buffer.count < count {
-            guard try fill() else { throw Failure.closed(received: buffer.count, errno: 0) }
+        do {
+            return try reader.readToEnd()
+        } catch {
+            throw Failure(error)
         }
-        body += buffer[..<count]
-        buffer.removeFirst(count)
-    }
-
-    private func readLine() throws -> String {
-        while true {
-            if let end = Self.find([13, 10], in: buffer) {
-                let line = String(decoding: buffer[..<end], as: UTF8.self)
-                buffer.removeFirst(end + 2)
-                return line
-            }
-            guard try fill() else { throw Failure.closed(received: buffer.count, errno: 0) }
-        }
-    }
-
-    /// Reads more bytes. - Returns: false at end of file.
-    private func fill() throws -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if received > 0 {
-                buffer += chunk[..<received]
-                return true
-            }
-            if received == 0 { return false }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: throw Failure.timeout
-            case ECONNRESET: throw Failure.closed(received: buffer.count, errno: ECONNRESET)
-            default: throw Failure.closed(received: buffer.count, errno: errno)
-            }
-        }
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<(start + needle.count)]) == needle { return start }
-        }
-        return nil
     }
 }
 

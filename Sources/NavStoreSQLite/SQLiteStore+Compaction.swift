@@ -86,7 +86,7 @@ extension SQLiteStore {
     }
 
     /// Writes the sealed generation in transactions of at most ``foldChunk`` sessions, each
-    /// holding `database` for its own time only: a create or a delete waits for one chunk, not
+    /// holding the writer lock for its own time only: a create or a delete waits for one chunk, not
     /// for the whole generation. The last chunk records the generation's last seq as compacted, so
     /// after a crash between chunks start-up folds the whole generation again (``write(_:through:_:retainedEvents:repeating:)``
     /// with `repeating`: what a chunk wrote is written once). Under the fold lock (`fold`), not the

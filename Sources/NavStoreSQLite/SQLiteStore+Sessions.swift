@@ -48,7 +48,7 @@ extension SQLiteStore {
     /// (a generation leaves the log only after its commit), so the row read after holds it or a
     /// newer one; a change in the log then is the newest, unless a newer one came since, which the
     /// versions compare. And the result is cached only if nothing moved meanwhile: no newer change
-    /// published (the cache, the log), no generation folded and no delete (``tableChanges``) —
+    /// published (the cache, the log), no generation folded and no delete (``Published/tableChanges``) —
     /// otherwise it is read again.
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
         // Another form never names a session, nor makes a cache entry (SessionID).

@@ -6,6 +6,10 @@ import NavSnapshot
 import NavWire
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Sessions in an SQLite file (`--store sqlite:PATH`), the embedded default.
 ///
 /// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
@@ -35,9 +39,9 @@ import Synchronization
 ///
 /// Three connections: ``WriterState/connection`` writes (compaction, creation, deletion, graphs,
 /// and counts), ``ReaderState/connection`` reads rows (a session the cache does not hold, events,
-/// graphs), and ``FoldState/checkpointer`` copies the WAL into the file after each fold. WAL lets the
-/// reader read what is committed while a write transaction is open, so such a read never waits for a compaction,
-/// however many sessions' changes it folds (``load(_:)`` says how the row and the log are
+/// graphs), and ``FoldState/checkpointer`` copies the WAL into the file after each fold. WAL
+/// lets the reader read what is committed while a write transaction is open, so such a read never
+/// waits for a compaction, however many sessions' changes it folds (``load(_:)`` says how the row and the log are
 /// combined without one); a fold takes the writing connection for one chunk of sessions at a
 /// time, and checkpoints without it, so a create or a delete waits for one chunk at most. All
 /// three open the file through SQLite's `unix-excl` VFS: the
@@ -67,9 +71,10 @@ import Synchronization
 /// Each holds its state, reached only inside it (``folding(_:)``, ``withWriter(closing:_:)``,
 /// ``appending(_:)``, ``withReader(_:)``, ``withPublished(_:)``); what needs an outer lock takes
 /// its state as a witness (publishing a change needs the ``AppendState``, a fold's progress the
-/// ``FoldState``). A read takes `reader` and `published` only; an update takes `appender`, and
-/// `published` only to compare and to publish, so a read never waits for a `pwrite` or an
-/// `fdatasync`, and sees a change only once it is durable.
+/// ``FoldState``); debug builds also stop at a lock taken against the order (``LockOrder``).
+/// A read takes `reader` and `published` only; an update takes `appender`, and `published` only
+/// to compare and to publish, so a read never waits for a `pwrite` or an `fdatasync`, and sees a
+/// change only once it is durable.
 package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     package let name: String
     private let fold: Mutex<FoldState>
@@ -248,13 +253,21 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
 
     /// Runs `body` holding the fold lock, the outermost: one fold of a generation at a time.
     func folding<T>(_ body: (borrowing FoldState) throws(StoreError) -> T) throws(StoreError) -> T {
-        try fold.withLock { state throws(StoreError) -> T in try body(state) }
+        #if DEBUG
+        let outer = LockOrder.enter(.fold)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try fold.withLock { state throws(StoreError) -> T in try body(state) }
     }
 
     /// Runs `body` with the writing connection, on an open store (or on one ``close()`` is
     /// `closing`).
     func withWriter<T>(closing: Bool = false, _ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try writer.withLock { state throws(StoreError) -> T in
+        #if DEBUG
+        let outer = LockOrder.enter(.writer)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try writer.withLock { state throws(StoreError) -> T in
             guard closing || !withPublished({ $0.closed }) else { throw Self.closedError }
             return try body(state.connection)
         }
@@ -263,13 +276,21 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// Runs `body` holding the append lock, with the change log and its counters: what an update
     /// compares, appends and publishes under (never taken holding `reader` or `published`).
     func appending<T>(_ body: (inout AppendState) throws(StoreError) -> T) throws(StoreError) -> T {
-        try appender.withLock { state throws(StoreError) -> T in try body(&state) }
+        #if DEBUG
+        let outer = LockOrder.enter(.append)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try appender.withLock { state throws(StoreError) -> T in try body(&state) }
     }
 
     /// Runs `body` with the reading connection, on an open store. Reset every statement before
     /// returning: one left mid-run holds a read transaction, and the WAL cannot restart past it.
     func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try reader.withLock { state throws(StoreError) -> T in
+        #if DEBUG
+        let outer = LockOrder.enter(.reader)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try reader.withLock { state throws(StoreError) -> T in
             guard !withPublished({ $0.closed }) else { throw Self.closedError }
             return try body(state.connection)
         }
@@ -278,7 +299,11 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// Runs `body` holding the innermost lock, with what reads see. Short, and takes no lock:
     /// every update holds it to compare and to publish.
     func withPublished<T>(_ body: (inout Published) -> T) -> T {
-        published.withLock { state -> T in body(&state) }
+        #if DEBUG
+        let outer = LockOrder.enter(.published)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return published.withLock { state -> T in body(&state) }
     }
 
     static var closedError: StoreError { StoreError(message: "the SQLite store is closed") }
@@ -358,6 +383,11 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
             }
             try withWriter(closing: true) { connection throws(StoreError) in
                 // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
+                // Not through ``withReader(_:)``, which refuses a closed store.
+                #if DEBUG
+                let outer = LockOrder.enter(.reader)
+                defer { LockOrder.leave(to: outer) }
+                #endif
                 reader.withLock { $0.connection.close() }
                 fold.checkpointer.close()
                 try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -510,3 +540,35 @@ extension SQLiteStore {
         }
     }
 }
+
+#if DEBUG
+/// The lock order checked at run time, in debug builds (tests): each thread's innermost held lock
+/// of a store, so a lock taken against the order stops the process where it is taken, instead
+/// of deadlocking once in a while under load. Release builds have none of it.
+enum LockOrder: Int {
+    case none = 0, fold, writer, append, reader, published
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Notes `lock` held by this thread, which must hold only earlier ones. - Returns: what it held.
+    static func enter(_ lock: LockOrder) -> LockOrder {
+        let outer = held
+        precondition(outer.rawValue < lock.rawValue, "SQLiteStore: the \(lock) lock taken holding the \(outer) lock, against the lock order")
+        held = lock
+        return outer
+    }
+
+    static func leave(to outer: LockOrder) {
+        held = outer
+    }
+
+    private static var held: LockOrder {
+        get { LockOrder(rawValue: Int(bitPattern: pthread_getspecific(key))) ?? .none }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue.rawValue)) }
+    }
+}
+#endif

@@ -42,14 +42,14 @@ extension SQLiteStore {
 
     /// The cached session, or the stored one with its newest logged change laid over it (then cached).
     ///
-    /// The row comes from the reading connection, so no lock a write holds is waited for: a compaction may
-    /// commit while the row is read, and a delete. What makes the combination exact: the log is
-    /// looked at *before* the row is read. A change not in the log then is in the committed tables
-    /// (a generation leaves the log only after its commit), so the row read after holds it or a
-    /// newer one; a change in the log then is the newest, unless a newer one came since, which the
-    /// versions compare. And the result is cached only if nothing moved meanwhile: no newer change
-    /// published (the cache, the log), no generation folded and no delete (``Published/tableChanges``) —
-    /// otherwise it is read again.
+    /// The row comes from the reading connection, so no lock a write holds is waited for: a
+    /// compaction may commit while the row is read, and a delete. What makes the combination exact:
+    /// the log is looked at *before* the row is read. A change not in the log then is in the
+    /// committed tables (a generation leaves the log only after its commit), so the row read after
+    /// holds it or a newer one; a change in the log then is the newest, unless a newer one came
+    /// since, which the versions compare. And the result is cached only if nothing moved
+    /// meanwhile: no newer change published (the cache, the log), no generation folded and no
+    /// delete (``Published/tableChanges``) — otherwise it is read again.
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
         // Another form never names a session, nor makes a cache entry (SessionID).
         guard SessionID.isValid(id) else { return nil }

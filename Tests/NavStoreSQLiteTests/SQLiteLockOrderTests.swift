@@ -1,3 +1,4 @@
+import Foundation
 @testable import NavCLI
 @testable import NavSessions
 @testable import NavStoreSQLite
@@ -34,6 +35,8 @@ import Testing
             performing: {
                 let folder = try TemporaryFolder()
                 let store = try SQLiteLockOrderTests.store(in: folder)
+                // This process stops below, before the folder's deinit: its files go now (still open).
+                try FileManager.default.removeItem(atPath: folder.path)
                 // The append lock inside the published one: an update holding the append lock and
                 // waiting for the published one would wait for this forever.
                 _ = store.withPublished { _ in try? store.appending { _ throws(StoreError) in } }

@@ -6,7 +6,7 @@ import NavSessions
 /// sessions per transaction.
 extension SQLiteStore {
     /// One session's logged changes as compaction will write them.
-    package struct Fold {
+    package struct Fold: Sendable {
         package var version: Int64
         package var snapshot: [UInt8]
         var touchedAt: Int64
@@ -19,7 +19,7 @@ extension SQLiteStore {
     }
 
     /// A generation of the log closed for compaction.
-    package struct Generation {
+    package struct Generation: Sendable {
         var folds: [String: Fold]
         /// The seq of its last change, recorded with it in the database.
         var lastSeq: Int64
@@ -50,16 +50,13 @@ extension SQLiteStore {
     }
 
     /// Closes the current generation for the compactor, if it holds changes and none is being
-    /// compacted. Caller holds `appendLock` (not `lock`): no change is appended meanwhile, and only
-    /// a caller holding it seals, so the generation seen free stays free. - Returns: whether it did.
-    func sealGeneration() -> Bool {
-        guard pendingChanges > 0, (try? locked { compacting == nil }) == true, let file = try? log.rotate() else { return false }
-        try? locked {
-            compacting = Generation(folds: pending, lastSeq: nextSeq - 1, file: file)
-            pending = [:]
-        }
-        pendingChanges = 0
-        pendingAnswerBytes = 0
+    /// compacted. Under the append lock: no change is appended meanwhile, and only its holder
+    /// seals, so the generation seen free stays free. - Returns: whether it did.
+    func sealGeneration(_ append: inout AppendState) -> Bool {
+        guard append.pendingChanges > 0, withPublished({ $0.compacting == nil }), let file = try? append.log.rotate() else { return false }
+        withPublished { $0.seal(file: file, append) }
+        append.pendingChanges = 0
+        append.pendingAnswerBytes = 0
         return true
     }
 
@@ -68,41 +65,41 @@ extension SQLiteStore {
     /// not take it, that attempt comes a second later.
     func compactSealedGeneration() {
         do {
-            try folding { () throws(StoreError) in try writeSealedGeneration() }
+            try folding { fold throws(StoreError) in try writeSealedGeneration(fold) }
         } catch where error.kind == .unavailable {
             scheduleCompactionRetry()
         } catch {}
     }
 
     private func scheduleCompactionRetry() {
-        let schedule = (try? locked { () -> Bool in
-            guard !closed, !compactionRetryScheduled else { return false }
-            compactionRetryScheduled = true
+        let schedule = withPublished { published -> Bool in
+            guard !published.closed, !published.compactionRetryScheduled else { return false }
+            published.compactionRetryScheduled = true
             return true
-        }) ?? false
+        }
         guard schedule else { return }
         compactor.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in
             guard let self else { return }
-            try? self.locked { self.compactionRetryScheduled = false }
+            self.withPublished { $0.compactionRetryScheduled = false }
             self.compactSealedGeneration()
         }
     }
 
     /// Writes the sealed generation in transactions of at most ``foldChunk`` sessions, each
-    /// holding `database` for its own time only: a create or a delete waits for one chunk, not
+    /// holding the writer lock for its own time only: a create or a delete waits for one chunk, not
     /// for the whole generation. The last chunk records the generation's last seq as compacted, so
     /// after a crash between chunks start-up folds the whole generation again (``write(_:through:_:retainedEvents:repeating:)``
-    /// with `repeating`: what a chunk wrote is written once). Caller holds `folding`, not
-    /// `database`; `closing` lets ``close()`` write while the store refuses everything else.
-    func writeSealedGeneration(closing: Bool = false) throws(StoreError) {
-        guard let generation = try locked({ compacting }) else { return }
+    /// with `repeating`: what a chunk wrote is written once). Under the fold lock (`fold`), not the
+    /// writer's; `closing` lets ``close()`` write while the store refuses everything else.
+    func writeSealedGeneration(_ fold: borrowing FoldState, closing: Bool = false) throws(StoreError) {
+        guard let generation = withPublished({ $0.compacting }) else { return }
         let started = ContinuousClock.now
         let folds = Array(generation.folds)
         var start = 0
         repeat {
             let end = min(start + foldChunk, folds.count)
-            try inDatabase(closing: closing) { () throws(StoreError) in
-                try writing { () throws(StoreError) in
+            try withWriter(closing: closing) { connection throws(StoreError) in
+                try noting(.database) { () throws(StoreError) in
                     try Self.write(
                         folds[start..<end], through: end == folds.count ? generation.lastSeq : nil, connection,
                         retainedEvents: retainedEvents, repeating: generation.partlyWritten)
@@ -110,7 +107,7 @@ extension SQLiteStore {
             }
             start = end
             // A retry after a failure from here on may repeat a chunk written above.
-            if start < folds.count, !generation.partlyWritten { try locked { compacting?.partlyWritten = true } }
+            if start < folds.count, !generation.partlyWritten { withPublished { $0.partlyWritten(fold) } }
         } while start < folds.count
         let took = ContinuousClock.now - started
         compactions.wrappingAdd(1, ordering: .relaxed)
@@ -118,43 +115,39 @@ extension SQLiteStore {
             Int(took.components.seconds) * 1_000_000_000 + Int(took.components.attoseconds / 1_000_000_000), ordering: .relaxed
         )
         compactedSeq.store(generation.lastSeq, ordering: .relaxed)
-        try appendLocked { () throws(StoreError) in
-            try locked {
-                compacting = nil
-                tableChanges += 1
-            }
-            log.remove(through: generation.file)
+        try appending { append throws(StoreError) in
+            withPublished { $0.folded(append) }
+            append.log.remove(through: generation.file)
         }
         // Reads are short, so this usually copies the whole WAL, which the next write then restarts
         // (one a read holds back is copied by the next checkpoint). With a connection of its own,
-        // under `foldLock` only: copying a generation's pages takes longer than writing them
+        // under the fold lock only: copying a generation's pages takes longer than writing them
         // (0.3–0.4 s for 4,000 sessions), and creates and deletes go on meanwhile (a passive
         // checkpoint never blocks the writer).
-        try checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        try fold.checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     /// The backlog, the compactions and the cache, for `/metrics`; the session count as ``count()``.
     package func statistics() -> StoreStatistics {
         var statistics = StoreStatistics(sessions: try? count())
-        if let next = try? appendLocked({ nextSeq }) {
+        if let next = try? appending({ append throws(StoreError) in append.nextSeq }) {
             statistics.changeLogBacklog = Int(max(0, next - 1 - compactedSeq.load(ordering: .relaxed)))
         }
         statistics.compactions = compactions.load(ordering: .relaxed)
         statistics.compactionNanoseconds = compactionNanoseconds.load(ordering: .relaxed)
-        if let (bytes, sessions, limit) = try? locked({ (cache.bytes, cache.count, cache.limit) }) {
-            statistics.cacheBytes = bytes
-            statistics.cacheSessions = sessions
-            statistics.cacheLimitBytes = limit
-        }
+        let (bytes, sessions, limit) = withPublished { ($0.cache.bytes, $0.cache.count, $0.cache.limit) }
+        statistics.cacheBytes = bytes
+        statistics.cacheSessions = sessions
+        statistics.cacheLimitBytes = limit
         statistics.cacheHits = cacheHits.load(ordering: .relaxed)
         statistics.cacheMisses = cacheMisses.load(ordering: .relaxed)
         return statistics
     }
 
-    /// Writes every logged change to the database. Caller holds `folding`, not `database`.
-    func compactEverything(closing: Bool = false) throws(StoreError) {
-        try writeSealedGeneration(closing: closing)
-        if try appendLocked({ sealGeneration() }) { try writeSealedGeneration(closing: closing) }
+    /// Writes every logged change to the database. Under the fold lock, not the writer's.
+    func compactEverything(_ fold: borrowing FoldState, closing: Bool = false) throws(StoreError) {
+        try writeSealedGeneration(fold, closing: closing)
+        if try appending({ append throws(StoreError) in sealGeneration(&append) }) { try writeSealedGeneration(fold, closing: closing) }
     }
 
     /// Writes folded changes into `sessions`, `event_log` and `idempotency` in one transaction, and records

@@ -5,19 +5,19 @@ import NavSessions
 /// Graph documents, one row per uploaded version (`graphs`), written straight to the database
 /// and read with the reading connection.
 extension SQLiteStore {
-    /// Allocates the version here too (one process holds the file, under `database`): the next
+    /// Allocates the version here too (one process holds the file, under the writer lock): the next
     /// number after the latest stored one, unless that one already is this document.
     package func storeGraph(_ document: JSONValue, name: String) throws(StoreError) -> (version: Int, stored: Bool) {
         let text = document.jsonString
-        return try withDatabase { () throws(StoreError) -> (version: Int, stored: Bool) in
+        return try withWriter { connection throws(StoreError) -> (version: Int, stored: Bool) in
             let latest = try connection.statement("SELECT version, document = ? FROM graphs WHERE name = ? ORDER BY version DESC LIMIT 1")
                 .bind(1, text).bind(2, name)
             let found = try latest.step()
             let (version, same) = found ? (Int(latest.int(0)), latest.int(1) == 1) : (0, false)
             latest.reset()
             if same { return (version, false) }
-            // Through `writing`, like every other write: a full disk here shows in `/readyz` too.
-            try writing { () throws(StoreError) in
+            // Through `noting`, like every other write: a full disk here shows in `/readyz` too.
+            try noting(.database) { () throws(StoreError) in
                 try Self.recordDefaultGraph(connection)
                 try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
                     .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
@@ -27,10 +27,10 @@ extension SQLiteStore {
         }
     }
 
-    /// Deletes the version's row, through `writing` like every other write.
+    /// Deletes the version's row, through `noting` like every other write.
     package func removeGraph(_ name: String, version: Int) throws(StoreError) -> Bool {
-        try withDatabase { () throws(StoreError) -> Bool in
-            try writing { () throws(StoreError) -> Bool in
+        try withWriter { connection throws(StoreError) -> Bool in
+            try noting(.database) { () throws(StoreError) -> Bool in
                 try Self.recordDefaultGraph(connection)
                 try connection.statement("DELETE FROM graphs WHERE name = ? AND version = ?")
                     .bind(1, name).bind(2, Int64(version)).run()

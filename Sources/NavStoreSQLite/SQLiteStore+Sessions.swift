@@ -15,8 +15,8 @@ extension SQLiteStore {
     package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let snapshot = session.snapshotBytes
-        return try withDatabase { () throws(StoreError) -> Bool in
-            let inserted = try writing { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
+        return try withWriter { connection throws(StoreError) -> Bool in
+            let inserted = try noting(.database) { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
                 // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
                 if var answer {
                     answer.createdAt = session.createdAt
@@ -35,29 +35,29 @@ extension SQLiteStore {
                 }
                 return true
             } }
-            if inserted { try locked { cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) } }
+            if inserted { withPublished { $0.cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) } }
             return inserted
         }
     }
 
     /// The cached session, or the stored one with its newest logged change laid over it (then cached).
     ///
-    /// The row comes from ``reader``, so no lock a write holds is waited for: a compaction may
-    /// commit while the row is read, and a delete. What makes the combination exact: the log is
-    /// looked at *before* the row is read. A change not in the log then is in the committed tables
-    /// (a generation leaves the log only after its commit), so the row read after holds it or a
-    /// newer one; a change in the log then is the newest, unless a newer one came since, which the
-    /// versions compare. And the result is cached only if nothing moved meanwhile: no newer change
-    /// published (the cache, the log), no generation folded and no delete (``tableChanges``) —
-    /// otherwise it is read again.
+    /// The row comes from the reading connection, so no lock a write holds is waited for: a
+    /// compaction may commit while the row is read, and a delete. What makes the combination exact:
+    /// the log is looked at *before* the row is read. A change not in the log then is in the
+    /// committed tables (a generation leaves the log only after its commit), so the row read after
+    /// holds it or a newer one; a change in the log then is the newest, unless a newer one came
+    /// since, which the versions compare. And the result is cached only if nothing moved
+    /// meanwhile: no newer change published (the cache, the log), no generation folded and no
+    /// delete (``Published/tableChanges``) — otherwise it is read again.
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
         // Another form never names a session, nor makes a cache entry (SessionID).
         guard SessionID.isValid(id) else { return nil }
         for attempt in 0..<8 {
             // A hit looks nothing else up: it is every cached read's and every change's path.
-            let (cached, logged, changes) = try locked { () -> (StoredSession?, Fold?, UInt64) in
-                if let cached = cache.get(id) { return (cached, nil, 0) }
-                return (nil, newestLogged(id), tableChanges)
+            let (cached, logged, changes) = withPublished { published -> (StoredSession?, Fold?, UInt64) in
+                if let cached = published.cache.get(id) { return (cached, nil, 0) }
+                return (nil, published.newestLogged(id), published.tableChanges)
             }
             if let cached {
                 if attempt == 0 { cacheHits.wrappingAdd(1, ordering: .relaxed) }
@@ -68,20 +68,15 @@ extension SQLiteStore {
             else { return nil }
             // Decoded outside every lock.
             let (stored, snapshotBytes) = try session(id: id, row, logged: logged)
-            let current = try locked { () -> StoredSession? in
-                if let cached = cache.get(id) { return cached }
-                guard tableChanges == changes, newestLogged(id)?.version == logged?.version else { return nil }
-                cache.put(stored, cost: SessionCache.cost(snapshotBytes: snapshotBytes))
+            let current = withPublished { published -> StoredSession? in
+                if let cached = published.cache.get(id) { return cached }
+                guard published.tableChanges == changes, published.newestLogged(id)?.version == logged?.version else { return nil }
+                published.cache.put(stored, cost: SessionCache.cost(snapshotBytes: snapshotBytes))
                 return stored
             }
             if let current { return current }
         }
         throw StoreError(message: "session \(id) changed too often to be read", kind: .unavailable)
-    }
-
-    /// A session's newest change in the log, if it has one there. Caller holds `lock`.
-    private func newestLogged(_ id: String) -> Fold? {
-        pending[id] ?? compacting?.folds[id]
     }
 
     /// A row of `sessions`, copied out of its statement.
@@ -141,12 +136,12 @@ extension SQLiteStore {
 
     /// Whether the session is in the decoded-session cache now.
     func isCached(_ id: String) -> Bool {
-        (try? locked { cache.version(of: id) != nil }) ?? false
+        withPublished { $0.cache.version(of: id) != nil }
     }
 
     /// The decoded-session cache's size: sessions, and bytes by its estimate.
     var cacheUsage: (sessions: Int, bytes: Int, limit: Int) {
-        (try? locked { (cache.count, cache.bytes, cache.limit) }) ?? (0, 0, 0)
+        withPublished { ($0.cache.count, $0.cache.bytes, $0.cache.limit) }
     }
 
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
@@ -170,16 +165,18 @@ extension SQLiteStore {
         var startCompaction = false
         var behind = false
         for _ in 0..<8 {
-            let written = try appendLocked { () throws(StoreError) -> Bool? in
-                guard !closed else { throw StoreError(message: "the SQLite store is closed") }
+            let written = try appending { append throws(StoreError) -> Bool? in
                 // The version to compare with: the cached session's, else its newest logged change's;
                 // else the row's, which is read (and cached) below, outside the lock. Only a holder
-                // of `appendLock` changes it, so it still holds when this change is published.
-                let current = try locked { cache.version(of: session.id) ?? newestLogged(session.id).map({ Int($0.version) }) }
+                // of the append lock changes it, so it still holds when this change is published.
+                let (closed, current) = withPublished { published -> (Bool, Int?) in
+                    (published.closed, published.cache.version(of: session.id) ?? published.newestLogged(session.id).map({ Int($0.version) }))
+                }
+                guard !closed else { throw Self.closedError }
                 guard let current else { return nil }
                 guard current == expectedVersion else { return false }
                 let record = ChangeLog.Record(
-                    seq: nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
+                    seq: append.nextSeq, sessionID: session.id, version: Int64(session.state.version), touchedAt: session.touchedAt,
                     firstEvent: Int64(events.first?.seq ?? 0), lastEvent: Int64(events.last?.seq ?? 0),
                     snapshot: snapshot, events: encodedEvents,
                     answer: answer.map { answer in
@@ -188,27 +185,21 @@ extension SQLiteStore {
                         return kept
                     }
                 )
-                // Without `lock`: reads go on while this waits for the disk. A failed append changes
-                // nothing here: no seq, no fold, no cache entry.
-                do throws(StoreError) {
-                    try log.append(record)
-                } catch {
-                    throw failed(error, .log)
+                // Without `published`: reads go on while this waits for the disk. A failed append
+                // changes nothing here: no seq, no fold, no cache entry.
+                try noting(.log) { () throws(StoreError) in try append.log.append(record) }
+                append.nextSeq += 1
+                append.pendingChanges += 1
+                if let answer = record.answer {
+                    append.pendingAnswerBytes += KeptAnswer.cost(key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body)
                 }
-                wrote(.log)
-                nextSeq += 1
-                pendingChanges += 1
-                if let answer = record.answer { pendingAnswerBytes += KeptAnswer.cost(key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body) }
                 // Durable now: reads may see it.
-                try locked {
-                    Self.fold(record, into: &pending, retainedEvents: retainedEvents)
-                    cache.put(session, cost: cost)
-                }
-                if pendingChanges >= compactionThreshold || pendingAnswerBytes >= answerBytesPerGeneration {
-                    startCompaction = sealGeneration()
+                withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) }
+                if append.pendingChanges >= compactionThreshold || append.pendingAnswerBytes >= answerBytesPerGeneration {
+                    startCompaction = sealGeneration(&append)
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
                     // Divided, not multiplied: `&compact=N` may be any positive Int.
-                    behind = pendingChanges / 8 >= compactionThreshold || pendingAnswerBytes / 2 >= answerBytesPerGeneration
+                    behind = append.pendingChanges / 8 >= compactionThreshold || append.pendingAnswerBytes / 2 >= answerBytesPerGeneration
                 }
                 return true
             }
@@ -232,8 +223,8 @@ extension SQLiteStore {
     /// can only be held by an answer that has outlived the TTL (the route replays any other), which
     /// it replaces, as a fold does.
     package func keep(_ answer: KeptAnswer) throws(StoreError) {
-        try withDatabase { () throws(StoreError) in
-            try writing { () throws(StoreError) in _ = try Self.insertAnswer(answer, connection, replacing: true) }
+        try withWriter { connection throws(StoreError) in
+            try noting(.database) { () throws(StoreError) in _ = try Self.insertAnswer(answer, connection, replacing: true) }
         }
     }
 
@@ -244,7 +235,7 @@ extension SQLiteStore {
         if let space = key.firstIndex(of: " ") {
             let id = String(key[..<space])
             // The newer generation first: a key kept again replaces its older answer.
-            let logged = try locked { pending[id]?.answers[key] ?? compacting?.folds[id]?.answers[key] }
+            let logged = withPublished { $0.pending[id]?.answers[key] ?? $0.compacting?.folds[id]?.answers[key] }
             if let logged { return logged }
         }
         return try withReader { reader throws(StoreError) -> KeptAnswer? in
@@ -259,32 +250,19 @@ extension SQLiteStore {
     }
 
     /// From the log's folds and from `idempotency`. A fold the compactor may be writing now is
-    /// waited for (`folding`), so that it cannot put back an answer deleted from the table; one
+    /// waited for (``folding(_:)``), so that it cannot put back an answer deleted from the table; one
     /// only logged is dropped from its fold, and never reaches the table. Its bytes stay in the log
     /// file until the generation is folded (at most ``answerBytesPerGeneration`` a generation).
     package func forget(answers keys: [String]) throws(StoreError) {
         guard !keys.isEmpty else { return }
         func drop(_ keys: [String], compacting alsoCompacting: Bool) throws(StoreError) -> Bool {
-            try appendLocked { () throws(StoreError) -> Bool in
-                try locked { () -> Bool in
-                    var folding = false
-                    for key in keys {
-                        guard let space = key.firstIndex(of: " ") else { continue }
-                        let id = String(key[..<space])
-                        pending[id]?.answers[key] = nil
-                        if alsoCompacting {
-                            compacting?.folds[id]?.answers[key] = nil
-                        } else if compacting?.folds[id]?.answers[key] != nil {
-                            folding = true
-                        }
-                    }
-                    return folding
-                }
+            try appending { append throws(StoreError) -> Bool in
+                withPublished { $0.forget(answers: keys, alsoCompacting: alsoCompacting, append) }
             }
         }
         func delete() throws(StoreError) {
-            try withDatabase { () throws(StoreError) in
-                try writing { () throws(StoreError) in
+            try withWriter { connection throws(StoreError) in
+                try noting(.database) { () throws(StoreError) in
                     try connection.transaction { () throws(StoreError) in
                         for key in keys { try connection.statement("DELETE FROM idempotency WHERE key = ?").bind(1, key).run() }
                     }
@@ -292,7 +270,7 @@ extension SQLiteStore {
             }
         }
         if try drop(keys, compacting: false) {
-            try folding { () throws(StoreError) in
+            try folding { _ throws(StoreError) in
                 _ = try drop(keys, compacting: true)
                 try delete()
             }
@@ -303,7 +281,7 @@ extension SQLiteStore {
 
     /// The table's answers, once every logged change is folded in (as at start-up, after recovery).
     package func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize] {
-        try folding { () throws(StoreError) in try compactEverything() }
+        try folding { fold throws(StoreError) in try compactEverything(fold) }
         return try withReader { reader throws(StoreError) -> [KeptAnswerSize] in
             let statement = try reader.statement(
                 "SELECT key, session_id, length(fingerprint), headers, length(body), created_at FROM idempotency ORDER BY created_at")
@@ -323,8 +301,8 @@ extension SQLiteStore {
 
     package func delete(_ id: String) throws(StoreError) -> Bool {
         guard SessionID.isValid(id) else { return false }
-        return try withDatabase { () throws(StoreError) -> Bool in
-            let existed = try writing { () throws(StoreError) -> Bool in
+        return try withWriter { connection throws(StoreError) -> Bool in
+            let existed = try noting(.database) { () throws(StoreError) -> Bool in
                 try connection.transaction { () throws(StoreError) -> Bool in
                     try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
                     try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
@@ -334,22 +312,16 @@ extension SQLiteStore {
             }
             // Only once the row is gone (a failed delete keeps every logged change). Its logged
             // changes stay in the log files; compaction (or recovery) finds no row for them. Under
-            // `appendLock`: an update in flight publishes first, and is removed here, not after.
-            try appendLocked { () throws(StoreError) in
-                try locked {
-                    cache.remove(id)
-                    pending[id] = nil
-                    compacting?.folds[id] = nil
-                    tableChanges += 1
-                }
-            }
+            // the append lock: an update in flight publishes first, and is removed here, not after.
+            try appending { append throws(StoreError) in withPublished { $0.remove(CollectionOfOne(id), append) } }
             return existed
         }
     }
 
-    /// The retained events after `after`: the compacted batches from ``reader``, then the logged ones.
+    /// The retained events after `after`: the compacted batches from the reading connection, then
+    /// the logged ones.
     ///
-    /// Without `database`, a compaction may commit between the two looks, so the log is looked at
+    /// Without the writer lock, a compaction may commit between the two looks, so the log is looked at
     /// first: a batch not in the log then is committed, and the table read after holds it. A
     /// batch found in both (committed in between) is taken once, by its seqs.
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
@@ -358,7 +330,7 @@ extension SQLiteStore {
         let newest = try load(id)?.state.eventCounter ?? 0
         let after = max(after, newest - retainedEvents)
         // Newer than every compacted batch: the log's, oldest generation first.
-        let logged = try locked { (compacting?.folds[id]?.batches ?? []) + (pending[id]?.batches ?? []) }
+        let logged = withPublished { ($0.compacting?.folds[id]?.batches ?? []) + ($0.pending[id]?.batches ?? []) }
         // The bodies are copied out and parsed after: the reader is held for the copy only. A
         // batch holds the events `first_seq...last_seq`, so its count says when there are enough.
         let stored = try withReader { reader throws(StoreError) -> [[UInt8]] in
@@ -396,8 +368,8 @@ extension SQLiteStore {
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
         // `touched_at` in `sessions` is current once the log is folded in (a chunk at a time:
         // creates and deletes go on between chunks).
-        try folding { () throws(StoreError) in try compactEverything() }
-        return try withDatabase { () throws(StoreError) -> [String] in
+        try folding { fold throws(StoreError) in try compactEverything(fold) }
+        return try withWriter { connection throws(StoreError) -> [String] in
             let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
             try expired.bind(1, cutoff)
             var candidates: [String] = []
@@ -407,17 +379,17 @@ extension SQLiteStore {
             // A chunk at a time, like a fold: updates wait for one chunk's check and deletion, not
             // for a sweep of many expired sessions.
             for start in stride(from: 0, to: candidates.count, by: foldChunk) {
-                try appendLocked { () throws(StoreError) in
+                try appending { append throws(StoreError) in
                     // Updates wait here: none can touch a session between this check and its deletion.
-                    // Reads take `lock` only, and go on. Touched since the compaction above: its
+                    // Reads take `published` only, and go on. Touched since the compaction above: its
                     // change is only in the log (or the cache).
-                    let ids = try locked {
+                    let ids = withPublished { published in
                         candidates[start..<min(start + foldChunk, candidates.count)].filter { id in
-                            (cache.touchedAt(id) ?? newestLogged(id)?.touchedAt).map { $0 < cutoff } ?? true
+                            (published.cache.touchedAt(id) ?? published.newestLogged(id)?.touchedAt).map { $0 < cutoff } ?? true
                         }
                     }
                     guard !ids.isEmpty else { return }
-                    try writing { () throws(StoreError) in
+                    try noting(.database) { () throws(StoreError) in
                         try connection.transaction { () throws(StoreError) in
                             for id in ids {
                                 try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
@@ -426,20 +398,13 @@ extension SQLiteStore {
                             }
                         }
                     }
-                    try locked {
-                        for id in ids {
-                            cache.remove(id)
-                            pending[id] = nil
-                            compacting?.folds[id] = nil
-                        }
-                        tableChanges += 1
-                    }
+                    withPublished { $0.remove(ids, append) }
                     deleted += ids
                 }
             }
             // A change's answer is kept for the session TTL (a create's while its session lives):
             // every change is folded in by now, so the table holds every answer this deletes.
-            try writing { () throws(StoreError) in
+            try noting(.database) { () throws(StoreError) in
                 try connection.statement("DELETE FROM idempotency WHERE created_at < ? AND substr(key, 1, 7) <> 'create '").bind(1, cutoff).run()
             }
             return deleted
@@ -448,7 +413,7 @@ extension SQLiteStore {
 
     package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
         // Sessions are inserted and deleted in the table itself: the change log holds no ids it lacks.
-        try withDatabase { () throws(StoreError) -> [String] in
+        try withWriter { connection throws(StoreError) -> [String] in
             let statement = try connection.statement("SELECT id FROM sessions WHERE graph = ? AND id > ? ORDER BY id LIMIT ?")
             try statement.bind(1, name)
             try statement.bind(2, after)
@@ -461,8 +426,8 @@ extension SQLiteStore {
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {
-        try folding { () throws(StoreError) in try compactEverything() }
-        return try withDatabase { () throws(StoreError) -> [StoredSession] in
+        try folding { fold throws(StoreError) in try compactEverything(fold) }
+        return try withWriter { connection throws(StoreError) -> [StoredSession] in
             let statement = try connection.statement("SELECT id, \(StoredRow.columns) FROM sessions ORDER BY created_at LIMIT ?")
             try statement.bind(1, Int64(limit))
             defer { statement.reset() }
@@ -471,7 +436,7 @@ extension SQLiteStore {
                 let id = statement.text(0)
                 // The cache and the log are newer than the row for a session changed since the
                 // compaction above.
-                let (cached, logged) = try locked { (cache.peek(id), newestLogged(id)) }
+                let (cached, logged) = withPublished { ($0.cache.peek(id), $0.newestLogged(id)) }
                 if let cached {
                     sessions.append(cached)
                 } else if let listed = try? session(id: id, StoredRow(statement, offset: 1), logged: logged) {
@@ -487,7 +452,7 @@ extension SQLiteStore {
     /// every write of the other connection, so there each create's count read the index again
     /// (14% fewer creates a second, one client on 10,000 sessions). A create writes next anyway.
     package func count() throws(StoreError) -> Int {
-        try withDatabase { () throws(StoreError) -> Int in
+        try withWriter { connection throws(StoreError) -> Int in
             let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
             defer { statement.reset() }
             _ = try statement.step()

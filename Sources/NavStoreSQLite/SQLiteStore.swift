@@ -6,6 +6,10 @@ import NavSnapshot
 import NavWire
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Sessions in an SQLite file (`--store sqlite:PATH`), the embedded default.
 ///
 /// WAL journal; `synchronous=NORMAL` by default, so a committed change survives the
@@ -33,11 +37,11 @@ import Synchronization
 /// a session read after it left the cache comes from its row, with its newest logged change (the
 /// folds hold each session's newest snapshot) laid over it.
 ///
-/// Three connections: ``connection`` writes (compaction, creation, deletion, graphs, and counts),
-/// ``reader`` reads rows (a session the cache does not hold, events, graphs), and
-/// ``checkpointer`` copies the WAL into the file after each fold. WAL lets the reader read what
-/// is committed while a write transaction is open, so such a read never waits for a compaction,
-/// however many sessions' changes it folds (``load(_:)`` says how the row and the log are
+/// Three connections: ``WriterState/connection`` writes (compaction, creation, deletion, graphs,
+/// and counts), ``ReaderState/connection`` reads rows (a session the cache does not hold, events,
+/// graphs), and ``FoldState/checkpointer`` copies the WAL into the file after each fold. WAL
+/// lets the reader read what is committed while a write transaction is open, so such a read never
+/// waits for a compaction, however many sessions' changes it folds (``load(_:)`` says how the row and the log are
 /// combined without one); a fold takes the writing connection for one chunk of sessions at a
 /// time, and checkpoints without it, so a create or a delete waits for one chunk at most. All
 /// three open the file through SQLite's `unix-excl` VFS: the
@@ -61,57 +65,32 @@ import Synchronization
 /// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
 /// start-up after a crash and `navd store check` in `+Recovery`.
 ///
-/// Locks, always taken in this order: `foldLock` lets one writer at a time fold a generation (the
-/// compactor, or a sweep, a listing or ``close()`` that fold everything first), taking
-/// `database` for one chunk of it at a time; `database` guards the writing connection; `appendLock` the
-/// change log, the seqs, and a session's version from the compare-and-set to the cache;
-/// `readerLock` the reading connection; `lock` what reads see, the cache, the folded generations
-/// and ``tableChanges`` (a change to those, or to `closed`, holds both `appendLock` and `lock`).
-/// A read of a session or its events takes `readerLock` and `lock`, never `database` or
-/// `appendLock`. An update takes `appendLock`, and `lock` only to compare and to publish: a read
-/// of a cached session never waits for a `pwrite` or an `fdatasync`. The change
-/// is published (cached, folded) only once its append has returned, so a read sees no change
-/// before it is durable; one update at a time compares, appends and publishes, so a session's
-/// versions are logged, folded and cached in order.
-/// `@unchecked Sendable`: all mutable state is used only inside those locks. (The state the
-/// extensions in the other files use is internal rather than private for that reason only.)
-package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
+/// Locks, outermost first; a lock is never taken while a later one is held:
+/// `fold` (``FoldState``, one fold of a generation at a time) → `writer` (``WriterState``) →
+/// `appender` (``AppendState``) → `reader` (``ReaderState``) → `published` (``Published``).
+/// Each holds its state, reached only inside it (``folding(_:)``, ``withWriter(closing:_:)``,
+/// ``appending(_:)``, ``withReader(_:)``, ``withPublished(_:)``); what needs an outer lock takes
+/// its state as a witness (publishing a change needs the ``AppendState``, a fold's progress the
+/// ``FoldState``); debug builds also stop at a lock taken against the order (``LockOrder``).
+/// A read takes `reader` and `published` only; an update takes `appender`, and `published` only
+/// to compare and to publish, so a read never waits for a `pwrite` or an `fdatasync`, and sees a
+/// change only once it is durable.
+package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     package let name: String
-    private let database = Mutex(())
-    private let foldLock = Mutex(())
-    private let appendLock = Mutex(())
-    private let lock = Mutex(())
-    private let readerLock = Mutex(())
-    /// The writing connection (under `database`).
-    package let connection: SQLiteConnection
-    /// The reading connection (under `readerLock`): only reads, never waits for a write transaction.
-    let reader: SQLiteConnection
-    /// The connection that copies the WAL into the database after each fold (under `foldLock`).
-    let checkpointer: SQLiteConnection
+    private let fold: Mutex<FoldState>
+    private let writer: Mutex<WriterState>
+    private let appender: Mutex<AppendState>
+    private let reader: Mutex<ReaderState>
+    private let published: Mutex<Published>
     private let ownership: DatabaseLock
     let retainedEvents: Int
     package let decode: SnapshotDecoder
-    package let log: ChangeLog
+    /// The change log's prefix (``ChangeLog/prefix``): the log itself is ``AppendState/log``.
+    package let logPrefix: String
     let compactor = DispatchQueue(label: "navd.sqlite.compactor")
-    package var cache: SessionCache
     /// Which part could not take its last write (``Part`` bits): set by a write the disk could not
     /// take, cleared by the next write to that part that succeeds (or a probe of both).
     private let failing = Atomic<UInt8>(0)
-    var compactionRetryScheduled = false
-    /// The current generation's changes, folded by session, and how many there are.
-    package var pending: [String: Fold] = [:]
-    var pendingChanges = 0
-    /// What the current generation's kept answers take (``KeptAnswer/cost(key:fingerprint:headers:body:)``): they are held in
-    /// memory (``Fold/answers``) until folded.
-    var pendingAnswerBytes = 0
-    /// The previous generation, until the compactor has written it to the database.
-    var compacting: Generation?
-    var nextSeq: Int64
-    package var closed = false
-    /// Counts the writes to the tables a reader's row may be older than while the log no longer
-    /// shows why: a generation folded in (its changes leave the log), a session deleted. A read
-    /// caches what it read only if this did not move meanwhile (``load(_:)``).
-    var tableChanges: UInt64 = 0
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
     /// Start a new generation once its kept answers take this many bytes, even before
@@ -142,7 +121,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     let cacheHits = Atomic<Int>(0)
     let cacheMisses = Atomic<Int>(0)
     /// What start-up with `acceptingLoss` left out and set aside, one line each.
-    package private(set) var recoveryReport: [String] = []
+    package let recoveryReport: [String]
 
     /// - Parameters:
     ///   - path: the database file, by any of its names; its folder is created if missing. The
@@ -171,7 +150,6 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         self.answerBytesPerGeneration = max(1, answerBytesPerGeneration)
         self.foldChunk = max(1, foldChunk)
         self.decode = decode
-        self.cache = SessionCache(limit: cacheBytes)
         try FileSystem.createParentDirectory(of: path)
         let ownership = try DatabaseLock(path: path)
         self.ownership = ownership
@@ -196,6 +174,7 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         // SQLite's own side file (the `-wal`) follows the name it opens the file by, and a hard
         // link has another: every connection opens the name the database recorded.
         let databasePath = Self.databasePath(for: path, identity: ownership.identity)
+        let connection: SQLiteConnection
         do throws(StoreError) {
             connection = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
         } catch {
@@ -240,6 +219,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         } catch where error.kind != .failure {
             throw unusable(error)
         }
+        let reader: SQLiteConnection
+        let checkpointer: SQLiteConnection
         do throws(StoreError) {
             reader = try SQLiteConnection(path: databasePath, vfs: Self.vfs)
             // It never writes: a statement that would is an error, not a second writer.
@@ -259,48 +240,73 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
             throw unusable(error)
         }
         recoveryReport = (place.note.map { [$0] } ?? []) + recovery.report
-        nextSeq = recovery.lastSeq + 1
         compactedSeq.store(recovery.lastSeq, ordering: .relaxed)
-        log = try ChangeLog(prefix: place.prefix, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
+        let log = try ChangeLog(prefix: place.prefix, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
         log.remove(through: recovery.lastGeneration)
+        logPrefix = log.prefix
+        fold = Mutex(FoldState(checkpointer: checkpointer))
+        writer = Mutex(WriterState(connection: connection))
+        appender = Mutex(AppendState(log: log, nextSeq: recovery.lastSeq + 1))
+        self.reader = Mutex(ReaderState(connection: reader))
+        published = Mutex(Published(cache: SessionCache(limit: cacheBytes)))
     }
 
-    func locked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try lock.withLock { _ throws(StoreError) -> T in try body() }
+    /// Runs `body` holding the fold lock, the outermost: one fold of a generation at a time.
+    func folding<T>(_ body: (borrowing FoldState) throws(StoreError) -> T) throws(StoreError) -> T {
+        #if DEBUG
+        let outer = LockOrder.enter(.fold)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try fold.withLock { state throws(StoreError) -> T in try body(state) }
     }
 
-    /// Runs `body` holding `appendLock` (never while holding `lock`).
-    func appendLocked<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try appendLock.withLock { _ throws(StoreError) -> T in try body() }
-    }
-
-    /// Runs `body` holding `database`, on an open store.
-    func withDatabase<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try database.withLock { _ throws(StoreError) -> T in
-            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
-            return try body()
+    /// Runs `body` with the writing connection, on an open store (or on one ``close()`` is
+    /// `closing`).
+    func withWriter<T>(closing: Bool = false, _ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
+        #if DEBUG
+        let outer = LockOrder.enter(.writer)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try writer.withLock { state throws(StoreError) -> T in
+            guard closing || !withPublished({ $0.closed }) else { throw Self.closedError }
+            return try body(state.connection)
         }
     }
 
-    /// Runs `body` holding `foldLock` (never while holding `database`).
-    func folding<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try foldLock.withLock { _ throws(StoreError) -> T in try body() }
-    }
-
-    /// Runs `body` holding `database`: on an open store, or on one ``close()`` is closing.
-    func inDatabase<T>(closing: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        guard closing else { return try withDatabase(body) }
-        return try database.withLock { _ throws(StoreError) -> T in try body() }
+    /// Runs `body` holding the append lock, with the change log and its counters: what an update
+    /// compares, appends and publishes under (never taken holding `reader` or `published`).
+    func appending<T>(_ body: (inout AppendState) throws(StoreError) -> T) throws(StoreError) -> T {
+        #if DEBUG
+        let outer = LockOrder.enter(.append)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try appender.withLock { state throws(StoreError) -> T in try body(&state) }
     }
 
     /// Runs `body` with the reading connection, on an open store. Reset every statement before
     /// returning: one left mid-run holds a read transaction, and the WAL cannot restart past it.
     func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try readerLock.withLock { _ throws(StoreError) -> T in
-            guard !(try locked { closed }) else { throw StoreError(message: "the SQLite store is closed") }
-            return try body(reader)
+        #if DEBUG
+        let outer = LockOrder.enter(.reader)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return try reader.withLock { state throws(StoreError) -> T in
+            guard !withPublished({ $0.closed }) else { throw Self.closedError }
+            return try body(state.connection)
         }
     }
+
+    /// Runs `body` holding the innermost lock, with what reads see. Short, and takes no lock:
+    /// every update holds it to compare and to publish.
+    func withPublished<T>(_ body: (inout Published) -> T) -> T {
+        #if DEBUG
+        let outer = LockOrder.enter(.published)
+        defer { LockOrder.leave(to: outer) }
+        #endif
+        return published.withLock { state -> T in body(&state) }
+    }
+
+    static var closedError: StoreError { StoreError(message: "the SQLite store is closed") }
 
     /// Where a write goes: appends to the change log, or the database (compaction, creation,
     /// deletion). Either may fail while the other works (a compaction needs more room than an append).
@@ -320,14 +326,14 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         return error
     }
 
-    /// Runs a write to the database, noting whether the disk took it.
-    package func writing<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    /// Runs a write to `part`, noting whether the disk took it.
+    package func noting<T>(_ part: Part, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         do {
             let result = try body()
-            wrote(.database)
+            wrote(part)
             return result
         } catch {
-            throw failed(error, .database)
+            throw failed(error, part)
         }
     }
 
@@ -338,8 +344,8 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         guard failing.load(ordering: .relaxed) != 0 else { return true }
         let now = DispatchTime.now().uptimeNanoseconds
         do {
-            try withDatabase { () throws(StoreError) in
-                try appendLocked { () throws(StoreError) in try log.probe(4096) }
+            try withWriter { connection throws(StoreError) in
+                try appending { append throws(StoreError) in try append.log.probe(4096) }
                 // A value that changes, so the commit writes a page.
                 try connection.transaction { () throws(StoreError) in
                     try connection.statement(
@@ -363,27 +369,27 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
     package func close() {
         waitForCompaction()
         // No other fold runs meanwhile (a sweep's or a listing's).
-        foldLock.withLock { _ in
+        try? folding { fold throws(StoreError) in
             // Closed first: no change is appended after the last compaction below, and nothing
             // else takes the writing connection between its chunks.
-            let wasOpen = database.withLock { _ in
-                (try? appendLocked { () throws(StoreError) -> Bool in
-                    try locked { () -> Bool in
-                        defer { closed = true }
-                        return !closed
-                    }
-                }) ?? false
+            let wasOpen = try withWriter(closing: true) { _ throws(StoreError) -> Bool in
+                try appending { append throws(StoreError) -> Bool in withPublished { $0.close(append) } }
             }
             guard wasOpen else { return }
             // Everything logged goes into the database; if that fails the log files stay, and the
             // next start folds them in.
-            if (try? compactEverything(closing: true)) != nil {
-                try? appendLocked { log.discard() }
+            if (try? compactEverything(fold, closing: true)) != nil {
+                try? appending { append throws(StoreError) in append.log.discard() }
             }
-            database.withLock { _ in
+            try withWriter(closing: true) { connection throws(StoreError) in
                 // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
-                readerLock.withLock { _ in reader.close() }
-                checkpointer.close()
+                // Not through ``withReader(_:)``, which refuses a closed store.
+                #if DEBUG
+                let outer = LockOrder.enter(.reader)
+                defer { LockOrder.leave(to: outer) }
+                #endif
+                reader.withLock { $0.connection.close() }
+                fold.checkpointer.close()
                 try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 connection.close()
             }
@@ -391,3 +397,178 @@ package final class SQLiteStore: SessionStore, GraphStore, @unchecked Sendable {
         ownership.release()
     }
 }
+
+/// The state each of the store's locks holds, in the order they are taken (see ``SQLiteStore``).
+///
+/// The connections and the change log are classes that are not `Sendable`; the states holding
+/// them are `@unchecked Sendable` for that alone: each lives in its `Mutex` from `init` on, and
+/// is reached only inside `withLock` (a connection is handed to a closure, never stored
+/// elsewhere), so one thread at a time uses it. Their initialisers are private to this file, so
+/// a state (and the witness it is for a later lock) exists only inside its lock; ``Published``'s
+/// setters are too, so what its witnessed methods change changes nowhere else.
+extension SQLiteStore {
+    /// The fold lock's: the connection that copies the WAL into the database after each fold. One
+    /// fold at a time (the compactor's, or a sweep's, a listing's or ``close()``'s, which fold
+    /// everything first), taking the writer lock for one chunk of sessions at a time.
+    struct FoldState: ~Copyable, @unchecked Sendable {
+        let checkpointer: SQLiteConnection
+
+        fileprivate init(checkpointer: SQLiteConnection) {
+            self.checkpointer = checkpointer
+        }
+    }
+
+    /// The writer lock's: the writing connection (compaction, creation, deletion, graphs, counts).
+    struct WriterState: ~Copyable, @unchecked Sendable {
+        let connection: SQLiteConnection
+
+        fileprivate init(connection: SQLiteConnection) {
+            self.connection = connection
+        }
+    }
+
+    /// The append lock's: the change log, the next seq, and the current generation's size. Held
+    /// from an update's compare-and-set to its publication, so one update at a time compares,
+    /// appends and publishes, and a session's versions are logged, folded and cached in order.
+    struct AppendState: ~Copyable, @unchecked Sendable {
+        let log: ChangeLog
+        var nextSeq: Int64
+        /// The current generation's changes, and what their kept answers take
+        /// (``KeptAnswer/cost(key:fingerprint:headers:body:)``; held in memory, ``Fold/answers``, until folded).
+        var pendingChanges = 0
+        var pendingAnswerBytes = 0
+
+        fileprivate init(log: ChangeLog, nextSeq: Int64) {
+            self.log = log
+            self.nextSeq = nextSeq
+        }
+    }
+
+    /// The reader lock's: the reading connection, which only reads and never waits for a write
+    /// transaction.
+    struct ReaderState: ~Copyable, @unchecked Sendable {
+        let connection: SQLiteConnection
+
+        fileprivate init(connection: SQLiteConnection) {
+            self.connection = connection
+        }
+    }
+
+    /// The innermost lock's: what reads see. The logged changes, the generation being folded,
+    /// ``tableChanges`` and ``closed`` change only with the ``AppendState`` as a witness (both
+    /// locks held); a read may cache what it read (``load(_:)`` says when), and the compactor
+    /// notes a retry it scheduled.
+    struct Published: ~Copyable, Sendable {
+        /// The decoded sessions.
+        var cache: SessionCache
+        /// The current generation's changes, folded by session.
+        private(set) var pending: [String: Fold] = [:]
+        /// The previous generation, until the compactor has written it to the database.
+        private(set) var compacting: Generation?
+        /// Counts the writes to the tables a reader's row may be older than while the log no
+        /// longer shows why: a generation folded in (its changes leave the log), a session
+        /// deleted. A read caches what it read only if this did not move meanwhile (``load(_:)``).
+        private(set) var tableChanges: UInt64 = 0
+        private(set) var closed = false
+        var compactionRetryScheduled = false
+
+        fileprivate init(cache: SessionCache) {
+            self.cache = cache
+        }
+
+        /// A session's newest change in the log, if it has one there.
+        func newestLogged(_ id: String) -> Fold? {
+            pending[id] ?? compacting?.folds[id]
+        }
+
+        /// A change whose append has returned: reads see it from now on.
+        mutating func publish(
+            _ record: ChangeLog.Record, _ session: StoredSession, cost: Int, retainedEvents: Int, _ witness: borrowing AppendState
+        ) {
+            SQLiteStore.fold(record, into: &pending, retainedEvents: retainedEvents)
+            cache.put(session, cost: cost)
+        }
+
+        /// The current generation's changes become the one being folded, written to `file`.
+        mutating func seal(file: Int, _ witness: borrowing AppendState) {
+            compacting = Generation(folds: pending, lastSeq: witness.nextSeq - 1, file: file)
+            pending = [:]
+        }
+
+        /// The generation being folded is in the tables, and leaves the log.
+        mutating func folded(_ witness: borrowing AppendState) {
+            compacting = nil
+            tableChanges += 1
+        }
+
+        /// A chunk of the generation being folded is in the tables: a retry may repeat it.
+        mutating func partlyWritten(_ witness: borrowing FoldState) {
+            compacting?.partlyWritten = true
+        }
+
+        /// Sessions whose rows were deleted: their cached and logged states go too.
+        mutating func remove(_ ids: some Sequence<String>, _ witness: borrowing AppendState) {
+            for id in ids {
+                cache.remove(id)
+                pending[id] = nil
+                compacting?.folds[id] = nil
+            }
+            tableChanges += 1
+        }
+
+        /// Drops the kept answers under `keys` from the current generation, and from the one being
+        /// folded if `alsoCompacting`. - Returns: whether the one being folded holds any of them.
+        mutating func forget(answers keys: [String], alsoCompacting: Bool, _ witness: borrowing AppendState) -> Bool {
+            var folding = false
+            for key in keys {
+                guard let space = key.firstIndex(of: " ") else { continue }
+                let id = String(key[..<space])
+                pending[id]?.answers[key] = nil
+                if alsoCompacting {
+                    compacting?.folds[id]?.answers[key] = nil
+                } else if compacting?.folds[id]?.answers[key] != nil {
+                    folding = true
+                }
+            }
+            return folding
+        }
+
+        /// Closes the store. - Returns: whether it was open.
+        mutating func close(_ witness: borrowing AppendState) -> Bool {
+            defer { closed = true }
+            return !closed
+        }
+    }
+}
+
+#if DEBUG
+/// The lock order checked at run time, in debug builds (tests): each thread's innermost held lock
+/// of a store, so a lock taken against the order stops the process where it is taken, instead
+/// of deadlocking once in a while under load. Release builds have none of it.
+enum LockOrder: Int {
+    case none = 0, fold, writer, append, reader, published
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Notes `lock` held by this thread, which must hold only earlier ones. - Returns: what it held.
+    static func enter(_ lock: LockOrder) -> LockOrder {
+        let outer = held
+        precondition(outer.rawValue < lock.rawValue, "SQLiteStore: the \(lock) lock taken holding the \(outer) lock, against the lock order")
+        held = lock
+        return outer
+    }
+
+    static func leave(to outer: LockOrder) {
+        held = outer
+    }
+
+    private static var held: LockOrder {
+        get { LockOrder(rawValue: Int(bitPattern: pthread_getspecific(key))) ?? .none }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue.rawValue)) }
+    }
+}
+#endif

@@ -49,7 +49,7 @@ import Glibc
         let path = "\(folder.path)/x.db"
         #expect(symlink("x.db", "\(folder.path)/link.db") == 0)
         let fixture = try Fixture(path: "\(folder.path)/link.db", threshold: 1000)
-        #expect(fixture.store.log.prefix == (try Self.realPath(path)))
+        #expect(fixture.store.logPrefix == (try Self.realPath(path)))
         fixture.store.close()
         #expect(try Self.meta("log_prefix", at: path) == (try Self.realPath(path)))
     }
@@ -197,7 +197,7 @@ import Glibc
         try FileManager.default.copyItem(atPath: path, toPath: "\(folder.path)/y.db")
         let original = try Fixture(path: path, threshold: 1000)
         let copy = try Fixture(path: "\(folder.path)/y.db", threshold: 1000)
-        #expect(copy.store.log.prefix == (try Self.realPath("\(folder.path)/y.db")))
+        #expect(copy.store.logPrefix == (try Self.realPath("\(folder.path)/y.db")))
         #expect(try copy.navigate(created, SQLiteStoreTests.pathA).session.state.version == 2)
         #expect(try original.store.load(created)?.state.version == 1)
         copy.store.close()

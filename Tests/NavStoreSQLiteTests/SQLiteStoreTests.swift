@@ -750,9 +750,9 @@ extension SQLiteStoreTests {
         #expect(!fixture.store.isCached(read.session.id))
 
         var reading: ReadElsewhere?
-        try fixture.store.withDatabase { () throws(StoreError) in
-            try fixture.store.connection.transaction { () throws(StoreError) in
-                try fixture.store.connection.statement("UPDATE sessions SET touched_at = touched_at + 1 WHERE id = ?").bind(1, other).run()
+        try fixture.store.withWriter { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.statement("UPDATE sessions SET touched_at = touched_at + 1 WHERE id = ?").bind(1, other).run()
                 reading = ReadElsewhere(fixture, read.session.id)
             }
         }
@@ -1011,7 +1011,7 @@ extension SQLiteStoreTests {
 
         var committed = false
         var reading: ReadElsewhere?
-        try fixture.store.appendLocked { () throws(StoreError) in
+        try fixture.store.appending { _ throws(StoreError) in
             gate.signal()
             // The fold commits, then waits for the append lock to take the generation out of the log.
             for _ in 0..<500 where !committed {

@@ -63,7 +63,7 @@ import Glibc
         for (index, name) in names.enumerated() {
             let fixture = try Fixture(path: name, threshold: 1_000_000)
             #expect(try fixture.store.load(id)?.state.version == version, "\(name): a change acknowledged through an earlier name is missing")
-            #expect(fixture.store.log.prefix == real, "\(name)")
+            #expect(fixture.store.logPrefix == real, "\(name)")
             version = try fixture.navigate(id, index % 2 == 0 ? SQLiteStoreTests.pathA : SQLiteStoreTests.pathB).session.state.version
             // While it is open, a sample of the other names is refused as in use, never as damage.
             for other in stride(from: index % 13, to: names.count, by: 13) {

@@ -146,8 +146,8 @@ import Testing
             #expect(try Self.change(&session, in: fixture.store, keeping: key, body: Array(repeating: 0x78, count: 4096)))
             keys.append(key)
             fixture.store.waitForCompaction()
-            let held = try fixture.store.locked {
-                ((fixture.store.compacting?.folds.values.flatMap(\.answers.values) ?? []) + fixture.store.pending.values.flatMap(\.answers.values)).reduce(0) { $0 + $1.body.count }
+            let held = fixture.store.withPublished {
+                (($0.compacting?.folds.values.flatMap(\.answers.values) ?? []) + $0.pending.values.flatMap(\.answers.values)).reduce(0) { $0 + $1.body.count }
             }
             #expect(held <= 20_000 + 4096, "after \(index + 1) changes")
         }

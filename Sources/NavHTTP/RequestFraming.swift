@@ -1,3 +1,5 @@
+import NavJSON
+
 // Strict request framing (RFC 9112 §6): what a request's head says about where its body ends
 // and which host it is for must be unambiguous, or a proxy in front of navd and navd itself may
 // read the same bytes as different requests (request smuggling).
@@ -50,20 +52,12 @@ package enum FramingFault: Equatable, Sendable {
         // closes. So only that passes; a coding navd does not know is named in the answer.
         if codings.utf8.count == 7, codings.lowercased() == "chunked" { return nil }
         for coding in codings.split(separator: ",", omittingEmptySubsequences: false) {
-            let name = trimmingBlanks(coding)
+            let name = coding.trimmingCharacters(in: " \t")
             if !(name.utf8.count == 7 && name.lowercased() == "chunked") && !name.isEmpty {
                 return .unsupportedCoding(String(name.prefix(64)))
             }
         }
         return .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once")
-    }
-
-    /// `text` without the spaces and tabs (optional whitespace) at either end.
-    private static func trimmingBlanks(_ text: Substring) -> Substring {
-        let isBlank = { (character: Character) in character == " " || character == "\t" }
-        var trimmed = text.drop(while: isBlank)
-        while let last = trimmed.last, isBlank(last) { trimmed = trimmed.dropLast() }
-        return trimmed
     }
 
     /// Whether `byte` may appear in a header field name (`tchar`, RFC 9110 §5.6.2).

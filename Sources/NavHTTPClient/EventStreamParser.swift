@@ -1,3 +1,5 @@
+import NavJSON
+
 /// Splits a server-sent-event stream into messages as its bytes arrive (WHATWG HTML §9.2):
 /// `field: value` lines, a blank line ends a message, a line starting with `:` is a comment.
 /// The one parser of event streams navd's code has: the CLI's `watch` and the tests read with it.
@@ -42,7 +44,7 @@ package struct EventStreamParser {
                 continue
             }
             if text.hasPrefix(":") {
-                if includingComments { messages.append(Message(event: "comment", id: nil, data: Self.trimmed(text.dropFirst()))) }
+                if includingComments { messages.append(Message(event: "comment", id: nil, data: text.dropFirst().trimmingCharacters(in: " "))) }
                 continue
             }
             let field = text.prefix { $0 != ":" }
@@ -58,9 +60,5 @@ package struct EventStreamParser {
             }
         }
         return messages
-    }
-
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

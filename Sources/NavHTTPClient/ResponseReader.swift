@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import NavJSON
 
 /// The head of an HTTP/1.1 answer: its status and header fields, as sent.
 package struct ResponseHead: Sendable {
@@ -117,7 +118,7 @@ package struct ResponseReader {
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), Self.trimmed(line[line.index(after: colon)...])))
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " \t")))
         }
         let answer = ResponseHead(status: status, headers: headers)
         if method == "HEAD" || status == 204 || status == 304 || (100..<200).contains(status) {
@@ -151,7 +152,7 @@ package struct ResponseReader {
             return piece
         case .chunked:
             guard let sizeLine = try take(until: Array("\r\n".utf8)) else { throw .closed(received: buffer.count, errno: 0) }
-            let sizeText = Self.trimmed(String(decoding: sizeLine, as: UTF8.self).prefix { $0 != ";" })
+            let sizeText = String(decoding: sizeLine, as: UTF8.self).prefix { $0 != ";" }.trimmingCharacters(in: " \t")
             guard let size = Int(sizeText, radix: 16), size >= 0 else { throw .malformed("chunk size '\(sizeText.prefix(40))'") }
             if size == 0 {
                 // The trailer section, up to its blank line.
@@ -194,10 +195,5 @@ package struct ResponseReader {
     package mutating func peerClosed() -> Bool {
         guard buffer.isEmpty else { return false }
         return (try? fill()) != true
-    }
-
-    private static func trimmed(_ text: some StringProtocol) -> String {
-        let isBlank = { (character: Character) in character == " " || character == "\t" }
-        return String(text.drop(while: isBlank).reversed().drop(while: isBlank).reversed())
     }
 }

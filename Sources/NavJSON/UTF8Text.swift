@@ -29,3 +29,15 @@ extension String {
         return native.withUTF8(body)
     }
 }
+
+extension StringProtocol {
+    /// The text without the characters of `set` at either end: `" \t"` for the blanks HTTP
+    /// allows around a field value or a list item.
+    package func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = self[...]
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

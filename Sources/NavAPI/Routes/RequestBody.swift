@@ -47,16 +47,6 @@ extension RequestContext {
     }
 }
 
-extension String {
-    package func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = self[...]
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
-    }
-}
-
 /// Reads typed fields out of a request object, with clear errors: whatever openapi.yaml's
 /// request schemas forbid is 400 `invalid_request` with `param` naming the member at fault.
 ///

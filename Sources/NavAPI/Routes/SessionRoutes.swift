@@ -200,10 +200,13 @@ struct SessionRoutes: Sendable {
         let id = context.parameter("id")
         // The answer kept for a keyed change is written once and is the answer too: one buffer,
         // however many places hold it (a store's write, the client's response).
+        let render = { (mutation: SessionService.Mutation) in
+            HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
+        }
         var kept: (version: Int, response: HTTPResponse)?
         let respond = { (mutation: SessionService.Mutation) in
             if let kept, kept.version == mutation.session.state.version { return kept.response }
-            return HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
+            return render(mutation)
         }
         // A malformed key is refused before anything else, whichever the store.
         let key = try Self.idempotencyKey(context.request)
@@ -213,13 +216,15 @@ struct SessionRoutes: Sendable {
         if let key {
             let fingerprint = Self.fingerprint(context.request)
             keep = { mutation in
-                var response = HTTPResponse.sessionView(sessions.answer(to: mutation), version: mutation.session.state.version)
-                response.body = KeptAnswer.exact(response.body)
-                // A lost race writes the change again, and keeps the answer of the one written.
-                kept = (mutation.session.state.version, response)
-                return KeptAnswer(
+                var response = render(mutation)
+                let answer = KeptAnswer(
                     key: Self.storeKey(scope: id, key), session: id, fingerprint: fingerprint, status: response.status,
                     headers: response.headers, body: response.body)
+                // The answer in the kept answer's buffer (of its own size). A lost race writes the
+                // change again, and keeps the answer of the one written.
+                response.body = answer.body
+                kept = (mutation.session.state.version, response)
+                return answer
             }
         }
         return try sessions.apply(

@@ -18,10 +18,11 @@ extension SQLiteStore {
             if same { return (version, false) }
             // Through `noting`, like every other write: a full disk here shows in `/readyz` too.
             try noting(.database) { () throws(StoreError) in
-                try Self.recordDefaultGraph(connection)
                 try connection.statement("INSERT INTO graphs (name, version, document) VALUES (?,?,?)")
                     .bind(1, name).bind(2, Int64(version + 1)).bind(3, text).run()
-                try connection.statement("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('default_graph', ?)").bind(1, name).run()
+                // The first graph stored is then the oldest row (a store's first, or an older
+                // navd's, whose rows were never removed).
+                try Self.recordDefaultGraph(connection)
             }
             return (version + 1, true)
         }
@@ -81,8 +82,9 @@ extension SQLiteStore {
         }
     }
 
-    /// Records which graph was stored first, from the oldest row, if not recorded yet: before a
-    /// row is removed, the oldest row may no longer be the first graph's once it is.
+    /// Records which graph was stored first, from the oldest row, if not recorded yet: after a
+    /// row is stored, and before one is removed (the oldest row may no longer be the first
+    /// graph's once it is).
     private static func recordDefaultGraph(_ connection: SQLiteConnection) throws(StoreError) {
         try connection.statement(
             "INSERT OR IGNORE INTO store_meta (key, value) SELECT 'default_graph', name FROM graphs ORDER BY rowid LIMIT 1"

@@ -25,8 +25,6 @@ final class EventStreamClient {
     }
 
     let status: Int
-    /// The answer's status line and header fields, as sent.
-    let head: String
     private let fields: ResponseHead
     private let socket: Int32
     private var reader: ResponseReader
@@ -63,7 +61,6 @@ final class EventStreamClient {
         }
         fields = answer
         status = answer.status
-        head = (["HTTP/1.1 \(answer.status)"] + answer.headers.map { "\($0.name): \($0.value)" }).joined(separator: "\r\n")
     }
 
     deinit {

@@ -16,7 +16,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: all build release run check test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
+.PHONY: format format-check all build release run check test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
 
 all: build
 
@@ -78,7 +78,7 @@ check: deps
 
 ## Unit, integration, contract and browser tests, NavClient's, the container checks, the /metrics
 ## check, then a short run of each fuzz target.
-test: test-deps openapi-check
+test: test-deps openapi-check format-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) client-test
@@ -89,6 +89,15 @@ test: test-deps openapi-check
 	scripts/check-docker-libs.sh
 	scripts/check-dockerfile.sh
 	$(MAKE) fuzz-smoke
+
+## Every Swift file but NavClient's generated sources, in the project's style (.swift-format: the
+## toolchain's `swift format`). `make format` rewrites them; `format-check` (part of `make test`) fails
+## on any file the formatter would change.
+SWIFT_SOURCES = $(shell git ls-files '*.swift' | grep -v '/Generated/')
+format:
+	$(SWIFT) format format --in-place --parallel $(SWIFT_SOURCES)
+format-check:
+	$(SWIFT) format lint --strict --parallel $(SWIFT_SOURCES)
 
 ## Each libFuzzer target (Fuzz/, FUZZING.md) for FUZZ_SECONDS seconds, one after another on one core.
 FUZZ_SECONDS ?= 60

@@ -16,14 +16,14 @@ let package = Package(
             name: "NavDaemon",
             targets: [
                 "NavCLI", "NavAPI", "NavHTTPClient", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire",
-                "NavSnapshot", "NavJSON",
+                "NavSnapshot", "NavJSON"
             ]
-        ),
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1")
     ],
     targets: [
         // Layers, lowest first; each target may import only those above it in this list
@@ -86,7 +86,7 @@ let package = Package(
             name: "NavSessions",
             dependencies: [
                 "NavJSON", "NavYAML", "NavCore", "NavWire", "NavSnapshot", "CLibCrypto",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The SQLite store (sessions, graphs, schema, change log, compaction, recovery): the only
@@ -116,7 +116,7 @@ let package = Package(
             name: "NavAPI",
             dependencies: [
                 "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavHTTP",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
             // symbolic link), compiled into the binary as bytes; and the reference web client
@@ -124,7 +124,7 @@ let package = Package(
             // member), so the one list of its files is the table in WebClientRoutes.
             resources: [
                 .embedInCode("Resources/openapi.yaml"),
-                .embedInCode("Resources/ui"),
+                .embedInCode("Resources/ui")
             ]
         ),
         // The command line's blocking HTTP/1.1 client over a socket and its text/event-stream
@@ -141,7 +141,7 @@ let package = Package(
                 "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
                 "NavStorePostgres", "NavHTTP", "NavAPI", "NavHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The `navd` binary: its `main` alone, a call into NavCLI.
@@ -168,7 +168,7 @@ let package = Package(
                 // The snapshot a store keeps is written and read by NavSnapshot: the property tests
                 // check that every state the engine reaches survives it.
                 "NavWire", "NavSnapshot",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based")
             ],
             exclude: ["Fixtures"]
         ),
@@ -193,7 +193,7 @@ let package = Package(
             name: "NavTestSupport",
             dependencies: [
                 "NavJSON", "NavCore", "NavYAML", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavHTTP",
-                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", .product(name: "Logging", package: "swift-log"),
+                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", .product(name: "Logging", package: "swift-log")
             ],
             path: "Tests/NavTestSupport"
         ),
@@ -207,7 +207,7 @@ let package = Package(
             name: "NavSnapshotTests",
             dependencies: [
                 "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavStorePostgres",
-                "NavCLI", "NavTestSupport",
+                "NavCLI", "NavTestSupport"
             ]
         ),
         // The HTTP layer: server, framing, hang-ups, streamed answers, router, deadlines.
@@ -215,7 +215,7 @@ let package = Package(
             name: "NavHTTPTests",
             dependencies: [
                 "NavJSON", "NavCore", "NavSessions", "NavHTTP", "NavTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The use cases: sessions, kept answers, live sessions, the memory store, graphs, auth.
@@ -223,7 +223,7 @@ let package = Package(
             name: "NavSessionsTests",
             dependencies: [
                 "NavJSON", "NavCore", "NavWire", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP",
-                "NavAPI", "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+                "NavAPI", "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The SQLite store, alone and under a daemon (restarts, kill -9, full disks, damage).
@@ -231,7 +231,7 @@ let package = Package(
             name: "NavStoreSQLiteTests",
             dependencies: [
                 "NavJSON", "NavCore", "NavSessions", "NavStoreSQLite", "NavAPI", "NavCLI", "NavTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The PostgreSQL store, alone and under daemons (a cluster made by initdb per run).
@@ -239,7 +239,7 @@ let package = Package(
             name: "NavStorePostgresTests",
             dependencies: [
                 "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavCLI", "NavTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The HTTP API, and whatever drives the whole daemon over HTTP (in process or spawned):
@@ -248,7 +248,7 @@ let package = Package(
             name: "NavAPITests",
             dependencies: [
                 "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
-                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The command line as a user runs it (subprocesses against a spawned daemon) and its settings.
@@ -256,9 +256,9 @@ let package = Package(
             name: "NavCLITests",
             dependencies: [
                 "NavJSON", "NavCore", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
-                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log"),
+                "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log")
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

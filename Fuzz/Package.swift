@@ -15,7 +15,7 @@ let package = Package(
     // `name:` pins the identity to "navd" whatever the checkout folder of the main package is called.
     dependencies: [
         .package(name: "navd", path: ".."),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
     ],
     targets: [
         // What the targets share: input readers, the example graphs, the checks.
@@ -25,22 +25,22 @@ let package = Package(
         .executableTarget(
             name: "fuzz-graph",
             dependencies: [
-                "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd"),
+                "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd")
             ]
         ),
         .executableTarget(
             name: "fuzz-navigator",
             dependencies: [
-                "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd"),
+                "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd")
             ]
         ),
         .executableTarget(
             name: "fuzz-request",
             dependencies: [
                 "FuzzSupport", .product(name: "NavCore", package: "navd"), .product(name: "NavDaemon", package: "navd"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

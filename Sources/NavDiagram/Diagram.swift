@@ -106,7 +106,8 @@ extension Diagram {
                 }
             }
             if let redirect = scene.redirect, let target = Self.target(of: Link(template: redirect), in: graph) {
-                redirectEdges.append(Edge(kind: .redirect, from: name, to: target.scene, link: nil, template: redirect, segue: target.segue))
+                redirectEdges.append(
+                    Edge(kind: .redirect, from: name, to: target.scene, link: nil, template: redirect, segue: target.segue))
             }
             scenes.append(
                 Scene(

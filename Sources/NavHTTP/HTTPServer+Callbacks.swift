@@ -4,11 +4,11 @@ import NavJSON
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The C callbacks libmicrohttpd calls on its pool threads for one running `HTTPServer`.
@@ -152,10 +152,11 @@ func refuse(
 ) -> MHD_Result {
     pending.answered = true
     guard startAnswering(connection, context: context) else { return .NO }
-    var response = switch fault {
-    case .malformed(let reason): context.handler.malformed(pending.request, reason: reason)
-    case .unsupportedCoding(let coding): context.handler.unsupportedTransferCoding(pending.request, coding: coding)
-    }
+    var response =
+        switch fault {
+        case .malformed(let reason): context.handler.malformed(pending.request, reason: reason)
+        case .unsupportedCoding(let coding): context.handler.unsupportedTransferCoding(pending.request, coding: coding)
+        }
     response.closesConnection()
     return queue(response, on: connection, context: context)
 }
@@ -246,7 +247,8 @@ func connectionNotified(
     _ code: MHD_ConnectionNotificationCode
 ) {
     guard let cls, let connection, let socketContext,
-          let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines else {
+        let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines
+    else {
         return
     }
     if code == navd_mhd_connection_started {

@@ -4,11 +4,11 @@ import NavJSON
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // Requests built from what libmicrohttpd parsed (and checked for NUL bytes), responses queued,
@@ -180,7 +180,9 @@ func collectValue(
     if kind == .HEADER_KIND {
         let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
         if values.pointee.check != nil, let value,
-           values.pointee.check?.follows(name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true {
+            values.pointee.check?.follows(
+                name: UnsafeRawPointer(key), nameSize: keySize, value: UnsafeRawPointer(value), valueSize: valueSize) != true
+        {
             values.pointee.check = nil
         }
         if !FramingFault.isToken(name) { values.pointee.badName = true }
@@ -228,7 +230,8 @@ func queue(_ response: HTTPResponse, on connection: OpaquePointer, context: Serv
         }
     }
     if context.draining.load(ordering: .relaxed),
-       !response.headers.contains(where: { $0.0.lowercased() == "connection" }) {
+        !response.headers.contains(where: { $0.0.lowercased() == "connection" })
+    {
         _ = MHD_add_response_header(mhdResponse, "Connection", "close")
     }
     let queued = MHD_queue_response(connection, UInt32(status), mhdResponse)
@@ -263,7 +266,10 @@ let streamBlockSize = 1024
 /// until MHD frees the response (``streamFreed``).
 func streamResponse(_ stream: ResponseStream, on connection: OpaquePointer, context: ServerContext) -> OpaquePointer? {
     let binding = Unmanaged.passRetained(StreamBinding(stream: stream, context: context))
-    guard let response = MHD_create_response_from_callback(navd_mhd_size_unknown, streamBlockSize, streamRead, binding.toOpaque(), streamFreed) else {
+    guard
+        let response = MHD_create_response_from_callback(
+            navd_mhd_size_unknown, streamBlockSize, streamRead, binding.toOpaque(), streamFreed)
+    else {
         binding.release()
         return nil
     }

@@ -4,11 +4,11 @@ import NavJSON
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Answers the requests an ``HTTPServer`` has read.
@@ -118,7 +118,11 @@ package final class HTTPServer: Sendable {
         /// How MHD waits for its connections; ``Polling/poll`` unless an experiment says otherwise.
         package var polling: Polling = .poll
 
-        package init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024, connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Double = 10, polling: Polling = .poll) {
+        package init(
+            host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int, maxBody: Int = 65536, connectionLimit: Int = 1024,
+            connectionTimeout: Int = 30, headerTimeout: Int = 0, connectionMemory: Int = 16384, shutdownGracePeriod: Double = 10,
+            polling: Polling = .poll
+        ) {
             self.host = host
             self.port = port
             self.threads = threads
@@ -223,7 +227,7 @@ package final class HTTPServer: Sendable {
                     MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, configuration.connectionLimit), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(0, configuration.connectionTimeout), ptr_value: nil),
                     MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4096, configuration.connectionMemory), ptr_value: nil),
-                    MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+                    MHD_OptionItem(option: .END, value: 0, ptr_value: nil)
                 ]
                 // A thread per connection takes no pool: MHD refuses the two together.
                 if configuration.polling == .threads { options.removeAll { $0.option == .THREAD_POOL_SIZE } }
@@ -240,11 +244,12 @@ package final class HTTPServer: Sendable {
                 }
             }
             guard let daemon else {
-                return .failure(.startFailed(
-                    function: "MHD_start_daemon",
-                    address: listen.description,
-                    reason: context.startupReason()
-                ))
+                return .failure(
+                    .startFailed(
+                        function: "MHD_start_daemon",
+                        address: listen.description,
+                        reason: context.startupReason()
+                    ))
             }
             for message in context.finishStartup() {
                 logger.notice("libmicrohttpd: \(message)")
@@ -257,12 +262,14 @@ package final class HTTPServer: Sendable {
 
         switch result {
         case .success:
-            logger.info("HTTP server listening", metadata: [
-                "host": "\(configuration.host)",
-                "port": "\(boundPort)",
-                "threads": "\(max(1, configuration.threads))",
-                "polling": "\(configuration.polling.rawValue)",
-            ])
+            logger.info(
+                "HTTP server listening",
+                metadata: [
+                    "host": "\(configuration.host)",
+                    "port": "\(boundPort)",
+                    "threads": "\(max(1, configuration.threads))",
+                    "polling": "\(configuration.polling.rawValue)"
+                ])
         case .failure(let error):
             context.hangups?.stop()
             retained.release()
@@ -278,10 +285,12 @@ package final class HTTPServer: Sendable {
     /// closes idle keep-alive connections and joins the pool threads. Must not
     /// be called from a handler: MHD cannot join the thread it runs on.
     package func stop() {
-        guard let running = state.withLock({ state -> Running? in
-            defer { state.running = nil }
-            return state.running
-        }) else {
+        guard
+            let running = state.withLock({ state -> Running? in
+                defer { state.running = nil }
+                return state.running
+            })
+        else {
             return
         }
         let context = running.context.takeUnretainedValue()
@@ -325,15 +334,17 @@ package final class HTTPServer: Sendable {
     /// An IPv6 address needs `MHD_USE_IPv6` (MHD then reads a `sockaddr_in6`); `::` is opened
     /// dual-stack, so that it takes IPv4 connections too.
     private static func daemonFlags(_ polling: Polling, _ listen: ListenAddress) -> UInt32 {
-        let waiting = switch polling {
-        case .poll: MHD_USE_POLL.rawValue
-        case .epoll: MHD_USE_EPOLL.rawValue
-        case .threads: MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
-        }
-        let family = switch listen.family {
-        case .ipv4: UInt32(0)
-        case .ipv6: listen.isIPv6Any ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
-        }
+        let waiting =
+            switch polling {
+            case .poll: MHD_USE_POLL.rawValue
+            case .epoll: MHD_USE_EPOLL.rawValue
+            case .threads: MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
+            }
+        let family =
+            switch listen.family {
+            case .ipv4: UInt32(0)
+            case .ipv6: listen.isIPv6Any ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
+            }
         return MHD_USE_INTERNAL_POLLING_THREAD.rawValue
             | family
             | waiting

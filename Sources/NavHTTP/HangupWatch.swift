@@ -4,9 +4,9 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Something that holds a suspended connection for a client (a stream, a deferred answer) and
@@ -52,17 +52,17 @@ final class HangupWatch: Sendable {
     /// then noticed as before: at the next write, or when the wait ends).
     init?(logger: Logger) {
         #if os(Linux)
-        var wakeup: Int32 = -1
-        let epoll = navd_hangup_open(&wakeup)
-        guard epoll >= 0 else { return nil }
-        self.epoll = epoll
-        self.wakeup = wakeup
-        self.logger = logger
-        // It blocks in epoll_wait for the server's life: on a queue of its own it holds one of
-        // libdispatch's worker threads, and no other queue waits behind it.
-        DispatchQueue(label: "navd.hangups").async { [self] in run() }
+            var wakeup: Int32 = -1
+            let epoll = navd_hangup_open(&wakeup)
+            guard epoll >= 0 else { return nil }
+            self.epoll = epoll
+            self.wakeup = wakeup
+            self.logger = logger
+            // It blocks in epoll_wait for the server's life: on a queue of its own it holds one of
+            // libdispatch's worker threads, and no other queue waits behind it.
+            DispatchQueue(label: "navd.hangups").async { [self] in run() }
         #else
-        return nil
+            return nil
         #endif
     }
 
@@ -70,21 +70,21 @@ final class HangupWatch: Sendable {
     /// until ``forget(_:)``.
     func watch(socket: Int32, _ listener: any HangupListener) {
         #if os(Linux)
-        guard socket >= 0 else { return }
-        let token = table.withLock { table -> UInt64 in
-            let token = table.nextToken
-            table.nextToken += 1
-            table.listeners[token] = listener
-            table.tokens[ObjectIdentifier(listener)] = token
-            return token
-        }
-        // Outside the lock: a system call. An event can only come once the socket is in the set,
-        // and by then the token is in the table.
-        let failed = navd_hangup_watch(epoll, socket, token)
-        if failed != 0 {
-            forget(listener)
-            logger.debug("cannot watch a connection for hang-ups", metadata: ["errno": "\(failed)"])
-        }
+            guard socket >= 0 else { return }
+            let token = table.withLock { table -> UInt64 in
+                let token = table.nextToken
+                table.nextToken += 1
+                table.listeners[token] = listener
+                table.tokens[ObjectIdentifier(listener)] = token
+                return token
+            }
+            // Outside the lock: a system call. An event can only come once the socket is in the set,
+            // and by then the token is in the table.
+            let failed = navd_hangup_watch(epoll, socket, token)
+            if failed != 0 {
+                forget(listener)
+                logger.debug("cannot watch a connection for hang-ups", metadata: ["errno": "\(failed)"])
+            }
         #endif
     }
 
@@ -100,7 +100,7 @@ final class HangupWatch: Sendable {
     func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         #if os(Linux)
-        navd_hangup_wake(wakeup)
+            navd_hangup_wake(wakeup)
         #endif
         finished.wait()
         close(epoll)
@@ -112,23 +112,25 @@ final class HangupWatch: Sendable {
 
     private func run() {
         #if os(Linux)
-        var tokens = [UInt64](repeating: 0, count: 64)
-        while !stopping.load(ordering: .acquiring) {
-            let count = tokens.withUnsafeMutableBufferPointer { navd_hangup_wait(epoll, $0.baseAddress, Int32($0.count), -1) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                logger.error("waiting for hang-ups failed; suspended connections are let go at their next write", metadata: ["errno": "\(errno)"])
-                break
-            }
-            for token in tokens[..<Int(count)] where token != 0 {
-                let listener = table.withLock { table -> (any HangupListener)? in
-                    guard let listener = table.listeners.removeValue(forKey: token) else { return nil }
-                    table.tokens[ObjectIdentifier(listener)] = nil
-                    return listener
+            var tokens = [UInt64](repeating: 0, count: 64)
+            while !stopping.load(ordering: .acquiring) {
+                let count = tokens.withUnsafeMutableBufferPointer { navd_hangup_wait(epoll, $0.baseAddress, Int32($0.count), -1) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    logger.error(
+                        "waiting for hang-ups failed; suspended connections are let go at their next write", metadata: ["errno": "\(errno)"]
+                    )
+                    break
                 }
-                listener?.clientHungUp()
+                for token in tokens[..<Int(count)] where token != 0 {
+                    let listener = table.withLock { table -> (any HangupListener)? in
+                        guard let listener = table.listeners.removeValue(forKey: token) else { return nil }
+                        table.tokens[ObjectIdentifier(listener)] = nil
+                        return listener
+                    }
+                    listener?.clientHungUp()
+                }
             }
-        }
         #endif
         finished.signal()
     }

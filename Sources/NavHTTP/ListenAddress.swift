@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The socket address a server listens on: an IPv4 or IPv6 address and a port, resolved once
@@ -67,10 +67,14 @@ package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
             if let address = current.pointee.ai_addr {
                 switch Int32(address.pointee.sa_family) {
                 case AF_INET:
-                    let bytes = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) } }
+                    let bytes = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                        withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }
+                    }
                     candidates.append(ListenAddress(host: host, port: port, family: .ipv4, bytes: bytes))
                 case AF_INET6:
-                    let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
+                    let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                        withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
+                    }
                     candidates.append(ListenAddress(host: host, port: port, family: .ipv6, bytes: bytes))
                 default:
                     break

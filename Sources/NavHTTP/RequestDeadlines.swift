@@ -4,9 +4,9 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The request deadline (`--header-timeout`): a request must arrive whole, headers and body,
@@ -154,9 +154,11 @@ package final class RequestDeadlines: Sendable {
             return closed
         }
         if closed > 0 {
-            logger.info("closed connections whose request did not arrive in time", metadata: [
-                "connections": "\(closed)", "header_timeout": "\(seconds)",
-            ])
+            logger.info(
+                "closed connections whose request did not arrive in time",
+                metadata: [
+                    "connections": "\(closed)", "header_timeout": "\(seconds)"
+                ])
         }
     }
 

@@ -154,7 +154,9 @@ package struct Responder: Sendable {
         for segment in segments {
             let end = segmentEnd(in: path, from: start)
             if case .parameter(let name) = segment {
-                guard let decoded = PercentDecoding.decode(UnsafeBufferPointer(rebasing: path[start..<end]), strict: true) else { return nil }
+                guard let decoded = PercentDecoding.decode(UnsafeBufferPointer(rebasing: path[start..<end]), strict: true) else {
+                    return nil
+                }
                 parameters.append(name, decoded)
             }
             start = end + 1

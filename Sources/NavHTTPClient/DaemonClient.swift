@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NavJSON
 import NavWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A small blocking HTTP/1.1 client of a navd daemon, over a TCP socket: what the CLI driver and
 /// `navd replay` send. One connection per request (`Connection: close`); a streamed answer (the
@@ -76,13 +77,16 @@ package struct DaemonClient {
     }
 
     /// Sends one request and reads the whole answer.
-    package func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws(Unavailable) -> Answer {
+    package func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws(Unavailable)
+        -> Answer
+    {
         let connection = try open()
         defer { close(connection) }
         try write(request(method, path, headers: headers, body: body), to: connection)
         var reader = ResponseReader(socket: connection)
         let head = try Self.head(&reader, method: method, describing: "\(method) \(path)")
-        return Answer(status: head.status, headers: head.headers, body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
+        return Answer(
+            status: head.status, headers: head.headers, body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
     }
 
     /// Sends a GET whose answer streams: when the daemon answers 200, `onBody` gets each piece of
@@ -95,13 +99,16 @@ package struct DaemonClient {
         var reader = ResponseReader(socket: connection)
         let head = try Self.head(&reader, method: "GET", describing: "GET \(path)")
         guard head.status == 200 else {
-            return Answer(status: head.status, headers: head.headers, body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
+            return Answer(
+                status: head.status, headers: head.headers,
+                body: try Self.reading { () throws(ResponseReader.Failure) in try reader.body() })
         }
         while let piece = try Self.reading({ () throws(ResponseReader.Failure) in try reader.nextPiece() }), onBody(piece) {}
         return nil
     }
 
-    private static func head(_ reader: inout ResponseReader, method: String, describing request: String) throws(Unavailable) -> ResponseHead {
+    private static func head(_ reader: inout ResponseReader, method: String, describing request: String) throws(Unavailable) -> ResponseHead
+    {
         let head = try reading { () throws(ResponseReader.Failure) in try reader.head(method: method) }
         guard let head else { throw Unavailable(description: "the daemon closed the connection without answering \(request)") }
         return head
@@ -118,7 +125,8 @@ package struct DaemonClient {
 
     private func request(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
         let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        var head = "\(method) \(basePath)\(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\nUser-Agent: navd-cli/\(NavdVersion.text)\r\n"
+        var head =
+            "\(method) \(basePath)\(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\nUser-Agent: navd-cli/\(NavdVersion.text)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"

@@ -44,7 +44,9 @@ package struct EventStreamParser {
                 continue
             }
             if text.hasPrefix(":") {
-                if includingComments { messages.append(Message(event: "comment", id: nil, data: text.dropFirst().trimmingCharacters(in: " "))) }
+                if includingComments {
+                    messages.append(Message(event: "comment", id: nil, data: text.dropFirst().trimmingCharacters(in: " ")))
+                }
                 continue
             }
             let field = text.prefix { $0 != ":" }

@@ -36,18 +36,30 @@ extension JSONValue {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let flag): hasher.combine(1); hasher.combine(flag)
-        case .int(let number): hasher.combine(2); hasher.combine(number)
+        case .bool(let flag):
+            hasher.combine(1)
+            hasher.combine(flag)
+        case .int(let number):
+            hasher.combine(2)
+            hasher.combine(number)
         case .double(let number):
             // A whole double hashes as the integer it equals.
             if let integer = Int(exactly: number) {
-                hasher.combine(2); hasher.combine(integer)
+                hasher.combine(2)
+                hasher.combine(integer)
             } else {
-                hasher.combine(3); hasher.combine(number)
+                hasher.combine(3)
+                hasher.combine(number)
             }
-        case .string(let text): hasher.combine(4); hasher.combine(text)
-        case .array(let elements): hasher.combine(5); hasher.combine(elements)
-        case .object(let members): hasher.combine(6); hasher.combine(members)
+        case .string(let text):
+            hasher.combine(4)
+            hasher.combine(text)
+        case .array(let elements):
+            hasher.combine(5)
+            hasher.combine(elements)
+        case .object(let members):
+            hasher.combine(6)
+            hasher.combine(members)
         }
     }
 

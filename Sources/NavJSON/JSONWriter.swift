@@ -185,10 +185,18 @@ public struct JSONWriter {
             }
             output[at] = 0x5C
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): output[at + 1] = byte; at += 2
-            case 0x0A: output[at + 1] = UInt8(ascii: "n"); at += 2
-            case 0x0D: output[at + 1] = UInt8(ascii: "r"); at += 2
-            case 0x09: output[at + 1] = UInt8(ascii: "t"); at += 2
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                output[at + 1] = byte
+                at += 2
+            case 0x0A:
+                output[at + 1] = UInt8(ascii: "n")
+                at += 2
+            case 0x0D:
+                output[at + 1] = UInt8(ascii: "r")
+                at += 2
+            case 0x09:
+                output[at + 1] = UInt8(ascii: "t")
+                at += 2
             default:
                 output[at + 1] = UInt8(ascii: "u")
                 output[at + 2] = UInt8(ascii: "0")
@@ -340,7 +348,6 @@ extension JSONWriter {
         return output + digits
     }
 }
-
 
 extension JSONValue {
     /// The compact, key-sorted JSON text of this value.

@@ -104,7 +104,8 @@ extension SessionState {
                 }
                 typed[key] = parsed
             }
-            var screen = Screen(id: id, scene: sceneName, segue: segue, container: container, params: ScreenParams(typed), deps: deps, state: state)
+            var screen = Screen(
+                id: id, scene: sceneName, segue: segue, container: container, params: ScreenParams(typed), deps: deps, state: state)
             if let tabs = element["tabs"] {
                 guard scene.tabs != nil, let selected = tabs["selected"]?.stringValue, let saved = tabs["saved"]?.objectValue else {
                     throw SnapshotError(message: "screen \(id): tab bar does not fit scene '\(sceneName)'")

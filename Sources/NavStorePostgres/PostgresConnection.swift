@@ -2,7 +2,7 @@ import CLibPQ
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One libpq connection (`PGconn *`), owned by this object and finished in `close()`/`deinit`.
@@ -198,7 +198,8 @@ package final class PostgresConnection: @unchecked Sendable {
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
                 results.append(.rows(PostgresResult(result)))
             } else {
-                let error = status == PGRES_PIPELINE_ABORTED
+                let error =
+                    status == PGRES_PIPELINE_ABORTED
                     ? (firstError ?? StoreError(message: "PostgreSQL: skipped after an earlier statement failed"))
                     : failure("PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingNewlines())", result)
                 PQclear(result)

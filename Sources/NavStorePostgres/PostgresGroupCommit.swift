@@ -1,9 +1,10 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import NavSessions
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Group commit across sessions (docs/design.md, "PostgreSQL"): changes that wait for a connection are committed
 /// together, by one connection in one transaction, so one WAL flush answers many requests.

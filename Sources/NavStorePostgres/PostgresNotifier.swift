@@ -2,7 +2,7 @@ import Dispatch
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sends the notices of committed groups (docs/design.md, "Across processes"), several groups to a

@@ -1,7 +1,7 @@
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a change reaches PostgreSQL (docs/design.md, "PostgreSQL"): each is one `UPDATE … WHERE id = $1 AND version =
@@ -145,9 +145,10 @@ extension PostgresStore {
     /// notice lost to a crash costs its listeners a read: a listener whose connection broke reads
     /// every watched session again.
     func notify(_ writes: [GroupWrite], _ outcomes: [GroupOutcome]) {
-        notifier?.post(zip(writes, outcomes).compactMap { write, outcome -> String? in
-            if case .written = outcome { " \(write.id):\(write.lastSeq)" } else { nil }
-        })
+        notifier?.post(
+            zip(writes, outcomes).compactMap { write, outcome -> String? in
+                if case .written = outcome { " \(write.id):\(write.lastSeq)" } else { nil }
+            })
     }
 
     /// After a connection broke under a sent group: reconnects (for up to ``recoverySeconds``)

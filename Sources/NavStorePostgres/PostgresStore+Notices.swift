@@ -2,7 +2,7 @@ import Dispatch
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Changes made through one navd reach the watchers of every other navd on the same database

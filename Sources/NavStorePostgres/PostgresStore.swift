@@ -79,19 +79,19 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         CREATE INDEX idempotency_session ON idempotency (session_id);
         CREATE INDEX idempotency_created_at ON idempotency (created_at);
         """
-        // A change's events as one row (a JSON array, as SQLite's event_log holds them), not a
-        // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (docs/design.md, "PostgreSQL").
-        + """
-        CREATE TABLE event_log (
-            session_id TEXT NOT NULL,
-            last_seq BIGINT NOT NULL,
-            first_seq BIGINT NOT NULL,
-            body TEXT NOT NULL,
-            PRIMARY KEY (session_id, last_seq)
-        );
-        INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT session_id, seq, seq, '[' || body || ']' FROM events;
-        DROP TABLE events;
-        """,
+            // A change's events as one row (a JSON array, as SQLite's event_log holds them), not a
+            // row each: one INSERT of text per change, no JSON parsed by PostgreSQL (docs/design.md, "PostgreSQL").
+            + """
+            CREATE TABLE event_log (
+                session_id TEXT NOT NULL,
+                last_seq BIGINT NOT NULL,
+                first_seq BIGINT NOT NULL,
+                body TEXT NOT NULL,
+                PRIMARY KEY (session_id, last_seq)
+            );
+            INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT session_id, seq, seq, '[' || body || ']' FROM events;
+            DROP TABLE events;
+            """,
         // Room in each page for a changed row's new version, so that an update whose indexed
         // columns are unchanged (touched_at is written to the second) stays in its page (HOT).
         """
@@ -111,7 +111,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         """
         CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         INSERT INTO store_meta (key, value) SELECT 'default_graph', name FROM graphs ORDER BY stored LIMIT 1;
-        """,
+        """
     ]
 
     package init(
@@ -126,7 +126,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         let pool = try PostgresPool(conninfo: url, size: max(1, connections))
         self.pool = pool
         self.groups = PostgresGroupCommit(leaders: pool.size)
-        self.notifier = notifies
+        self.notifier =
+            notifies
             ? PostgresNotifier(prefix: processTag + " changes") { payload in
                 _ = try? pool.with { connection throws(StoreError) in try connection.execute(Self.notifySQL, [payload], prepare: true) }
             } : nil
@@ -202,7 +203,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     session.id, session.graphName, String(session.graphVersion), String(session.state.version),
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
-                    String(events.last?.seq ?? 0), String(events.first?.seq ?? 0),
+                    String(events.last?.seq ?? 0), String(events.first?.seq ?? 0)
                 ] + Self.answerParameters(answer),
                 prepare: true
             )
@@ -249,7 +250,9 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         )
     }
 
-    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
+        -> Bool
+    {
         try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil)
     }
 
@@ -259,7 +262,10 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
-        switch groups.commit(groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer), run: commitGroup, then: notify) {
+        switch groups.commit(
+            groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer),
+            run: commitGroup, then: notify)
+        {
         case .written:
             cache.put(session)
             return true
@@ -285,14 +291,15 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         let eventsText = String(decoding: eventsJSON, as: UTF8.self)
         var parameters: [String?] = [
             session.id, String(session.state.version), snapshot, String(touchedAt), String(expectedVersion),
-            eventsText, String(lastSeq), String(firstSeq),
+            eventsText, String(lastSeq), String(firstSeq)
         ]
         let full = trimmed != nil || answer != nil
         if full {
             parameters += [trimmed] + Self.answerParameters(answer)
         }
         return GroupWrite(
-            id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version, lastSeq: lastSeq, touchedAt: touchedAt,
+            id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version,
+            lastSeq: lastSeq, touchedAt: touchedAt,
             snapshot: snapshot, events: eventsText
         )
     }
@@ -353,7 +360,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     private static func answerParameters(_ answer: KeptAnswer?) -> [String?] {
         [
             answer?.key, answer.map { Hex.string($0.fingerprint) }, answer.map { String($0.status) },
-            answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) },
+            answer.map { String(decoding: $0.headersJSON, as: UTF8.self) }, answer.map { String(decoding: $0.body, as: UTF8.self) }
         ]
     }
 
@@ -394,7 +401,9 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 throw StoreError(message: "session \(id): a stored event batch is not a JSON array")
             }
             for element in batch {
-                guard let event = LifecycleEvent(json: element) else { throw StoreError(message: "session \(id): a stored event is not an event") }
+                guard let event = LifecycleEvent(json: element) else {
+                    throw StoreError(message: "session \(id): a stored event is not an event")
+                }
                 if event.seq > floor, events.count < limit { events.append(event) }
             }
         }
@@ -436,7 +445,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     }
 
     package func count() throws(StoreError) -> Int {
-        let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true) }
+        let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true)
+        }
         return Int(result.int(0, 0))
     }
 
@@ -601,7 +611,8 @@ package final class PostgresPool: @unchecked Sendable {
             waits.wrappingAdd(1, ordering: .relaxed)
             let result = available.wait(timeout: .now() + .seconds(10))
             let waited = ContinuousClock.now - started
-            waitNanoseconds.wrappingAdd(Int(waited.components.seconds) * 1_000_000_000 + Int(waited.components.attoseconds / 1_000_000_000), ordering: .relaxed)
+            waitNanoseconds.wrappingAdd(
+                Int(waited.components.seconds) * 1_000_000_000 + Int(waited.components.attoseconds / 1_000_000_000), ordering: .relaxed)
             guard result == .success else {
                 timeouts.wrappingAdd(1, ordering: .relaxed)
                 throw StoreError(message: "no PostgreSQL connection free within 10 s", kind: .unavailable)

@@ -1,7 +1,7 @@
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The SQLite store's write-ahead file of changes: what a change writes before it is answered.
@@ -103,7 +103,8 @@ package final class ChangeLog {
         let synced = written == count && (!synchronous || files.fdatasync(descriptor) == 0)
         _ = ftruncate(descriptor, off_t(size))
         guard synced else {
-            throw StoreError(message: "cannot write to \(path(of: generation)): \(written < 0 ? reason : "short write")", kind: .unavailable)
+            throw StoreError(
+                message: "cannot write to \(path(of: generation)): \(written < 0 ? reason : "short write")", kind: .unavailable)
         }
     }
 
@@ -293,8 +294,8 @@ package final class ChangeLog {
             guard checksum(length: length, payload) == sum else { return nil }
             var reader = Reader(bytes: payload)
             guard let seq = reader.int(), let version = reader.int(), let touchedAt = reader.int(),
-                  let firstEvent = reader.int(), let lastEvent = reader.int(),
-                  let id = reader.field(), let snapshot = reader.field(), let events = reader.field()
+                let firstEvent = reader.int(), let lastEvent = reader.int(),
+                let id = reader.field(), let snapshot = reader.field(), let events = reader.field()
             else { return nil }
             var record = Record(
                 seq: seq, sessionID: String(decoding: id, as: UTF8.self), version: version, touchedAt: touchedAt,
@@ -302,7 +303,7 @@ package final class ChangeLog {
             )
             if !reader.atEnd {
                 guard let status = reader.int(), let createdAt = reader.int(), let key = reader.field(), let fingerprint = reader.field(),
-                      let headers = reader.field(), let body = reader.field()
+                    let headers = reader.field(), let body = reader.field()
                 else { return nil }
                 record.answer = KeptAnswer(
                     key: String(decoding: key, as: UTF8.self), session: record.sessionID, fingerprint: fingerprint, status: Int(status),

@@ -1,9 +1,9 @@
-import NavJSON
 import CSQLite
+import NavJSON
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One SQLite connection (`sqlite3 *`), owned by this object and closed in `close()`/`deinit`.
@@ -190,7 +190,9 @@ package final class SQLiteConnection {
         package func bind(_ index: Int32, _ text: String) throws(StoreError) -> Statement {
             guard text.utf8.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
             let result = text.withUTF8Bytes { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
+                bytes.withMemoryRebound(to: CChar.self) {
+                    navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count))
+                }
             }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self
@@ -201,7 +203,9 @@ package final class SQLiteConnection {
         package func bind(_ index: Int32, utf8 bytes: [UInt8]) throws(StoreError) -> Statement {
             guard bytes.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
             let result = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count)) }
+                buffer.withMemoryRebound(to: CChar.self) {
+                    navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count))
+                }
             }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self

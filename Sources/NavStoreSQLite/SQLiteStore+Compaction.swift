@@ -30,7 +30,8 @@ extension SQLiteStore {
     }
 
     static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
-        var entry = folds.removeValue(forKey: record.sessionID)
+        var entry =
+            folds.removeValue(forKey: record.sessionID)
             ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
         entry.version = record.version
         entry.snapshot = record.snapshot
@@ -66,7 +67,7 @@ extension SQLiteStore {
     func compactSealedGeneration() {
         do {
             try folding { fold throws(StoreError) in try writeSealedGeneration(fold) }
-        } catch where error.kind == .unavailable {
+        } catch let error where error.kind == .unavailable {
             scheduleCompactionRetry()
         } catch {}
     }
@@ -156,7 +157,8 @@ extension SQLiteStore {
     ///   by a crash or a failure between its chunks): a session's batches are then first removed
     ///   from its first logged seq on, so each is stored once. Rows are set, not added to, either way.
     package static func write(
-        _ folds: some Sequence<(key: String, value: Fold)>, through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int, repeating: Bool
+        _ folds: some Sequence<(key: String, value: Fold)>, through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int,
+        repeating: Bool
     ) throws(StoreError) {
         let retained = Int64(retainedEvents)
         try connection.transaction { () throws(StoreError) in
@@ -171,7 +173,9 @@ extension SQLiteStore {
                 for answer in entry.answers.values { try insertAnswer(answer, connection, replacing: true) }
                 guard let first = entry.batches.first, let last = entry.batches.last else { continue }
                 if repeating {
-                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(2, first.first).run()
+                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND first_seq >= ?").bind(1, id).bind(
+                        2, first.first
+                    ).run()
                 }
                 var body = first.body
                 for batch in entry.batches.dropFirst() { appendJSONArray(batch.body, to: &body) }

@@ -51,8 +51,10 @@ extension SQLiteStore {
 
     package func latestGraph(_ name: String, newerThan known: Int) throws(StoreError) -> (document: JSONValue, version: Int)? {
         try withReader { reader throws(StoreError) -> (document: JSONValue, version: Int)? in
-            let statement = try reader.statement("SELECT document, version FROM graphs WHERE name = ? AND version > ? ORDER BY version DESC LIMIT 1")
-                .bind(1, name).bind(2, Int64(known))
+            let statement = try reader.statement(
+                "SELECT document, version FROM graphs WHERE name = ? AND version > ? ORDER BY version DESC LIMIT 1"
+            )
+            .bind(1, name).bind(2, Int64(known))
             defer { statement.reset() }
             guard try statement.step() else { return nil }
             return (try Self.graphDocument(statement.bytes(0)), Int(statement.int(1)))

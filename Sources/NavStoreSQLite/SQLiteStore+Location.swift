@@ -1,7 +1,7 @@
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the change log lives: recorded in the database itself, so that every name the file is
@@ -65,11 +65,11 @@ extension SQLiteStore {
     /// name is what is being looked for), where start-up checkpoints it as soon as it writes it.
     static func databasePath(for path: String, identity: FileIdentity) -> String {
         guard let real = try? FileSystem.realPath(path),
-              let probe = try? SQLiteConnection(readingFileOnly: real)
+            let probe = try? SQLiteConnection(readingFileOnly: real)
         else { return path }
         defer { probe.close() }
         guard let recorded = try? recordedLogLocation(probe), recorded.identity == identity,
-              FileSystem.identity(of: recorded.prefix) == identity
+            FileSystem.identity(of: recorded.prefix) == identity
         else { return path }
         return recorded.prefix
     }
@@ -136,7 +136,8 @@ extension SQLiteStore {
                         + "`navd store repair --store sqlite:\(path) --accept-loss` records the log next to the file instead"
                 )
             }
-            note = "the change log recorded at \(recorded.prefix)-changes-* cannot be reached (\(folder): \(reason)); whatever it held is lost"
+            note =
+                "the change log recorded at \(recorded.prefix)-changes-* cannot be reached (\(folder): \(reason)); whatever it held is lost"
         } else if let recorded, !names.contains(recorded.prefix), FileSystem.identity(of: recorded.prefix) != recorded.identity {
             // Recorded by another file (this one is a copy, or a backup restored) that is no longer
             // there: files left under its name may be what this copy lacks. (While that file is

@@ -1,7 +1,7 @@
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Start-up after a crash (the change log folded in, damage refused or, accepted, set aside) and
@@ -69,8 +69,12 @@ extension SQLiteStore {
         package var lost: ClosedRange<Int64>
 
         package var description: String {
-            let changes = lost.count == 1 ? "change seq \(lost.lowerBound) is" : "\(lost.count) changes (seqs \(lost.lowerBound)…\(lost.upperBound)) are"
-            let bytes = unreadableBytes > 0 ? "\(unreadableBytes) bytes are not records, yet whole records follow them" : "changes are missing before this record"
+            let changes =
+                lost.count == 1
+                ? "change seq \(lost.lowerBound) is" : "\(lost.count) changes (seqs \(lost.lowerBound)…\(lost.upperBound)) are"
+            let bytes =
+                unreadableBytes > 0
+                ? "\(unreadableBytes) bytes are not records, yet whole records follow them" : "changes are missing before this record"
             return "\(file) at byte offset \(offset): \(bytes); \(changes) missing"
         }
     }
@@ -168,7 +172,8 @@ extension SQLiteStore {
             if !recovery.damagedFiles.contains(place.file), place.unreadableBytes > 0 { recovery.damagedFiles.append(place.file) }
         }
         for (id, loss) in dropped.sorted(by: { $0.key < $1.key }) {
-            let versions = loss.versions.count == 1 ? "version \(loss.versions[0])" : "versions \(loss.versions.first ?? 0)…\(loss.versions.last ?? 0)"
+            let versions =
+                loss.versions.count == 1 ? "version \(loss.versions[0])" : "versions \(loss.versions.first ?? 0)…\(loss.versions.last ?? 0)"
             let count = loss.versions.count == 1 ? "1 change" : "\(loss.versions.count) changes"
             recovery.report.append("session \(id): kept at version \(loss.kept); its \(versions) (\(count) after the missing ones) dropped")
         }
@@ -202,8 +207,9 @@ extension SQLiteStore {
             let connection: SQLiteConnection
             do {
                 connection = try SQLiteConnection(path: ownership.map { databasePath(for: path, identity: $0.identity) } ?? path)
-            } catch where error.kind == .inUse {
-                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
+            } catch let error where error.kind == .inUse {
+                throw DatabaseLock.inUse(
+                    path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
             }
             defer { connection.close() }
             do {
@@ -221,8 +227,9 @@ extension SQLiteStore {
                 if schema.refused { damaged = true }
                 compacted = (try? compactedSeq(connection)) ?? 0
                 lines.append("  changes folded into it: through seq \(compacted)")
-            } catch where error.kind == .inUse {
-                throw DatabaseLock.inUse(path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
+            } catch let error where error.kind == .inUse {
+                throw DatabaseLock.inUse(
+                    path, holder: ownership.flatMap { DatabaseLock.holder(of: $0.descriptor, $0.identity, holdingFlock: true) })
             } catch {
                 damaged = true
                 lines.append("\(path): DAMAGED: \(error.message)")
@@ -261,7 +268,9 @@ extension SQLiteStore {
         }
         // Repair folds the change log; it cannot make an unknown schema one navd opens.
         if damaged, !scans.isEmpty, logDamaged || !schemaRefused {
-            lines.append("navd refuses to start on this store. To fold what is valid and set the damaged files aside: navd store repair --store sqlite:\(path) --accept-loss")
+            lines.append(
+                "navd refuses to start on this store. To fold what is valid and set the damaged files aside: navd store repair --store sqlite:\(path) --accept-loss"
+            )
         }
         return (lines, damaged)
     }

@@ -141,13 +141,17 @@ extension SQLiteStore {
                     let name = columns.text(0)
                     let defaultValue = columns.text(3)
                     described.append(
-                        "\(name) \(columns.text(1))" + (columns.int(2) != 0 ? " NOT NULL" : "") + (defaultValue.isEmpty ? "" : " DEFAULT \(defaultValue)")
+                        "\(name) \(columns.text(1))" + (columns.int(2) != 0 ? " NOT NULL" : "")
+                            + (defaultValue.isEmpty ? "" : " DEFAULT \(defaultValue)")
                     )
                     if columns.int(4) > 0 { key.append((columns.int(4), name)) }
                 }
                 columns.reset()
-                if !key.isEmpty { described.append("PRIMARY KEY (\(key.sorted { $0.position < $1.position }.map(\.name).joined(separator: ", ")))") }
-                let withoutRowID = row.sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("WITHOUT ROWID")
+                if !key.isEmpty {
+                    described.append("PRIMARY KEY (\(key.sorted { $0.position < $1.position }.map(\.name).joined(separator: ", ")))")
+                }
+                let withoutRowID = row.sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(
+                    "WITHOUT ROWID")
                 objects[row.name] = "table \(row.name) (\(described.joined(separator: ", ")))" + (withoutRowID ? " WITHOUT ROWID" : "")
             case "index":
                 let columns = try connection.statement("SELECT COALESCE(name, '(an expression)') FROM pragma_index_info(?) ORDER BY seqno")
@@ -159,7 +163,8 @@ extension SQLiteStore {
                     .bind(1, row.table).bind(2, row.name)
                 let (unique, partial) = try kind.step() ? (kind.int(0) != 0, kind.int(1) != 0) : (false, false)
                 kind.reset()
-                objects[row.name] = "index \(row.name) ON \(row.table) (\(names.joined(separator: ", ")))"
+                objects[row.name] =
+                    "index \(row.name) ON \(row.table) (\(names.joined(separator: ", ")))"
                     + (unique ? " UNIQUE" : "") + (partial ? " WHERE …" : "")
             default:
                 objects[row.name] = "\(row.type) \(row.name) ON \(row.table)"
@@ -186,7 +191,7 @@ extension SQLiteStore {
         if found.objects.isEmpty { return .create }
         if found.objects == current { return found.versions.last == schemaVersion ? .current : nil }
         guard found.objects == previousObjects(current), let version = found.versions.last,
-              version == previousSchemaVersion || found.versions == Array(1...developmentVersions)
+            version == previousSchemaVersion || found.versions == Array(1...developmentVersions)
         else { return nil }
         return .upgrade(from: version)
     }
@@ -241,7 +246,10 @@ extension SQLiteStore {
         case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
         case .current: return ("schema: version \(schemaVersion)", false)
         case .upgrade(let from):
-            return ("schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds the idempotency table, changing nothing else)", false)
+            return (
+                "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds the idempotency table, changing nothing else)",
+                false
+            )
         case nil: return ("schema: NOT ONE NAVD OPENS: \(describe(found, against: current))", true)
         }
     }
@@ -252,7 +260,9 @@ extension SQLiteStore {
         var parts: [String] = []
         let versions = found.versions
         if let version = versions.last {
-            let list = version >= 1 && versions == Array(1...version) ? (version == 1 ? "1" : "1…\(version)") : versions.map(String.init).joined(separator: ", ")
+            let list =
+                version >= 1 && versions == Array(1...version)
+                ? (version == 1 ? "1" : "1…\(version)") : versions.map(String.init).joined(separator: ", ")
             var phrase = "schema version \(version) (migrations \(list))"
             if version > schemaVersion {
                 phrase += ", newer than this navd's \(schemaVersion)"
@@ -264,7 +274,8 @@ extension SQLiteStore {
             parts.append(found.objects["migrations"] == nil ? "no schema version (no migrations table)" : "no schema version recorded")
         }
         // A file that says it is of version 5 or before is told how it differs from version 5.
-        let (expected, expectedVersion) = versions.last.map { $0 <= previousSchemaVersion } == true
+        let (expected, expectedVersion) =
+            versions.last.map { $0 <= previousSchemaVersion } == true
             ? (previousObjects(current), previousSchemaVersion) : (current, schemaVersion)
         /// "table journal": what an object is, without its columns.
         func kind(_ description: String) -> String { description.split(separator: " ").prefix(2).joined(separator: " ") }

@@ -16,25 +16,27 @@ extension SQLiteStore {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let snapshot = session.snapshotBytes
         return try withWriter { connection throws(StoreError) -> Bool in
-            let inserted = try noting(.database) { () throws(StoreError) -> Bool in try connection.transaction { () throws(StoreError) -> Bool in
-                // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
-                if var answer {
-                    answer.createdAt = session.createdAt
-                    guard try Self.insertAnswer(answer, connection) else { return false }
+            let inserted = try noting(.database) { () throws(StoreError) -> Bool in
+                try connection.transaction { () throws(StoreError) -> Bool in
+                    // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
+                    if var answer {
+                        answer.createdAt = session.createdAt
+                        guard try Self.insertAnswer(answer, connection) else { return false }
+                    }
+                    try connection.statement(
+                        "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
+                    )
+                    .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
+                    .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
+                    .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: snapshot)
+                    .bind(8, session.createdAt).bind(9, session.touchedAt).run()
+                    if let first = events.first, let last = events.last {
+                        try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                            .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
+                    }
+                    return true
                 }
-                try connection.statement(
-                    "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
-                )
-                .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
-                .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
-                .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: snapshot)
-                .bind(8, session.createdAt).bind(9, session.touchedAt).run()
-                if let first = events.first, let last = events.last {
-                    try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
-                        .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
-                }
-                return true
-            } }
+            }
             if inserted { withPublished { $0.cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) } }
             return inserted
         }
@@ -64,7 +66,10 @@ extension SQLiteStore {
                 return cached
             }
             if attempt == 0 { cacheMisses.wrappingAdd(1, ordering: .relaxed) }
-            guard let row = try withReader({ reader throws(StoreError) in try StoredRow.read(id, reader, skippingSnapshotUpTo: logged?.version) })
+            guard
+                let row = try withReader({ reader throws(StoreError) in
+                    try StoredRow.read(id, reader, skippingSnapshotUpTo: logged?.version)
+                })
             else { return nil }
             // Decoded outside every lock.
             let (stored, snapshotBytes) = try session(id: id, row, logged: logged)
@@ -105,7 +110,8 @@ extension SQLiteStore {
         }
 
         /// Session `id`'s row, if it has one, read with `connection`.
-        static func read(_ id: String, _ connection: SQLiteConnection, skippingSnapshotUpTo logged: Int64?) throws(StoreError) -> StoredRow? {
+        static func read(_ id: String, _ connection: SQLiteConnection, skippingSnapshotUpTo logged: Int64?) throws(StoreError) -> StoredRow?
+        {
             let statement = try connection.statement("SELECT \(columns) FROM sessions WHERE id = ?")
             try statement.bind(1, id)
             // Reset when done: a statement left mid-run keeps a read transaction open and the WAL growing.
@@ -144,7 +150,9 @@ extension SQLiteStore {
         withPublished { ($0.cache.count, $0.cache.bytes, $0.cache.limit) }
     }
 
-    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8]) throws(StoreError) -> Bool {
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8])
+        throws(StoreError) -> Bool
+    {
         try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: encodedEvents, keeping: nil)
     }
 
@@ -154,7 +162,8 @@ extension SQLiteStore {
     /// the answer is never what refuses the change here: a key found kept is replayed, and one kept
     /// again (used anew once its answer was older than the TTL) replaces that answer when folded.
     package func update(
-        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8], keeping answer: KeptAnswer?
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8],
+        keeping answer: KeptAnswer?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         // The compare-and-set below is against the cache: bring the session into it first.
@@ -170,7 +179,10 @@ extension SQLiteStore {
                 // else the row's, which is read (and cached) below, outside the lock. Only a holder
                 // of the append lock changes it, so it still holds when this change is published.
                 let (closed, current) = withPublished { published -> (Bool, Int?) in
-                    (published.closed, published.cache.version(of: session.id) ?? published.newestLogged(session.id).map({ Int($0.version) }))
+                    (
+                        published.closed,
+                        published.cache.version(of: session.id) ?? published.newestLogged(session.id).map({ Int($0.version) })
+                    )
                 }
                 guard !closed else { throw Self.closedError }
                 guard let current else { return nil }
@@ -191,7 +203,8 @@ extension SQLiteStore {
                 append.nextSeq += 1
                 append.pendingChanges += 1
                 if let answer = record.answer {
-                    append.pendingAnswerBytes += KeptAnswer.cost(key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body)
+                    append.pendingAnswerBytes += KeptAnswer.cost(
+                        key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body)
                 }
                 // Durable now: reads may see it.
                 withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) }
@@ -239,7 +252,8 @@ extension SQLiteStore {
             if let logged { return logged }
         }
         return try withReader { reader throws(StoreError) -> KeptAnswer? in
-            let statement = try reader.statement("SELECT session_id, fingerprint, status, headers, body, created_at FROM idempotency WHERE key = ?")
+            let statement = try reader.statement(
+                "SELECT session_id, fingerprint, status, headers, body, created_at FROM idempotency WHERE key = ?")
             try statement.bind(1, key)
             defer { statement.reset() }
             guard try statement.step() else { return nil }
@@ -334,7 +348,8 @@ extension SQLiteStore {
         // The bodies are copied out and parsed after: the reader is held for the copy only. A
         // batch holds the events `first_seq...last_seq`, so its count says when there are enough.
         let stored = try withReader { reader throws(StoreError) -> [[UInt8]] in
-            let batches = try reader.statement("SELECT first_seq, last_seq, body FROM event_log WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
+            let batches = try reader.statement(
+                "SELECT first_seq, last_seq, body FROM event_log WHERE session_id = ? AND last_seq > ? ORDER BY first_seq")
             try batches.bind(1, id).bind(2, Int64(after))
             defer { batches.reset() }
             var bodies: [[UInt8]] = []
@@ -349,11 +364,13 @@ extension SQLiteStore {
         // A batch that does not read back is damage: an error, never a silently shorter list.
         func collect(_ body: [UInt8]) throws(StoreError) {
             guard let elements = (try? JSONValue(parsing: body))?.arrayValue else {
-                throw StoreError(message: "session \(id): a stored event batch is not a JSON array (is the database damaged? see navd store check)")
+                throw StoreError(
+                    message: "session \(id): a stored event batch is not a JSON array (is the database damaged? see navd store check)")
             }
             for element in elements {
                 guard let event = LifecycleEvent(json: element) else {
-                    throw StoreError(message: "session \(id): a stored event is not an event (is the database damaged? see navd store check)")
+                    throw StoreError(
+                        message: "session \(id): a stored event is not an event (is the database damaged? see navd store check)")
                 }
                 // Past `after`, and past what was collected already (a batch both committed and logged).
                 guard event.seq > max(after, events.last?.seq ?? 0), events.count < limit else { continue }
@@ -405,7 +422,8 @@ extension SQLiteStore {
             // A change's answer is kept for the session TTL (a create's while its session lives):
             // every change is folded in by now, so the table holds every answer this deletes.
             try noting(.database) { () throws(StoreError) in
-                try connection.statement("DELETE FROM idempotency WHERE created_at < ? AND substr(key, 1, 7) <> 'create '").bind(1, cutoff).run()
+                try connection.statement("DELETE FROM idempotency WHERE created_at < ? AND substr(key, 1, 7) <> 'create '").bind(1, cutoff)
+                    .run()
             }
             return deleted
         }

@@ -7,7 +7,7 @@ import NavWire
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sessions in an SQLite file (`--store sqlite:PATH`), the embedded default.
@@ -139,7 +139,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     ///   opened or written (naming the path and the system's reason), or its change log is not
     ///   where it records it.
     package init(
-        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000, compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
+        path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000,
+        compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
         answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
         cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
         files: any ChangeLogFiles = SystemFiles(), decode: @escaping SnapshotDecoder
@@ -158,7 +159,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
         func unusable(_ error: StoreError) -> StoreError {
             switch error.kind {
             case .inUse:
-                return DatabaseLock.inUse(path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
+                return DatabaseLock.inUse(
+                    path, holder: DatabaseLock.holder(of: ownership.descriptor, ownership.identity, holdingFlock: true))
             case .unavailable:
                 return StoreError(
                     message: "the database \(path) cannot be opened or written: \(error.message). It is not damaged, and nothing "
@@ -216,7 +218,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
                 // record from the file (``databasePath(for:identity:)``) before it knows the WAL's name.
                 try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             }
-        } catch where error.kind != .failure {
+        } catch let error where error.kind != .failure {
             throw unusable(error)
         }
         let reader: SQLiteConnection
@@ -236,7 +238,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
             recovery = try Self.recoverChangeLog(
                 connection, path: path, prefix: place.prefix, retainedEvents: retainedEvents, acceptingLoss: acceptingLoss
             )
-        } catch where error.kind != .failure {
+        } catch let error where error.kind != .failure {
             throw unusable(error)
         }
         recoveryReport = (place.note.map { [$0] } ?? []) + recovery.report
@@ -254,8 +256,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// Runs `body` holding the fold lock, the outermost: one fold of a generation at a time.
     func folding<T>(_ body: (borrowing FoldState) throws(StoreError) -> T) throws(StoreError) -> T {
         #if DEBUG
-        let outer = LockOrder.enter(.fold)
-        defer { LockOrder.leave(to: outer) }
+            let outer = LockOrder.enter(.fold)
+            defer { LockOrder.leave(to: outer) }
         #endif
         return try fold.withLock { state throws(StoreError) -> T in try body(state) }
     }
@@ -264,8 +266,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// `closing`).
     func withWriter<T>(closing: Bool = false, _ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         #if DEBUG
-        let outer = LockOrder.enter(.writer)
-        defer { LockOrder.leave(to: outer) }
+            let outer = LockOrder.enter(.writer)
+            defer { LockOrder.leave(to: outer) }
         #endif
         return try writer.withLock { state throws(StoreError) -> T in
             guard closing || !withPublished({ $0.closed }) else { throw Self.closedError }
@@ -277,8 +279,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// compares, appends and publishes under (never taken holding `reader` or `published`).
     func appending<T>(_ body: (inout AppendState) throws(StoreError) -> T) throws(StoreError) -> T {
         #if DEBUG
-        let outer = LockOrder.enter(.append)
-        defer { LockOrder.leave(to: outer) }
+            let outer = LockOrder.enter(.append)
+            defer { LockOrder.leave(to: outer) }
         #endif
         return try appender.withLock { state throws(StoreError) -> T in try body(&state) }
     }
@@ -287,8 +289,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// returning: one left mid-run holds a read transaction, and the WAL cannot restart past it.
     func withReader<T>(_ body: (SQLiteConnection) throws(StoreError) -> T) throws(StoreError) -> T {
         #if DEBUG
-        let outer = LockOrder.enter(.reader)
-        defer { LockOrder.leave(to: outer) }
+            let outer = LockOrder.enter(.reader)
+            defer { LockOrder.leave(to: outer) }
         #endif
         return try reader.withLock { state throws(StoreError) -> T in
             guard !withPublished({ $0.closed }) else { throw Self.closedError }
@@ -300,8 +302,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// every update holds it to compare and to publish.
     func withPublished<T>(_ body: (inout Published) -> T) -> T {
         #if DEBUG
-        let outer = LockOrder.enter(.published)
-        defer { LockOrder.leave(to: outer) }
+            let outer = LockOrder.enter(.published)
+            defer { LockOrder.leave(to: outer) }
         #endif
         return published.withLock { state -> T in body(&state) }
     }
@@ -385,8 +387,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
                 // No read runs any more (`closed`): the checkpoint below finds no reader in its way.
                 // Not through ``withReader(_:)``, which refuses a closed store.
                 #if DEBUG
-                let outer = LockOrder.enter(.reader)
-                defer { LockOrder.leave(to: outer) }
+                    let outer = LockOrder.enter(.reader)
+                    defer { LockOrder.leave(to: outer) }
                 #endif
                 reader.withLock { $0.connection.close() }
                 fold.checkpointer.close()
@@ -542,33 +544,34 @@ extension SQLiteStore {
 }
 
 #if DEBUG
-/// The lock order checked at run time, in debug builds (tests): each thread's innermost held lock
-/// of a store, so a lock taken against the order stops the process where it is taken, instead
-/// of deadlocking once in a while under load. Release builds have none of it.
-enum LockOrder: Int {
-    case none = 0, fold, writer, append, reader, published
+    /// The lock order checked at run time, in debug builds (tests): each thread's innermost held lock
+    /// of a store, so a lock taken against the order stops the process where it is taken, instead
+    /// of deadlocking once in a while under load. Release builds have none of it.
+    enum LockOrder: Int {
+        case none = 0, fold, writer, append, reader, published
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            pthread_key_create(&key, nil)
+            return key
+        }()
 
-    /// Notes `lock` held by this thread, which must hold only earlier ones. - Returns: what it held.
-    static func enter(_ lock: LockOrder) -> LockOrder {
-        let outer = held
-        precondition(outer.rawValue < lock.rawValue, "SQLiteStore: the \(lock) lock taken holding the \(outer) lock, against the lock order")
-        held = lock
-        return outer
+        /// Notes `lock` held by this thread, which must hold only earlier ones. - Returns: what it held.
+        static func enter(_ lock: LockOrder) -> LockOrder {
+            let outer = held
+            precondition(
+                outer.rawValue < lock.rawValue, "SQLiteStore: the \(lock) lock taken holding the \(outer) lock, against the lock order")
+            held = lock
+            return outer
+        }
+
+        static func leave(to outer: LockOrder) {
+            held = outer
+        }
+
+        private static var held: LockOrder {
+            get { LockOrder(rawValue: Int(bitPattern: pthread_getspecific(key))) ?? .none }
+            set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue.rawValue)) }
+        }
     }
-
-    static func leave(to outer: LockOrder) {
-        held = outer
-    }
-
-    private static var held: LockOrder {
-        get { LockOrder(rawValue: Int(bitPattern: pthread_getspecific(key))) ?? .none }
-        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue.rawValue)) }
-    }
-}
 #endif

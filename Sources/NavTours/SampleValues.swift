@@ -43,10 +43,17 @@ enum SampleValues {
             }
             switch character {
             case "{": placeholder = ""
-            case "/", "!", "#", "^": component = ""; inParams = false
-            case "(": inParams = true; inValue = false; key = ""
+            case "/", "!", "#", "^":
+                component = ""
+                inParams = false
+            case "(":
+                inParams = true
+                inValue = false
+                key = ""
             case ")": inParams = false
-            case ",": key = ""; inValue = false
+            case ",":
+                key = ""
+                inValue = false
             case "=": inValue = true
             default:
                 if !inParams { component.append(character) } else if !inValue { key.append(character) }

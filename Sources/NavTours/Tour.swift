@@ -38,9 +38,11 @@ public struct TourStep: Sendable, Hashable {
 extension Tour {
     var json: JSONValue {
         [
-            "start": ["path": .string(startPath), "events": .array(startEvents.map(JSONValue.string)),
-                      "covers": .array(startCovers.map(JSONValue.string))],
-            "steps": .array(steps.map(\.json)),
+            "start": [
+                "path": .string(startPath), "events": .array(startEvents.map(JSONValue.string)),
+                "covers": .array(startCovers.map(JSONValue.string))
+            ],
+            "steps": .array(steps.map(\.json))
         ]
     }
 
@@ -58,11 +60,12 @@ extension Tour {
             guard let step = value.objectValue, let intent = step["intent"], let path = step["path"]?.stringValue else {
                 throw TourDocumentError(at, "a step is {\"intent\", \"path\", \"events\"}")
             }
-            steps.append(TourStep(
-                intent: try TourIntent(json: intent, at: at + "/intent"), path: path,
-                events: try Self.strings(step["events"], at: at + "/events"),
-                covers: try Self.strings(step["covers"] ?? .array([]), at: at + "/covers")
-            ))
+            steps.append(
+                TourStep(
+                    intent: try TourIntent(json: intent, at: at + "/intent"), path: path,
+                    events: try Self.strings(step["events"], at: at + "/events"),
+                    covers: try Self.strings(step["covers"] ?? .array([]), at: at + "/covers")
+                ))
         }
         self.init(startPath: path, startEvents: events, startCovers: covers, steps: steps)
     }
@@ -82,7 +85,7 @@ extension TourStep {
     var json: JSONValue {
         [
             "intent": intent.json, "path": .string(path), "events": .array(events.map(JSONValue.string)),
-            "covers": .array(covers.map(JSONValue.string)),
+            "covers": .array(covers.map(JSONValue.string))
         ]
     }
 }

@@ -45,7 +45,7 @@ extension TourDocument {
             "cover": .string(cover.rawValue),
             "graph": ["name": .string(graphName), "fingerprint": .string(fingerprint)],
             "context": .object(context),
-            "tours": .array(tours.map(\.json)),
+            "tours": .array(tours.map(\.json))
         ]
         if let summary { members["summary"] = summary.json }
         return .object(members)
@@ -59,7 +59,8 @@ extension TourDocument {
             throw TourDocumentError("/format", "must be \"\(Self.format)\"")
         }
         guard let graph = members["graph"]?.objectValue, let name = graph["name"]?.stringValue,
-              let fingerprint = graph["fingerprint"]?.stringValue else {
+            let fingerprint = graph["fingerprint"]?.stringValue
+        else {
             throw TourDocumentError("/graph", "must be {\"name\", \"fingerprint\"}, both strings")
         }
         guard let coverText = members["cover"]?.stringValue, let cover = Coverage(rawValue: coverText) else {

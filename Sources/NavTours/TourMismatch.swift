@@ -62,7 +62,9 @@ public struct TourMismatch: Sendable, Hashable, CustomStringConvertible {
             return TourMismatch(tour: tour, step: step, intent: intent, expected: "path \(path)", got: "path \(got)")
         }
         guard observed.events != events else { return nil }
-        let first = (0..<min(events.count, observed.events.count)).first { events[$0] != observed.events[$0] } ?? min(events.count, observed.events.count)
+        let first =
+            (0..<min(events.count, observed.events.count)).first { events[$0] != observed.events[$0] }
+            ?? min(events.count, observed.events.count)
         func listed(_ types: [String]) -> String {
             let shown = types.enumerated().map { $0.offset == first ? "▶\($0.element)" : $0.element }
             return "[" + shown.joined(separator: ", ") + (first == types.count ? ", ▶(end)" : "") + "]"

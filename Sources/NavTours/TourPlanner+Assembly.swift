@@ -31,10 +31,11 @@ extension TourPlanner {
                     } else {
                         // A link whose result the tree reaches another way (or not at all): a leaf of its own.
                         let depth = nodes[take.from].depth + 1
-                        nodes.append(Node(
-                            state: take.outcome.state, key: key, parent: take.from, intent: take.intent, depth: depth,
-                            bound: depth
-                        ))
+                        nodes.append(
+                            Node(
+                                state: take.outcome.state, key: key, parent: take.from, intent: take.intent, depth: depth,
+                                bound: depth
+                            ))
                         goals.append(nodes.count - 1)
                     }
                 }
@@ -95,10 +96,11 @@ extension TourPlanner {
                     while common < min(open.route.count, route.count), open.route[common] == route[common] { common += 1 }
                     let fork = route[common - 1]
                     if nodes[fork].depth >= 1, let step = returnStep(from: open.state, to: nodes[fork].key) {
-                        open.tour.steps.append(TourStep(
-                            intent: step.intent, path: step.outcome.state.pathText, events: step.outcome.events.map(\.type.rawValue),
-                            covers: tracker.covers(step.intent, before: open.state, after: step.outcome.state)
-                        ))
+                        open.tour.steps.append(
+                            TourStep(
+                                intent: step.intent, path: step.outcome.state.pathText, events: step.outcome.events.map(\.type.rawValue),
+                                covers: tracker.covers(step.intent, before: open.state, after: step.outcome.state)
+                            ))
                         open.state = step.outcome.state
                         current = open
                         from = common
@@ -110,7 +112,9 @@ extension TourPlanner {
                 if current == nil {
                     let startCovers = tracker.covers(nil, before: SessionState(), after: start.state)
                     current = (
-                        Tour(startPath: start.state.pathText, startEvents: start.events.map(\.type.rawValue), startCovers: startCovers, steps: []),
+                        Tour(
+                            startPath: start.state.pathText, startEvents: start.events.map(\.type.rawValue), startCovers: startCovers,
+                            steps: []),
                         start.state, [0]
                     )
                 }
@@ -126,10 +130,11 @@ extension TourPlanner {
                     guard planner.key(outcome.state) == nodes[node].key else {
                         throw TourPlanningError(message: "replaying '\(intent)' reached \(outcome.state.pathText), not \(nodes[node].key)")
                     }
-                    open.tour.steps.append(TourStep(
-                        intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),
-                        covers: tracker.covers(intent, before: open.state, after: outcome.state)
-                    ))
+                    open.tour.steps.append(
+                        TourStep(
+                            intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),
+                            covers: tracker.covers(intent, before: open.state, after: outcome.state)
+                        ))
                     open.state = outcome.state
                 }
                 open.route = route
@@ -139,7 +144,10 @@ extension TourPlanner {
             if tours.isEmpty {
                 // Nothing to cover beyond the start: one tour checks the start itself.
                 let startCovers = tracker.covers(nil, before: SessionState(), after: start.state)
-                tours.append(Tour(startPath: start.state.pathText, startEvents: start.events.map(\.type.rawValue), startCovers: startCovers, steps: []))
+                tours.append(
+                    Tour(
+                        startPath: start.state.pathText, startEvents: start.events.map(\.type.rawValue), startCovers: startCovers, steps: []
+                    ))
             }
             return tours
         }
@@ -149,7 +157,8 @@ extension TourPlanner {
             var candidates: [TourIntent] = (1..<max(1, state.screens.count)).map { .back($0) }
             if let path = nodes.first(where: { $0.key == key })?.state.pathText { candidates.append(.navigate("^" + path)) }
             for intent in candidates {
-                if let outcome = try? planner.navigator.apply(intent.intent, to: state), outcome.changed, planner.key(outcome.state) == key {
+                if let outcome = try? planner.navigator.apply(intent.intent, to: state), outcome.changed, planner.key(outcome.state) == key
+                {
                     return (intent, outcome)
                 }
             }

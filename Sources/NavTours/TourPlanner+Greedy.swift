@@ -80,10 +80,11 @@ extension TourPlanner {
                 guard var current = open else { return nil }
                 for intent in route {
                     guard let outcome = try? planner.navigator.apply(intent.intent, to: current.state) else { return nil }
-                    current.tour.steps.append(TourStep(
-                        intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),
-                        covers: tracker.covers(intent, before: current.state, after: outcome.state)
-                    ))
+                    current.tour.steps.append(
+                        TourStep(
+                            intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),
+                            covers: tracker.covers(intent, before: current.state, after: outcome.state)
+                        ))
                     current.state = outcome.state
                 }
                 open = current
@@ -132,7 +133,8 @@ extension TourPlanner {
                 for move in moves {
                     if reaches(move) { return route(to: current) + [move.intent] }
                     guard entries.count < budget, seen.insert(planner.key(move.outcome.state)).inserted else { continue }
-                    entries.append(Entry(state: move.outcome.state, parent: current, intent: move.intent, depth: entries[current].depth + 1))
+                    entries.append(
+                        Entry(state: move.outcome.state, parent: current, intent: move.intent, depth: entries[current].depth + 1))
                 }
             }
             return nil
@@ -149,7 +151,9 @@ extension TourPlanner {
                 scenes = deepOnly.filter { scene in remaining.contains { $0.hasPrefix(scene + ":") } }.sorted()
             }
             return scenes.compactMap { scene in
-                guard case .success(let (intent, outcome)) = planner.deepPath(to: scene, from: state, onTop: cover == .links) else { return nil }
+                guard case .success(let (intent, outcome)) = planner.deepPath(to: scene, from: state, onTop: cover == .links) else {
+                    return nil
+                }
                 return Move(intent: intent, link: nil, outcome: outcome)
             }
         }

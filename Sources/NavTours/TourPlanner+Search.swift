@@ -74,10 +74,11 @@ extension TourPlanner {
             case .scenes:
                 needed = planner.graph.scenes.keys.sorted().filter { firstShown[$0] == nil }
             case .links:
-                let sources = Set(targets.filter { takes[$0] == nil }.compactMap { id -> String? in
-                    let scene = id.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-                    return scene == "*" ? nil : scene
-                })
+                let sources = Set(
+                    targets.filter { takes[$0] == nil }.compactMap { id -> String? in
+                        let scene = id.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                        return scene == "*" ? nil : scene
+                    })
                 needed = sources.sorted().filter { !onTop.contains($0) }
             }
             // Tab bars first (one shows its first tab too), each seed explored before the next, so
@@ -132,10 +133,11 @@ extension TourPlanner {
                         continue
                     }
                     added += 1
-                    nodes.append(Node(
-                        state: move.outcome.state, key: key, parent: current, intent: move.intent, depth: depth,
-                        bound: min(depth, dropDepth)
-                    ))
+                    nodes.append(
+                        Node(
+                            state: move.outcome.state, key: key, parent: current, intent: move.intent, depth: depth,
+                            bound: min(depth, dropDepth)
+                        ))
                     index[key] = nodes.count - 1
                     note(nodes.count - 1)
                     queue.append(nodes.count - 1)
@@ -158,7 +160,8 @@ extension TourPlanner {
                 let tops = covered.filter { !startShown.contains($0) && planner.graph.scenes[$0]?.tabs == nil }.count
                 let farthest = covered.compactMap { firstShown[$0].map { nodes[$0].bound } }.max() ?? 0
                 lowerBound = max(tops, farthest)
-                reason = "max(\(tops) scenes other than tab bars to put on top beyond the start, one per step; "
+                reason =
+                    "max(\(tops) scenes other than tab bars to put on top beyond the start, one per step; "
                     + "\(farthest) steps to the farthest scene)"
             case .links:
                 let takeDepths = covered.compactMap { takes[$0].map { nodes[$0.from].bound + 1 } }

@@ -46,7 +46,7 @@ extension TourSummary {
             "targets": .int(targets), "covered": .int(covered), "tours": .int(tours), "steps": .int(steps),
             "lowerBound": .int(lowerBound), "lowerBoundReason": .string(lowerBoundReason),
             "uncovered": .array(uncovered.map { ["target": .string($0.target), "reason": .string($0.reason)] }),
-            "truncated": .bool(truncated),
+            "truncated": .bool(truncated)
         ]
     }
 }

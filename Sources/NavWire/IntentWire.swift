@@ -18,7 +18,10 @@ extension Intent {
         case .setParams(let screen, let params): ["params": ["screen": .string(screen), "params": .object(params)]]
         case .patchState(let screen, let patch): ["state": ["screen": .string(screen), "patch": patch]]
         case .command(let screen, let name, let args):
-            ["command": .object(["screen": .string(screen), "name": .string(name)].merging(args.isEmpty ? [:] : ["args": .object(args)]) { $1 })]
+            [
+                "command": .object(
+                    ["screen": .string(screen), "name": .string(name)].merging(args.isEmpty ? [:] : ["args": .object(args)]) { $1 })
+            ]
         case .patchContext(let patch): ["context": patch]
         case .batch(let intents): ["intents": .array(intents.map(\.wireJSON))]
         }
@@ -28,14 +31,16 @@ extension Intent {
     /// prefixed with `prefix`), as every request body's shape error is.
     package init(item json: JSONValue, prefix: String = "") throws(NavError) {
         guard let members = json.objectValue else {
-            throw NavError(.invalidRequest, "an intent is an object, not \(json.typeName)", param: prefix.isEmpty ? nil : String(prefix.dropLast()))
+            throw NavError(
+                .invalidRequest, "an intent is an object, not \(json.typeName)", param: prefix.isEmpty ? nil : String(prefix.dropLast()))
         }
         func fail(_ message: String, _ member: String) -> NavError {
             let param = prefix + member
             return NavError(.invalidRequest, message, param: param.hasSuffix(".") ? String(param.dropLast()) : param)
         }
         // `params` is a kind of its own, and a link's parameters beside `link`.
-        let kinds = members["link"] != nil
+        let kinds =
+            members["link"] != nil
             ? ["link"] : ["navigate", "exit", "back", "params", "state", "command", "context"].filter { members[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
             throw fail("an intent has exactly one of navigate, link, exit, back, params, state, command, context", "")

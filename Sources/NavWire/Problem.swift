@@ -37,7 +37,7 @@ package struct Problem: Sendable {
             "title": .string(title),
             "status": .int(status),
             "detail": .string(detail),
-            "code": .string(code),
+            "code": .string(code)
         ]) { $1 }
         if let offset { members["offset"] = .int(offset) }
         if let param { members["param"] = .string(param) }
@@ -60,7 +60,7 @@ extension GraphIssue {
             "pointer": .string(pointer),
             "code": .string(code.rawValue),
             "message": .string(message),
-            "severity": .string(severity.rawValue),
+            "severity": .string(severity.rawValue)
         ]
     }
 }

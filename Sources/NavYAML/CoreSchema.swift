@@ -72,7 +72,9 @@ enum CoreSchema {
         if bytes.count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "o") || bytes[1] == UInt8(ascii: "x") {
             let hexadecimal = bytes[1] == UInt8(ascii: "x")
             let digits = bytes[2...]
-            guard digits.allSatisfy({ hexadecimal ? Hex.value($0) != nil : ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "7")) }) else { return nil }
+            guard digits.allSatisfy({ hexadecimal ? Hex.value($0) != nil : ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "7")) }) else {
+                return nil
+            }
             guard let value = Int(String(decoding: digits, as: UTF8.self), radix: hexadecimal ? 16 : 8) else {
                 return .unrepresentable("'\(text)' is an integer too large for JSON")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// Whatever a client sends, reading it costs time and memory bounded by its size
@@ -19,7 +20,9 @@ import Testing
         }
         // As a value and as a mapping key (where a reader that composes first would expand it to
         // compare keys): refused at the first alias either way.
-        text += keys ? "scenes:\n  top:\n    state:\n      ? *i\n      : 1\n      ? *h\n      : 2\n" : "scenes:\n  top:\n    state: {bomb: *i}\n"
+        text +=
+            keys
+            ? "scenes:\n  top:\n    state:\n      ? *i\n      : 1\n      ? *h\n      : 2\n" : "scenes:\n  top:\n    state: {bomb: *i}\n"
         return text
     }
 
@@ -32,7 +35,9 @@ import Testing
     }
 
     /// Sends a request on a connection that gives up after `seconds`; `nil` when no answer came in time.
-    static func answer(_ navd: DaemonHarness, _ method: String, _ target: String, headers: [String: String], body: [UInt8], within seconds: Int)
+    static func answer(
+        _ navd: DaemonHarness, _ method: String, _ target: String, headers: [String: String], body: [UInt8], within seconds: Int
+    )
         -> HTTPMessage?
     {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
@@ -81,7 +86,10 @@ import Testing
         let files: [(String, String)] = [
             ("bomb.yaml", Self.bomb(keys: false)), ("keys.yaml", Self.bomb(keys: true)),
             ("deep.yaml", "name: deep\nstart: /top\nscenes: {top: {state: " + String(repeating: "[", count: 100_000) + "}}\n"),
-            ("deep.json", #"{"name": "deep", "start": "/top", "scenes": {"top": {"state": "# + String(repeating: "[", count: 100_000) + "}}}"),
+            (
+                "deep.json",
+                #"{"name": "deep", "start": "/top", "scenes": {"top": {"state": "# + String(repeating: "[", count: 100_000) + "}}}"
+            )
         ]
         for (name, text) in files {
             let file = directory.appendingPathComponent(name)
@@ -99,7 +107,9 @@ import Testing
         let jsonHeaders = Self.admin.merging(["Content-Type": "application/json"]) { $1 }
         // YAML: flow and block nesting, within libyaml's own limit (1,000) and far past it.
         for depth in [65, 900, 100_000] {
-            let flow = "name: deep\nstart: /top\nscenes: {top: {state: {x: " + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}}}\n"
+            let flow =
+                "name: deep\nstart: /top\nscenes: {top: {state: {x: " + String(repeating: "[", count: depth)
+                + String(repeating: "]", count: depth) + "}}}\n"
             let answer = try navd.request("PUT", "/v1/graphs/deep", headers: yamlHeaders, body: Array(flow.utf8))
             #expect(answer.status == 422 && answer.code == "invalid_graph", "\(depth): \(answer)")
         }
@@ -124,11 +134,14 @@ import Testing
         let many = "[" + Array(repeating: "0", count: 1_000_001).joined(separator: ",") + "]"
         let manyJSON = try navd.request("PUT", "/v1/graphs/many", headers: jsonHeaders, body: Array(many.utf8))
         #expect(manyJSON.status == 400 && manyJSON.code == "malformed_json", "\(manyJSON)")
-        let manyYAML = try navd.request("PUT", "/v1/graphs/many", headers: yamlHeaders, body: Array(("name: many\nstart: /top\nx: " + many).utf8))
+        let manyYAML = try navd.request(
+            "PUT", "/v1/graphs/many", headers: yamlHeaders, body: Array(("name: many\nstart: /top\nx: " + many).utf8))
         #expect(manyYAML.status == 422 && manyYAML.code == "invalid_graph", "\(manyYAML)")
         #expect(try manyYAML.json()["issues"]?[0]?["message"]?.string?.contains("more than 1000000 values") == true, "\(manyYAML)")
         // Nesting up to the limit still loads.
-        let fine = "name: deep\nstart: /top\nscenes: {top: {state: {x: " + String(repeating: "[", count: 50) + String(repeating: "]", count: 50) + "}}}\n"
+        let fine =
+            "name: deep\nstart: /top\nscenes: {top: {state: {x: " + String(repeating: "[", count: 50) + String(repeating: "]", count: 50)
+            + "}}}\n"
         #expect(try navd.request("PUT", "/v1/graphs/deep", headers: yamlHeaders, body: Array(fine.utf8)).status == 201)
         #expect(try navd.stop() == 0)
     }

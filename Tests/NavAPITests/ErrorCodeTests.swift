@@ -1,8 +1,9 @@
 import Foundation
-@testable import NavAPI
 import NavCore
 import NavSessions
 import Testing
+
+@testable import NavAPI
 @testable import NavTestSupport
 
 /// Bad input always gets a clear 4xx with a stable code and changes nothing (docs/design.md, "Limits and bad input");
@@ -34,7 +35,8 @@ import Testing
     ) throws -> HTTPMessage {
         var headers = ["Content-Type": "application/json"]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        return try navd.request("POST", target, headers: headers, body: [UInt8](repeating: UInt8(ascii: " "), count: bytes), sourceLocation: sourceLocation)
+        return try navd.request(
+            "POST", target, headers: headers, body: [UInt8](repeating: UInt8(ascii: " "), count: bytes), sourceLocation: sourceLocation)
     }
 
     @Test func everyErrorCodeOfTheSpecHasARequestThatTriggersIt() throws {
@@ -52,9 +54,12 @@ import Testing
         // 400
         codes.expect(try navd.request("POST", url + "/navigate", headers: json, body: Array(#"{"path":"#.utf8)), 400, "malformed_json")
         codes.expect(try navd.request("POST", url + "/navigate", headers: json, body: Array("{'path': 'x'}".utf8)), 400, "malformed_json")
-        codes.expect(try navd.request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array("[".utf8)), 400, "malformed_json")
+        codes.expect(
+            try navd.request("POST", "/v1/sessions", headers: ["Content-Type": "application/json"], body: Array("[".utf8)), 400,
+            "malformed_json")
         codes.expect(try navd.back(session, count: 0), 400, "invalid_request")
-        codes.expect(try navd.send("POST", url + "/navigate", json: ["path": "help", "bogus": 1], token: session.token), 400, "invalid_request")
+        codes.expect(
+            try navd.send("POST", url + "/navigate", json: ["path": "help", "bogus": 1], token: session.token), 400, "invalid_request")
         codes.expect(try navd.send("POST", url + "/navigate", json: [:], token: session.token), 400, "invalid_request")
         codes.expect(try navd.send("POST", url + "/navigate", json: ["path": 5], token: session.token), 400, "invalid_request")
         codes.expect(try navd.send("POST", url + "/navigate", json: ["help"], token: session.token), 400, "invalid_request")
@@ -67,8 +72,13 @@ import Testing
         let emptyKey = codes.expect(try navd.navigate(session, "list_news(=1)"), 400, "invalid_path")
         #expect(emptyKey["offset"]?.int != nil)
         // Ambiguous framing, refused on the head alone (the navigation is never read).
-        codes.expect(try navd.request("POST", url + "/navigate", headers: json.merging(["Transfer-Encoding": "chunked"]) { $1 }, body: Array(#"{"path":"help"}"#.utf8)), 400, "malformed_request")
-        codes.expect(try navd.request("GET", url, headers: ["Authorization": "Bearer \(session.token)", "Host": "other.example"]), 400, "malformed_request")
+        codes.expect(
+            try navd.request(
+                "POST", url + "/navigate", headers: json.merging(["Transfer-Encoding": "chunked"]) { $1 },
+                body: Array(#"{"path":"help"}"#.utf8)), 400, "malformed_request")
+        codes.expect(
+            try navd.request("GET", url, headers: ["Authorization": "Bearer \(session.token)", "Host": "other.example"]), 400,
+            "malformed_request")
         // 401
         codes.expect(try navd.request("GET", url), 401, "unauthorized")
         codes.expect(try navd.send("GET", other.url, token: session.token), 401, "unauthorized")
@@ -79,7 +89,8 @@ import Testing
         codes.expect(try admin.request("GET", "/v1/sessions", headers: ["Authorization": "Bearer not-the-admin-token"]), 403, "forbidden")
         codes.expect(try navd.navigate(session, "home#profile"), 403, "transition_refused")
         // 404
-        codes.expect(try admin.send("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", token: Self.adminToken), 404, "session_not_found")
+        codes.expect(
+            try admin.send("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", token: Self.adminToken), 404, "session_not_found")
         codes.expect(try navd.request("GET", "/nope"), 404, "not_found")
         codes.expect(try navd.request("GET", "/v1/sessions/\(session.id)/nope"), 404, "not_found")
         codes.expect(try navd.request("GET", "/v1/graphs/nosuch"), 404, "not_found")
@@ -90,7 +101,10 @@ import Testing
         #expect(notAllowed.headers["allow"] == "GET, HEAD")
         let putSessions = try navd.send("PUT", "/v1/sessions", json: [:])
         codes.expect(putSessions, 405, "method_not_allowed")
-        #expect(Set((putSessions.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["GET", "HEAD", "POST"])
+        #expect(
+            Set((putSessions.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == [
+                "GET", "HEAD", "POST"
+            ])
         // 409
         codes.expect(try navd.exit(session), 409, "stack_underflow")
         codes.expect(try navd.back(session, count: 5), 409, "stack_underflow")
@@ -100,9 +114,14 @@ import Testing
         // docs/design.md, "Commands", "Leave confirmation": a command whose guard fails, leaving a screen that asks first.
         let form = try navd.createSession()
         let editor = try #require(try navd.navigate(form, "edit_profile").json()["screens"]?[1]?["id"]?.string)
-        let refused = codes.expect(try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "save"], token: form.token), 409, "command_refused")
+        let refused = codes.expect(
+            try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "save"], token: form.token), 409,
+            "command_refused")
         #expect(refused["pointer"] == "/dirty")
-        #expect(try navd.send("POST", form.url + "/screens/\(editor)/commands", json: ["name": "type", "args": ["text": "hi"]], token: form.token).status == 200)
+        #expect(
+            try navd.send(
+                "POST", form.url + "/screens/\(editor)/commands", json: ["name": "type", "args": ["text": "hi"]], token: form.token
+            ).status == 200)
         let asked = codes.expect(try navd.exit(form), 409, "confirmation_required")
         #expect(asked["confirmation"]?["screen"] == .string(editor))
         // A version of the graph where list_news's category is a bool: category=1 no longer fits.
@@ -110,8 +129,13 @@ import Testing
         let news = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"), encoding: .utf8)
         let changed = news.replacingOccurrences(of: #""category": {"type": "int", "default": 0}"#, with: #""category": {"type": "bool"}"#)
         #expect(changed != news)
-        #expect(try admin.request("PUT", "/v1/graphs/news", headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"], body: Array(changed.utf8)).status == 200)
-        let notFitting = codes.expect(try admin.send("POST", adminSession.url + "/upgrade", json: [:], token: adminSession.token), 409, "upgrade_refused")
+        #expect(
+            try admin.request(
+                "PUT", "/v1/graphs/news", headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"],
+                body: Array(changed.utf8)
+            ).status == 200)
+        let notFitting = codes.expect(
+            try admin.send("POST", adminSession.url + "/upgrade", json: [:], token: adminSession.token), 409, "upgrade_refused")
         #expect(notFitting["reasons"] == [["pointer": "/screens/1/params/category", "message": "'1' is not a valid bool"]])
         // The session still runs on version 1, and version 2 is the newest: neither can be removed.
         codes.expect(try admin.send("DELETE", "/v1/graphs/news?version=1", token: Self.adminToken), 409, "graph_in_use")
@@ -122,14 +146,22 @@ import Testing
         codes.expect(try Self.overTheLimit(limited, "/v1/sessions", bytes: 2000), 413, "payload_too_large")
         codes.expect(try Self.overTheLimit(navd, url + "/navigate", bytes: 70_000, token: session.token), 413, "payload_too_large")
         // 415
-        codes.expect(try navd.send("POST", url + "/navigate", json: ["path": "login"], token: session.token, contentType: "text/plain"), 415, "unsupported_media_type")
-        codes.expect(try navd.request("POST", url + "/navigate", headers: ["Authorization": "Bearer \(session.token)"], body: Array(#"{"path":"login"}"#.utf8)), 415, "unsupported_media_type")
-        codes.expect(try navd.patchState(session, screen: "e1", ["a": 1], contentType: "application/x-www-form-urlencoded"), 415, "unsupported_media_type")
+        codes.expect(
+            try navd.send("POST", url + "/navigate", json: ["path": "login"], token: session.token, contentType: "text/plain"), 415,
+            "unsupported_media_type")
+        codes.expect(
+            try navd.request(
+                "POST", url + "/navigate", headers: ["Authorization": "Bearer \(session.token)"], body: Array(#"{"path":"login"}"#.utf8)),
+            415, "unsupported_media_type")
+        codes.expect(
+            try navd.patchState(session, screen: "e1", ["a": 1], contentType: "application/x-www-form-urlencoded"), 415,
+            "unsupported_media_type")
         // 422
         codes.expect(try navd.navigate(session, "nosuch"), 422, "unknown_scene")
         codes.expect(try navd.navigate(session, "^/top/help#news"), 422, "unknown_scene")
         codes.expect(try navd.transition(session, "nosuch"), 422, "unknown_transition")
-        codes.expect(try navd.send("POST", url + "/screens/e1/commands", json: ["name": "nosuch"], token: session.token), 422, "unknown_command")
+        codes.expect(
+            try navd.send("POST", url + "/screens/e1/commands", json: ["name": "nosuch"], token: session.token), 422, "unknown_command")
         codes.expect(try navd.send("POST", "/v1/sessions", json: ["graph": "nosuch"]), 422, "unknown_graph")
         let badParam = codes.expect(try navd.navigate(session, "show_news(id=x)"), 422, "invalid_params")
         #expect(badParam["param"] == "id")
@@ -137,7 +169,8 @@ import Testing
         #expect(missing["param"] == "id")
         let adminJSON = ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"]
         let invalidGraph = codes.expect(
-            try admin.request("PUT", "/v1/graphs/bad", headers: adminJSON, body: Array(#"{"name":"bad","start":"/up","scenes":{"up":{}}}"#.utf8)),
+            try admin.request(
+                "PUT", "/v1/graphs/bad", headers: adminJSON, body: Array(#"{"name":"bad","start":"/up","scenes":{"up":{}}}"#.utf8)),
             422, "invalid_graph"
         )
         #expect(invalidGraph["issues"]?.array?.contains { $0["pointer"] == "/scenes/up" } == true, "\(invalidGraph)")
@@ -151,7 +184,8 @@ import Testing
         let keyedSession = try keyedDaemon.createSession()
         var tooMany: HTTPMessage?
         for index in 0..<10 where tooMany == nil {
-            let answer = try keyedDaemon.navigate(keyedSession, "^/top/list_news(category=1)/show_news(id=\(index + 1))", headers: ["Idempotency-Key": "many-\(index)"])
+            let answer = try keyedDaemon.navigate(
+                keyedSession, "^/top/list_news(category=1)/show_news(id=\(index + 1))", headers: ["Idempotency-Key": "many-\(index)"])
             if answer.status != 200 { tooMany = answer }
         }
         let sessionFull = try #require(tooMany)
@@ -171,13 +205,17 @@ import Testing
         let full = try limited.send("POST", "/v1/sessions", json: [:])
         codes.expect(full, 503, "too_many_sessions")
         // 501
-        codes.expect(try navd.request("GET", url, headers: ["Authorization": "Bearer \(session.token)", "Transfer-Encoding": "gzip"]), 501, "unsupported_transfer_coding")
+        codes.expect(
+            try navd.request("GET", url, headers: ["Authorization": "Bearer \(session.token)", "Transfer-Encoding": "gzip"]), 501,
+            "unsupported_transfer_coding")
         // Watchers' budgets, on the binary (streams and long polls need a socket): one watcher a
         // session, two (half of four connections) for the daemon.
         let watched = try DaemonHarness(arguments: ["--max-watchers-per-session", "1", "--max-connections", "4"])
         let first = try watched.createSession()
         let second = try watched.createSession()
-        let streams = try [first, second].map { try EventStreamClient(port: watched.port, target: $0.url + "/events", headers: ["Authorization": "Bearer \($0.token)"]) }
+        let streams = try [first, second].map {
+            try EventStreamClient(port: watched.port, target: $0.url + "/events", headers: ["Authorization": "Bearer \($0.token)"])
+        }
         #expect(streams.map(\.status) == [200, 200])
         codes.expect(try watched.send("GET", first.url + "/events?after=5&wait=30", token: first.token), 429, "too_many_requests")
         let third = try watched.createSession()
@@ -192,7 +230,8 @@ import Testing
         #expect(try watched.stop() == 0)
         var scenes: [String: JSON] = [:]
         for index in 0..<1_000 { scenes["s\(index)"] = [:] }
-        let crowding = try crowded.send("PUT", "/v1/graphs/big", json: ["name": "big", "start": "/s0", "scenes": .object(scenes)], token: Self.adminToken)
+        let crowding = try crowded.send(
+            "PUT", "/v1/graphs/big", json: ["name": "big", "start": "/s0", "scenes": .object(scenes)], token: Self.adminToken)
         codes.expect(crowding, 503, "over_capacity")
         #expect(crowding.headers["retry-after"] != nil)
 
@@ -259,14 +298,17 @@ import Testing
         [
             ("POST", "/v1/sessions"), ("POST", victim.url + "/navigate"), ("POST", victim.url + "/transitions"),
             ("POST", victim.url + "/exit"), ("POST", victim.url + "/back"), ("PUT", victim.url + "/screens/e1/params"),
-            ("PATCH", victim.url + "/screens/e1/state"), ("PUT", "/v1/graphs/news"),
+            ("PATCH", victim.url + "/screens/e1/state"), ("PUT", "/v1/graphs/news")
         ]
     }
     /// The media types random bodies are sent as.
-    static let garbageMediaTypes = ["application/json", "application/merge-patch+json", "text/plain", "application/octet-stream", "application/yaml"]
+    static let garbageMediaTypes = [
+        "application/json", "application/merge-patch+json", "text/plain", "application/octet-stream", "application/yaml"
+    ]
 
     /// A session to aim garbage at and one beside it, a step in, as it was before.
-    static func victimAndBystander(on navd: any NavdHarness) throws -> (victim: NavdSession, bystander: NavdSession, bystanderBefore: JSON) {
+    static func victimAndBystander(on navd: any NavdHarness) throws -> (victim: NavdSession, bystander: NavdSession, bystanderBefore: JSON)
+    {
         let victim = try navd.createSession()
         let bystander = try navd.createSession()
         _ = try navd.navigate(bystander, "list_news")
@@ -282,7 +324,8 @@ import Testing
         let victimAfter = try navd.view(victim)
         #expect(victimAfter["version"] == 1, sourceLocation: sourceLocation)
         #expect(victimAfter["path"] == "/top", sourceLocation: sourceLocation)
-        #expect(try navd.events(victim).json()["next"] == .int(victim.created["events"]?.array?.count ?? -1), sourceLocation: sourceLocation)
+        #expect(
+            try navd.events(victim).json()["next"] == .int(victim.created["events"]?.array?.count ?? -1), sourceLocation: sourceLocation)
         #expect(try navd.view(bystander) == bystanderBefore, sourceLocation: sourceLocation)
         #expect(try navd.navigate(bystander, "show_news(id=3)").status == 200, sourceLocation: sourceLocation)
         #expect(try navd.navigate(victim, "list_news").status == 200, sourceLocation: sourceLocation)
@@ -302,9 +345,14 @@ import Testing
             answered += 1
             #expect((400..<500).contains(answer.status), "\(what): \(answer)", sourceLocation: sourceLocation)
         }
-        func send(_ method: String, _ target: String, _ headers: [String: String], _ body: [UInt8], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        func send(
+            _ method: String, _ target: String, _ headers: [String: String], _ body: [UInt8], _ what: String,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             do {
-                expect4xx(try navd.request(method, target, headers: headers, body: body, sourceLocation: sourceLocation), what, sourceLocation: sourceLocation)
+                expect4xx(
+                    try navd.request(method, target, headers: headers, body: body, sourceLocation: sourceLocation), what,
+                    sourceLocation: sourceLocation)
             } catch {
                 Issue.record("\(what): no answer: \(error)", sourceLocation: sourceLocation)
             }
@@ -318,7 +366,8 @@ import Testing
         for (round, (route, body, mediaIndex)) in garbage.bodies.enumerated() {
             let (method, target) = routes[route]
             let media = mediaTypes[mediaIndex]
-            send(method, target, auth.merging(["Content-Type": media]) { $1 }, body, "random body #\(round) \(media) to \(method) \(target)")
+            send(
+                method, target, auth.merging(["Content-Type": media]) { $1 }, body, "random body #\(round) \(media) to \(method) \(target)")
         }
         // JSON of the wrong shape or out of range.
         let shapes: [String] = [
@@ -326,14 +375,17 @@ import Testing
             #"{"count": 99999999999999999999}"#, #"{"count": -3}"#, #""x""#, "null", "[]", "123", #"{"path": "\ud800"}"#,
             #"{"path": "a", "path": "b", "x": 1}"#, #"{"context": [1]}"#, #"{"graph": 1}"#, #"{"start": "/top("}"#, #"{"path":"#,
             #"{"a":1,}"#, "\u{FEFF}{}", #"{"path": "^/top/list_news(category=1e3)"}"#, #"{"path": "up(n=0)"}"#, #"{"path": "..//x"}"#,
-            #"{"name": "news", "params": {"category": {"a": 1}}}"#, #"{"name": "news", "params": {"category": 1, "extra": 2}}"#,
+            #"{"name": "news", "params": {"category": {"a": 1}}}"#, #"{"name": "news", "params": {"category": 1, "extra": 2}}"#
         ]
         for (index, shape) in shapes.enumerated() {
             let (method, target) = routes[index % 5 == 0 ? 0 : 1 + index % 4]
-            send(method, target, auth.merging(["Content-Type": "application/json"]) { $1 }, Array(shape.utf8), "shape \(shape) to \(target)")
+            send(
+                method, target, auth.merging(["Content-Type": "application/json"]) { $1 }, Array(shape.utf8), "shape \(shape) to \(target)")
         }
         var invalidUTF8Body = Array(#"{"path": ""#.utf8) + [0xFF, 0xFE, 0xC3] + Array(#""}"#.utf8)
-        send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, invalidUTF8Body, "invalid UTF-8 in a JSON string")
+        send(
+            "POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, invalidUTF8Body,
+            "invalid UTF-8 in a JSON string")
         invalidUTF8Body = [0xC0, 0xAF] + Array("{}".utf8)
         send("POST", "/v1/sessions", ["Content-Type": "application/json"], invalidUTF8Body, "overlong UTF-8 before JSON")
 
@@ -342,34 +394,57 @@ import Testing
         let deepObject = Array((String(repeating: #"{"a":"#, count: 10_000) + "1" + String(repeating: "}", count: 10_000)).utf8)
         for (method, target) in routes {
             send(method, target, auth.merging(["Content-Type": "application/json"]) { $1 }, deepArray, "10,000 nested arrays to \(target)")
-            send(method, target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, deepObject, "10,000 nested objects to \(target)")
+            send(
+                method, target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, deepObject,
+                "10,000 nested objects to \(target)")
         }
         let deepPath = #"{"path": ""# + String(repeating: "(", count: 10_000) + #""}"#
-        send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, Array(deepPath.utf8), "10,000 open parens")
+        send(
+            "POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, Array(deepPath.utf8),
+            "10,000 open parens")
 
         // Path strings far over the path limit (60 KB fits the body limit).
         for (length, path) in garbage.paths {
             let body = JSON.object(["path": .string(path)]).bytes
             send("POST", victim.url + "/navigate", auth.merging(["Content-Type": "application/json"]) { $1 }, body, "a \(length)-byte path")
         }
-        for target in ["/v1/sessions/%ff%fe", "/v1/sessions/%zz", "/v1/sessions/%", victim.url + "/screens/%C3%28/params", "/v1/graphs/%00", "/v1/sessions//navigate", "//", "/v1//sessions"] {
+        for target in [
+            "/v1/sessions/%ff%fe", "/v1/sessions/%zz", "/v1/sessions/%", victim.url + "/screens/%C3%28/params", "/v1/graphs/%00",
+            "/v1/sessions//navigate", "//", "/v1//sessions"
+        ] {
             send(target.hasSuffix("params") ? "PUT" : "GET", target, auth, [], "escape \(target)")
         }
 
         // Query strings out of range.
-        for query in ["after=-1", "after=abc", "after=99999999999999999999999", "limit=0", "limit=1001", "limit=", "after=%ff", "after=1&after=x", "limit=1e2", "after=+1%00"] {
+        for query in [
+            "after=-1", "after=abc", "after=99999999999999999999999", "limit=0", "limit=1001", "limit=", "after=%ff", "after=1&after=x",
+            "limit=1e2", "after=+1%00"
+        ] {
             send("GET", victim.url + "/events?" + query, auth, [], "events?\(query)")
         }
         // Headers: bad tokens, If-Match, Idempotency-Key.
-        for (index, authorization) in ["Bearer", "Bearer  ", "Basic \(victim.token)", "bearer x y z", "Bearer \(String(repeating: "a", count: 4000))", "Bearer \u{00E9}\u{00E9}", "Bearer \(victim.token)x", "Token \(victim.token)"].enumerated() {
-            send("POST", victim.url + "/navigate", ["Authorization": authorization, "Content-Type": "application/json"], Array(#"{"path":"help"}"#.utf8), "Authorization #\(index)")
+        for (index, authorization) in [
+            "Bearer", "Bearer  ", "Basic \(victim.token)", "bearer x y z", "Bearer \(String(repeating: "a", count: 4000))",
+            "Bearer \u{00E9}\u{00E9}", "Bearer \(victim.token)x", "Token \(victim.token)"
+        ].enumerated() {
+            send(
+                "POST", victim.url + "/navigate", ["Authorization": authorization, "Content-Type": "application/json"],
+                Array(#"{"path":"help"}"#.utf8), "Authorization #\(index)")
         }
         for ifMatch in ["\"0\"", "\"2\"", "W/\"x\"", "\"-1\"", "\"99999999999999999999999\"", "abc", "\"\""] {
-            send("POST", victim.url + "/navigate", auth.merging(["If-Match": ifMatch, "Content-Type": "application/json"]) { $1 }, Array(#"{"path":"help"}"#.utf8), "If-Match \(ifMatch)")
+            send(
+                "POST", victim.url + "/navigate", auth.merging(["If-Match": ifMatch, "Content-Type": "application/json"]) { $1 },
+                Array(#"{"path":"help"}"#.utf8), "If-Match \(ifMatch)")
         }
-        send("POST", victim.url + "/navigate", auth.merging(["Idempotency-Key": String(repeating: "k", count: 500), "Content-Type": "application/json"]) { $1 }, Array(#"{"path":"help"}"#.utf8), "long Idempotency-Key")
+        send(
+            "POST", victim.url + "/navigate",
+            auth.merging(["Idempotency-Key": String(repeating: "k", count: 500), "Content-Type": "application/json"]) { $1 },
+            Array(#"{"path":"help"}"#.utf8), "long Idempotency-Key")
         // Unknown routes and methods.
-        for (method, target) in [("GET", "/v2/sessions"), ("BREW", "/healthz"), ("get", "/healthz"), ("PATCH", "/v1/sessions"), ("DELETE", "/v1/graphs/news"), ("POST", "/metrics"), ("GET", "/v1/sessions/\(victim.id)/screens/e1"), ("GET", "/HEALTHZ")] {
+        for (method, target) in [
+            ("GET", "/v2/sessions"), ("BREW", "/healthz"), ("get", "/healthz"), ("PATCH", "/v1/sessions"), ("DELETE", "/v1/graphs/news"),
+            ("POST", "/metrics"), ("GET", "/v1/sessions/\(victim.id)/screens/e1"), ("GET", "/HEALTHZ")
+        ] {
             send(method, target, auth, [], "\(method) \(target)")
         }
 
@@ -406,16 +481,24 @@ import Testing
             let prefix = ["/v1/sessions/", victim.url + "/screens/", "/v1/graphs/", "/"][round % 4]
             let suffix = round % 4 == 1 ? "/params" : ""
             let method = round % 4 == 1 ? "PUT" : "GET"
-            let request = Array("\(method) \(prefix)".utf8) + segment + Array("\(suffix) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\nContent-Type: application/json\r\nAuthorization: Bearer \(victim.token)\r\n\r\n{}".utf8)
+            let request =
+                Array("\(method) \(prefix)".utf8) + segment
+                + Array(
+                    "\(suffix) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\nContent-Type: application/json\r\nAuthorization: Bearer \(victim.token)\r\n\r\n{}"
+                        .utf8)
             do {
-                expect4xx(try navd.raw(request, method: method, target: prefix + String(decoding: segment, as: UTF8.self) + suffix), "raw UTF-8 path #\(round)")
+                expect4xx(
+                    try navd.raw(request, method: method, target: prefix + String(decoding: segment, as: UTF8.self) + suffix),
+                    "raw UTF-8 path #\(round)")
             } catch {
                 Issue.record("raw UTF-8 path #\(round): no answer: \(error)")
             }
         }
 
         // Headers large but within libmicrohttpd's limits.
-        let large = try navd.request("GET", "/healthz", headers: ["X-Filler": String(repeating: "x", count: 2000), "X-Request-Id": String(repeating: "r", count: 5000)])
+        let large = try navd.request(
+            "GET", "/healthz",
+            headers: ["X-Filler": String(repeating: "x", count: 2000), "X-Request-Id": String(repeating: "r", count: 5000)])
         #expect(large.status == 200)
         #expect((large.headers["x-request-id"]?.count ?? 0) <= 128, "an oversized X-Request-Id is not echoed")
 
@@ -423,11 +506,25 @@ import Testing
         // status and no problem document (openapi.yaml exempts these), so only the 4xx is checked.
         let transport: [(String, [UInt8])] = [
             ("a 100 KB URL", Array("GET /\(String(repeating: "a", count: 100_000)) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)),
-            ("a 40 KB header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 40_000))\r\nConnection: close\r\n\r\n".utf8)),
-            ("3,000 headers", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<3000).map { "X-H\($0): v\r\n" }.joined() + "Connection: close\r\n\r\n").utf8)),
-            ("a broken chunk size", Array("POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n".utf8)),
+            (
+                "a 40 KB header",
+                Array(
+                    "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 40_000))\r\nConnection: close\r\n\r\n".utf8)
+            ),
+            (
+                "3,000 headers",
+                Array(
+                    ("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<3000).map { "X-H\($0): v\r\n" }.joined() + "Connection: close\r\n\r\n")
+                        .utf8)
+            ),
+            (
+                "a broken chunk size",
+                Array(
+                    "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
+                        .utf8)
+            ),
             ("a header line without a colon", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\nConnection: close\r\n\r\n".utf8)),
-            ("an HTTP/0.9 request line", Array("GET /healthz\r\n\r\n".utf8)),
+            ("an HTTP/0.9 request line", Array("GET /healthz\r\n\r\n".utf8))
         ]
         for (what, request) in transport {
             do {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import NavTestSupport
 import NavWire
 import Testing
+
+@testable import NavTestSupport
 
 /// End-to-end flows against the real `navd` binary. Every answer is checked against
 /// `openapi.yaml` by the harness (a violation is an issue at the request's line).
@@ -26,7 +27,10 @@ struct KabuKitSample1FlowTests {
         #expect(view["path"] == "/A_root/A")
         #expect(view["version"] == 2)
         #expect(view.top?["state"] == ["prevEnabled": true])
-        #expect(view.eventNames == ["transitionStart", "awake:A", "willDisappear:A_root", "willAppear:A", "didDisappear:A_root", "didAppear:A", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:A", "willDisappear:A_root", "willAppear:A", "didDisappear:A_root", "didAppear:A", "transitionEnd"
+            ])
 
         answer = try navd.transition(session, "b")
         #expect(try answer.json()["path"] == "/A_root/A/B")
@@ -34,14 +38,20 @@ struct KabuKitSample1FlowTests {
         view = try answer.json()
         #expect(view["path"] == "/A_root/A/B/A")
         #expect(view["screens"]?.array?.compactMap { $0["id"]?.string } == ["e1", "e2", "e3", "e4"])
-        #expect(view.eventNames == ["transitionStart", "awake:A", "willDisappear:B", "willAppear:A", "didDisappear:B", "didAppear:A", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:A", "willDisappear:B", "willAppear:A", "didDisappear:B", "didAppear:A", "transitionEnd"
+            ])
         #expect(answer.headers["etag"] == "\"4\"")
 
         answer = try navd.exit(session)
         view = try answer.json()
         #expect(answer.status == 200)
         #expect(view["path"] == "/A_root/A/B")
-        #expect(view.eventNames == ["transitionStart", "willDisappear:A", "willAppear:B", "didDisappear:A", "didAppear:B", "remove:A", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "willDisappear:A", "willAppear:B", "didDisappear:A", "didAppear:B", "remove:A", "transitionEnd"
+            ])
         #expect(try navd.exit(session).json()["path"] == "/A_root/A")
         #expect(try navd.exit(session).json()["path"] == "/A_root")
 
@@ -65,7 +75,9 @@ struct KabuKitSample1FlowTests {
         #expect(try pushed.json()["path"] == "/A_root/B/A_root")
         let logged = try navd.events(session).json()["next"]
 
-        for refused in [try navd.exit(session), try navd.back(session), try navd.back(session, count: 2), try navd.navigate(session, "^/A_root")] {
+        for refused in [
+            try navd.exit(session), try navd.back(session), try navd.back(session, count: 2), try navd.navigate(session, "^/A_root")
+        ] {
             #expect(refused.status == 409)
             #expect(refused.code == "not_removable", "\(refused)")
         }
@@ -117,10 +129,11 @@ struct NewsFlowTests {
         #expect(view["path"] == "/top/home#friend/show_friend(name=ken)")
         #expect(view["context"] == Self.user)
         #expect(view.sceneNames == ["top", "home", "friend", "show_friend"])
-        #expect(view.eventNames == [
-            "transitionStart", "awake:top", "awake:home", "awake:friend", "awake:show_friend",
-            "willAppear:show_friend", "didAppear:show_friend", "transitionEnd",
-        ])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:top", "awake:home", "awake:friend", "awake:show_friend",
+                "willAppear:show_friend", "didAppear:show_friend", "transitionEnd"
+            ])
         #expect(view["events"]?[0]?["from"] == "" && view["events"]?[0]?["to"] == "/top/home#friend/show_friend(name=ken)")
         #expect(view["screens"]?[1]?["tabs"] == ["selected": "friend", "saved": [:]])
         #expect(view["screens"]?[0]?["container"] == "navigation")
@@ -129,27 +142,30 @@ struct NewsFlowTests {
         // A modal with its own navigation stack, two screens in one transition.
         view = try trail.take(try navd.navigate(session, "!/list_coupon/show_coupon(id=88)"))
         #expect(view["path"] == "/top/home#friend/show_friend(name=ken)!/list_coupon/show_coupon(id=88)")
-        #expect(view.eventNames == [
-            "transitionStart", "awake:list_coupon", "awake:show_coupon", "willDisappear:show_friend", "willAppear:show_coupon",
-            "didDisappear:show_friend", "didAppear:show_coupon", "transitionEnd",
-        ])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:list_coupon", "awake:show_coupon", "willDisappear:show_friend", "willAppear:show_coupon",
+                "didDisappear:show_friend", "didAppear:show_coupon", "transitionEnd"
+            ])
         #expect(view["screens"]?[4]?["segue"] == "!" && view["screens"]?[4]?["container"] == "navigation")
         #expect(view.top?["params"] == ["id": 88])
 
         view = try trail.take(try navd.back(session))
         #expect(view["path"] == "/top/home#friend/show_friend(name=ken)!/list_coupon")
-        #expect(view.eventNames == [
-            "transitionStart", "willDisappear:show_coupon", "willAppear:list_coupon", "didDisappear:show_coupon",
-            "didAppear:list_coupon", "remove:show_coupon", "transitionEnd",
-        ])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "willDisappear:show_coupon", "willAppear:list_coupon", "didDisappear:show_coupon",
+                "didAppear:list_coupon", "remove:show_coupon", "transitionEnd"
+            ])
 
         // Switching tabs saves friend's stack up to its first modal; the modal is removed.
         view = try trail.take(try navd.navigate(session, "^/top/home#profile/help"))
         #expect(view["path"] == "/top/home#profile/help")
-        #expect(view.eventNames == [
-            "transitionStart", "awake:profile", "awake:help", "willDisappear:list_coupon", "willAppear:help",
-            "didDisappear:list_coupon", "didAppear:help", "remove:list_coupon", "transitionEnd",
-        ])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:profile", "awake:help", "willDisappear:list_coupon", "willAppear:help",
+                "didDisappear:list_coupon", "didAppear:help", "remove:list_coupon", "transitionEnd"
+            ])
         let tabs = try #require(view["screens"]?[1]?["tabs"])
         #expect(tabs["selected"] == "profile")
         #expect(tabs["saved"]?["friend"]?.array?.compactMap { $0["id"]?.string } == ["e3", "e4"])
@@ -162,7 +178,11 @@ struct NewsFlowTests {
         // Switching back restores the saved stack: the same screens, no awake, no remove.
         view = try trail.take(try navd.navigate(session, "^/top/home#friend"))
         #expect(view["path"] == "/top/home#friend/show_friend(name=ken)")
-        #expect(view.eventNames == ["transitionStart", "willDisappear:help", "willAppear:show_friend", "didDisappear:help", "didAppear:show_friend", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "willDisappear:help", "willAppear:show_friend", "didDisappear:help", "didAppear:show_friend",
+                "transitionEnd"
+            ])
         #expect(view.top?["id"] == "e4")
         #expect(view["screens"]?[1]?["tabs"]?["saved"]?["profile"]?.array?.compactMap { $0["scene"]?.string } == ["profile", "help"])
 
@@ -171,7 +191,11 @@ struct NewsFlowTests {
         #expect(view.eventNames == ["stateChanged:profile"])
         view = try trail.take(try navd.navigate(session, "^/top/home#profile"))
         #expect(view["path"] == "/top/home#profile/help")
-        #expect(view.eventNames == ["transitionStart", "willDisappear:show_friend", "willAppear:help", "didDisappear:show_friend", "didAppear:help", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "willDisappear:show_friend", "willAppear:help", "didDisappear:show_friend", "didAppear:help",
+                "transitionEnd"
+            ])
         #expect(view["screens"]?[2]?["state"] == ["editing": false, "seen": true])
 
         // State: RFC 7396 merge patches, as merge-patch+json and as plain JSON.
@@ -191,14 +215,19 @@ struct NewsFlowTests {
         view = try trail.take(try navd.transition(session, "top"))
         #expect(view["path"] == "/top")
         // Every screen that goes gets `remove`, top to root, the tab bar's saved stacks included.
-        #expect(view.eventNames == [
-            "transitionStart", "willDisappear:help", "willAppear:top", "didDisappear:help", "didAppear:top",
-            "remove:help", "remove:profile", "remove:show_friend", "remove:friend", "remove:home", "transitionEnd",
-        ])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "willDisappear:help", "willAppear:top", "didDisappear:help", "didAppear:top",
+                "remove:help", "remove:profile", "remove:show_friend", "remove:friend", "remove:home", "transitionEnd"
+            ])
         view = try trail.take(try navd.transition(session, "news", params: ["category": 3]))
         #expect(view["path"] == "/top/list_news(category=3)")
         #expect(view.top?["params"] == ["category": 3])
-        #expect(view.eventNames == ["transitionStart", "awake:list_news", "willDisappear:top", "willAppear:list_news", "didDisappear:top", "didAppear:list_news", "transitionEnd"])
+        #expect(
+            view.eventNames == [
+                "transitionStart", "awake:list_news", "willDisappear:top", "willAppear:list_news", "didDisappear:top",
+                "didAppear:list_news", "transitionEnd"
+            ])
         let listID = try #require(view.top?["id"]?.string)
 
         // Navigating to where the session is: 200, same version, no events.
@@ -339,9 +368,11 @@ struct NewsFlowTests {
             try navd.exit(session, headers: stale),
             try navd.send("POST", session.url + "/back", json: [:], token: session.token, headers: stale),
             try navd.send("PUT", session.url + "/screens/e2/params", json: ["category": 4], token: session.token, headers: stale),
-            try navd.send("PATCH", session.url + "/screens/e2/state", json: ["a": 1], token: session.token, headers: stale, contentType: "application/merge-patch+json"),
+            try navd.send(
+                "PATCH", session.url + "/screens/e2/state", json: ["a": 1], token: session.token, headers: stale,
+                contentType: "application/merge-patch+json"),
             try navd.navigate(session, "help", headers: ["If-Match": "\"abc\""]),
-            try navd.navigate(session, "help", headers: ["If-Match": "\"3\""]),
+            try navd.navigate(session, "help", headers: ["If-Match": "\"3\""])
         ]
         for refused in refusals {
             #expect(refused.status == 412, "\(refused)")
@@ -406,7 +437,9 @@ struct NewsFlowTests {
         func post(_ route: String, _ body: String, _ headers: [String: String] = [:]) throws -> HTTPMessage {
             try navd.request(
                 "POST", session.url + route,
-                headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json", "Idempotency-Key": key].merging(headers) { $1 },
+                headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json", "Idempotency-Key": key].merging(
+                    headers
+                ) { $1 },
                 body: Array(body.utf8)
             )
         }
@@ -422,7 +455,7 @@ struct NewsFlowTests {
             try post("/transitions", #"{"name":"news","params":{"category":3}}"#, ["If-Match": #""2""#]),
             try post("/transitions", #"{"name":"news","params":{"category":3}}"#),
             try post("/navigate", #"{"path":"help"}"#, ["If-Match": #""1""#]),
-            try post("/transitions", #"{"name":"news","params":{"category":4}}"#, ["If-Match": #""1""#]),
+            try post("/transitions", #"{"name":"news","params":{"category":4}}"#, ["If-Match": #""1""#])
         ] {
             #expect(reused.status == 422 && reused.code == "idempotency_key_reused", "\(reused)")
         }
@@ -452,11 +485,12 @@ struct NewsFlowTests {
             ("POST", session.url + "/back", #"{"count": null}"#, "count"),
             ("POST", session.url + "/exit", #"{"outcome": 1}"#, "outcome"),
             ("PUT", session.url + "/screens/e2/params", #"{"category": null}"#, "category"),
-            ("PUT", session.url + "/screens/e2/params", #"{"category": {"a": 1}}"#, "category"),
+            ("PUT", session.url + "/screens/e2/params", #"{"category": {"a": 1}}"#, "category")
         ]
         for (method, target, body, param) in cases {
             let answer = try navd.request(
-                method, target, headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"], body: Array(body.utf8)
+                method, target, headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"],
+                body: Array(body.utf8)
             )
             #expect(answer.status == 400 && answer.code == "invalid_request", "\(method) \(target) \(body): \(answer)")
             #expect(try answer.json()["param"] == .string(param), "\(method) \(target) \(body): \(answer)")
@@ -485,7 +519,8 @@ struct NewsFlowTests {
         let id = try #require(try first.json()["id"]?.string)
         let token = try #require(try first.json()["token"]?.string)
         let changeKey = ["Idempotency-Key": "change-\(UUID().uuidString)"]
-        #expect(try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 200)
+        #expect(
+            try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 200)
         #expect(try navd.send("DELETE", "/v1/sessions/\(id)", token: token).status == 204)
 
         let afterDelete = try navd.request("POST", "/v1/sessions", headers: headers, body: Array("{}".utf8))
@@ -496,7 +531,8 @@ struct NewsFlowTests {
         #expect(newID != id)
         #expect(try navd.send("GET", "/v1/sessions/\(newID)", token: newToken).status == 200)
         // The change's answer went with its session: the retry is evaluated again, and refused.
-        #expect(try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 401)
+        #expect(
+            try navd.send("POST", "/v1/sessions/\(id)/navigate", json: ["path": "help"], token: token, headers: changeKey).status == 401)
     }
 
     @Test func anIdempotentRetryGetsTheFirstAnswerAndAppliesOnce() throws {
@@ -555,7 +591,7 @@ struct NewsFlowTests {
             try navd.request("GET", mine.url + "/events"),
             try navd.request("DELETE", mine.url),
             try navd.request("GET", mine.url, headers: ["Authorization": "Basic dTpw"]),
-            try navd.request("GET", mine.url, headers: ["Authorization": "Bearer"]),
+            try navd.request("GET", mine.url, headers: ["Authorization": "Bearer"])
         ] {
             #expect(answer.status == 401, "\(answer)")
             #expect(answer.code == "unauthorized")
@@ -573,7 +609,7 @@ struct NewsFlowTests {
             try navd.send("GET", nowhere, token: mine.token),
             try navd.send("POST", nowhere + "/navigate", json: ["path": "help"], token: mine.token),
             try navd.send("DELETE", mine.url, token: theirs.token),
-            try navd.send("DELETE", nowhere, token: mine.token),
+            try navd.send("DELETE", nowhere, token: mine.token)
         ]
         #expect(try navd.view(mine)["version"] == 1)
 
@@ -596,7 +632,8 @@ struct NewsFlowTests {
         for answer in [
             try navd.request("GET", "/v1/sessions"),
             try navd.send("GET", "/v1/sessions", token: session.token),
-            try navd.send("PUT", "/v1/graphs/news", json: ["name": "news", "start": "/top", "scenes": ["top": [:]]], token: "0123456789abcdef"),
+            try navd.send(
+                "PUT", "/v1/graphs/news", json: ["name": "news", "start": "/top", "scenes": ["top": [:]]], token: "0123456789abcdef")
         ] {
             #expect(answer.status == 403, "\(answer)")
             #expect(answer.code == "forbidden")
@@ -641,8 +678,8 @@ struct AdminFlowTests {
         "name": "shop", "start": "/catalog",
         "scenes": [
             "catalog": ["links": ["item": ["path": "item(sku={sku})"]]],
-            "item": ["params": ["sku": ["type": "string", "required": true]]],
-        ],
+            "item": ["params": ["sku": ["type": "string", "required": true]]]
+        ]
     ]
 
     static let shopYAML = """
@@ -684,7 +721,7 @@ struct AdminFlowTests {
         for answer in [
             try navd.request("GET", session.url, headers: Self.admin),
             try navd.send("POST", session.url + "/navigate", json: ["path": "help"], headers: Self.admin),
-            try navd.request("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", headers: Self.admin),
+            try navd.request("GET", "/v1/sessions/0d41b7e2c95a4f38b6e1a7c3d2f05e9b", headers: Self.admin)
         ] {
             #expect(answer.status == 404 && answer.code == "session_not_found", "\(answer)")
         }
@@ -694,13 +731,16 @@ struct AdminFlowTests {
 
     @Test func graphsUploadAsJSONThenYAMLAsNewVersions() throws {
         let navd = try DaemonHarness.shared()
-        let first = try navd.request("PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/json"]) { $1 }, body: Self.shopJSON.bytes)
+        let first = try navd.request(
+            "PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/json"]) { $1 }, body: Self.shopJSON.bytes)
         #expect(first.status == 201, "\(first)")
         #expect(try first.json()["name"] == "shop" && first.json()["version"] == 1)
         let early = try navd.createSession(graph: "shop")
         #expect(early.created["graph"] == ["name": "shop", "version": 1])
 
-        let second = try navd.request("PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/yaml"]) { $1 }, body: Array(Self.shopYAML.utf8))
+        let second = try navd.request(
+            "PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/yaml"]) { $1 },
+            body: Array(Self.shopYAML.utf8))
         #expect(second.status == 200, "\(second)")
         #expect(try second.json()["version"] == 2)
         #expect(try second.json()["warnings"] == [])
@@ -737,7 +777,7 @@ struct AdminFlowTests {
         let broken: JSON = [
             "name": "broken", "start": "/home",
             "scenes": ["up": [:], "home": ["links": ["go": ["path": "nowhere"]]]],
-            "links": ["back": ["path": "^/missing"]],
+            "links": ["back": ["path": "^/missing"]]
         ]
         let refused = try navd.request("PUT", "/v1/graphs/broken", headers: json, body: broken.bytes)
         #expect(refused.status == 422)
@@ -752,16 +792,21 @@ struct AdminFlowTests {
         #expect(misnamed.status == 422 && misnamed.code == "invalid_graph")
         #expect(try misnamed.json()["issues"]?[0]?["pointer"] == "/name")
 
-        let badYAML = try navd.request("PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/yaml"]) { $1 }, body: Array("name: [shop\nstart: {".utf8))
+        let badYAML = try navd.request(
+            "PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "application/yaml"]) { $1 },
+            body: Array("name: [shop\nstart: {".utf8))
         #expect(badYAML.status == 422 && badYAML.code == "invalid_graph", "\(badYAML)")
         #expect(try badYAML.json()["issues"]?[0]?["pointer"] == "")
         let badJSON = try navd.request("PUT", "/v1/graphs/shop", headers: json, body: Array("{\"name\":".utf8))
         #expect(badJSON.status == 400 && badJSON.code == "malformed_json")
-        let text = try navd.request("PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "text/plain"]) { $1 }, body: Self.shopJSON.bytes)
+        let text = try navd.request(
+            "PUT", "/v1/graphs/shop", headers: Self.admin.merging(["Content-Type": "text/plain"]) { $1 }, body: Self.shopJSON.bytes)
         #expect(text.status == 415 && text.code == "unsupported_media_type")
         let anonymous = try navd.request("PUT", "/v1/graphs/shop", headers: ["Content-Type": "application/json"], body: Self.shopJSON.bytes)
         #expect(anonymous.status == 401 && anonymous.code == "unauthorized")
-        let wrong = try navd.request("PUT", "/v1/graphs/shop", headers: ["Content-Type": "application/json", "Authorization": "Bearer admin-0123456789abcdeX"], body: Self.shopJSON.bytes)
+        let wrong = try navd.request(
+            "PUT", "/v1/graphs/shop", headers: ["Content-Type": "application/json", "Authorization": "Bearer admin-0123456789abcdeX"],
+            body: Self.shopJSON.bytes)
         #expect(wrong.status == 403 && wrong.code == "forbidden")
     }
 }

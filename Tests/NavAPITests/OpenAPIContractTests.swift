@@ -1,8 +1,9 @@
 import Foundation
 import Logging
+import Testing
+
 @testable import NavAPI
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 private let contractAdminToken = "contract-admin-token-0123"
@@ -21,7 +22,10 @@ struct OpenAPIContractTests {
         #expect(served.status == 200)
         let file = try Data(contentsOf: OpenAPIValidator.specURL)
         let bytes = Array(file)
-        #expect(served.body == bytes, "GET /openapi.yaml (\(served.body.count) bytes) differs from openapi.yaml (\(bytes.count) bytes): rebuild navd, which compiles the file in")
+        #expect(
+            served.body == bytes,
+            "GET /openapi.yaml (\(served.body.count) bytes) differs from openapi.yaml (\(bytes.count) bytes): rebuild navd, which compiles the file in"
+        )
         #expect(try JSON(yaml: served.text) == OpenAPIValidator.shared.get().document)
     }
 
@@ -52,19 +56,31 @@ struct OpenAPIContractTests {
             case "exitScene": return ("POST", target, auth, [], 200)
             case "goBack": return ("POST", target, json, Array(#"{"count":1}"#.utf8), 200)
             case "setParams": return ("PUT", target, json, Array(#"{"category":4}"#.utf8), 200)
-            case "patchState": return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8), 200)
+            case "patchState":
+                return (
+                    "PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"seen":true}"#.utf8),
+                    200
+                )
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
             case "patchContext":
-                return ("PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"user":"u1"}"#.utf8), 200)
+                return (
+                    "PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"user":"u1"}"#.utf8),
+                    200
+                )
             case "upgradeSession": return ("POST", target, json, Array("{}".utf8), 200)
             case "upgradeGraphSessions": return ("POST", target, Self.admin, [], 200)
-            case "applyBatch": return ("POST", target, json, Array(#"{"intents":[{"navigate":"show_news(id=1)"},{"back":1,"result":7}]}"#.utf8), 200)
+            case "applyBatch":
+                return ("POST", target, json, Array(#"{"intents":[{"navigate":"show_news(id=1)"},{"back":1,"result":7}]}"#.utf8), 200)
             case "runCommand", "confirm":
                 // A form with unsaved text: its command runs, and leaving it asks first.
                 let form = try navd.createSession(start: "/top/edit_profile")
                 let formJSON = ["Authorization": "Bearer \(form.token)", "Content-Type": "application/json"]
-                let typed = try navd.request("POST", form.url + "/screens/e2/commands", headers: formJSON, body: Array(#"{"name":"type","args":{"text":"hi"}}"#.utf8))
-                guard operation.operationID == "confirm" else { return ("POST", form.url + "/screens/e2/commands", formJSON, Array(#"{"name":"type","args":{"text":"ho"}}"#.utf8), 200) }
+                let typed = try navd.request(
+                    "POST", form.url + "/screens/e2/commands", headers: formJSON, body: Array(#"{"name":"type","args":{"text":"hi"}}"#.utf8)
+                )
+                guard operation.operationID == "confirm" else {
+                    return ("POST", form.url + "/screens/e2/commands", formJSON, Array(#"{"name":"type","args":{"text":"ho"}}"#.utf8), 200)
+                }
                 #expect(typed.status == 200, "\(typed)")
                 let asked = try navd.request("POST", form.url + "/exit", headers: formJSON, body: [])
                 let token = try asked.json()["confirmation"]?["token"]?.string ?? ""
@@ -90,12 +106,16 @@ struct OpenAPIContractTests {
 
         for operation in validator.operations {
             guard let sent = try request(for: operation) else {
-                Issue.record("no well-formed request is known for \(operation.operationID) (\(operation.method) \(operation.template)): add one here")
+                Issue.record(
+                    "no well-formed request is known for \(operation.operationID) (\(operation.method) \(operation.template)): add one here"
+                )
                 continue
             }
             #expect(sent.method == operation.method, "\(operation.operationID)")
             let answer = try navd.request(sent.method, sent.target, headers: sent.headers, body: sent.body)
-            #expect(!(answer.status == 404 && answer.code == "not_found"), "\(operation.operationID): the daemon has no route for \(operation.template)")
+            #expect(
+                !(answer.status == 404 && answer.code == "not_found"),
+                "\(operation.operationID): the daemon has no route for \(operation.template)")
             #expect(answer.status == sent.status, "\(operation.operationID): \(answer)")
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import NavTestSupport
 import NavWire
 import Testing
+
+@testable import NavTestSupport
 
 /// Requests a review found could hurt the daemon: each must leave it bounded and serving.
 @Suite(.serialized) struct ReviewRegressionTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// Who may create a session and how large its context may be (docs/design.md, "Auth and tokens", "Limits and bad input"), and parameter

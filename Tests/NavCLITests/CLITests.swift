@@ -3,6 +3,7 @@ import NavCore
 import NavDiagram
 import NavSessions
 import Testing
+
 @testable import NavTestSupport
 
 /// `navd`'s commands other than `serve`, run as the real binary.
@@ -41,11 +42,12 @@ import Testing
             ("/extra", "unknown_field"), ("/name", "invalid_name"), ("/start", "invalid_start"),
             ("/scenes/up", "reserved_name"), ("/scenes/home/links/go/path", "invalid_template"),
             ("/scenes/bar/tabs/0", "unknown_scene"), ("/scenes/typed/params/p/type", "invalid_param_schema"),
-            ("/links/back/path", "unknown_scene"),
+            ("/links/back/path", "unknown_scene")
         ]
         let lines = run.output.split(separator: "\n").map(String.init)
         for (pointer, code) in expected {
-            #expect(lines.contains { $0.hasPrefix("\(file.path): error: \(pointer): \(code):") }, "no \(code) at \(pointer) in:\n\(run.output)")
+            #expect(
+                lines.contains { $0.hasPrefix("\(file.path): error: \(pointer): \(code):") }, "no \(code) at \(pointer) in:\n\(run.output)")
         }
         #expect(lines.filter { $0.contains(": error: ") }.count == expected.count, "\(run.output)")
         #expect(!run.output.contains(": ok: "))
@@ -62,7 +64,7 @@ import Testing
     @Test(arguments: [
         ("/top/list_news(category=3)", "/top/list_news(category=3)"),
         ("/top/x(b=2,a=1)", "/top/x(a=1,b=2)"),
-        ("^/top!/list_coupon", "^/top!/list_coupon"),
+        ("^/top!/list_coupon", "^/top!/list_coupon")
     ])
     func pathParsePrintsTheCanonicalForm(_ path: String, _ canonical: String) throws {
         let run = try Self.navd(["path", "parse", path])
@@ -126,7 +128,8 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let yaml = directory.appendingPathComponent("graph.yaml")
-        try "name: tiny\nstart: /a\nscenes:\n  a:\n    links:\n      go: {path: \"!b\"}\n  b: {}\n".write(to: yaml, atomically: true, encoding: .utf8)
+        try "name: tiny\nstart: /a\nscenes:\n  a:\n    links:\n      go: {path: \"!b\"}\n  b: {}\n".write(
+            to: yaml, atomically: true, encoding: .utf8)
         let output = directory.appendingPathComponent("graph.dot")
         let run = try CLITests.navd(["graph", "export", yaml.path, "--format", "dot", "--output", output.path])
         #expect(run.status == 0, "\(run.errors)")
@@ -135,7 +138,9 @@ import Testing
         #expect(written.hasPrefix("digraph \"tiny\" {\n"))
         #expect(written.contains(#"  "a" -> "b" [label="go\n!b", class="edge link segue-modal", style="dashed"];"#))
 
-        let unwritable = try CLITests.navd(["graph", "export", yaml.path, "--format", "mermaid", "-o", "/nonexistent/\(UUID().uuidString)/x.mmd"])
+        let unwritable = try CLITests.navd([
+            "graph", "export", yaml.path, "--format", "mermaid", "-o", "/nonexistent/\(UUID().uuidString)/x.mmd"
+        ])
         #expect(unwritable.status == 1)
         #expect(unwritable.errors.contains("error: cannot write the diagram"), "\(unwritable.errors)")
     }
@@ -164,7 +169,7 @@ import Testing
         ["graph", "export", "Examples/news.json", "--format", "DOT"],
         ["graph", "export", "--format", "dot"],
         ["graph", "export", "Examples/news.json", "--format", "dot", "--output", ""],
-        ["graph", "export", "Examples/news.json", "--format", "dot", "--bogus"],
+        ["graph", "export", "Examples/news.json", "--format", "dot", "--bogus"]
     ])
     func usageErrorsAreSixtyFour(_ arguments: [String]) throws {
         let run = try CLITests.navd(arguments)

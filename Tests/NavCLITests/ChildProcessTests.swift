@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The tests' own process runner (``ChildProcess``): what every daemon, CLI and tool the tests
@@ -26,7 +27,11 @@ import Glibc
         var descriptors: [Int] = []
         for _ in 0..<200 {
             descriptors = Self.openDescriptors(of: child.processIdentifier)
-            if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.processIdentifier)/exe"))?.hasSuffix("sleep") == true { break }
+            if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.processIdentifier)/exe"))?.hasSuffix("sleep")
+                == true
+            {
+                break
+            }
             usleep(10_000)
         }
         #expect(descriptors == [0, 1, 2])

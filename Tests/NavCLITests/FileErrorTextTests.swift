@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// A file the CLI cannot read is named with the system's reason (`strerror`), not only "cannot read".

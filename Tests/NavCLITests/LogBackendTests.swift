@@ -1,10 +1,11 @@
 import Logging
+import Synchronization
+import Testing
+
 @testable import NavCLI
 @testable import NavHTTP
 @testable import NavSessions
 @testable import NavTestSupport
-import Synchronization
-import Testing
 
 /// navd's records reach any swift-log backend (`runNavd(logHandler:)`): request lines included,
 /// with their fields as metadata, since the fast path to navd's own sink is taken only for its own
@@ -31,7 +32,10 @@ import Testing
         let collected = Collected()
         let logger = Logger(label: "navd") { _ in CollectingHandler(collected: collected) }
         #expect(Daemon.accessLog(for: logger) == nil)
-        let settings = try ServeSettings(try ServeCommand.parse(["--store", "memory", "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path]), environment: [:])
+        let settings = try ServeSettings(
+            try ServeCommand.parse([
+                "--store", "memory", "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path
+            ]), environment: [:])
         let (application, store) = try Daemon.application(for: settings, logger: logger, accessLog: Daemon.accessLog(for: logger))
         defer { store.close() }
         _ = application.handle(HTTPRequest(method: "GET", path: "/healthz", headers: ["X-Request-Id": "backend-1"]))

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// navd run as an operator runs it: stopped by SIGTERM behind a load balancer, logging JSON to a
@@ -46,10 +47,16 @@ import Glibc
             usleep(50_000)
         }
         let drainStart = try #require(draining, "/readyz never answered 503 after SIGTERM: \(navd.log.suffix(2000))")
-        #expect(drainStart.timeIntervalSince(signalled) < 0.5, "readiness turned 503 only \(drainStart.timeIntervalSince(signalled)) s after SIGTERM")
-        #expect(lastServed.timeIntervalSince(signalled) > 1.0, "requests were served for only \(lastServed.timeIntervalSince(signalled)) s of the 1.5 s drain")
+        #expect(
+            drainStart.timeIntervalSince(signalled) < 0.5,
+            "readiness turned 503 only \(drainStart.timeIntervalSince(signalled)) s after SIGTERM")
+        #expect(
+            lastServed.timeIntervalSince(signalled) > 1.0,
+            "requests were served for only \(lastServed.timeIntervalSince(signalled)) s of the 1.5 s drain")
         let refused = try #require(refusedAt, "navd still answered 8 s after SIGTERM")
-        #expect(refused.timeIntervalSince(signalled) >= 1.4, "navd stopped accepting after \(refused.timeIntervalSince(signalled)) s, before the drain ended")
+        #expect(
+            refused.timeIntervalSince(signalled) >= 1.4,
+            "navd stopped accepting after \(refused.timeIntervalSince(signalled)) s, before the drain ended")
         #expect(try navd.stop() == 0)
         #expect(navd.log.contains("drain_ms=1500"), "\(navd.log.suffix(2000))")
     }
@@ -75,8 +82,11 @@ import Glibc
     @Test func jsonLogsAreOneObjectALine() throws {
         let navd = try DaemonHarness(arguments: ["--log-format", "json", "--log-level", "debug"])
         let session = try navd.createSession()
-        _ = try navd.request("POST", session.url + "/navigate", headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "text/plain"], body: Array("x".utf8), validate: false)
-        _ = try navd.raw(Array("G\u{1B}[1mT /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\"b\\c\r\nConnection: close\r\n\r\n".utf8), validate: false)
+        _ = try navd.request(
+            "POST", session.url + "/navigate", headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "text/plain"],
+            body: Array("x".utf8), validate: false)
+        _ = try navd.raw(
+            Array("G\u{1B}[1mT /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\"b\\c\r\nConnection: close\r\n\r\n".utf8), validate: false)
         #expect(try navd.stop() == 0)
 
         let lines = navd.log.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
@@ -103,7 +113,9 @@ import Glibc
     /// A store that cannot be reached at start-up: one record, on one line, exit 1.
     @Test func aStartFailureIsOneRecordOnOneLine() throws {
         for format in ["text", "json"] {
-            let run = try CLIProcess.navd(["serve", "--listen", "127.0.0.1:0", "--log-format", format, "--store", "postgres://navd@127.0.0.1:1/navd?connect_timeout=2"])
+            let run = try CLIProcess.navd([
+                "serve", "--listen", "127.0.0.1:0", "--log-format", format, "--store", "postgres://navd@127.0.0.1:1/navd?connect_timeout=2"
+            ])
             #expect(run.status == 1)
             let lines = run.errors.split(separator: "\n")
             let failure = try #require(lines.first { $0.contains("navd cannot start") }, "\(run.errors)")
@@ -134,7 +146,9 @@ import Glibc
     @Test func serveHelpShowsEveryDefault() throws {
         // Lines joined, as the help wraps them anywhere.
         let help = try CLIProcess.navd(["serve", "--help"]).output.replacing(/\n {20,}/, with: " ")
-        let options = help.components(separatedBy: "\n  --").dropFirst().map { "--" + $0 }.filter { !$0.hasPrefix("--help") && !$0.hasPrefix("--version") }
+        let options = help.components(separatedBy: "\n  --").dropFirst().map { "--" + $0 }.filter {
+            !$0.hasPrefix("--help") && !$0.hasPrefix("--version")
+        }
         #expect(options.count >= 20, "\(help)")
         for option in options {
             #expect(option.contains("default"), "no default in: \(option)")

@@ -1,7 +1,8 @@
-@testable import NavAPI
-@testable import NavCLI
 import NavHTTP
 import Testing
+
+@testable import NavAPI
+@testable import NavCLI
 @testable import NavTestSupport
 
 /// The settings an operator runs navd with in a container: where it listens, how it stops, how
@@ -17,7 +18,7 @@ import Testing
         ("[::1]:8080", "::1", 8080, .ipv6),
         ("[::]:9000", "::", 9000, .ipv6),
         ("localhost:7000", "127.0.0.1", 7000, .ipv4),
-        ("[fe80::1]:1", "fe80::1", 1, .ipv6),
+        ("[fe80::1]:1", "fe80::1", 1, .ipv6)
     ])
     func listenTakesEveryFormAnOperatorWrites(_ listen: String, _ host: String, _ port: Int, _ family: ListenAddress.Family) throws {
         let settings = try Self.settings(["--listen", listen])
@@ -89,7 +90,9 @@ import Testing
         #expect(throws: (any Error).self) { try Self.settings([], environment: ["NAVD_PG_NOTIFY": "no"]) }
     }
 
-    @Test(arguments: [("200000 100000\n", 2), ("150000 100000", 2), ("50000 100000", 1), ("max 100000\n", nil), ("", nil), ("x y", nil)] as [(String, Int?)])
+    @Test(
+        arguments: [("200000 100000\n", 2), ("150000 100000", 2), ("50000 100000", 1), ("max 100000\n", nil), ("", nil), ("x y", nil)]
+            as [(String, Int?)])
     func cgroupV2QuotasRoundUpToCores(_ text: String, _ cores: Int?) {
         #expect(CPUQuota.v2Cores(text) == cores)
     }
@@ -98,14 +101,17 @@ import Testing
         let files = [
             "/sys/fs/cgroup/kubepods/pod1/cpu.max": "max 100000\n",
             "/sys/fs/cgroup/kubepods/cpu.max": "300000 100000\n",
-            "/sys/fs/cgroup/cpu.max": "max 100000\n",
+            "/sys/fs/cgroup/cpu.max": "max 100000\n"
         ]
         #expect(CPUQuota.quotaCores(cgroup: "0::/kubepods/pod1\n", read: { files[$0] }) == 3)
         // In a container's namespace the group is `/`, whose cpu.max is the container's.
         #expect(CPUQuota.quotaCores(cgroup: "0::/\n", read: { $0 == "/sys/fs/cgroup/cpu.max" ? "250000 100000" : nil }) == 3)
         #expect(CPUQuota.quotaCores(cgroup: "0::/\n", read: { _ in nil }) == nil)
         // cgroup v1: the cpu controller's quota and period; -1 is no quota.
-        let v1 = ["/sys/fs/cgroup/cpu,cpuacct/docker/a/cpu.cfs_quota_us": "100000\n", "/sys/fs/cgroup/cpu,cpuacct/docker/a/cpu.cfs_period_us": "100000\n"]
+        let v1 = [
+            "/sys/fs/cgroup/cpu,cpuacct/docker/a/cpu.cfs_quota_us": "100000\n",
+            "/sys/fs/cgroup/cpu,cpuacct/docker/a/cpu.cfs_period_us": "100000\n"
+        ]
         #expect(CPUQuota.quotaCores(cgroup: "4:cpu,cpuacct:/docker/a\n3:memory:/docker/a\n", read: { v1[$0] }) == 1)
         #expect(CPUQuota.quotaCores(cgroup: "1:cpu:/\n", read: { $0.hasSuffix("quota_us") ? "-1" : "100000" }) == nil)
     }

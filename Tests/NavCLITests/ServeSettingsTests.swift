@@ -1,8 +1,9 @@
-@testable import NavCLI
 import Logging
 import NavHTTP
-@testable import NavSessions
 import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("1048576", 1 << 20), ("64K", 64 << 10), ("256M", 256 << 20), ("2G", 2 << 30), ("512MiB", 512 << 20), ("1GiB", 1 << 30),
+        ("1048576", 1 << 20), ("64K", 64 << 10), ("256M", 256 << 20), ("2G", 2 << 30), ("512MiB", 512 << 20), ("1GiB", 1 << 30)
     ])
     func cacheSizesTakeUnits(_ text: String, _ bytes: Int) throws {
         #expect(ServeSettings.bytes(text) == bytes)
@@ -89,7 +90,10 @@ extension ServeSettingsTests {
         #expect(try Self.settings(["--listen", listen]).port == port)
     }
 
-    @Test(arguments: ["127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:", "127.0.0.1", "127.0.0.1:8o", "::1:8080", "[::1:8080", "[]:80", "[1.2.3.4]:80", "no_such host:80", "bad..name!:80"])
+    @Test(arguments: [
+        "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:", "127.0.0.1", "127.0.0.1:8o", "::1:8080", "[::1:8080", "[]:80", "[1.2.3.4]:80",
+        "no_such host:80", "bad..name!:80"
+    ])
     func aListenAddressWithoutAPortIsRefused(_ listen: String) {
         #expect(throws: (any Error).self, "\(listen)") { try Self.settings(["--listen", listen]) }
     }
@@ -114,10 +118,17 @@ extension ServeSettingsTests {
         #expect(defaults.maxWatchersPerSession == 16)
         #expect(defaults.maxWatcherBuffer == 64 << 20)
         #expect(try Self.settings([], environment: ["NAVD_MAX_WATCHERS_PER_SESSION": "4"]).maxWatchersPerSession == 4)
-        #expect(try Self.settings(["--max-watchers-per-session", "2"], environment: ["NAVD_MAX_WATCHERS_PER_SESSION": "4"]).maxWatchersPerSession == 2)
+        #expect(
+            try Self.settings(["--max-watchers-per-session", "2"], environment: ["NAVD_MAX_WATCHERS_PER_SESSION": "4"])
+                .maxWatchersPerSession == 2)
         #expect(try Self.settings([], environment: ["NAVD_MAX_WATCHER_BUFFER": "1M"]).maxWatcherBuffer == 1 << 20)
-        #expect(try Self.settings(["--max-watcher-buffer", "128K"], environment: ["NAVD_MAX_WATCHER_BUFFER": "1M"]).maxWatcherBuffer == 128 << 10)
-        for bad in [["--max-watchers-per-session", "0"], ["--max-watcher-buffer", "1000"], ["--max-watcher-buffer", "12X"], ["--max-watcher-buffer", "-1M"]] {
+        #expect(
+            try Self.settings(["--max-watcher-buffer", "128K"], environment: ["NAVD_MAX_WATCHER_BUFFER": "1M"]).maxWatcherBuffer == 128
+                << 10)
+        for bad in [
+            ["--max-watchers-per-session", "0"], ["--max-watcher-buffer", "1000"], ["--max-watcher-buffer", "12X"],
+            ["--max-watcher-buffer", "-1M"]
+        ] {
             #expect(throws: (any Error).self, "\(bad)") { try Self.settings(bad) }
         }
         let (application, store) = try Daemon.application(

@@ -1,11 +1,12 @@
 import Foundation
-@testable import NavCLI
 import NavJSON
 import Testing
+
+@testable import NavCLI
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `navd session …`, the CLI driver, run as a user runs it against a live daemon.
@@ -35,7 +36,10 @@ import Glibc
         #expect(deep.output.contains("path /top/list_news(category=0)/show_news(id=44)\n"))
         #expect(deep.output.contains("  / top  e1\n  / list_news(category=0)  e2\n  / show_news(id=44)  e3  ← top\n"), "\(deep)")
         #expect(deep.output.contains("actions: links login, top · exit · back 2"))
-        #expect(deep.output.contains("events:\n     6  transitionStart /top → /top/list_news(category=0)/show_news(id=44)\n     7  awake           list_news  e2\n"), "\(deep)")
+        #expect(
+            deep.output.contains(
+                "events:\n     6  transitionStart /top → /top/list_news(category=0)/show_news(id=44)\n     7  awake           list_news  e2\n"
+            ), "\(deep)")
 
         let shown = try cli.run(["session", "show", "--json"])
         #expect(shown.status == 0)
@@ -61,7 +65,10 @@ import Glibc
 
         let events = try cli.run(["session", "events", "--after", "5", "--limit", "2"])
         #expect(events.status == 0)
-        #expect(events.output == "     6  transitionStart /top → /top/list_news(category=0)/show_news(id=44)\n     7  awake           list_news  e2\nnext 7\n", "\(events)")
+        #expect(
+            events.output
+                == "     6  transitionStart /top → /top/list_news(category=0)/show_news(id=44)\n     7  awake           list_news  e2\nnext 7\n",
+            "\(events)")
     }
 
     /// Refusals: 1, and the problem's code on one line of standard error; nothing changes.
@@ -72,7 +79,7 @@ import Glibc
         (["session", "go", "nosuch"], "unknown_scene:"),
         (["session", "link", "nosuch"], "unknown_transition:"),
         (["session", "link", "news", "category=x"], "invalid_params:"),
-        (["session", "state", "{}", "--screen", "e99"], "not_found:"),
+        (["session", "state", "{}", "--screen", "e99"], "not_found:")
     ])
     func refusalsAreOneWithTheirCode(_ arguments: [String], _ expected: String) throws {
         let daemon = try DaemonHarness()
@@ -110,12 +117,14 @@ import Glibc
         let token = try #require(made["token"]?.stringValue)
 
         let elsewhere = try CLIProcess(environment: [
-            "NAVD_URL": "http://127.0.0.1:\(daemon.port)", "NAVD_SESSION": id, "NAVD_TOKEN": token,
+            "NAVD_URL": "http://127.0.0.1:\(daemon.port)", "NAVD_SESSION": id, "NAVD_TOKEN": token
         ])
         defer { elsewhere.remove() }
         let moved = try elsewhere.run(["session", "link", "coupons"])
         #expect(moved.status == 0, "\(moved)")
-        #expect(moved.output.contains("      ! list_coupon  e2  [navigation]  ← top") || moved.output.contains("    ! list_coupon  e2  [navigation]  ← top"), "\(moved)")
+        #expect(
+            moved.output.contains("      ! list_coupon  e2  [navigation]  ← top")
+                || moved.output.contains("    ! list_coupon  e2  [navigation]  ← top"), "\(moved)")
         #expect(!FileManager.default.fileExists(atPath: elsewhere.directory.appendingPathComponent(".navd").path))
 
         let wrongToken = try elsewhere.run(["session", "show", "--token", String(repeating: "0", count: 64)])
@@ -132,17 +141,19 @@ import Glibc
     @Test func aDaemonThatIsDownOrNoSession() throws {
         let port = try DaemonHarness.freePort()
         let cli = try CLIProcess(environment: [
-            "NAVD_URL": "http://127.0.0.1:\(port)", "NAVD_SESSION": String(repeating: "a", count: 32), "NAVD_TOKEN": "t",
+            "NAVD_URL": "http://127.0.0.1:\(port)", "NAVD_SESSION": String(repeating: "a", count: 32), "NAVD_TOKEN": "t"
         ])
         defer { cli.remove() }
         for arguments in [
             ["session", "new"], ["session", "show"], ["session", "go", "/top"], ["session", "link", "top"], ["session", "back"],
             ["session", "exit"], ["session", "state", "{}", "--screen", "e1"], ["session", "context", "{}"], ["session", "watch"],
-            ["session", "events"], ["session", "end"],
+            ["session", "events"], ["session", "end"]
         ] {
             let down = try cli.run(arguments)
             #expect(down.status == 69, "\(arguments): \(down)")
-            #expect(down.errorLines.count == 1 && down.errors.hasPrefix("navd: cannot connect to http://127.0.0.1:\(port)"), "\(arguments): \(down)")
+            #expect(
+                down.errorLines.count == 1 && down.errors.hasPrefix("navd: cannot connect to http://127.0.0.1:\(port)"),
+                "\(arguments): \(down)")
         }
         let bare = try CLIProcess()
         defer { bare.remove() }
@@ -155,7 +166,8 @@ import Glibc
         #expect(notJSON.status == 64 && notJSON.errors.contains("must be a JSON object"), "\(notJSON)")
         let malformedFile = try CLIProcess()
         defer { malformedFile.remove() }
-        try FileManager.default.createDirectory(at: malformedFile.directory.appendingPathComponent(".navd"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: malformedFile.directory.appendingPathComponent(".navd"), withIntermediateDirectories: true)
         try "not json".write(to: malformedFile.directory.appendingPathComponent(".navd/session"), atomically: true, encoding: .utf8)
         let unreadable = try malformedFile.run(["session", "show"])
         #expect(unreadable.status == 64 && unreadable.errors.contains("is not a session file"), "\(unreadable)")
@@ -226,17 +238,19 @@ import Glibc
         let run = try cli.run(["session", "go", "!/list_coupon/show_coupon(id=3)"])
         #expect(run.status == 0, "\(run)")
         let stage = run.output.split(separator: "\n").prefix(10).joined(separator: "\n")
-        #expect(stage.hasSuffix("""
-            path /top/home#profile!/list_coupon/show_coupon(id=3)
-              / top  e1
-              / home  e2  tab bar on profile, saved: friend
-                # friend  e3  (saved tab)
-                / show_friend(name=bo)  e4  (saved)
-                # profile  e5  state {"editing":false}
-                  ! list_coupon  e6  [navigation]
-                  / show_coupon(id=3)  e7  ← top
-            actions: links login, top · exit · back 4
-            """), "\(run)")
+        #expect(
+            stage.hasSuffix(
+                """
+                path /top/home#profile!/list_coupon/show_coupon(id=3)
+                  / top  e1
+                  / home  e2  tab bar on profile, saved: friend
+                    # friend  e3  (saved tab)
+                    / show_friend(name=bo)  e4  (saved)
+                    # profile  e5  state {"editing":false}
+                      ! list_coupon  e6  [navigation]
+                      / show_coupon(id=3)  e7  ← top
+                actions: links login, top · exit · back 4
+                """), "\(run)")
     }
 
     /// `watch` follows the session: it prints a change another command makes, and exits 0 when
@@ -264,7 +278,9 @@ import Glibc
         if json {
             let lines = watcher.output.split(separator: "\n")
             let messages = try lines.map { try JSONValue(parsing: String($0)) }
-            #expect(messages.map { $0["event"]?.stringValue ?? "" }.filter { $0 != "lifecycle" } == ["view", "view", "end"], "\(watcher.output)")
+            #expect(
+                messages.map { $0["event"]?.stringValue ?? "" }.filter { $0 != "lifecycle" } == ["view", "view", "end"], "\(watcher.output)"
+            )
             #expect(messages.last?["data"]?["reason"]?.stringValue == "deleted")
             #expect(messages.filter { $0["event"]?.stringValue == "lifecycle" }.allSatisfy { $0["id"]?.stringValue != nil })
         } else {
@@ -280,8 +296,10 @@ import Glibc
         defer { cli.remove() }
         let port = try DaemonHarness.freePort()
         let url = "http://127.0.0.1:\(port)"
-        let serve = ["serve", "--listen", "127.0.0.1:\(port)", "--store", "sqlite:\(cli.directory.path)/navd.db",
-                     "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "--drain", "0"]
+        let serve = [
+            "serve", "--listen", "127.0.0.1:\(port)", "--store", "sqlite:\(cli.directory.path)/navd.db",
+            "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "--drain", "0"
+        ]
         var daemon = try cli.start(serve)
         defer { daemon.process.send(SIGKILL) }
         #expect(daemon.waitForEither("navd listening"), "\(daemon.output)\(daemon.errors)")
@@ -320,9 +338,12 @@ import Glibc
     /// `context` sends an RFC 7396 merge patch to `PATCH /v1/sessions/{id}/context` (docs/design.md, "Context changes"),
     /// checked on the wire against a stand-in daemon that records the request.
     @Test func contextSendsAMergePatch() throws {
-        let server = try OneShotServer(answer: #"{"actions":{"back":0,"exit":false,"links":[]},"context":{"user":"u2"},"events":[{"keys":["user"],"scene":null,"screen":null,"seq":6,"transition":2,"type":"contextChanged"}],"graph":{"name":"news","version":1},"id":"aa","path":"/top","screens":[],"version":2}"#)
+        let server = try OneShotServer(
+            answer:
+                #"{"actions":{"back":0,"exit":false,"links":[]},"context":{"user":"u2"},"events":[{"keys":["user"],"scene":null,"screen":null,"seq":6,"transition":2,"type":"contextChanged"}],"graph":{"name":"news","version":1},"id":"aa","path":"/top","screens":[],"version":2}"#
+        )
         let cli = try CLIProcess(environment: [
-            "NAVD_URL": "http://127.0.0.1:\(server.port)", "NAVD_SESSION": String(repeating: "a", count: 32), "NAVD_TOKEN": "tok",
+            "NAVD_URL": "http://127.0.0.1:\(server.port)", "NAVD_SESSION": String(repeating: "a", count: 32), "NAVD_TOKEN": "tok"
         ])
         defer { cli.remove() }
         let run = try cli.run(["session", "context", #"{"user": "u2", "locale": null}"#])
@@ -349,7 +370,9 @@ import Glibc
         let run = try cli.run(["session", "context", #"{"user": "u1"}"#])
         #expect(run.status == 0, "\(run)")
         #expect(run.output.contains("path /top/settings\n"), "\(run)")
-        #expect(run.output.contains("events:\n    13  contextChanged  keys [\"user\"]\n    14  transitionStart /top!login → /top/settings\n"), "\(run)")
+        #expect(
+            run.output.contains("events:\n    13  contextChanged  keys [\"user\"]\n    14  transitionStart /top!login → /top/settings\n"),
+            "\(run)")
         #expect(!run.output.contains("pending"))
         let view = try JSONValue(parsing: try cli.run(["session", "show", "--json"]).output)
         #expect(view["context"] == ["user": "u1"])
@@ -419,12 +442,14 @@ final class OneShotServer: @unchecked Sendable {
                 let text = String(decoding: bytes, as: UTF8.self)
                 guard let end = text.range(of: "\r\n\r\n") else { continue }
                 let head = String(text[..<end.lowerBound])
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 let headBytes = Array(text[..<end.upperBound].utf8).count
                 guard bytes.count >= headBytes + length else { continue }
                 recorded.set(Request(head: head + "\r\n", body: Array(bytes[headBytes..<(headBytes + length)])))
-                let response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"
+                let response =
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\nConnection: close\r\n\r\n\(answer)"
                 _ = Array(response.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 break
             }
@@ -447,7 +472,7 @@ final class OneShotServer: @unchecked Sendable {
 @Suite struct LinkParameterTests {
     @Test(arguments: [
         ("2", JSONValue.int(2)), ("-1.5", .double(-1.5)), ("true", .bool(true)), ("abc", .string("abc")),
-        (#""12""#, .string("12")), ("007", .string("007")), ("", .string("")), ("null", .string("null")), ("[1]", .string("[1]")),
+        (#""12""#, .string("12")), ("007", .string("007")), ("", .string("")), ("null", .string("null")), ("[1]", .string("[1]"))
     ])
     func values(_ text: String, _ value: JSONValue) {
         #expect(Driver.scalar(text) == value)

@@ -1,9 +1,10 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavTestSupport
 import NavTours
 import Testing
+
+@testable import NavTestSupport
 
 /// `navd tours` and `navd replay`: tours computed from a graph file, replayed against a live daemon.
 @Suite struct ToursCLITests {
@@ -19,7 +20,10 @@ import Testing
         let made = try cli.run(["tours", file, "--cover", cover.rawValue, "--output", tours])
         #expect(made.status == 0, "\(made)")
         #expect(made.output.isEmpty)
-        #expect(made.errors.range(of: #"^.*: (\d+) of \1 \#(cover.rawValue) in \d+ tour\(s\), (\d+) steps \(lower bound \2\)\n$"#, options: .regularExpression) != nil, "\(made)")
+        #expect(
+            made.errors.range(
+                of: #"^.*: (\d+) of \1 \#(cover.rawValue) in \d+ tour\(s\), (\d+) steps \(lower bound \2\)\n$"#, options: .regularExpression
+            ) != nil, "\(made)")
         let document = try TourDocument(json: try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: tours)))))
         #expect(document.cover == cover && !document.tours.isEmpty)
 
@@ -27,7 +31,10 @@ import Testing
         let replayed = try cli.run(["replay", tours, "--url", "http://127.0.0.1:\(daemon.port)"])
         #expect(replayed.status == 0, "\(replayed)")
         #expect(replayed.errors.isEmpty)
-        #expect(replayed.output.hasSuffix("tour(s), \(document.tours.reduce(0) { $0 + $1.steps.count }) step(s) of graph '\(document.graphName)': no difference\n"), "\(replayed)")
+        #expect(
+            replayed.output.hasSuffix(
+                "tour(s), \(document.tours.reduce(0) { $0 + $1.steps.count }) step(s) of graph '\(document.graphName)': no difference\n"),
+            "\(replayed)")
     }
 
     /// Standard output is the document; the same graph gives the same bytes.
@@ -55,7 +62,10 @@ import Testing
         try ReadableJSON.text(document.json).write(to: tours, atomically: true, encoding: .utf8)
         let wrongPath = try cli.run(["replay", tours.path, "--url", url])
         #expect(wrongPath.status == 1)
-        #expect(wrongPath.errors == "navd: tour 1, step 1 (\(original.intent)): expected path \(original.path)/nosuch, got path \(original.path)\n", "\(wrongPath)")
+        #expect(
+            wrongPath.errors
+                == "navd: tour 1, step 1 (\(original.intent)): expected path \(original.path)/nosuch, got path \(original.path)\n",
+            "\(wrongPath)")
 
         document.tours[0].steps[0].path = original.path
         document.tours[0].steps[0].events.removeLast()
@@ -69,7 +79,10 @@ import Testing
         try ReadableJSON.text(document.json).write(to: tours, atomically: true, encoding: .utf8)
         let refused = try cli.run(["replay", tours.path, "--url", url])
         #expect(refused.status == 1)
-        #expect(refused.errors == "navd: tour 1, step 1 (exit): expected path /top, got refused: stack_underflow: the root screen cannot be exited\n", "\(refused)")
+        #expect(
+            refused.errors
+                == "navd: tour 1, step 1 (exit): expected path /top, got refused: stack_underflow: the root screen cannot be exited\n",
+            "\(refused)")
     }
 
     /// A daemon serving another version of the graph (same name, other content) is named as such.
@@ -77,9 +90,14 @@ import Testing
         let cli = try CLIProcess()
         defer { cli.remove() }
         let tours = cli.directory.appendingPathComponent("tours.json").path
-        #expect(try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "-o", tours]).status == 0)
-        var news = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
-        guard case .object(var members) = news, case .object(var scenes)? = members["scenes"] else { Issue.record("news.json"); return }
+        #expect(
+            try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path, "-o", tours]).status == 0)
+        var news = try JSONValue(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        guard case .object(var members) = news, case .object(var scenes)? = members["scenes"] else {
+            Issue.record("news.json")
+            return
+        }
         scenes["extra"] = .object([:])
         members["scenes"] = .object(scenes)
         news = .object(members)
@@ -107,7 +125,8 @@ import Testing
         let cli = try CLIProcess()
         defer { cli.remove() }
         let broken = cli.directory.appendingPathComponent("broken.json")
-        try #"{"name": "bad name", "start": "/a", "scenes": {"a": {"links": {"go": {"path": "^/missing"}}}}}"#.write(to: broken, atomically: true, encoding: .utf8)
+        try #"{"name": "bad name", "start": "/a", "scenes": {"a": {"links": {"go": {"path": "^/missing"}}}}}"#.write(
+            to: broken, atomically: true, encoding: .utf8)
         let invalid = try cli.run(["tours", broken.path])
         #expect(invalid.status == 1 && invalid.output.isEmpty)
         #expect(invalid.errors.contains("\(broken.path): error: /name: invalid_name:"), "\(invalid)")
@@ -124,8 +143,13 @@ import Testing
         let usage = try cli.run(["tours", broken.path, "--cover", "everything"])
         #expect(usage.status == 64)
 
-        let unwritable = try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o", "/nonexistent/\(UUID().uuidString)/t.json"])
-        #expect(unwritable.status == 1 && unwritable.errorLines.count == 1 && unwritable.errors.contains("cannot write the tours"), "\(unwritable)")
+        let unwritable = try cli.run([
+            "tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o",
+            "/nonexistent/\(UUID().uuidString)/t.json"
+        ])
+        #expect(
+            unwritable.status == 1 && unwritable.errorLines.count == 1 && unwritable.errors.contains("cannot write the tours"),
+            "\(unwritable)")
 
         let notTours = try cli.run(["replay", broken.path, "--url", "http://127.0.0.1:1"])
         #expect(notTours.status == 65 && notTours.errorLines.count == 1, "\(notTours)")
@@ -146,17 +170,17 @@ import Testing
         defer { cli.remove() }
         let yaml = cli.directory.appendingPathComponent("tiny.yaml")
         try """
-            name: tiny
-            start: /a
-            scenes:
-              a:
-                links:
-                  go: {path: "b(n={n})"}
-                  pop: {path: "!c"}
-              b:
-                params: {n: {type: int, default: 3}}
-              c: {}
-            """.write(to: yaml, atomically: true, encoding: .utf8)
+        name: tiny
+        start: /a
+        scenes:
+          a:
+            links:
+              go: {path: "b(n={n})"}
+              pop: {path: "!c"}
+          b:
+            params: {n: {type: int, default: 3}}
+          c: {}
+        """.write(to: yaml, atomically: true, encoding: .utf8)
         let tours = cli.directory.appendingPathComponent("tours.json").path
         let made = try cli.run(["tours", yaml.path, "--cover", "links", "-o", tours])
         #expect(made.status == 0, "\(made)")
@@ -171,12 +195,14 @@ import Testing
         let cli = try CLIProcess()
         defer { cli.remove() }
         let tours = cli.directory.appendingPathComponent("tours.json").path
-        #expect(try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o", tours]).status == 0)
+        #expect(
+            try cli.run(["tours", DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json").path, "-o", tours]).status == 0)
         let daemon = try DaemonHarness(graphs: ["Examples/kabukit.json"], arguments: ["--backend-token", "backend-secret-0123456789"])
         let url = "http://127.0.0.1:\(daemon.port)"
         let refused = try cli.run(["replay", tours, "--url", url])
         #expect(refused.status == 1)
-        #expect(refused.errors.hasPrefix("navd: tour 1, start (new session): expected path /A_root, got refused: unauthorized: "), "\(refused)")
+        #expect(
+            refused.errors.hasPrefix("navd: tour 1, start (new session): expected path /A_root, got refused: unauthorized: "), "\(refused)")
         let allowed = try cli.run(["replay", tours, "--url", url, "--backend-token", "backend-secret-0123456789"])
         #expect(allowed.status == 0, "\(allowed)")
         let session = try cli.run(["session", "new", "--url", url])
@@ -197,7 +223,8 @@ import Testing
             for cover in Coverage.allCases {
                 let summary = try #require(try TourPlanner(graph: graph, document: document).plan(cover).summary)
                 let name = (example as NSString).lastPathComponent
-                let row = "| `\(name)` | \(cover.rawValue) | \(summary.covered) of \(summary.targets) | \(summary.tours) | \(summary.steps) | \(summary.lowerBound) |"
+                let row =
+                    "| `\(name)` | \(cover.rawValue) | \(summary.covered) of \(summary.targets) | \(summary.tours) | \(summary.steps) | \(summary.lowerBound) |"
                 #expect(readme.contains(row), "docs/guide.md has no row \(row)")
                 rows += 1
             }

@@ -33,7 +33,9 @@ import Testing
         if diagram.hasGlobalLinks { expectedNodes.append(DOTRenderer.anyScreenID) }
         #expect(reader.nodes.map { $0.ids[0] } == expectedNodes)
         for (scene, node) in zip(diagram.scenes, reader.nodes) {
-            #expect(node.attributes["label"] == ([scene.name] + (scene.tagLine.map { [$0] } ?? [])).map(\.controlsReplaced).joined(separator: "\n"))
+            #expect(
+                node.attributes["label"]
+                    == ([scene.name] + (scene.tagLine.map { [$0] } ?? [])).map(\.controlsReplaced).joined(separator: "\n"))
             let classes = Set((node.attributes["class"] ?? "").split(separator: " ").map(String.init))
             #expect(classes.contains("start") == scene.onStartPath)
             #expect(classes.contains("tabs") == (scene.tabs != nil))
@@ -61,7 +63,8 @@ import Testing
         #expect(text.contains(#"  "onboarding" [label="onboarding\nnot removable", class="scene fixed", peripheries="2"];"#))
         #expect(text.contains(#"  "profile" [label="profile\nrequires user", class="scene guarded"];"#))
         #expect(text.contains(#"  "home" -> "friend" [class="edge tab", style="dotted""#))
-        #expect(text.contains(#"  "top" -> "list_coupon" [label="coupons\n!/list_coupon", class="edge link segue-modal", style="dashed"];"#))
+        #expect(
+            text.contains(#"  "top" -> "list_coupon" [label="coupons\n!/list_coupon", class="edge link segue-modal", style="dashed"];"#))
         #expect(text.contains(#"  "any screen" -> "login" [label="login\n!login", class="edge global segue-modal", style="dashed""#))
     }
 
@@ -70,7 +73,9 @@ import Testing
     @Test func everyTextIsEscaped() throws {
         let graph = try #require(Graphs.awkward)
         let text = Self.dot(graph)
-        #expect(text.contains(##"requires a\"b\\c, line�break, <b>&amp;</b>, #quot; | `x` ;, style:x#35;, \\N\\G\\l, tab�here, }];{"##), "\(text)")
+        #expect(
+            text.contains(##"requires a\"b\\c, line�break, <b>&amp;</b>, #quot; | `x` ;, style:x#35;, \\N\\G\\l, tab�here, }];{"##),
+            "\(text)")
         #expect(text.contains(#"  "subgraph" [label="subgraph\nrequires \"\\", class="scene guarded"];"#))
         let reader = DOTReader(text)
         let scene = try #require(reader.nodes.first { $0.ids == ["graph"] })

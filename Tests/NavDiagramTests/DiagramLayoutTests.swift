@@ -8,7 +8,7 @@ import Testing
 /// every time, and a bounded cost.
 @Suite struct DiagramLayoutTests {
     static let generated: [(seed: UInt64, scenes: Int, links: Int)] = [
-        (1, 1, 0), (2, 2, 3), (3, 12, 20), (4, 40, 90), (5, 120, 300), (6, 300, 260), (7, 25, 200),
+        (1, 1, 0), (2, 2, 3), (3, 12, 20), (4, 40, 90), (5, 120, 300), (6, 300, 260), (7, 25, 200)
     ]
 
     static func graphs() -> [(String, Graph)] {
@@ -16,7 +16,8 @@ import Testing
         if let news = Graphs.news { result.append(("news", news)) }
         if let kabukit = Graphs.kabukit { result.append(("kabukit", kabukit)) }
         for (seed, scenes, links) in generated {
-            result.append(("random seed \(seed): \(scenes) scenes, \(links) links", Graphs.random(seed: seed, scenes: scenes, links: links)))
+            result.append(
+                ("random seed \(seed): \(scenes) scenes, \(links) links", Graphs.random(seed: seed, scenes: scenes, links: links)))
         }
         return result
     }
@@ -37,7 +38,9 @@ import Testing
         let boxes = layout.scenes.map(\.rect) + (layout.anyScreen.map { [$0.rect] } ?? [])
         #expect(Self.overlappingPairs(boxes).isEmpty, "\(Self.overlappingPairs(boxes).prefix(3))")
         for box in boxes {
-            #expect(box.x >= 0 && box.y >= 0 && box.maxX <= layout.width && box.maxY <= layout.height, "\(box) outside \(layout.width)×\(layout.height)")
+            #expect(
+                box.x >= 0 && box.y >= 0 && box.maxX <= layout.width && box.maxY <= layout.height,
+                "\(box) outside \(layout.width)×\(layout.height)")
         }
     }
 
@@ -128,7 +131,8 @@ import Testing
 
     /// Crossings are counted per pair of adjacent ranks; sweeps remove them.
     @Test func crossingsAreCountedAndSweptAway() {
-        var graph = LayeredGraph(boxWidths: [60, 60, 60, 60, 60, 60], boxHeights: Array(repeating: 30, count: 6), rightExtra: Array(repeating: 0, count: 6))
+        var graph = LayeredGraph(
+            boxWidths: [60, 60, 60, 60, 60, 60], boxHeights: Array(repeating: 30, count: 6), rightExtra: Array(repeating: 0, count: 6))
         graph.rank = [0, 0, 0, 1, 1, 1]
         // 0→5, 1→4, 2→3: three pairs cross when both ranks keep their index order.
         graph.addEdges([.init(from: 0, to: 5), .init(from: 1, to: 4), .init(from: 2, to: 3)], dummyWidth: 8)

@@ -12,11 +12,12 @@ import Testing
         #expect(diagram.scenes.map(\.name) == diagram.scenes.map(\.name).sorted())
         #expect(diagram.scenes.count == 15)
         let edges = diagram.edges.map { "\($0.kind) \($0.from ?? "*") \($0.segue.rawValue)\($0.to) \($0.link ?? "-")" }
-        #expect(edges == [
-            "tab home #friend -", "tab home #profile -",
-            "link list_news /show_news show", "link top !list_coupon coupons", "link top /list_news news",
-            "global * !login login", "global * /top top", "redirect settings !login -",
-        ])
+        #expect(
+            edges == [
+                "tab home #friend -", "tab home #profile -",
+                "link list_news /show_news show", "link top !list_coupon coupons", "link top /list_news news",
+                "global * !login login", "global * /top top", "redirect settings !login -"
+            ])
         let top = try #require(diagram.scenes.first { $0.name == "top" })
         #expect(top.onStartPath && top.tagLine == "start")
         #expect(diagram.scenes.first { $0.name == "home" }?.tagLine == "tabs")
@@ -33,7 +34,7 @@ import Testing
         ("!/list_coupon", "list_coupon", .modal),
         ("^/top#home", "home", .tab),
         ("../b!c", "c", .modal),
-        ("^/a/b/c", "c", .push),
+        ("^/a/b/c", "c", .push)
     ])
     func aLinkLeadsToTheLastSceneOfItsPath(template: String, target: String, segue: Segue) throws {
         let graph = Graph(
@@ -41,7 +42,7 @@ import Testing
             scenes: [
                 "a": Scene(name: "a", links: ["go": Link(template: template)]), "b": Scene(name: "b"), "c": Scene(name: "c"),
                 "top": Scene(name: "top", kind: .tabs(["home"])), "home": Scene(name: "home"),
-                "show_news": Scene(name: "show_news"), "list_coupon": Scene(name: "list_coupon"),
+                "show_news": Scene(name: "show_news"), "list_coupon": Scene(name: "list_coupon")
             ]
         )
         let edge = try #require(Diagram(graph: graph).edges.first { $0.kind == .link })

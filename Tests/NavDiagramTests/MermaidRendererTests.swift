@@ -14,7 +14,9 @@ import Testing
     /// A label read back as Mermaid shows it: entity codes decoded, `<br/>` a line break.
     static func unescaped(_ label: Substring) -> String {
         var text = String(label).replacingOccurrences(of: "<br/>", with: "\n")
-        for (code, character) in [("#quot;", "\""), ("#35;", "#"), ("#lt;", "<"), ("#gt;", ">"), ("#124;", "|"), ("#96;", "`"), ("#amp;", "&")] {
+        for (code, character) in [
+            ("#quot;", "\""), ("#35;", "#"), ("#lt;", "<"), ("#gt;", ">"), ("#124;", "|"), ("#96;", "`"), ("#amp;", "&")
+        ] {
             text = text.replacingOccurrences(of: code, with: character)
         }
         return text
@@ -22,7 +24,7 @@ import Testing
 
     @Test(arguments: [
         ("top", "s_top"), ("end", "s_end"), ("graph", "s_graph"), ("list_news", "s_list__news"),
-        ("1st.scene-name_x", "s_1st_oscene_hname__x"), ("a_o", "s_a__o"), ("a.", "s_a_o"), ("é", "s__ue9_"),
+        ("1st.scene-name_x", "s_1st_oscene_hname__x"), ("a_o", "s_a__o"), ("a.", "s_a_o"), ("é", "s__ue9_")
     ])
     func nodeIDsAreSafe(_ scene: String, _ id: String) {
         #expect(MermaidText.nodeID(scene) == id)
@@ -39,9 +41,12 @@ import Testing
         // Nodes: `ID["label"]` (or `(["label"])` for any screen), no raw quote inside a label.
         let node = /^  ([A-Za-z0-9_]+)\(?\["([^"]*)"\]\)?$/
         let nodes = lines.compactMap { try? node.wholeMatch(in: $0) }
-        var expected = diagram.scenes.map { (MermaidText.nodeID($0.name), ([$0.name] + ($0.tagLine.map { [$0] } ?? [])).map(\.controlsReplaced).joined(separator: "\n")) }
+        var expected = diagram.scenes.map {
+            (MermaidText.nodeID($0.name), ([$0.name] + ($0.tagLine.map { [$0] } ?? [])).map(\.controlsReplaced).joined(separator: "\n"))
+        }
         if diagram.hasGlobalLinks {
-            expected.append((MermaidText.anyScreenID, ([Diagram.anyScreenTitle] + (diagram.globalTagLine.map { [$0] } ?? [])).joined(separator: "\n")))
+            expected.append(
+                (MermaidText.anyScreenID, ([Diagram.anyScreenTitle] + (diagram.globalTagLine.map { [$0] } ?? [])).joined(separator: "\n")))
         }
         #expect(nodes.map { String($0.1) } == expected.map(\.0))
         #expect(nodes.map { Self.unescaped($0.2) } == expected.map(\.1))
@@ -67,7 +72,8 @@ import Testing
         }
         // Nothing else but the comment, class definitions, class assignments and link styles.
         for line in lines.dropFirst() {
-            let known = (try? node.wholeMatch(in: line)) != nil || (try? edge.wholeMatch(in: line)) != nil
+            let known =
+                (try? node.wholeMatch(in: line)) != nil || (try? edge.wholeMatch(in: line)) != nil
                 || ["  %% ", "  classDef ", "  class ", "  linkStyle "].contains { line.hasPrefix($0) }
             #expect(known, "\(line)")
         }
@@ -94,7 +100,9 @@ import Testing
 
     @Test func everyTextIsEscaped() throws {
         let text = Self.mermaid(try #require(Graphs.awkward))
-        #expect(text.contains(#"requires a#quot;b\c, line�break, #lt;b#gt;#amp;amp;#lt;/b#gt;, #35;quot; #124; #96;x#96; ;, style:x#35;35;"#), "\(text)")
+        #expect(
+            text.contains(#"requires a#quot;b\c, line�break, #lt;b#gt;#amp;amp;#lt;/b#gt;, #35;quot; #124; #96;x#96; ;, style:x#35;35;"#),
+            "\(text)")
         #expect(text.contains("\n  s_subgraph[\"subgraph<br/>requires #quot;\\\"]\n"))
         // Keywords are never ids.
         for keyword in ["end", "graph", "subgraph", "style", "class", "click"] {

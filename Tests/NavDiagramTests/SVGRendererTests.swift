@@ -58,7 +58,8 @@ import Testing
     /// `data-scene` the whole of it.
     @Test func aLongNameIsCutShortInItsBoxOnly() throws {
         let long = String(repeating: "n", count: 500)
-        let graph = Graph(name: "g", start: "/a", scenes: ["a": Scene(name: "a", links: [long: Link(template: long)]), long: Scene(name: long)])
+        let graph = Graph(
+            name: "g", start: "/a", scenes: ["a": Scene(name: "a", links: [long: Link(template: long)]), long: Scene(name: long)])
         let layout = DiagramLayout(Diagram(graph: graph))
         let box = try #require(layout.scenes.first { $0.title.hasPrefix("nnn") })
         #expect(box.title == String(repeating: "n", count: 47) + "…")
@@ -72,13 +73,15 @@ import Testing
 
     @Test(arguments: [
         ("plain", "plain"), ("<>&\"'", "&lt;&gt;&amp;&quot;&apos;"), ("tab\tnew\nline", "tab\tnew\nline"),
-        ("nul\u{0}esc\u{1B}", "nul\u{FFFD}esc\u{FFFD}"), ("\u{FFFE}\u{FFFF}", "\u{FFFD}\u{FFFD}"), ("日本 ✓", "日本 ✓"),
+        ("nul\u{0}esc\u{1B}", "nul\u{FFFD}esc\u{FFFD}"), ("\u{FFFE}\u{FFFF}", "\u{FFFD}\u{FFFD}"), ("日本 ✓", "日本 ✓")
     ])
     func xmlEscaping(_ text: String, _ escaped: String) {
         #expect(XMLText.escaped(text) == escaped)
     }
 
-    @Test(arguments: [(0.0, "0"), (1.04, "1"), (1.05, "1.1"), (-0.04, "0"), (-0.06, "-0.1"), (-2.5, "-2.5"), (12345.678, "12345.7"), (Double.nan, "0")])
+    @Test(arguments: [
+        (0.0, "0"), (1.04, "1"), (1.05, "1.1"), (-0.04, "0"), (-0.06, "-0.1"), (-2.5, "-2.5"), (12345.678, "12345.7"), (Double.nan, "0")
+    ])
     func numbersHaveAtMostOneDecimal(_ value: Double, _ text: String) {
         #expect(XMLText.number(value) == text)
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
-@testable import NavHTTP
-@testable import NavTestSupport
 import Synchronization
 import Testing
+
+@testable import NavHTTP
+@testable import NavTestSupport
 
 /// A request that arrives just as its deadline passes is either answered or dropped unseen,
 /// never both: the watchdog and the connection's thread settle it with one compare-and-swap.

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Strict HTTP/1.1 framing against the binary over raw sockets (docs/design.md, "HTTP framing"):
@@ -75,7 +76,8 @@ struct FramingTests {
     @Test func aChunkedUploadStillWorks() throws {
         let (port, _, _) = try setUp()
         let connection = try HTTPConnection(port: port, timeout: 5)
-        let request = "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n"
+        let request =
+            "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n"
             + "1\r\n{\r\n1\r\n}\r\n0\r\n\r\n"
         try connection.send(Array(request.utf8))
         let created = try connection.readResponse()

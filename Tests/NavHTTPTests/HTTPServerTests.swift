@@ -1,14 +1,15 @@
 import Foundation
 import Logging
+import Testing
+
 @testable import NavCore
 @testable import NavHTTP
-import Testing
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Live tests of `HTTPServer` over loopback with a raw-socket HTTP/1.1 client,
@@ -318,7 +319,7 @@ struct HTTPServerTests {
         "GET /a HTTP/1.1\r\nHost: test\r\nX-A:\0 b\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\n\0X-A: b\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\nX-\0A: b\r\n\r\n",
-        "GET /a HTTP/1.1\nHost: test\nX-A: a\0b\n\n",
+        "GET /a HTTP/1.1\nHost: test\nX-A: a\0b\n\n"
     ])
     func aNULInTheRequestHeadIsRefusedWith400(request: String) throws {
         let server = try startServer()
@@ -345,7 +346,7 @@ struct HTTPServerTests {
         "GET /a?x=&&y&z=1& HTTP/1.1\r\nHost: test\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\nX-Empty:\r\nX-Blank: \t  \r\nX-Tab:\tv\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: test\r\nCookie: a=1; b=2\r\nX-Trailing: v  \r\n\r\n",
-        "GET /a HTTP/1.0\r\nHost: test\r\nX-Long: \(String(repeating: "v", count: 4000))\r\n\r\n",
+        "GET /a HTTP/1.0\r\nHost: test\r\nX-Long: \(String(repeating: "v", count: 4000))\r\n\r\n"
     ])
     func wellFormedHeadsPassTheNULCheck(request: String) throws {
         let server = try startServer()
@@ -369,7 +370,7 @@ struct HTTPServerTests {
         ("GET /a HTTP/1.1\r\nHost: test\n\r\n", 400),
         ("GET /a HTTP/1.1\r\nHost: test\r\n\n", 400),
         ("GET /a HTTP/1.1\r\nHost: test\r\nX-A: a\rb\r\n\r\n", 400),
-        ("POST /a HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+        ("POST /a HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip\r\n\r\n", 501)
     ])
     func aRefusedHeadClosesItsConnection(request: String, status: Int) throws {
         let server = try startServer()
@@ -403,7 +404,8 @@ struct HTTPServerTests {
         #expect(check([host, ("Transfer-Encoding", "chunked"), ("Content-Length", "2")]) != nil)
         #expect(check([host, ("Content-Length", "2"), ("Content-Length", "2")]) != nil)
         #expect(check([host, host]) != nil)
-        #expect(check([host, ("Transfer-Encoding", "chunked ")]) == .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once"))
+        #expect(
+            check([host, ("Transfer-Encoding", "chunked ")]) == .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once"))
         #expect(check([host, ("Transfer-Encoding", "")]) == .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once"))
         #expect(check([host, ("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]) != nil)
         #expect(check([host, ("Transfer-Encoding", "gzip")]) == .unsupportedCoding("gzip"))
@@ -449,7 +451,8 @@ private struct EchoHandler: HTTPHandler {
         if request.path == "/slow" {
             Thread.sleep(forTimeInterval: 0.4)
         }
-        let lines = request.query.map { "query.\($0.key): \($0.value)" }
+        let lines =
+            request.query.map { "query.\($0.key): \($0.value)" }
             + request.headers.map { "header.\($0.name): \($0.value)" }
         return HTTPResponse(status: 200, headers: headers, body: Array(lines.sorted().joined(separator: "\n").utf8))
     }

@@ -1,12 +1,13 @@
 import Foundation
 import Logging
-@testable import NavHTTP
-@testable import NavTestSupport
 import Synchronization
 import Testing
 
+@testable import NavHTTP
+@testable import NavTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Clients that hang up while their connection is suspended (an idle stream, a long poll with no
@@ -152,7 +153,10 @@ import Glibc
         let freed = Self.within(3) {
             streams.allSatisfy { !$0.isOpen } && answers.allSatisfy(\.isResolved) && Self.openDescriptors() <= before + 10
         }
-        #expect(freed != nil, "still open: \(streams.filter(\.isOpen).count) streams, \(answers.filter { !$0.isResolved }.count) long polls, \(Self.openDescriptors() - before) descriptors")
+        #expect(
+            freed != nil,
+            "still open: \(streams.filter(\.isOpen).count) streams, \(answers.filter { !$0.isResolved }.count) long polls, \(Self.openDescriptors() - before) descriptors"
+        )
     }
 
     /// The descriptors this process holds.

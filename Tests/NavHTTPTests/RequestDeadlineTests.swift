@@ -1,11 +1,13 @@
 import Foundation
 import Logging
+import Testing
+
 @testable import NavHTTP
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `--header-timeout`: a request must arrive whole within a fixed time. libmicrohttpd's idle
@@ -14,7 +16,7 @@ import Glibc
 @Suite(.serialized) struct RequestDeadlineTests {
     @Test func tricklingClientsAtTheCeilingDoNotLockOthersOut() throws {
         let navd = try DaemonHarness(arguments: [
-            "--threads", "1", "--max-connections", "4", "--header-timeout", "1", "--connection-timeout", "30",
+            "--threads", "1", "--max-connections", "4", "--header-timeout", "1", "--connection-timeout", "30"
         ])
         // Every slot taken by a client that sends one byte of its headers every 300 ms for 8 s.
         let trickled = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + String(repeating: "a", count: 100)
@@ -111,7 +113,9 @@ private final class Tricklers: @unchecked Sendable {
             // Its clock starts now, not at the watchdog's last tick (up to 250 ms earlier: closed
             // that much early whenever a later tick ran a millisecond late, as on a loaded machine).
             let since = Unmanaged<RequestDeadlines.Tracked>.fromOpaque(tracked).takeUnretainedValue().since.load(ordering: .relaxed)
-            #expect(since >= Int64(registered * 1000), "the deadline counts from \(Int64(registered * 1000) - since) ms before the connection came")
+            #expect(
+                since >= Int64(registered * 1000),
+                "the deadline counts from \(Int64(registered * 1000) - since) ms before the connection came")
             usleep(23_000)
         }
         // When each connection was shut (its peer reads the end of the stream).

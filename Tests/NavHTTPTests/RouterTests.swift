@@ -1,6 +1,7 @@
-@testable import NavHTTP
 import NavJSON
 import Testing
+
+@testable import NavHTTP
 @testable import NavTestSupport
 
 /// Routes match on the path's bytes; captured segments are percent-decoded and must be UTF-8.
@@ -27,7 +28,7 @@ import Testing
         ("/v1/sessions/a%2Fb", "a/b"),
         ("/v1/sessions/%C3%A9t%C3%A9", "été"),
         ("/v1/sessions/\u{E9}t\u{E9}", "été"),
-        ("/v1/sessions/100%25", "100%"),
+        ("/v1/sessions/100%25", "100%")
     ])
     func segmentsAreCapturedDecoded(path: String, id: String) {
         #expect(Self.captured("GET", path) == ["id": id])
@@ -37,7 +38,10 @@ import Testing
         #expect(Self.captured("PUT", "/v1/sessions/s1/screens/e%33/params") == ["id": "s1", "screen": "e3"])
     }
 
-    @Test(arguments: ["/v1/sessions/%", "/v1/sessions/%4", "/v1/sessions/%zz", "/v1/sessions/%ff%fe", "/v1/sessions/%C3%28", "/v1/sessions/", "/v1/sessions"])
+    @Test(arguments: [
+        "/v1/sessions/%", "/v1/sessions/%4", "/v1/sessions/%zz", "/v1/sessions/%ff%fe", "/v1/sessions/%C3%28", "/v1/sessions/",
+        "/v1/sessions"
+    ])
     func brokenOrEmptySegmentsMatchNothing(path: String) {
         guard case .notFound = Self.responder.match(method: "GET", path: path) else {
             Issue.record("\(path) matched a route")

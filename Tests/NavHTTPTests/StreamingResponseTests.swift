@@ -1,12 +1,13 @@
 import Foundation
 import Logging
-@testable import NavHTTP
-@testable import NavTestSupport
 import Synchronization
 import Testing
 
+@testable import NavHTTP
+@testable import NavTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A response body written while it is sent (``ResponseStream``), over a real socket: chunks

@@ -35,7 +35,7 @@ import Testing
         ("9223372036854775808", nil, nil, nil),
         ("-9223372036854775808", nil, Int.min, Int.min),
         ("-9223372036854775809", nil, nil, nil),
-        ("99999999999999999999999", nil, nil, nil),
+        ("99999999999999999999999", nil, nil, nil)
     ]
 
     @Test(arguments: cases)

@@ -26,7 +26,7 @@ import Testing
         .init(input: "{}", printed: "{}"),
         .init(input: "[1, [2, [3, []]], {}]", printed: "[1,[2,[3,[]]],{}]"),
         .init(input: #"{"b": 1, "a": [true, null], "c": {"z": "", "y": {}}}"#, printed: #"{"a":[true,null],"b":1,"c":{"y":{},"z":""}}"#),
-        .init(input: "\t\r\n {\"k\" :\n\"v\"\r} \n", printed: #"{"k":"v"}"#),
+        .init(input: "\t\r\n {\"k\" :\n\"v\"\r} \n", printed: #"{"k":"v"}"#)
     ]
 
     @Test(arguments: roundTrips)
@@ -78,7 +78,7 @@ import Testing
         .init(json: #""\ud83d\ude00""#, text: "😀", printed: #""😀""#),
         .init(json: #""\uD834\uDD1E!""#, text: "𝄞!", printed: #""𝄞!""#),
         .init(json: #""x\uDBFF\uDFFFy""#, text: "x\u{10FFFF}y", printed: "\"x\u{10FFFF}y\""),
-        .init(json: "\"😀\"", text: "😀", printed: "\"😀\""),
+        .init(json: "\"😀\"", text: "😀", printed: "\"😀\"")
     ]
 
     @Test(arguments: escapes)
@@ -121,7 +121,9 @@ import Testing
             case 0x0A: out += Array("\\n".utf8)
             case 0x0D: out += Array("\\r".utf8)
             case 0x09: out += Array("\\t".utf8)
-            case 0..<0x20: out += Array(("\\u00" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)).utf8)
+            case 0..<0x20:
+                out += Array(
+                    ("\\u00" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)).utf8)
             default: out.append(byte)
             }
         }
@@ -192,13 +194,14 @@ import Testing
                     var reserved = JSONWriter(reservingCapacity: capacity)
                     reserved.writeLiteral("{")
                     let estimate = 2 + text.utf8.count * 6 + 2 + 1 + 21
-                    #expect(reserved.writeDirect(estimate: estimate) { cursor in
-                        cursor.literal("[")
-                        cursor.string(text)
-                        cursor.literal(",")
-                        cursor.int(number)
-                        cursor.literal("]")
-                    })
+                    #expect(
+                        reserved.writeDirect(estimate: estimate) { cursor in
+                            cursor.literal("[")
+                            cursor.string(text)
+                            cursor.literal(",")
+                            cursor.int(number)
+                            cursor.literal("]")
+                        })
                     #expect(reserved.finish() == plain.bytes)
                 }
             }
@@ -228,7 +231,7 @@ import Testing
         .init(json: "1e2", value: .double(100)),
         .init(json: "1E-2", value: .double(0.01)),
         .init(json: "2.5e+3", value: .double(2500)),
-        .init(json: "1.0", value: .double(1)),
+        .init(json: "1.0", value: .double(1))
     ]
 
     @Test(arguments: numbers)
@@ -312,7 +315,7 @@ import Testing
         .init(json: #""\ude00""#, offset: 7),
         .init(json: #""\ud83d\u0041""#, offset: 13),
         .init(json: #""abc"#, offset: 4),
-        .init(json: "\"\\", offset: 2),
+        .init(json: "\"\\", offset: 2)
     ]
 
     @Test(arguments: bad)
@@ -431,10 +434,12 @@ import Testing
         .init(original: #"{}"#, patch: #"{"a":{"bb":{"ccc":null}}}"#, result: #"{"a":{"bb":{}}}"#),
         // Beyond the appendix: the original example of section 1.
         .init(
-            original: #"{"title":"Goodbye!","author":{"givenName":"John","familyName":"Doe"},"tags":["example","sample"],"content":"This will be unchanged"}"#,
+            original:
+                #"{"title":"Goodbye!","author":{"givenName":"John","familyName":"Doe"},"tags":["example","sample"],"content":"This will be unchanged"}"#,
             patch: #"{"title":"Hello!","phoneNumber":"+01-123-456-7890","author":{"familyName":null},"tags":["example"]}"#,
-            result: #"{"title":"Hello!","author":{"givenName":"John"},"tags":["example"],"content":"This will be unchanged","phoneNumber":"+01-123-456-7890"}"#
-        ),
+            result:
+                #"{"title":"Hello!","author":{"givenName":"John"},"tags":["example"],"content":"This will be unchanged","phoneNumber":"+01-123-456-7890"}"#
+        )
     ]
 
     @Test(arguments: rfc7396)

@@ -1,14 +1,15 @@
 import Foundation
-@testable import NavCLI
 import NavCore
 import NavJSON
-@testable import NavSessions
 import NavSnapshot
+import NavWire
+import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStorePostgres
 @testable import NavStoreSQLite
 @testable import NavTestSupport
-import NavWire
-import Testing
 
 /// Snapshots stored before the flows (docs/design.md, "Flows"; schema 1: no `pending`, no `graphVersion`) still load on
 /// every store that keeps snapshots, and what the flows add to a session (a pending navigation, a graph
@@ -34,7 +35,9 @@ import Testing
     }
 
     /// Loads a schema-1 session, then stores and reloads it with a pending navigation on version 2.
-    func check(_ open: () throws -> any SessionStore, rewrite: (_ id: String, _ snapshot: [UInt8]) throws -> Void, graphs: GraphRegistry) throws {
+    func check(_ open: () throws -> any SessionStore, rewrite: (_ id: String, _ snapshot: [UInt8]) throws -> Void, graphs: GraphRegistry)
+        throws
+    {
         let id = SessionService.newID()
         var (session, events) = try TestFixtures.session(id, in: graphs)
         session.graphVersion = 1
@@ -71,7 +74,9 @@ import Testing
             { try SQLiteStore(path: path, decode: StoreFactory.snapshotDecoder(graphs, readingThrough: false)) },
             rewrite: { id, snapshot in
                 let connection = try SQLiteConnection(path: path)
-                try connection.statement("UPDATE sessions SET snapshot = ?, snapshot_schema = 1 WHERE id = ?").bind(1, utf8: snapshot).bind(2, id).run()
+                try connection.statement("UPDATE sessions SET snapshot = ?, snapshot_schema = 1 WHERE id = ?").bind(1, utf8: snapshot).bind(
+                    2, id
+                ).run()
                 #expect(connection.changes == 1)
             },
             graphs: graphs
@@ -86,7 +91,8 @@ import Testing
             { try PostgresStore(url: cluster.url, connections: 2, decode: StoreFactory.snapshotDecoder(graphs)) },
             rewrite: { id, snapshot in
                 let text = String(decoding: snapshot, as: UTF8.self).replacingOccurrences(of: "'", with: "''")
-                let updated = try cluster.query("UPDATE sessions SET snapshot = '\(text)', snapshot_schema = 1 WHERE id = '\(id)' RETURNING id")
+                let updated = try cluster.query(
+                    "UPDATE sessions SET snapshot = '\(text)', snapshot_schema = 1 WHERE id = '\(id)' RETURNING id")
                 #expect(updated.contains(id))
             },
             graphs: graphs

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// Two navd processes on one PostgreSQL: a watcher connected to one follows changes applied
@@ -11,7 +12,8 @@ import Testing
         let writer = try DaemonHarness(store: cluster.url)
         let reader = try DaemonHarness(store: cluster.url)
         let session = try writer.createSession()
-        let stream = try EventStreamClient(port: reader.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
+        let stream = try EventStreamClient(
+            port: reader.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
         #expect(try stream.nextMessage()?.event == "view")
 
         var latencies: [Double] = []

@@ -1,13 +1,14 @@
 import Foundation
-@testable import NavCLI
 import NavCore
-@testable import NavSessions
 import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStorePostgres
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Group commit (docs/design.md, "PostgreSQL"): the hand-over of the lead between waiting changes, and how a group
@@ -26,7 +27,11 @@ import Glibc
                 for step in 0..<20 {
                     let write = thread * 100 + step
                     let outcome = commits.commit(write) { writes in
-                        running.withLock { $0.now += 1; $0.most = max($0.most, $0.now); $0.groups.append(writes) }
+                        running.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                            $0.groups.append(writes)
+                        }
                         usleep(2_000)
                         running.withLock { $0.now -= 1 }
                         return writes.map { -$0 }
@@ -174,7 +179,9 @@ import Glibc
             let outcome = try navigator.apply(.navigate(step % 2 == 0 ? NewsPaths.pathA : NewsPaths.pathB), to: session.state)
             var next = session
             next.state = outcome.state
-            #expect(try store.update(next, expectedVersion: session.state.version, events: outcome.events, eventsJSON: outcome.events.jsonBytes))
+            #expect(
+                try store.update(next, expectedVersion: session.state.version, events: outcome.events, eventsJSON: outcome.events.jsonBytes)
+            )
             session = next
             all += outcome.events
         }

@@ -1,11 +1,12 @@
 import Foundation
-@testable import NavCLI
 import NavCore
+import NavWire
+import Testing
+
+@testable import NavCLI
 @testable import NavSessions
 @testable import NavStorePostgres
 @testable import NavTestSupport
-import NavWire
-import Testing
 
 /// The process-local copy of sessions (docs/design.md, "PostgreSQL": no read first) never shows in an
 /// answer: two session services on two stores of one database stand for two processes, without
@@ -20,7 +21,9 @@ import Testing
             let cluster = try PostgresCluster()
             self.cluster = cluster
             let graphs = try TestFixtures.graphs()
-            stores = try (0..<2).map { _ in try PostgresStore(url: cluster.url, connections: 2, decode: StoreFactory.snapshotDecoder(graphs)) }
+            stores = try (0..<2).map { _ in
+                try PostgresStore(url: cluster.url, connections: 2, decode: StoreFactory.snapshotDecoder(graphs))
+            }
             services = stores.map { SessionService(store: $0, graphs: graphs, configuration: .init(), now: Clock.milliseconds) }
         }
 
@@ -41,7 +44,9 @@ import Testing
             return (id, credentials)
         }
 
-        func change(_ process: Int, _ id: String, _ credentials: Credentials, _ intent: Intent, ifMatch: String? = nil) throws -> SessionService.Mutation {
+        func change(_ process: Int, _ id: String, _ credentials: Credentials, _ intent: Intent, ifMatch: String? = nil) throws
+            -> SessionService.Mutation
+        {
             try services[process].apply(.intent(intent), to: id, credentials: credentials, ifMatch: ifMatch.map(IfMatch.init)) { $0 }
         }
     }

@@ -1,13 +1,13 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-
 
 /// The change log's files: records read back as written, in order across generations, and
 /// reading stops at the first record a crash cut short or garbled.
@@ -46,7 +46,8 @@ import Glibc
         var keyed = Self.record(2)
         keyed.answer = KeptAnswer(
             key: "s2 0123abcd", session: "s2", fingerprint: Array(0..<32), status: 200,
-            headers: [("ETag", "\"3\""), ("Content-Type", "application/json")], body: Array(#"{"version":3}"#.utf8), createdAt: 1_700_000_000_123)
+            headers: [("ETag", "\"3\""), ("Content-Type", "application/json")], body: Array(#"{"version":3}"#.utf8),
+            createdAt: 1_700_000_000_123)
         for record in [Self.record(1), keyed, Self.record(3)] { try log.append(record) }
         let records = try ChangeLog.read(prefix: prefix).records
         #expect(records == [Self.record(1), keyed, Self.record(3)])

@@ -1,10 +1,11 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One process per database file: the lock (on the file itself) is held while the store is open,
@@ -47,7 +48,8 @@ extension DatabaseLockTests {
     /// device number whose parts use the high bits too.
     @Test func aDevicesMajorAndMinorAreSplitAsGlibcDoes() {
         // makedev(0x123, 0x45678): minor's low 8 bits, major's low 12 bits, minor's high bits, major's high bits.
-        let device: UInt64 = (0x45678 & 0xff) | ((0x123 & 0xfff) << 8) | ((0x45678 & ~UInt64(0xff)) << 12) | ((0x123 & ~UInt64(0xfff)) << 32)
+        let device: UInt64 =
+            (0x45678 & 0xff) | ((0x123 & 0xfff) << 8) | ((0x45678 & ~UInt64(0xff)) << 12) | ((0x123 & ~UInt64(0xfff)) << 32)
         let identity = FileIdentity(device: device, inode: 7)
         #expect(identity.major == 0x123)
         #expect(identity.minor == 0x45678)

@@ -1,9 +1,10 @@
 import Foundation
+import Testing
+
 @testable import NavCLI
 @testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
-import Testing
 
 /// The SQLite store's locks, taken in their order (``SQLiteStore``): nesting them in it works,
 /// and a debug build stops at one taken against it rather than deadlocking some day.
@@ -29,19 +30,19 @@ import Testing
     }
 
     #if DEBUG
-    @Test func aLockTakenAgainstTheOrderStopsTheProcess() async throws {
-        let result = try await #require(
-            processExitsWith: .failure, observing: [\.standardErrorContent],
-            performing: {
-                let folder = try TemporaryFolder()
-                let store = try SQLiteLockOrderTests.store(in: folder)
-                // This process stops below, before the folder's deinit: its files go now (still open).
-                try FileManager.default.removeItem(atPath: folder.path)
-                // The append lock inside the published one: an update holding the append lock and
-                // waiting for the published one would wait for this forever.
-                _ = store.withPublished { _ in try? store.appending { _ throws(StoreError) in } }
-            })
-        #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("against the lock order"))
-    }
+        @Test func aLockTakenAgainstTheOrderStopsTheProcess() async throws {
+            let result = try await #require(
+                processExitsWith: .failure, observing: [\.standardErrorContent],
+                performing: {
+                    let folder = try TemporaryFolder()
+                    let store = try SQLiteLockOrderTests.store(in: folder)
+                    // This process stops below, before the folder's deinit: its files go now (still open).
+                    try FileManager.default.removeItem(atPath: folder.path)
+                    // The append lock inside the published one: an update holding the append lock and
+                    // waiting for the published one would wait for this forever.
+                    _ = store.withPublished { _ in try? store.appending { _ throws(StoreError) in } }
+                })
+            #expect(String(decoding: result.standardErrorContent, as: UTF8.self).contains("against the lock order"))
+        }
     #endif
 }

@@ -3,9 +3,9 @@ import NavCore
 import NavJSON
 import NavSessions
 import Testing
+
 @testable import NavStoreSQLite
 @testable import NavTestSupport
-
 
 /// The SQLite store's schema: one current shape, created in one step; one upgrade, from the shape
 /// navd wrote before schema version 5 (the same tables, recorded as migrations 1…4); every other
@@ -89,7 +89,7 @@ import Testing
         CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
         INSERT INTO store_meta (key, value) VALUES ('compacted_seq', 0);
         DROP TABLE journal;
-        """,
+        """
     ]
 
     /// A database as navd before schema version 5 left it after running its first `count`
@@ -100,7 +100,9 @@ import Testing
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute(oldMigrationsTable)
         for (index, sql) in oldMigrations.prefix(count).enumerated() {
-            try connection.execute("BEGIN IMMEDIATE;\n\(sql)\nINSERT INTO migrations (version, applied_at) VALUES (\(index + 1), strftime('%s','now'));\nCOMMIT;")
+            try connection.execute(
+                "BEGIN IMMEDIATE;\n\(sql)\nINSERT INTO migrations (version, applied_at) VALUES (\(index + 1), strftime('%s','now'));\nCOMMIT;"
+            )
         }
     }
 
@@ -136,7 +138,8 @@ import Testing
         var names: [String] = []
         while try columns.step() { names.append(columns.text(0)) }
         columns.reset()
-        let select = try connection.statement("SELECT \(names.map { "quote(\($0))" }.joined(separator: " || '|' || ")) FROM \(table) ORDER BY 1")
+        let select = try connection.statement(
+            "SELECT \(names.map { "quote(\($0))" }.joined(separator: " || '|' || ")) FROM \(table) ORDER BY 1")
         defer { select.reset() }
         var rows: [String] = []
         while try select.step() { rows.append(select.text(0)) }
@@ -147,7 +150,8 @@ import Testing
     static func objects(at path: String) throws -> [String] {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
-        let statement = try connection.statement("SELECT type || ' ' || name FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_' ORDER BY name")
+        let statement = try connection.statement(
+            "SELECT type || ' ' || name FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_' ORDER BY name")
         defer { statement.reset() }
         var objects: [String] = []
         while try statement.step() { objects.append(statement.text(0)) }
@@ -175,7 +179,7 @@ extension SQLiteSchemaTests {
         #expect(
             try Self.objects(at: path) == [
                 "table event_log", "index event_log_session", "table graphs", "table idempotency", "index idempotency_created_at",
-                "index idempotency_session", "table migrations", "table sessions", "index sessions_touched_at", "table store_meta",
+                "index idempotency_session", "table migrations", "table sessions", "index sessions_touched_at", "table store_meta"
             ]
         )
         #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["6"], "one step, version 6")
@@ -200,7 +204,9 @@ extension SQLiteSchemaTests {
         let objects = try SQLiteStore.schemaObjects(of: new)
         #expect(SQLiteStore.previousObjects(objects) == (try SQLiteStore.schemaObjects(of: built)))
         #expect(objects["idempotency"]?.hasPrefix("table idempotency (key TEXT, session_id TEXT NOT NULL,") == true, "\(objects)")
-        #expect(objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true, "\(objects)")
+        #expect(
+            objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true,
+            "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
         #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 6"))
     }
@@ -222,7 +228,10 @@ extension SQLiteSchemaTests {
             for index in 0..<3 {
                 let context: [String: JSONValue] = ["user": .string("u\(index)")]
                 let created = try fixture.sessions.create(graph: nil, start: nil, context: context)
-                var entry = (version: created.session.state.version, path: created.session.state.path.description, context: context, events: created.events)
+                var entry = (
+                    version: created.session.state.version, path: created.session.state.path.description, context: context,
+                    events: created.events
+                )
                 for step in 0...index * 2 {
                     let mutation = try fixture.navigate(created.session.id, step % 2 == 0 ? SQLiteStoreTests.pathA : SQLiteStoreTests.pathB)
                     entry.version = mutation.session.state.version
@@ -242,7 +251,10 @@ extension SQLiteSchemaTests {
         #expect(oldVersions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4"])
         let check = try SQLiteStore.inspect(path: path)
         #expect(!check.damaged)
-        #expect(check.lines.contains { $0.hasPrefix("  schema: version 4 (navd upgrades it to 6 when it next starts: it adds the idempotency table") }, "\(check.lines)")
+        #expect(
+            check.lines.contains {
+                $0.hasPrefix("  schema: version 4 (navd upgrades it to 6 when it next starts: it adds the idempotency table")
+            }, "\(check.lines)")
 
         do {
             let fixture = try Fixture(path: path, threshold: 4)
@@ -299,9 +311,11 @@ extension SQLiteSchemaTests {
         let fixture = try Fixture(path: path, threshold: 4)
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
         fixture.store.close()
-        #expect(try Self.objects(at: path) == (before + ["table idempotency", "index idempotency_created_at", "index idempotency_session"]).sorted {
-            $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
-        })
+        #expect(
+            try Self.objects(at: path)
+                == (before + ["table idempotency", "index idempotency_created_at", "index idempotency_session"]).sorted {
+                    $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
+                })
         #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"])
         #expect(try Self.rows("sessions", at: path).count == 1)
         #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
@@ -372,7 +386,7 @@ extension SQLiteSchemaTests {
             make: { try makeOldDatabase(at: $0, through: 1) },
             found: [
                 "found schema version 1 (migrations 1), which only development builds of navd wrote", "unexpected: table events",
-                "missing: index event_log_session, table event_log, table store_meta",
+                "missing: index event_log_session, table event_log, table store_meta"
             ]
         ),
         UnknownShape(
@@ -389,7 +403,10 @@ extension SQLiteSchemaTests {
                 try makeOldDatabase(at: path, through: 4)
                 try execute("INSERT INTO migrations VALUES (5, 0); ALTER TABLE sessions ADD COLUMN note TEXT", at: path)
             },
-            found: ["found schema version 5 (migrations 1…5); different: table sessions (", "touched_at INTEGER NOT NULL, note TEXT, PRIMARY KEY (id)) where version 5 has"]
+            found: [
+                "found schema version 5 (migrations 1…5); different: table sessions (",
+                "touched_at INTEGER NOT NULL, note TEXT, PRIMARY KEY (id)) where version 5 has"
+            ]
         ),
         UnknownShape(
             name: "version 4 without one of its indexes",
@@ -409,12 +426,14 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "another program's database, in rollback-journal mode",
-            make: { try execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')", at: $0) },
+            make: {
+                try execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')", at: $0)
+            },
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
                     + "index idempotency_created_at, index idempotency_session, index sessions_touched_at, table event_log, table graphs and 4 more"
             ]
-        ),
+        )
     ]
 
     /// Refused before anything is written: not the tables, not the journal mode (which
@@ -429,7 +448,8 @@ extension SQLiteSchemaTests {
             _ = try Fixture(path: path, threshold: 10)
             Issue.record("a database of an unknown shape was opened")
         } catch let error as StoreError {
-            #expect(error.message.hasPrefix("the database \(path) has a schema this navd does not know, so it is refused and left as it was: "))
+            #expect(
+                error.message.hasPrefix("the database \(path) has a schema this navd does not know, so it is refused and left as it was: "))
             for fragment in shape.found { #expect(error.message.contains(fragment), "\(error)") }
         }
         #expect(FileManager.default.contents(atPath: path) == bytes, "the file is unchanged")
@@ -437,7 +457,9 @@ extension SQLiteSchemaTests {
 
         let (lines, damaged) = try SQLiteStore.inspect(path: path)
         #expect(damaged, "navd store check fails on it")
-        #expect(lines.contains { $0.hasPrefix("  schema: NOT ONE NAVD OPENS: ") && $0.contains(shape.found[0].dropFirst("found ".count)) }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("  schema: NOT ONE NAVD OPENS: ") && $0.contains(shape.found[0].dropFirst("found ".count)) },
+            "\(lines)")
         #expect(FileManager.default.contents(atPath: path) == bytes, "nor does the check change it")
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The SQLite store's side files follow the database file, not the name it was opened by: the
@@ -38,7 +39,8 @@ import Glibc
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
         var version = created.session.state.version
         for step in 0..<count {
-            version = try fixture.navigate(created.session.id, step % 2 == 0 ? SQLiteStoreTests.pathA : SQLiteStoreTests.pathB).session.state.version
+            version = try fixture.navigate(created.session.id, step % 2 == 0 ? SQLiteStoreTests.pathA : SQLiteStoreTests.pathB).session
+                .state.version
         }
         fixture.store.waitForCompaction()
         return (created.session.id, version)
@@ -66,7 +68,8 @@ import Glibc
         for name in ["\(folder.path)/b/link.db", "\(folder.path)/b/hard.db", "\(folder.path)/a/sub/../x.db"] {
             let fixture = try Fixture(path: name, threshold: 1000)
             #expect(try fixture.store.load(crashed.id)?.state.version == version, "\(name)")
-            version = try fixture.navigate(crashed.id, version % 2 == 0 ? SQLiteStoreTests.pathB : SQLiteStoreTests.pathA).session.state.version
+            version = try fixture.navigate(crashed.id, version % 2 == 0 ? SQLiteStoreTests.pathB : SQLiteStoreTests.pathA).session.state
+                .version
             fixture.store.waitForCompaction()
         }
         #expect(version == crashed.version + 3)

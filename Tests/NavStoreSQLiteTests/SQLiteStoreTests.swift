@@ -1,17 +1,18 @@
 import Foundation
 import Logging
-@testable import NavAPI
-@testable import NavCLI
 import NavCore
 import NavJSON
-@testable import NavSessions
-@testable import NavStoreSQLite
-@testable import NavTestSupport
 import Synchronization
 import Testing
 
+@testable import NavAPI
+@testable import NavCLI
+@testable import NavSessions
+@testable import NavStoreSQLite
+@testable import NavTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The SQLite store's change log: changes appended, folded into `sessions` and `event_log`
@@ -27,15 +28,19 @@ import Glibc
         let sessions: SessionService
 
         init(
-            path: String, threshold: Int, retained: Int = 1000, synchronousFull: Bool = false, cacheBytes: Int = SQLiteStore.defaultCacheBytes,
-            acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(), now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
+            path: String, threshold: Int, retained: Int = 1000, synchronousFull: Bool = false,
+            cacheBytes: Int = SQLiteStore.defaultCacheBytes,
+            acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(),
+            now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
             answerBytes: Int = SQLiteStore.defaultAnswerBytesPerGeneration
         ) throws {
             let graphs = GraphRegistry()
-            let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+            let document = try JSONValue(
+                parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
             _ = try graphs.add(document)
             store = try SQLiteStore(
-                path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold, answerBytesPerGeneration: answerBytes, cacheBytes: cacheBytes,
+                path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold,
+                answerBytesPerGeneration: answerBytes, cacheBytes: cacheBytes,
                 acceptingLoss: acceptingLoss, files: files, decode: StoreFactory.snapshotDecoder(graphs)
             )
             sessions = SessionService(store: store, graphs: graphs, configuration: .init(maxContextBytes: 64 * 1024), now: now)
@@ -213,8 +218,11 @@ extension SQLiteStoreTests {
             _ = try Fixture(path: path, threshold: 2)
             Issue.record("a schema 2 database was opened")
         } catch let error as StoreError {
-            #expect(error.message.contains("found schema version 2 (migrations 1…2), which only development builds of navd wrote"), "\(error)")
-            #expect(error.message.contains("unexpected: table event_batches; missing: index event_log_session, table event_log, table store_meta"), "\(error)")
+            #expect(
+                error.message.contains("found schema version 2 (migrations 1…2), which only development builds of navd wrote"), "\(error)")
+            #expect(
+                error.message.contains(
+                    "unexpected: table event_batches; missing: index event_log_session, table event_log, table store_meta"), "\(error)")
         }
         #expect(FileManager.default.contents(atPath: path) == bytes)
         #expect(try SQLiteSchemaTests.rows("event_batches", at: path) == batches)
@@ -287,7 +295,8 @@ extension SQLiteStoreTests {
             _ = try Fixture(path: path, threshold: 100)
             Issue.record("a schema 3 database was opened")
         } catch let error as StoreError {
-            #expect(error.message.contains("found schema version 3 (migrations 1…3), which only development builds of navd wrote"), "\(error)")
+            #expect(
+                error.message.contains("found schema version 3 (migrations 1…3), which only development builds of navd wrote"), "\(error)")
             #expect(error.message.contains("unexpected: table journal; missing: table store_meta"), "\(error)")
         }
         #expect(FileManager.default.contents(atPath: path) == bytes)
@@ -450,7 +459,8 @@ extension SQLiteStoreTests {
         do {
             let fixture = try Fixture(path: path, threshold: 50)
             for _ in 0..<200 {
-                let id = try fixture.sessions.create(graph: nil, start: nil, context: ["note": .string(String(repeating: "x", count: 300))]).session.id
+                let id = try fixture.sessions.create(graph: nil, start: nil, context: ["note": .string(String(repeating: "x", count: 300))])
+                    .session.id
                 _ = try fixture.navigate(id, Self.pathA)
             }
             fixture.store.close()
@@ -489,7 +499,9 @@ extension SQLiteStoreTests {
             // A generation every 50 changes: of the 120 below, the last 20 are only in the log.
             let fixture = try Fixture(path: path, threshold: 50, cacheBytes: limit)
             for index in 0..<40 {
-                let context: [String: JSONValue] = ["user": .string("u\(index)"), "blob": .string(String(repeating: "\(index % 10)", count: 16_000))]
+                let context: [String: JSONValue] = [
+                    "user": .string("u\(index)"), "blob": .string(String(repeating: "\(index % 10)", count: 16_000))
+                ]
                 let created = try fixture.sessions.create(graph: nil, start: nil, context: context)
                 ids.append(created.session.id)
                 expected[created.session.id] = (1, created.session.state.path.description, context, created.events)
@@ -579,7 +591,8 @@ extension SQLiteStoreTests {
     @Test func aSessionWhoseStoredGraphNoLongerLoadsIsRefusedNotDeadlocked() throws {
         let folder = try TemporaryFolder()
         let path = "\(folder.path)/navd.db"
-        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        let document = try JSONValue(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
         func open() throws -> (Application, SQLiteStore) {
             let graphs = GraphRegistry()
             let store = try #require(
@@ -975,9 +988,15 @@ extension SQLiteStoreTests {
                     do {
                         let version = try fixture.store.load(id)?.state.version ?? 0
                         let seqs = try fixture.allEvents(id).map(\.seq)
-                        if version < before.version { failures.withLock { $0.append("\(id): read version \(version) after \(before.version) was acknowledged") } }
+                        if version < before.version {
+                            failures.withLock { $0.append("\(id): read version \(version) after \(before.version) was acknowledged") }
+                        }
                         if (seqs.last ?? 0) < before.seq || seqs != Array((seqs.first ?? 1)..<((seqs.first ?? 1) + seqs.count)) {
-                            failures.withLock { $0.append("\(id): events \(seqs.first ?? 0)…\(seqs.last ?? 0) (\(seqs.count)) after seq \(before.seq) was acknowledged") }
+                            failures.withLock {
+                                $0.append(
+                                    "\(id): events \(seqs.first ?? 0)…\(seqs.last ?? 0) (\(seqs.count)) after seq \(before.seq) was acknowledged"
+                                )
+                            }
                         }
                     } catch {
                         failures.withLock { $0.append("read \(id): \(error)") }

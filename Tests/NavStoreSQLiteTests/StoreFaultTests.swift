@@ -1,16 +1,16 @@
 import Foundation
-@testable import NavAPI
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavAPI
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-
 
 /// Writes the disk cannot take — a change-log append, a compaction, an SQLite commit failing
 /// with `ENOSPC` or `EIO` — answer 503 `store_unavailable`, lose nothing acknowledged, leave no
@@ -175,9 +175,13 @@ import Glibc
         let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100)
         let graphs = GraphRegistry()
         graphs.attach(fixture.store)
-        let news = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        let news = try JSONValue(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
         #expect(try graphs.add(news).0.version == 1)
-        guard case .object(var changed) = news else { Issue.record("news.json is not an object"); return }
+        guard case .object(var changed) = news else {
+            Issue.record("news.json is not an object")
+            return
+        }
         changed["start"] = .string("/top/list_news")
 
         SQLiteFaults.fail(under: folder.path, with: code)

@@ -1,13 +1,14 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An operator's mistakes with an SQLite store rather than an attacker's: many names for one
@@ -62,7 +63,8 @@ import Glibc
         let real = try SQLiteStoreIdentityTests.realPath(path)
         for (index, name) in names.enumerated() {
             let fixture = try Fixture(path: name, threshold: 1_000_000)
-            #expect(try fixture.store.load(id)?.state.version == version, "\(name): a change acknowledged through an earlier name is missing")
+            #expect(
+                try fixture.store.load(id)?.state.version == version, "\(name): a change acknowledged through an earlier name is missing")
             #expect(fixture.store.logPrefix == real, "\(name)")
             version = try fixture.navigate(id, index % 2 == 0 ? SQLiteStoreTests.pathA : SQLiteStoreTests.pathB).session.state.version
             // While it is open, a sample of the other names is refused as in use, never as damage.
@@ -120,7 +122,10 @@ import Glibc
                 let log = "\(folder.path)/race-\(round)-\(name).log"
                 let process = try ChildProcess(
                     DaemonHarness.binary.path,
-                    ["serve", "--store", "sqlite:\(folder.path)/\(name)", "--listen", "127.0.0.1:\(port)", "--graph", "Examples/news.json", "--drain", "0"],
+                    [
+                        "serve", "--store", "sqlite:\(folder.path)/\(name)", "--listen", "127.0.0.1:\(port)", "--graph",
+                        "Examples/news.json", "--drain", "0"
+                    ],
                     environment: DaemonHarness.environment(), directory: DaemonHarness.packageRoot.path, output: .file(log), errors: .output
                 )
                 contenders.append((process, port, log))
@@ -143,12 +148,15 @@ import Glibc
             let status = contenders[lost].process.wait(seconds: 1).map(CLIProcess.status)
             let said = (try? String(contentsOfFile: contenders[lost].log, encoding: .utf8)) ?? ""
             #expect(status == 75, "round \(round): \(said)")
-            #expect(said.contains("in use: another navd holds it: PID \(contenders[won].process.processIdentifier)"), "round \(round): \(said)")
+            #expect(
+                said.contains("in use: another navd holds it: PID \(contenders[won].process.processIdentifier)"), "round \(round): \(said)")
             #expect(!said.contains("restore"), "round \(round): \(said)")
             // The winner serves every change acknowledged before, and takes another.
             var view: HTTPMessage?
             while Date() < deadline, contenders[won].process.isRunning {
-                if let answer = try? Self.request(contenders[won].port, "GET", "/v1/sessions/\(session.id)", token: session.token), answer.status == 200 {
+                if let answer = try? Self.request(contenders[won].port, "GET", "/v1/sessions/\(session.id)", token: session.token),
+                    answer.status == 200
+                {
                     view = answer
                     break
                 }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `navd` run as a user runs it: in a working directory of the test's own (where `navd session`
@@ -52,10 +52,12 @@ struct CLIProcess {
         reader.start()
         let outputData = process.output?.readDataToEndOfFile() ?? Data()
         let deadline = Date().addingTimeInterval(30)
-        let termination = process.wait(seconds: 30) ?? {
-            process.send(SIGTERM)
-            return process.waitUntilExit()
-        }()
+        let termination =
+            process.wait(seconds: 30)
+            ?? {
+                process.send(SIGTERM)
+                return process.waitUntilExit()
+            }()
         while !errorData.isSet, Date() < deadline { usleep(1_000) }
         return Run(
             status: Self.status(termination),

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A program the tests run: `posix_spawn`, with nothing inherited but its three standard

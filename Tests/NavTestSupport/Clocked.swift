@@ -1,10 +1,11 @@
 import Foundation
 import Logging
-@testable import NavAPI
 import NavHTTP
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavAPI
+@testable import NavSessions
 
 /// navd's application on a store, with budgets of kept answers and a clock of its own.
 final class Clocked: Sendable {
@@ -53,7 +54,9 @@ final class Clocked: Sendable {
         let id = try #require(json["id"]?.stringValue)
         let token = try #require(json["token"]?.stringValue)
         let blob = String(repeating: "x", count: stateBytes)
-        let patched = send("PATCH", "/v1/sessions/\(id)/screens/e1/state", token: token, body: #"{"blob":"\#(blob)"}"#, contentType: "application/merge-patch+json")
+        let patched = send(
+            "PATCH", "/v1/sessions/\(id)/screens/e1/state", token: token, body: #"{"blob":"\#(blob)"}"#,
+            contentType: "application/merge-patch+json")
         try #require(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
         return (id, token)
     }

@@ -3,9 +3,9 @@ import NavCore
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Runs the real `navd` binary (`.build/debug/navd`, built by `swift build --build-tests`)
@@ -72,9 +72,11 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
         var lastFailure = "not started"
         for _ in 0..<3 {
             let port = try Self.freePort()
-            let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navd-test-\(port)-\(UUID().uuidString.prefix(8)).log")
+            let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "navd-test-\(port)-\(UUID().uuidString.prefix(8)).log")
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-            let arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--store", options.store]
+            let arguments =
+                ["serve", "--listen", "127.0.0.1:\(port)", "--store", options.store]
                 + options.graphs.flatMap { ["--graph", Self.packageRoot.appendingPathComponent($0).path] }
                 // No drain window unless a test asks for one: every test stops its daemon.
                 + (options.arguments.contains("--drain") ? [] : ["--drain", "0"])
@@ -187,8 +189,9 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
                 continue
             }
             if let connection = try? HTTPConnection(port: port, timeout: 2),
-               (try? connection.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))) != nil,
-               let answer = try? connection.readResponse(), answer.status == 200 {
+                (try? connection.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))) != nil,
+                let answer = try? connection.readResponse(), answer.status == 200
+            {
                 return true
             }
             usleep(20_000)
@@ -223,8 +226,10 @@ final class DaemonHarness: NavdHarness, @unchecked Sendable {
     }
 
     /// Sends raw bytes as they are and reads one answer (validated when `validate`).
-    func raw(_ bytes: [UInt8], method: String = "GET", target: String = "/", validate: Bool = true,
-             sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
+    func raw(
+        _ bytes: [UInt8], method: String = "GET", target: String = "/", validate: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> HTTPMessage {
         let connection = try HTTPConnection(port: port)
         try connection.send(bytes)
         let answer = try connection.readResponse(method: method)

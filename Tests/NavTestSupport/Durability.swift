@@ -1,9 +1,10 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Synchronization
 import Testing
+
+@testable import NavSessions
 
 struct Ack: Sendable {
     var session: String

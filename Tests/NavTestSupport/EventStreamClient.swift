@@ -2,7 +2,7 @@ import Foundation
 import NavHTTPClient
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A client of a session's event stream over a real socket, as a browser's EventSource would be:

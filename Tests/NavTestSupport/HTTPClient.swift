@@ -2,9 +2,9 @@ import Foundation
 import NavHTTPClient
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// One HTTP answer as a client sees it.

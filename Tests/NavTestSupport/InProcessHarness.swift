@@ -1,16 +1,16 @@
 import Foundation
 import Logging
-@testable import NavAPI
-@testable import NavCLI
 import NavHTTP
 import NavJSON
 import NavSessions
 import Synchronization
 import Testing
 
+@testable import NavAPI
+@testable import NavCLI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// navd without a process: the ``Transport/inProcess`` transport.
@@ -57,7 +57,8 @@ final class InProcessHarness: NavdHarness, Sendable {
     ///   does not load (where the binary would exit with an error).
     init(_ options: HarnessOptions) throws {
         // The arguments DaemonHarness gives the binary, but for the port: nothing listens here.
-        let arguments = ["--listen", "127.0.0.1:0", "--store", options.store]
+        let arguments =
+            ["--listen", "127.0.0.1:0", "--store", options.store]
             + options.graphs.flatMap { ["--graph", DaemonHarness.packageRoot.appendingPathComponent($0).path] }
             + options.arguments
         let settings: ServeSettings
@@ -65,7 +66,8 @@ final class InProcessHarness: NavdHarness, Sendable {
             // The spawned binary gets an environment without NAVD_ variables: none apply here either.
             settings = try ServeSettings(ServeCommand.parse(arguments), environment: [:])
         } catch {
-            throw DaemonHarness.StartFailure(description: "navd serve \(arguments.joined(separator: " ")): \(ServeCommand.message(for: error))")
+            throw DaemonHarness.StartFailure(
+                description: "navd serve \(arguments.joined(separator: " ")): \(ServeCommand.message(for: error))")
         }
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navd-inprocess-\(UUID().uuidString.prefix(8)).log")
         let descriptor = open(logFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)

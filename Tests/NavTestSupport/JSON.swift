@@ -257,8 +257,14 @@ private struct StrictJSONParser {
                 members[key] = try parseValue(depth: depth + 1)
                 skipSpace()
                 guard index < bytes.count else { throw fail("unexpected end in an object") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(members)
+                }
                 throw fail("expected , or }")
             }
         case UInt8(ascii: "["):
@@ -273,8 +279,14 @@ private struct StrictJSONParser {
                 elements.append(try parseValue(depth: depth + 1))
                 skipSpace()
                 guard index < bytes.count else { throw fail("unexpected end in an array") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return .array(elements)
+                }
                 throw fail("expected , or ]")
             }
         case UInt8(ascii: "\""):
@@ -364,7 +376,8 @@ private struct StrictJSONParser {
                         try expect("\\u")
                         let low = try hex4()
                         guard (0xDC00..<0xE000).contains(low),
-                              let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) else {
+                            let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+                        else {
                             throw fail("unpaired surrogate")
                         }
                         scalars.append(scalar)

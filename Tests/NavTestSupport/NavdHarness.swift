@@ -79,7 +79,9 @@ extension NavdHarness {
         validate: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> HTTPMessage {
         var fields = headers
-        if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method), fields.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
+        if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method),
+            fields.keys.first(where: { $0.lowercased() == "content-length" }) == nil
+        {
             fields["Content-Length"] = String(body.count)
         }
         let sorted = fields.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
@@ -101,7 +103,8 @@ extension NavdHarness {
             Issue.record("openapi.yaml did not load: \(String(describing: OpenAPIValidator.shared))", sourceLocation: sourceLocation)
             return
         }
-        for violation in validator.validate(method: method, path: target, status: answer.status, headers: answer.headers, body: answer.body) {
+        for violation in validator.validate(method: method, path: target, status: answer.status, headers: answer.headers, body: answer.body)
+        {
             Issue.record("spec violation: \(violation)\n  body: \(answer.text.prefix(600))", sourceLocation: sourceLocation)
         }
     }
@@ -149,25 +152,39 @@ extension NavdHarness {
         return try answer.json()
     }
 
-    func navigate(_ session: NavdSession, _ path: String, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token, headers: headers, sourceLocation: sourceLocation)
+    func navigate(
+        _ session: NavdSession, _ path: String, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> HTTPMessage {
+        try send(
+            "POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token, headers: headers,
+            sourceLocation: sourceLocation)
     }
 
-    func transition(_ session: NavdSession, _ name: String, params: JSON? = nil, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
+    func transition(
+        _ session: NavdSession, _ name: String, params: JSON? = nil, headers: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> HTTPMessage {
         var body: [String: JSON] = ["name": .string(name)]
         if let params { body["params"] = params }
-        return try send("POST", session.url + "/transitions", json: .object(body), token: session.token, headers: headers, sourceLocation: sourceLocation)
+        return try send(
+            "POST", session.url + "/transitions", json: .object(body), token: session.token, headers: headers,
+            sourceLocation: sourceLocation)
     }
 
-    func exit(_ session: NavdSession, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
+    func exit(_ session: NavdSession, headers: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> HTTPMessage
+    {
         try send("POST", session.url + "/exit", token: session.token, headers: headers, sourceLocation: sourceLocation)
     }
 
     func back(_ session: NavdSession, count: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
-        try send("POST", session.url + "/back", json: count.map { ["count": .int($0)] }, token: session.token, sourceLocation: sourceLocation)
+        try send(
+            "POST", session.url + "/back", json: count.map { ["count": .int($0)] }, token: session.token, sourceLocation: sourceLocation)
     }
 
-    func setParams(_ session: NavdSession, screen: String, _ params: JSON, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
+    func setParams(_ session: NavdSession, screen: String, _ params: JSON, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> HTTPMessage
+    {
         try send("PUT", session.url + "/screens/\(screen)/params", json: params, token: session.token, sourceLocation: sourceLocation)
     }
 
@@ -175,12 +192,17 @@ extension NavdHarness {
         _ session: NavdSession, screen: String, _ patch: JSON, contentType: String = "application/merge-patch+json",
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> HTTPMessage {
-        try send("PATCH", session.url + "/screens/\(screen)/state", json: patch, token: session.token, contentType: contentType, sourceLocation: sourceLocation)
+        try send(
+            "PATCH", session.url + "/screens/\(screen)/state", json: patch, token: session.token, contentType: contentType,
+            sourceLocation: sourceLocation)
     }
 
-    func events(_ session: NavdSession, after: Int? = nil, limit: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPMessage {
+    func events(_ session: NavdSession, after: Int? = nil, limit: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> HTTPMessage
+    {
         let query = [after.map { "after=\($0)" }, limit.map { "limit=\($0)" }].compactMap { $0 }.joined(separator: "&")
-        return try send("GET", session.url + "/events" + (query.isEmpty ? "" : "?" + query), token: session.token, sourceLocation: sourceLocation)
+        return try send(
+            "GET", session.url + "/events" + (query.isEmpty ? "" : "?" + query), token: session.token, sourceLocation: sourceLocation)
     }
 }
 
@@ -219,7 +241,9 @@ struct SharedDaemon: SuiteTrait, TestScoping {
 extension Trait where Self == SharedDaemon {
     /// One `navd serve --store memory` for the suite, on ``Transport/preferred`` (in process)
     /// unless the suite needs the binary.
-    static func sharedDaemon(graphs: [String] = ["Examples/news.json"], arguments: [String] = [], transport: Transport = .preferred) -> SharedDaemon {
+    static func sharedDaemon(graphs: [String] = ["Examples/news.json"], arguments: [String] = [], transport: Transport = .preferred)
+        -> SharedDaemon
+    {
         SharedDaemon(options: .init(graphs: graphs, arguments: arguments), transport: transport)
     }
 }

@@ -31,12 +31,12 @@ final class OpenAPIValidator: Sendable {
         "$ref", "type", "properties", "required", "additionalProperties", "items", "enum", "const",
         "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "minimum", "maximum", "exclusiveMinimum",
         "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems", "minProperties",
-        "maxProperties", "propertyNames", "format",
+        "maxProperties", "propertyNames", "format"
     ]
     /// Keywords that describe and never constrain.
     static let annotationKeywords: Set<String> = [
         "description", "default", "example", "examples", "title", "deprecated", "readOnly", "writeOnly",
-        "summary", "externalDocs", "$comment",
+        "summary", "externalDocs", "$comment"
     ]
 
     init(yaml: String) throws {
@@ -84,7 +84,10 @@ final class OpenAPIValidator: Sendable {
             var matches = true
             for (segment, part) in zip(segments, parts) {
                 if segment.hasPrefix("{") && segment.hasSuffix("}") {
-                    if part.isEmpty { matches = false; break }
+                    if part.isEmpty {
+                        matches = false
+                        break
+                    }
                 } else if segment == part {
                     literals += 1
                 } else {
@@ -108,7 +111,7 @@ final class OpenAPIValidator: Sendable {
     /// The answers to a request whose framing is refused, by status: its code and response.
     static let framingRefusals: [Int: (code: String, response: String)] = [
         400: ("malformed_request", "MalformedRequest"),
-        501: ("unsupported_transfer_coding", "UnsupportedTransferCoding"),
+        501: ("unsupported_transfer_coding", "UnsupportedTransferCoding")
     ]
 
     /// Checks one answer. - Returns: every violation, empty when it conforms.
@@ -120,13 +123,15 @@ final class OpenAPIValidator: Sendable {
         // The spec's conventions: a refusal of the request's framing may answer any request,
         // routed or not, before routing.
         if let refusal = Self.framingRefusals[status], (try? JSON(parsing: body)["code"]?.string) == refusal.code,
-           let declared = document.resolve(pointer: "/components/responses/\(refusal.response)") {
+            let declared = document.resolve(pointer: "/components/responses/\(refusal.response)")
+        {
             return check(response: declared, label: label, method: method, status: status, headers: headers, body: body)
         }
         guard let template = template(for: path), let item = document["paths"]?[template] else {
             // No route: the daemon answers 404 `not_found` (or 413 before routing).
             guard status == 404 || status == 413,
-                  let fallback = document.resolve(pointer: status == 404 ? "/components/responses/NotFound" : "/components/responses/ContentTooLarge")
+                let fallback = document.resolve(
+                    pointer: status == 404 ? "/components/responses/NotFound" : "/components/responses/ContentTooLarge")
             else {
                 return ["\(label): no path of the spec matches, so only 404 not_found (or 413) may answer"]
             }
@@ -144,7 +149,9 @@ final class OpenAPIValidator: Sendable {
         if let operation = item[method.lowercased()] ?? (method == "HEAD" ? item["get"] : nil) {
             guard let declared = operation["responses"]?[String(status)] ?? operation["responses"]?["default"] else {
                 let known = operation["responses"]?.object?.keys.sorted().joined(separator: ", ") ?? ""
-                return ["\(label): status \(status) is not declared for \(operation["operationId"]?.string ?? template) (declared: \(known))"]
+                return [
+                    "\(label): status \(status) is not declared for \(operation["operationId"]?.string ?? template) (declared: \(known))"
+                ]
             }
             response = declared
         } else {
@@ -158,7 +165,8 @@ final class OpenAPIValidator: Sendable {
             }
             response = declared
             if status == 405 {
-                let allowed = (headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.sorted()
+                let allowed = (headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }
+                    .sorted()
                 // The spec's conventions: every GET route answers HEAD too.
                 let declared = methods(of: template)
                 let expected = (declared + (declared.contains("GET") ? ["HEAD"] : [])).sorted()
@@ -171,7 +179,9 @@ final class OpenAPIValidator: Sendable {
         return violations
     }
 
-    private func check(response declared: JSON, label: String, method: String, status: Int, headers: [String: String], body: [UInt8]) -> [String] {
+    private func check(response declared: JSON, label: String, method: String, status: Int, headers: [String: String], body: [UInt8])
+        -> [String]
+    {
         var violations: [String] = []
         guard let response = dereferenced(declared) else { return ["\(label): unresolvable response $ref"] }
         for (name, declaredHeader) in response["headers"]?.object ?? [:] {
@@ -348,7 +358,8 @@ final class OpenAPIValidator: Sendable {
                 }
             }
         case .int, .double:
-            let number: Double = if case .int(let whole) = value { Double(whole) } else if case .double(let real) = value { real } else { 0 }
+            let number: Double =
+                if case .int(let whole) = value { Double(whole) } else if case .double(let real) = value { real } else { 0 }
             if let minimum = Self.number(keywords["minimum"]), number < minimum {
                 errors.append("\(at): \(value.text) is less than \(minimum)")
             }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throwaway PostgreSQL cluster for one test suite: `initdb` into a temporary folder,
@@ -54,10 +54,12 @@ final class PostgresCluster: @unchecked Sendable {
 
     /// Starts the server ``pause()`` stopped, on the same port and data.
     func resume() throws {
-        try runAsOwner("\(bin)/pg_ctl", [
-            "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "30", "start",
-            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200",
-        ])
+        try runAsOwner(
+            "\(bin)/pg_ctl",
+            [
+                "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "30", "start",
+                "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200"
+            ])
     }
 
     /// Runs `psql -c sql` and returns its unaligned output.

@@ -18,12 +18,12 @@ extension Screen {
             "container": .string(container.rawValue),
             "params": .object(params.mapValues(\.json)),
             "deps": .object(deps),
-            "state": state,
+            "state": state
         ]
         if let tabs {
             members["tabs"] = [
                 "selected": .string(tabs.selected),
-                "saved": .object(tabs.saved.mapValues { .array($0.map(\.referenceJSON)) }),
+                "saved": .object(tabs.saved.mapValues { .array($0.map(\.referenceJSON)) })
             ]
         }
         return .object(members)
@@ -38,7 +38,7 @@ extension LifecycleEvent {
             "type": .string(type.rawValue),
             "screen": screen.map(JSONValue.string) ?? .null,
             "scene": scene.map(JSONValue.string) ?? .null,
-            "transition": .int(transition),
+            "transition": .int(transition)
         ]
         if let from { members["from"] = .string(from) }
         if let to { members["to"] = .string(to) }
@@ -55,7 +55,7 @@ extension SessionState {
             "screenCounter": .int(screenCounter),
             "eventCounter": .int(eventCounter),
             "context": .object(context),
-            "screens": .array(screens.map(\.referenceJSON)),
+            "screens": .array(screens.map(\.referenceJSON))
         ]
     }
 }

@@ -1,12 +1,12 @@
 import CSQLite
-@testable import NavSessions
-@testable import NavStoreSQLite
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
+@testable import NavSessions
+@testable import NavStoreSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The change log's system calls, failing on demand with an `errno` (`ENOSPC` as a full disk,
 /// `EIO` as a failing one) and passing through to the real ones otherwise.

@@ -20,7 +20,8 @@ enum TestFixtures {
 
     static func graphs() throws -> GraphRegistry {
         let graphs = GraphRegistry()
-        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        let document = try JSONValue(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
         _ = try graphs.add(document)
         return graphs
     }
@@ -30,9 +31,11 @@ enum TestFixtures {
         now: @escaping @Sendable () -> Int64 = Clock.milliseconds
     ) throws -> SessionService {
         let graphs = GraphRegistry()
-        let document = try JSONValue(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
+        let document = try JSONValue(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
         _ = try graphs.add(document)
-        return SessionService(store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions, sessionTTL: sessionTTL), now: now)
+        return SessionService(
+            store: store, graphs: graphs, configuration: .init(maxSessions: maxSessions, sessionTTL: sessionTTL), now: now)
     }
 
     /// `Examples/news.json` with one more scene: another document of the graph `news`.

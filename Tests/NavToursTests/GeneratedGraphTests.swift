@@ -47,7 +47,7 @@ import Testing
             scenes["s\(index)"] = .object(scene)
         }
         let document: JSONValue = [
-            "name": "g", "start": "/s0", "scenes": .object(scenes), "links": ["home": ["path": "^/s0"]],
+            "name": "g", "start": "/s0", "scenes": .object(scenes), "links": ["home": ["path": "^/s0"]]
         ]
         return (try Graph.decode(document).graph, document)
     }

@@ -20,9 +20,18 @@ import Testing
         (#"{"format": "other"}"#, "/format"),
         (#"{"format": "navd-tours/1", "graph": {"name": "n"}}"#, "/graph"),
         (#"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "all"}"#, "/cover"),
-        (#"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"jump": 1}, "path": "/b", "events": []}]}]}"#, "/tours/0/steps/0/intent"),
-        (#"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"back": 0}, "path": "/b", "events": []}]}]}"#, "/tours/0/steps/0/intent"),
-        (#"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": [1]}, "steps": []}]}"#, "/tours/0/start/events"),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"jump": 1}, "path": "/b", "events": []}]}]}"#,
+            "/tours/0/steps/0/intent"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"back": 0}, "path": "/b", "events": []}]}]}"#,
+            "/tours/0/steps/0/intent"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": [1]}, "steps": []}]}"#,
+            "/tours/0/start/events"
+        )
     ])
     func malformedDocumentsNameTheirPointer(_ json: String, _ pointer: String) throws {
         #expect { try TourDocument(json: try JSONValue(parsing: json)) } throws: { error in
@@ -34,7 +43,7 @@ import Testing
         (TourIntent.navigate("^/top#home"), #"{"navigate":"^/top#home"}"#, "navigate ^/top#home"),
         (.link("show", params: ["id": 4, "q": "a b"]), #"{"link":"show","params":{"id":4,"q":"a b"}}"#, "link show(id=4,q=a b)"),
         (.back(2), #"{"back":2}"#, "back 2"),
-        (.exit, #"{"exit":{}}"#, "exit"),
+        (.exit, #"{"exit":{}}"#, "exit")
     ])
     func intentForms(_ intent: TourIntent, _ json: String, _ text: String) throws {
         var writer = JSONWriter()
@@ -55,17 +64,24 @@ import Testing
     }
 
     @Test func mismatchesSayWhereAndWhat() {
-        let agree = TourMismatch.compare(tour: 1, step: 2, intent: "back 1", path: "/a", events: ["x"], observed: TourObservation(path: "/a", events: ["x"]))
+        let agree = TourMismatch.compare(
+            tour: 1, step: 2, intent: "back 1", path: "/a", events: ["x"], observed: TourObservation(path: "/a", events: ["x"]))
         #expect(agree == nil)
-        let path = TourMismatch.compare(tour: 2, step: 3, intent: "link show(id=1)", path: "/a/b", events: [], observed: TourObservation(path: "/a/c", events: []))
+        let path = TourMismatch.compare(
+            tour: 2, step: 3, intent: "link show(id=1)", path: "/a/b", events: [], observed: TourObservation(path: "/a/c", events: []))
         #expect(path?.description == "tour 2, step 3 (link show(id=1)): expected path /a/b, got path /a/c")
-        let events = TourMismatch.compare(tour: 1, step: 1, intent: "exit", path: "/a", events: ["a", "b", "c"], observed: TourObservation(path: "/a", events: ["a", "c"]))
+        let events = TourMismatch.compare(
+            tour: 1, step: 1, intent: "exit", path: "/a", events: ["a", "b", "c"], observed: TourObservation(path: "/a", events: ["a", "c"])
+        )
         #expect(events?.expected == "events [a, ▶b, c]")
         #expect(events?.got == "events [a, ▶c] (first difference at event 2)")
-        let shorter = TourMismatch.compare(tour: 1, step: 0, intent: "start /a", path: "/a", events: ["a"], observed: TourObservation(path: "/a", events: ["a", "b"]))
+        let shorter = TourMismatch.compare(
+            tour: 1, step: 0, intent: "start /a", path: "/a", events: ["a"], observed: TourObservation(path: "/a", events: ["a", "b"]))
         #expect(shorter?.expected == "events [a, ▶(end)]")
         #expect(shorter?.description.hasPrefix("tour 1, start (start /a):") == true)
-        let refused = TourMismatch.compare(tour: 1, step: 1, intent: "exit", path: "/a", events: [], observed: TourObservation(refusedWith: "not_removable", detail: "'a' is not removable"))
+        let refused = TourMismatch.compare(
+            tour: 1, step: 1, intent: "exit", path: "/a", events: [],
+            observed: TourObservation(refusedWith: "not_removable", detail: "'a' is not removable"))
         #expect(refused?.got == "refused: not_removable: 'a' is not removable")
     }
 }

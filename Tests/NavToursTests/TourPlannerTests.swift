@@ -38,7 +38,8 @@ import Testing
         let plan = try TourPlanner(graph: graph, document: document).plan(cover)
         #expect(Self.replay(plan, on: graph) == nil)
         let summary = try #require(plan.summary)
-        let targets = cover == .scenes
+        let targets =
+            cover == .scenes
             ? graph.scenes.keys.sorted()
             : graph.scenes.keys.sorted().flatMap { scene in (graph.scenes[scene]?.links.keys.sorted() ?? []).map { "\(scene):\($0)" } }
                 + graph.links.keys.sorted().map { "*:\($0)" }
@@ -59,8 +60,11 @@ import Testing
             guard case .navigate = step.intent else { continue }
             for scene in step.covers {
                 #expect(
-                    ["help", "home", "friend", "profile", "onboarding", "show_coupon", "show_friend", "pick_category", "edit_profile", "settings"]
-                        .contains(scene), "\(scene) by \(step.intent)")
+                    [
+                        "help", "home", "friend", "profile", "onboarding", "show_coupon", "show_friend", "pick_category", "edit_profile",
+                        "settings"
+                    ]
+                    .contains(scene), "\(scene) by \(step.intent)")
             }
         }
         let byLink = plan.tours.flatMap(\.steps).filter { if case .link = $0.intent { true } else { false } }.flatMap(\.covers)
@@ -69,7 +73,8 @@ import Testing
 
     /// A tab bar reached by a deep path: its other tab by a tab switch, not another deep path.
     @Test func tabsAreSwitchedNotDeepLinked() throws {
-        let (graph, document) = try graph("""
+        let (graph, document) = try graph(
+            """
             {"name": "t", "start": "/a", "scenes": {"a": {}, "bar": {"container": "tabs", "tabs": ["one", "two"]},
              "one": {}, "two": {}}}
             """)
@@ -82,8 +87,14 @@ import Testing
 
     /// The bound on a chain is its length; on a star, its number of leaves.
     @Test(arguments: [
-        (#"{"name": "c", "start": "/a", "scenes": {"a": {"links": {"n": {"path": "b"}}}, "b": {"links": {"n": {"path": "c"}}}, "c": {}}}"#, 2, 2),
-        (#"{"name": "s", "start": "/r", "scenes": {"r": {"links": {"x": {"path": "x"}, "y": {"path": "!y"}, "z": {"path": "z"}}}, "x": {}, "y": {}, "z": {}}}"#, 3, 3),
+        (
+            #"{"name": "c", "start": "/a", "scenes": {"a": {"links": {"n": {"path": "b"}}}, "b": {"links": {"n": {"path": "c"}}}, "c": {}}}"#,
+            2, 2
+        ),
+        (
+            #"{"name": "s", "start": "/r", "scenes": {"r": {"links": {"x": {"path": "x"}, "y": {"path": "!y"}, "z": {"path": "z"}}}, "x": {}, "y": {}, "z": {}}}"#,
+            3, 3
+        )
     ])
     func lowerBoundOfSmallGraphs(_ json: String, _ bound: Int, _ steps: Int) throws {
         let (graph, document) = try graph(json)
@@ -95,7 +106,8 @@ import Testing
 
     /// A link refused wherever it is offered is reported, with the refusal, not toured.
     @Test func aLinkThatNeverAppliesIsUncoveredWithItsReason() throws {
-        let (graph, document) = try graph("""
+        let (graph, document) = try graph(
+            """
             {"name": "u", "start": "/a", "scenes": {"a": {"removable": false, "links": {"go": {"path": "b"}}}, "b": {}},
              "links": {"away": {"path": "^/b"}}}
             """)
@@ -108,7 +120,8 @@ import Testing
 
     /// Params: a default where the schema has one, a value of the param's type otherwise.
     @Test func linkParamsFollowTheSchema() throws {
-        let (graph, document) = try graph("""
+        let (graph, document) = try graph(
+            """
             {"name": "p", "start": "/a", "scenes": {
               "a": {"links": {"go": {"path": "b(n={n},f={f},s={s},d={d})"}}},
               "b": {"params": {"n": {"type": "int", "required": true}, "f": {"type": "bool", "required": true},

@@ -1,6 +1,7 @@
+import Testing
+
 @testable import NavTestSupport
 @testable import NavWire
-import Testing
 
 /// `If-Match` field values (RFC 9110 §13.1.1): which session versions each one matches.
 @Suite struct IfMatchTests {
@@ -28,7 +29,7 @@ import Testing
         (#""1", *"#, []),
         (#""2", W/"#, []),
         ("w/\"2\"", []),
-        ("\"\u{7F}\", \"2\"", []),
+        ("\"\u{7F}\", \"2\"", [])
     ]
 
     @Test(arguments: cases)

@@ -1,12 +1,13 @@
 import Foundation
 import NavCore
-@testable import NavHTTP
 import NavJSON
-@testable import NavSessions
 import NavSnapshot
+import Testing
+
+@testable import NavHTTP
+@testable import NavSessions
 @testable import NavTestSupport
 @testable import NavWire
-import Testing
 
 /// The direct session-view writer gives exactly the bytes of the plain `JSONValue` route.
 @Suite struct WireWriterTests {
@@ -14,14 +15,14 @@ import Testing
         var members: [String: JSONValue] = [
             "actions": [
                 "back": .int(actions.back), "exit": .bool(actions.exit),
-                "links": .array(actions.links.map { ["name": .string($0.name), "params": .array($0.params.map(JSONValue.string))] }),
+                "links": .array(actions.links.map { ["name": .string($0.name), "params": .array($0.params.map(JSONValue.string))] })
             ],
             "id": .string(session.id),
             "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
             "version": .int(session.state.version),
             "path": .string(session.state.path.description),
             "screens": .array(session.state.screens.map(\.referenceJSON)),
-            "context": .object(session.state.context),
+            "context": .object(session.state.context)
         ]
         if let events { members["events"] = .array(events.map(\.referenceJSON)) }
         if let token {
@@ -42,12 +43,13 @@ import Testing
             .navigate("^/top/home#profile/help"),
             .patchState(screen: "e5", patch: ["editing": true, "draft": ["bio": "é\n"]]),
             .navigate("^/top/home#profile!login"),
-            .navigate("^/top/list_news(category=-3)/show_news(id=9)"),
+            .navigate("^/top/list_news(category=-3)/show_news(id=9)")
         ]
         for intent in intents {
             outcome = try navigator.apply(intent, to: outcome.state)
             let session = StoredSession(
-                id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: TokenDigest(bytes: []), state: outcome.state, createdAt: 0, touchedAt: 0
+                id: "0123abcd", graphName: "news", graphVersion: 2, tokenDigest: TokenDigest(bytes: []), state: outcome.state, createdAt: 0,
+                touchedAt: 0
             )
             for (events, token) in [(nil, nil), (outcome.events, nil), (outcome.events, "secret")] as [([LifecycleEvent]?, String?)] {
                 let actions = navigator.actions(for: session.state)
@@ -97,7 +99,9 @@ import Testing
         let plain = LifecycleEvent.everyShape(texts: texts, seqs: [1, 7, 1_000_000], transitions: [12, 0])
         var detailed = Array(plain.prefix(3))
         let value = try JSONValue(parsing: Array(#"{"a":[1,{"b":"],}\"["}],"c":"\\","d":[]}"#.utf8))
-        for (index, detail) in [LifecycleEvent.Detail.value(value), .keys(["x,y", "]"]), .command("save}"), .versions(from: 1, to: 2)].enumerated() {
+        for (index, detail) in [LifecycleEvent.Detail.value(value), .keys(["x,y", "]"]), .command("save}"), .versions(from: 1, to: 2)]
+            .enumerated()
+        {
             detailed.append(LifecycleEvent(seq: 90 + index, type: .result, screen: "s", scene: "t", transition: 3, detail: detail))
         }
         for batch in [Array(plain.prefix(1)), Array(plain.prefix(3)), plain, detailed] {
@@ -117,7 +121,9 @@ import Testing
         var written = JSONWriter(reservingCapacity: 64)
         written.writeLifecycleMessages(two)
         let expected = written.finish()
-        for wrong in [[], [ends[0]], [ends[1], ends[0]], [ends[0], ends[1] - 1], [ends[0] + 1, ends[1]], [0, ends[1]], [ends[0], json.count]] {
+        for wrong in [
+            [], [ends[0]], [ends[1], ends[0]], [ends[0], ends[1] - 1], [ends[0] + 1, ends[1]], [0, ends[1]], [ends[0], json.count]
+        ] {
             var fallback = JSONWriter(reservingCapacity: 64)
             #expect(!JSONWriter.cuts(wrong, count: 2, of: json))
             fallback.writeLifecycleMessages(two, json: json, ends: wrong)

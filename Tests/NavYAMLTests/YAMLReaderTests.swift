@@ -12,7 +12,8 @@ private func exactly(_ value: JSONValue) -> String {
     case .double(let number): "double(\(number))"
     case .string(let text): "string(\(text.debugDescription))"
     case .array(let elements): "[" + elements.map(exactly).joined(separator: ", ") + "]"
-    case .object(let members): "{" + members.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \(exactly($0.value))" }.joined(separator: ", ") + "}"
+    case .object(let members):
+        "{" + members.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \(exactly($0.value))" }.joined(separator: ", ") + "}"
     }
 }
 
@@ -35,7 +36,7 @@ private func scalar(_ text: String) throws -> JSONValue {
 
     @Test(arguments: [
         ("0", 0), ("-0", 0), ("+12", 12), ("-12", -12), ("007", 7), ("0o17", 15), ("0o0", 0), ("0x1F", 31), ("0xff", 255),
-        ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min), ("0x7FFFFFFFFFFFFFFF", Int.max),
+        ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min), ("0x7FFFFFFFFFFFFFFF", Int.max)
     ])
     func integers(_ text: String, _ expected: Int) throws {
         #expect(exactly(try scalar(text)) == exactly(.int(expected)))
@@ -45,7 +46,7 @@ private func scalar(_ text: String) throws -> JSONValue {
         ("1.5", 1.5), ("-1.5", -1.5), (".5", 0.5), ("+.5", 0.5), ("5.", 5.0), ("1e3", 1000.0), ("1E-2", 0.01), ("+.5e1", 5.0),
         ("1.0", 1.0), ("-0.0", -0.0),
         // A decimal integer beyond Int is a double, as the JSON parser reads one.
-        ("9223372036854775808", 9_223_372_036_854_775_808.0),
+        ("9223372036854775808", 9_223_372_036_854_775_808.0)
     ])
     func floats(_ text: String, _ expected: Double) throws {
         #expect(exactly(try scalar(text)) == exactly(.double(expected)))
@@ -57,7 +58,7 @@ private func scalar(_ text: String) throws -> JSONValue {
         "yes", "no", "on", "off", "y", "n", "Yes", "OFF", "tRUE", "nULL", "none",
         "1:30", "-1:30", "190:20:30", "-922337203685477580:7", "1_000", "0b101", "2001-12-14", "12:30:00",
         "0x", "0o", "0o8", "0xG", "-0x1F", "+0o7", "0X1F", "0O17", "1.2.3", "1e", "e5", "1e+", ".", "+", "..5", "-x",
-        "+.nan", "-.NaN", ".infinity", "inf", "nan", "NaN", "12abc", "1 2", "0x1F ff",
+        "+.nan", "-.NaN", ".infinity", "inf", "nan", "NaN", "12abc", "1 2", "0x1F ff"
     ])
     func textThatOnlyLooksLikeAValue(_ text: String) throws {
         #expect(exactly(try scalar(text)) == exactly(.string(text)))
@@ -66,7 +67,7 @@ private func scalar(_ text: String) throws -> JSONValue {
     /// Quoted and block scalars are text whatever they spell.
     @Test(arguments: [
         ("'true'", "true"), ("\"12\"", "12"), ("'null'", "null"), ("''", ""), ("\"\"", ""), ("'~'", "~"), ("\"1.5\"", "1.5"),
-        ("\".inf\"", ".inf"), ("|\n  12\n", "12\n"), (">-\n  true\n", "true"), ("\"\\u00e9\\t\"", "é\t"),
+        ("\".inf\"", ".inf"), ("|\n  12\n", "12\n"), (">-\n  true\n", "true"), ("\"\\u00e9\\t\"", "é\t")
     ])
     func quotedScalarsAreText(_ text: String, _ expected: String) throws {
         #expect(exactly(try scalar(text)) == exactly(.string(expected)))
@@ -76,18 +77,19 @@ private func scalar(_ text: String) throws -> JSONValue {
         ("!!str 12", JSONValue.string("12")), ("!!str true", .string("true")), ("! 12", .string("12")), ("!!str", .string("")),
         ("!!int '12'", .int(12)), ("!!int 0x10", .int(16)), ("!!float 1", .double(1)), ("!!float '2.5'", .double(2.5)),
         ("!!bool \"false\"", .bool(false)), ("!!null ''", .null), ("!!null ~", .null),
-        ("!!map {a: 1}", .object(["a": .int(1)])), ("!!seq [1]", .array([.int(1)])), ("! {a: 1}", .object(["a": .int(1)])),
+        ("!!map {a: 1}", .object(["a": .int(1)])), ("!!seq [1]", .array([.int(1)])), ("! {a: 1}", .object(["a": .int(1)]))
     ])
     func coreTagsAreHonoured(_ text: String, _ expected: JSONValue) throws {
         #expect(exactly(try scalar(text)) == exactly(expected))
     }
 
     @Test(arguments: [
-        ("!!int abc", "'abc' is not a valid !!int"), ("!!int 1.5", "'1.5' is not a valid !!int"), ("!!bool yes", "'yes' is not a valid !!bool"),
+        ("!!int abc", "'abc' is not a valid !!int"), ("!!int 1.5", "'1.5' is not a valid !!int"),
+        ("!!bool yes", "'yes' is not a valid !!bool"),
         ("!!null 0", "'0' is not a valid !!null"), ("!!float x", "'x' is not a valid !!float"),
         ("!!binary aGk=", "the tag !!binary is not supported"), ("!!timestamp 2001-12-14", "the tag !!timestamp is not supported"),
         ("!custom x", "the tag !custom is not supported"), ("!!seq {a: 1}", "the tag !!seq is not supported on a mapping"),
-        ("!!map [1]", "the tag !!map is not supported on a sequence"),
+        ("!!map [1]", "the tag !!map is not supported on a sequence")
     ])
     func otherTagsAndMismatchesAreRefused(_ text: String, _ message: String) throws {
         let error = #expect(throws: YAMLError.self) { try scalar(text) }
@@ -97,7 +99,10 @@ private func scalar(_ text: String) throws -> JSONValue {
 
     /// JSON has no infinities, NaN or numbers past `Double`: such a plain scalar is an error
     /// that says how to mean the text, not a silent change of type.
-    @Test(arguments: [".inf", "-.Inf", "+.INF", ".nan", ".NaN", "1e400", "-1e400", "0x1FFFFFFFFFFFFFFFF", "0o7777777777777777777777", String(repeating: "9", count: 400)])
+    @Test(arguments: [
+        ".inf", "-.Inf", "+.INF", ".nan", ".NaN", "1e400", "-1e400", "0x1FFFFFFFFFFFFFFFF", "0o7777777777777777777777",
+        String(repeating: "9", count: 400)
+    ])
     func numbersJSONCannotHoldAreRefused(_ text: String) throws {
         let error = #expect(throws: YAMLError.self) { try YAMLReader.read("a: 1\nv: \(text)\n") }
         #expect(error?.line == 2 && error?.column == 4, "\(String(describing: error))")
@@ -139,16 +144,20 @@ private func scalar(_ text: String) throws -> JSONValue {
 
     @Test func keysAreTheirText() throws {
         let document = try YAMLReader.read("200: ok\ntrue: yes\n~: tilde\n1.50: f\n'q': quoted\n\"\": empty\n")
-        #expect(exactly(document) == exactly(.object([
-            "200": .string("ok"), "true": .string("yes"), "~": .string("tilde"), "1.50": .string("f"), "q": .string("quoted"), "": .string("empty"),
-        ])))
+        #expect(
+            exactly(document)
+                == exactly(
+                    .object([
+                        "200": .string("ok"), "true": .string("yes"), "~": .string("tilde"), "1.50": .string("f"), "q": .string("quoted"),
+                        "": .string("empty")
+                    ])))
     }
 
     @Test(arguments: [
         ("a: 1\nb: 2\na: 3\n", 3, 1, "the key 'a' is given twice in one mapping (first at line 1)"),
         ("{a: 1, \"a\": 2}", 1, 8, "the key 'a' is given twice in one mapping (first at line 1)"),
         ("200: x\n'200': y\n", 2, 1, "the key '200' is given twice in one mapping (first at line 1)"),
-        ("s:\n  t:\n    k: 1\n    k: 1\n", 4, 5, "the key 'k' is given twice in one mapping (first at line 3)"),
+        ("s:\n  t:\n    k: 1\n    k: 1\n", 4, 5, "the key 'k' is given twice in one mapping (first at line 3)")
     ])
     func duplicateKeysAreRefused(_ text: String, _ line: Int, _ column: Int, _ message: String) throws {
         let error = #expect(throws: YAMLError.self) { try YAMLReader.read(text) }
@@ -175,7 +184,7 @@ private func scalar(_ text: String) throws -> JSONValue {
         ("a: &x 1\nb: *x\n", 2, 4),
         ("base: &b {x: 1}\nderived:\n  <<: *b\n  y: 2\n", 3, 7),
         ("list: &l [1]\nmore: [*l, *l]\n", 2, 8),
-        ("k: &k key\n? *k\n: v\n", 2, 3),
+        ("k: &k key\n? *k\n: v\n", 2, 3)
     ])
     func aliasesAreRefusedWhereTheyOccur(_ text: String, _ line: Int, _ column: Int) throws {
         let error = #expect(throws: YAMLError.self) { try YAMLReader.read(text) }
@@ -189,7 +198,8 @@ private func scalar(_ text: String) throws -> JSONValue {
         var text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
         let names = Array("abcdefghi")
         for index in 1..<names.count {
-            text += "\(names[index]): &\(names[index]) [" + Array(repeating: "*\(names[index - 1])", count: 10).joined(separator: ", ") + "]\n"
+            text +=
+                "\(names[index]): &\(names[index]) [" + Array(repeating: "*\(names[index - 1])", count: 10).joined(separator: ", ") + "]\n"
         }
         text += "bomb: *i\n"
         let clock = ContinuousClock()
@@ -246,9 +256,12 @@ private func scalar(_ text: String) throws -> JSONValue {
     @Test(arguments: [
         ("name: [shop\nstart: {", 2, 6, "did not find expected ',' or ']' (while parsing a flow sequence started at line 1, column 7)"),
         ("a: b: c\n", 1, 5, "mapping values are not allowed in this context"),
-        ("a:\n\tb: 1\n", 2, 1, "found character that cannot start any token (while scanning for the next token started at line 2, column 1)"),
+        (
+            "a:\n\tb: 1\n", 2, 1,
+            "found character that cannot start any token (while scanning for the next token started at line 2, column 1)"
+        ),
         ("a: 'open\n", 2, 1, "found unexpected end of stream (while scanning a quoted scalar started at line 1, column 4)"),
-        ("a: 1\n b: 2\n", 2, 3, "mapping values are not allowed in this context"),
+        ("a: 1\n b: 2\n", 2, 3, "mapping values are not allowed in this context")
     ])
     func syntaxErrorsNameTheirPosition(_ text: String, _ line: Int, _ column: Int, _ message: String) throws {
         let error = #expect(throws: YAMLError.self) { try YAMLReader.read(text) }

@@ -13,14 +13,14 @@ func diagramCases() {
             "list_news": ["links": ["show": ["path": "show_news(id={id})"]]],
             "show_news": [:], "list_coupon": [:], "show_coupon": [:],
             "home": ["container": "tabs", "tabs": ["friend", "profile"]], "friend": [:], "show_friend": [:],
-            "profile": ["requires": ["user"]], "help": [:], "login": [:], "onboarding": ["removable": false],
+            "profile": ["requires": ["user"]], "help": [:], "login": [:], "onboarding": ["removable": false]
         ],
-        "links": ["login": ["path": "!login"], "top": ["path": "^/top"]],
+        "links": ["login": ["path": "!login"], "top": ["path": "^/top"]]
     ]
     let graphs: [(String, JSONValue, Int)] = [
         ("draw the news example", news, 200),
         ("draw 8,000 scenes, 8,000 random links", randomGraph(scenes: 8_000, links: 8_000), 1),
-        ("draw a chain of 4,000 scenes, each linking back", chainGraph(scenes: 4_000), 1),
+        ("draw a chain of 4,000 scenes, each linking back", chainGraph(scenes: 4_000), 1)
     ]
     for (name, document, iterations) in graphs {
         guard let graph = try? Graph.decode(document).graph else {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NavCore
 import NavJSON
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // Micro-benchmarks of NavCore: each case runs `iterations` times per run, `runs` runs, and reports
 // the median run in nanoseconds per operation. Pass `--quick` for a fast smoke run.
@@ -92,12 +93,12 @@ func screenJSON(_ screen: Screen) -> JSONValue {
         "container": .string(screen.container.rawValue),
         "params": .object(screen.params.mapValues(\.json)),
         "deps": .object(screen.deps),
-        "state": screen.state,
+        "state": screen.state
     ]
     if let tabs = screen.tabs {
         members["tabs"] = [
             "selected": .string(tabs.selected),
-            "saved": .object(tabs.saved.mapValues { .array($0.map(screenJSON)) }),
+            "saved": .object(tabs.saved.mapValues { .array($0.map(screenJSON)) })
         ]
     }
     return .object(members)
@@ -112,37 +113,53 @@ print("NavCore micro-benchmarks (release, median of \(runs) runs)")
 var results: [(String, Double)] = []
 
 do {
-    results.append(("parse 60-char path", try measure("parse a 60-character path", iterations: 400_000) {
-        consume(try PathExpression.parse(sixtyCharacters))
-    }))
+    results.append(
+        (
+            "parse 60-char path",
+            try measure("parse a 60-character path", iterations: 400_000) {
+                consume(try PathExpression.parse(sixtyCharacters))
+            }
+        ))
 
     let stage = try tenScreenStage()
     let stagePath = stage.path
     let relative = try PathExpression.parse("../../show_news(id=9)/list_news(category=2)")
-    results.append(("resolve relative", measure("resolve a relative path against 10 screens", iterations: 400_000) {
-        consume(stagePath.resolving(relative))
-    }))
+    results.append(
+        (
+            "resolve relative",
+            measure("resolve a relative path against 10 screens", iterations: 400_000) {
+                consume(stagePath.resolving(relative))
+            }
+        ))
 
     let intent = Intent.navigate("../../../show_news(id=7)/list_news(category=8)/show_news(id=9)")
     let check = try navigator.apply(intent, to: stage)
     precondition(check.state.screens.count == 10 && check.events.count == 12, "\(check.events.count) events")
-    results.append(("3-component navigation", try measure("navigate: 3 components on 10 screens (+ events)", iterations: 100_000) {
-        consume(try navigator.apply(intent, to: stage))
-    }))
+    results.append(
+        (
+            "3-component navigation",
+            try measure("navigate: 3 components on 10 screens (+ events)", iterations: 100_000) {
+                consume(try navigator.apply(intent, to: stage))
+            }
+        ))
 
     let screens = stage.screens
-    results.append(("encode session view", measure("encode a session view of 10 screens", iterations: 100_000) {
-        var writer = JSONWriter(reservingCapacity: 4096)
-        writer.write([
-            "id": "s-0123456789abcdef",
-            "graph": "bench",
-            "version": .int(stage.version),
-            "path": .string(stagePath.description),
-            "screens": .array(screens.map(screenJSON)),
-            "context": .object(context),
-        ])
-        consume(writer.bytes)
-    }))
+    results.append(
+        (
+            "encode session view",
+            measure("encode a session view of 10 screens", iterations: 100_000) {
+                var writer = JSONWriter(reservingCapacity: 4096)
+                writer.write([
+                    "id": "s-0123456789abcdef",
+                    "graph": "bench",
+                    "version": .int(stage.version),
+                    "path": .string(stagePath.description),
+                    "screens": .array(screens.map(screenJSON)),
+                    "context": .object(context)
+                ])
+                consume(writer.bytes)
+            }
+        ))
 } catch {
     print("benchmark failed: \(error)")
     exit(1)

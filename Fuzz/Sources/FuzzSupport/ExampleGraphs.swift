@@ -1,7 +1,7 @@
 import NavCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The example graphs of the repository (`Examples/`), read once per process.

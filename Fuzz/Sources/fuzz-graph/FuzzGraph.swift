@@ -1,6 +1,7 @@
 import FuzzSupport
-@testable import NavCore
 import NavJSON
+
+@testable import NavCore
 @testable import NavSessions
 
 /// Graph documents (docs/design.md, "Graph documents"): the input is read as a JSON graph (`Graph.decode(json:)`) and as
@@ -42,5 +43,6 @@ private func start(_ graph: Graph) {
     require(!state.screens.isEmpty, "\(graph.name) starts with an empty stage")
     require(Set(all.map(\.id)).count == all.count, "\(graph.name) starts with repeated screen ids")
     let text = state.path.description
-    require((try? Path.parse(text)) == state.path, "\(graph.name) starts at \(text.debugDescription), which does not parse back to the stage")
+    require(
+        (try? Path.parse(text)) == state.path, "\(graph.name) starts at \(text.debugDescription), which does not parse back to the stage")
 }

@@ -17,13 +17,17 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         let written = value.jsonBytes
         guard let again = try? JSONValue(parsing: written) else {
-            violated("\(String(decoding: bytes, as: UTF8.self).debugDescription) writes as \(String(decoding: written, as: UTF8.self).debugDescription), which does not parse")
+            violated(
+                "\(String(decoding: bytes, as: UTF8.self).debugDescription) writes as \(String(decoding: written, as: UTF8.self).debugDescription), which does not parse"
+            )
         }
         require(again == value, "\(String(decoding: written, as: UTF8.self).debugDescription) parses to another value")
         require(again.jsonBytes == written, "writing \(String(decoding: written, as: UTF8.self).debugDescription) is not canonical")
         // A merge patch of an object with itself changes nothing (RFC 7396: nulls are removed first).
         if case .object = value, !containsNull(value) {
-            require(value.mergePatched(with: value) == value, "merge-patching \(String(decoding: written, as: UTF8.self)) with itself changes it")
+            require(
+                value.mergePatched(with: value) == value,
+                "merge-patching \(String(decoding: written, as: UTF8.self)) with itself changes it")
         }
     }
     return 0

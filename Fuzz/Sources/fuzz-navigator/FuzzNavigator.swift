@@ -1,6 +1,7 @@
 import FuzzSupport
-@testable import NavCore
 import NavJSON
+
+@testable import NavCore
 @testable import NavSnapshot
 @testable import NavWire
 
@@ -27,7 +28,8 @@ public func fuzzNavigator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 // A refusal is an answer with a stable code (the typed `NavError`) and leaves the state as it was.
                 require(state.snapshotBytes == before, "refused \(intent) (\(error.code)) changed the state")
                 // What asks for a confirmation applies once confirmed (docs/design.md, "Leave confirmation").
-                guard error.code == .confirmationRequired, let confirmed = try? subject.navigator.apply(intent, to: state, confirmed: true) else {
+                guard error.code == .confirmationRequired, let confirmed = try? subject.navigator.apply(intent, to: state, confirmed: true)
+                else {
                     continue
                 }
                 outcome = confirmed
@@ -48,7 +50,8 @@ private func check(_ outcome: Outcome, of intent: Intent, from state: SessionSta
     require(after.version == state.version + 1, "\(intent): version \(state.version) → \(after.version)")
     require(outcome.events.allSatisfy { $0.transition == after.version }, "\(intent): an event of another version")
     if let pending = after.pending {
-        require((try? Path.parse(pending))?.description == pending, "\(intent): pending \(pending.debugDescription) is not a canonical path")
+        require(
+            (try? Path.parse(pending))?.description == pending, "\(intent): pending \(pending.debugDescription) is not a canonical path")
     }
     require(
         outcome.events.map(\.seq) == Array(state.eventCounter + 1...state.eventCounter + outcome.events.count),
@@ -95,7 +98,11 @@ private struct Subject: Sendable {
         keys = paramNames + ["q", "a", "n", "text"]
         links = Set(graph.scenes.values.flatMap(\.links.keys) + graph.links.keys).sorted() + ["nosuch"]
         commands = Set(graph.scenes.values.flatMap(\.commands.keys)).sorted() + ["nosuch"]
-        tokens = names + names + ["nosuch", "up", "/", "/", "!", "!/", "#", "^", "..", "../", "(", ")", "=", ",", "%2C", "%29", "%", "n=2", "id=1", "x", "-2", "0", "é"]
+        tokens =
+            names + names + [
+                "nosuch", "up", "/", "/", "!", "!/", "#", "^", "..", "../", "(", ")", "=", ",", "%2C", "%29", "%", "n=2", "id=1", "x", "-2",
+                "0", "é"
+            ]
             + paramNames.map { "(\($0)=1)" }
     }
 

@@ -1,9 +1,10 @@
 import FuzzSupport
 import Logging
+import NavJSON
+
 @testable import NavAPI
 @testable import NavCore
 @testable import NavHTTP
-import NavJSON
 @testable import NavSessions
 
 /// Whole requests through the in-process application (`Application`, exactly what the HTTP
@@ -78,7 +79,7 @@ private struct Client {
 
     mutating func create(from input: inout FuzzInput) {
         let bodies: [String] = [
-            "", "{}", #"{"context":{"user":"u1","locale":"ja"}}"#, #"{"graph":"kabukit"}"#, #"{"graph":"nosuch"}"#,
+            "", "{}", #"{"context":{"user":"u1","locale":"ja"}}"#, #"{"graph":"kabukit"}"#, #"{"graph":"nosuch"}"#
         ]
         var body = Array(input.pick(bodies).utf8)
         if input.below(4) == 0 { body = Array(input.text().utf8) }
@@ -125,7 +126,10 @@ private struct Client {
         }
         switch input.below(8) {
         case 0: break
-        case 1: headers.add("content-type", input.pick(["application/yaml", "text/plain", "application/merge-patch+json", "application/json; charset=utf-8"]))
+        case 1:
+            headers.add(
+                "content-type",
+                input.pick(["application/yaml", "text/plain", "application/merge-patch+json", "application/json; charset=utf-8"]))
         case 2: headers.add("content-type", input.text(maximum: 32))
         default: headers.add("content-type", "application/json")
         }
@@ -162,7 +166,8 @@ private struct Client {
             text = #"{"name":"\#(input.pick(["show", "open", "home", "login", "next", "nosuch"]))","params":\#(params(from: &input))}"#
         case let route where route.hasSuffix("/back"): text = input.bool() ? "" : #"{"count":\#(Int(Int8(bitPattern: input.byte())))}"#
         case let route where route.hasSuffix("/params"): text = params(from: &input)
-        case let route where route.hasSuffix("/state"): text = input.pick([#"{"editing":true}"#, #"{"draft":null}"#, #"{"a":{"b":[1,2.5,"c"]}}"#, "[1]", "null"])
+        case let route where route.hasSuffix("/state"):
+            text = input.pick([#"{"editing":true}"#, #"{"draft":null}"#, #"{"a":{"b":[1,2.5,"c"]}}"#, "[1]", "null"])
         case "/v1/sessions": text = #"{"start":\#(JSONValue.string(path).jsonString)}"#
         case "/v1/graphs/{name}": text = input.pick(documents).jsonString
         default: text = input.pick(["", "{}", "[]", "null"])
@@ -170,8 +175,10 @@ private struct Client {
         return Array(text.utf8)
     }
 
-    static let pathPieces = ["top", "home", "news", "list_news", "show_news", "profile", "login", "onboarding", "nosuch",
-        "/", "!", "!/", "#", "^", "..", "up", "(", ")", "=", ",", "%2C", "id=1", "category=3", "(id=x)"]
+    static let pathPieces = [
+        "top", "home", "news", "list_news", "show_news", "profile", "login", "onboarding", "nosuch",
+        "/", "!", "!/", "#", "^", "..", "up", "(", ")", "=", ",", "%2C", "id=1", "category=3", "(id=x)"
+    ]
 
     func pathText(from input: inout FuzzInput) -> String {
         var text = ""
@@ -194,8 +201,10 @@ private struct Client {
     }
 
     mutating func send(_ request: HTTPRequest) {
-        let description = "\(request.method) \(request.path) \(request.query) \(Array(request.headers).map { "\($0.name): \($0.value)" }) \(String(decoding: request.body, as: UTF8.self).debugDescription)"
-        let response = request.body.count > maxBody
+        let description =
+            "\(request.method) \(request.path) \(request.query) \(Array(request.headers).map { "\($0.name): \($0.value)" }) \(String(decoding: request.body, as: UTF8.self).debugDescription)"
+        let response =
+            request.body.count > maxBody
             ? application.bodyTooLarge(request, limit: maxBody)
             : application.handle(request)
         check(response, for: description)
@@ -207,9 +216,11 @@ private struct Client {
         require(response.status != 500, "\(request) answered 500: \(String(decoding: response.body, as: UTF8.self))")
         let contentType = response.headers.first { $0.0.lowercased() == "content-type" }?.1
         if response.status >= 400 {
-            require(contentType == "application/problem+json", "\(request) answered \(response.status) as \(contentType ?? "no content type")")
+            require(
+                contentType == "application/problem+json", "\(request) answered \(response.status) as \(contentType ?? "no content type")")
             guard let problem = try? JSONValue(parsing: response.body), let code = problem["code"]?.stringValue else {
-                violated("\(request) answered \(response.status) without a problem document: \(String(decoding: response.body, as: UTF8.self))")
+                violated(
+                    "\(request) answered \(response.status) without a problem document: \(String(decoding: response.body, as: UTF8.self))")
             }
             guard let known = APIError.Code(rawValue: code) else { violated("\(request) answered the unknown code \(code)") }
             require(known.status == response.status, "\(request) answered \(code) with status \(response.status)")

@@ -6,7 +6,7 @@ import NavSessions
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon put together: graphs, sessions, routes. Handles every HTTP request.
@@ -94,7 +94,8 @@ package final class Application: HTTPHandler {
         sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
         let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
         let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
-        let sessions = SessionService(store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
+        let sessions = SessionService(
+            store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
         self.sessions = sessions
         var random = SystemRandomNumberGenerator()
         self.requestPrefix = String(random.next() as UInt32, radix: 36) + "-"
@@ -146,7 +147,9 @@ package final class Application: HTTPHandler {
             let context = RequestContext(request: request, parameters: parameters, requestID: requestID)
             do {
                 response = try handlers[index](context)
-                if intentRoutes[index] { metrics.recordIntent(response.status < 300 ? .applied : Self.intentResult(status: response.status)) }
+                if intentRoutes[index] {
+                    metrics.recordIntent(response.status < 300 ? .applied : Self.intentResult(status: response.status))
+                }
             } catch {
                 let problem = APIError(answering: error)
                 if intentRoutes[index] { metrics.recordIntent(Self.intentResult(problem.code)) }
@@ -196,14 +199,18 @@ package final class Application: HTTPHandler {
                 Self.appendRequestFields(method: method, route: route, status: status, seconds: seconds, requestID: requestID, to: &line)
             }
         } else {
-            logger.info("request", metadata: [
-                "method": "\(method.prefix(Self.methodLogLimit))", "ms": "\(Double(Self.tenths(seconds)) / 10)", "request_id": "\(requestID)",
-                "route": "\(route)", "status": "\(status)",
-            ])
+            logger.info(
+                "request",
+                metadata: [
+                    "method": "\(method.prefix(Self.methodLogLimit))", "ms": "\(Double(Self.tenths(seconds)) / 10)",
+                    "request_id": "\(requestID)",
+                    "route": "\(route)", "status": "\(status)"
+                ])
         }
     }
 
-    static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout LogLine) {
+    static func appendRequestFields(method: String, route: String, status: Int, seconds: Double, requestID: String, to line: inout LogLine)
+    {
         // The client chose the method: escaped and cut short like any client text in a log line.
         line.field("method", method, limit: Self.methodLogLimit)
         line.field("ms", tenths: tenths(seconds))
@@ -235,7 +242,11 @@ package final class Application: HTTPHandler {
     }
 
     package func unsupportedTransferCoding(_ request: HTTPRequest, coding: String) -> HTTPResponse {
-        refused(request, APIError(.unsupportedTransferCoding, "the transfer coding \"\(coding)\" is not supported; send the body with Content-Length or Transfer-Encoding: chunked"))
+        refused(
+            request,
+            APIError(
+                .unsupportedTransferCoding,
+                "the transfer coding \"\(coding)\" is not supported; send the body with Content-Length or Transfer-Encoding: chunked"))
     }
 
     /// The answer to a request the HTTP server refused before routing it (its head is malformed
@@ -266,14 +277,18 @@ package final class Application: HTTPHandler {
 
     private func failure(_ error: APIError, route: String, requestID: String) -> HTTPResponse {
         if error.code == .internal {
-            logger.error("internal error", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+            logger.error(
+                "internal error",
+                metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
             return APIError(.internal, "an internal error occurred; request id \(requestID)").response
         }
         if error.code == .storeUnavailable {
             let now = Int64(Clock.seconds() * 1000)
             let last = storeOutageLogged.load(ordering: .relaxed)
             if now - last >= 1000, storeOutageLogged.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged {
-                logger.warning("store unavailable", metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
+                logger.warning(
+                    "store unavailable",
+                    metadata: ["route": "\(route)", "request_id": "\(requestID)", "cause": "\(error.logMessage ?? error.detail)"])
             }
         }
         return error.response
@@ -291,7 +306,8 @@ package final class Application: HTTPHandler {
         case .transitionRefused, .notRemovable, .stackUnderflow, .versionConflict, .unknownScene, .unknownTransition, .unknownGraph,
             .invalidParams, .invalidPath, .stackTooDeep, .unknownCommand, .commandRefused, .confirmationRequired, .upgradeRefused:
             .refused
-        case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed, .invalidGraph,
+        case .malformedJSON, .invalidRequest, .payloadTooLarge, .unsupportedMediaType, .idempotencyKeyReused, .methodNotAllowed,
+            .invalidGraph,
             .malformedRequest, .unsupportedTransferCoding:
             .invalid
         case .unauthorized, .forbidden: .unauthorized

@@ -28,7 +28,7 @@ package struct CORSPolicy: Sendable {
         guard let allowed = allowedOrigin(origin) else { return Self.varyOnly }
         return [
             ("Access-Control-Allow-Origin", allowed), ("Vary", "Origin"),
-            ("Access-Control-Expose-Headers", Self.exposed),
+            ("Access-Control-Expose-Headers", Self.exposed)
         ]
     }
 
@@ -39,12 +39,14 @@ package struct CORSPolicy: Sendable {
     /// routes take `methods`; nil when the origin is not allowed (the request is then routed as any).
     func preflight(origin: String?, methods: [String]) -> HTTPResponse? {
         guard let allowed = allowedOrigin(origin) else { return nil }
-        return HTTPResponse(status: 204, headers: [
-            ("Access-Control-Allow-Origin", allowed), ("Vary", "Origin"),
-            ("Access-Control-Allow-Methods", (methods + ["OPTIONS"]).joined(separator: ", ")),
-            ("Access-Control-Allow-Headers", Self.allowedHeaders),
-            ("Access-Control-Max-Age", "600"),
-        ])
+        return HTTPResponse(
+            status: 204,
+            headers: [
+                ("Access-Control-Allow-Origin", allowed), ("Vary", "Origin"),
+                ("Access-Control-Allow-Methods", (methods + ["OPTIONS"]).joined(separator: ", ")),
+                ("Access-Control-Allow-Headers", Self.allowedHeaders),
+                ("Access-Control-Max-Age", "600")
+            ])
     }
 
     private func allowedOrigin(_ origin: String?) -> String? {

@@ -3,7 +3,7 @@ import NavJSON
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a log record is written: one line each way.
@@ -259,8 +259,11 @@ struct LogLine {
         var text = text
         text.withUTF8 { utf8 in
             let shown = Self.shownCount(utf8, limit: limit)
-            let bare = !json && shown == utf8.count && shown > 0
-                && utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            let bare =
+                !json && shown == utf8.count && shown > 0
+                && utf8.allSatisfy {
+                    $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
+                }
             if bare {
                 bytes.append(contentsOf: utf8)
                 return

@@ -20,7 +20,7 @@ final class Metrics: Sendable {
     /// is counted under a lock (``rareStatuses``).
     static let statuses = [
         200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411, 412, 413, 414,
-        415, 416, 422, 428, 429, 431, 500, 501, 502, 503, 504,
+        415, 416, 422, 428, 429, 431, 500, 501, 502, 503, 504
     ]
     /// Status → its index in ``statuses``, or -1.
     private static let statusIndex: [Int8] = {
@@ -132,7 +132,8 @@ final class Metrics: Sendable {
     /// The exposition of every metric: HTTP, intents, the store's, the watchers', the process's
     /// and the build's.
     func exposition(
-        store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, answersEvicted: Int? = nil, process: ProcessStatistics = .current()
+        store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, answersEvicted: Int? = nil,
+        process: ProcessStatistics = .current()
     ) -> String {
         let names = templates.withLock { $0 }
         func route(_ slot: Int) -> String { slot < names.count ? names[slot] : "unmatched" }
@@ -155,7 +156,8 @@ final class Metrics: Sendable {
             counted.append((route(series / Self.methods.count), Self.methods[series % Self.methods.count], key & 0xFFFF, count))
         }
         for series in counted.sorted(by: { ($0.route, $0.method, $0.status) < ($1.route, $1.method, $1.status) }) {
-            text += "navd_http_requests_total{method=\"\(series.method)\",route=\"\(Self.escaped(series.route))\",status=\"\(series.status)\"} \(series.count)\n"
+            text +=
+                "navd_http_requests_total{method=\"\(series.method)\",route=\"\(Self.escaped(series.route))\",status=\"\(series.status)\"} \(series.count)\n"
         }
 
         text += "# HELP navd_http_request_duration_seconds Time to answer a request.\n# TYPE navd_http_request_duration_seconds histogram\n"
@@ -180,22 +182,27 @@ final class Metrics: Sendable {
             text += "navd_http_request_duration_seconds_count{\(labels)} \(cumulative)\n"
         }
 
-        text += "# HELP navd_intents_total Session intents (every change asked of a session: navigate, transitions, exit, back, params, state, context, commands, batches, confirmations, upgrades) by result: applied (2xx, no-ops included), refused (by navigation), invalid, unauthorized, not_found, unavailable, failed.\n# TYPE navd_intents_total counter\n"
+        text +=
+            "# HELP navd_intents_total Session intents (every change asked of a session: navigate, transitions, exit, back, params, state, context, commands, batches, confirmations, upgrades) by result: applied (2xx, no-ops included), refused (by navigation), invalid, unauthorized, not_found, unavailable, failed.\n# TYPE navd_intents_total counter\n"
         for result in IntentResult.allCases.sorted(by: { $0.label < $1.label }) {
             text += "navd_intents_total{result=\"\(result.label)\"} \(intents.load(result.rawValue))\n"
         }
 
         if let store { text += Self.exposition(of: store) }
         if let live {
-            text += "# HELP navd_watchers Event streams and long polls following a session now.\n# TYPE navd_watchers gauge\nnavd_watchers \(live.count)\n"
-            text += "# HELP navd_watcher_messages_total Messages sent on event streams (view, lifecycle, end; not heartbeats).\n# TYPE navd_watcher_messages_total counter\n"
+            text +=
+                "# HELP navd_watchers Event streams and long polls following a session now.\n# TYPE navd_watchers gauge\nnavd_watchers \(live.count)\n"
+            text +=
+                "# HELP navd_watcher_messages_total Messages sent on event streams (view, lifecycle, end; not heartbeats).\n# TYPE navd_watcher_messages_total counter\n"
             text += "navd_watcher_messages_total \(live.messagesSent.load(ordering: .relaxed))\n"
-            text += "# HELP navd_watchers_dropped_total Event streams ended because their client did not keep up.\n# TYPE navd_watchers_dropped_total counter\n"
+            text +=
+                "# HELP navd_watchers_dropped_total Event streams ended because their client did not keep up.\n# TYPE navd_watchers_dropped_total counter\n"
             text += "navd_watchers_dropped_total \(live.watchersDropped.load(ordering: .relaxed))\n"
         }
         if let budgets { text += Self.exposition(of: budgets.all) }
         if let answersEvicted {
-            text += "# HELP navd_idempotency_evicted_total Answers kept under an Idempotency-Key forgotten to make room for newer ones.\n# TYPE navd_idempotency_evicted_total counter\n"
+            text +=
+                "# HELP navd_idempotency_evicted_total Answers kept under an Idempotency-Key forgotten to make room for newer ones.\n# TYPE navd_idempotency_evicted_total counter\n"
             text += "navd_idempotency_evicted_total \(answersEvicted)\n"
         }
         text += process.exposition
@@ -207,9 +214,11 @@ final class Metrics: Sendable {
     /// Each daemon-wide budget's use and limit, labelled by its resource.
     private static func exposition(of budgets: [Budget]) -> String {
         guard !budgets.isEmpty else { return "" }
-        var text = "# HELP navd_budget_used What clients make navd hold now, by resource (docs/operations.md, \"Budgets\").\n# TYPE navd_budget_used gauge\n"
+        var text =
+            "# HELP navd_budget_used What clients make navd hold now, by resource (docs/operations.md, \"Budgets\").\n# TYPE navd_budget_used gauge\n"
         for budget in budgets { text += "navd_budget_used{resource=\"\(escaped(budget.resource))\"} \(budget.used)\n" }
-        text += "# HELP navd_budget_limit The most navd holds of each resource at once (its --max-* flag).\n# TYPE navd_budget_limit gauge\n"
+        text +=
+            "# HELP navd_budget_limit The most navd holds of each resource at once (its --max-* flag).\n# TYPE navd_budget_limit gauge\n"
         for budget in budgets { text += "navd_budget_limit{resource=\"\(escaped(budget.resource))\"} \(budget.limit)\n" }
         return text
     }
@@ -228,19 +237,33 @@ final class Metrics: Sendable {
             guard let nanoseconds else { return }
             text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(Double(nanoseconds) / 1e9)\n"
         }
-        gauge("navd_sessions", store.sessionsCached ? "Sessions in the store (PostgreSQL: counted at most every \(StoreStatistics.sessionCountSeconds) seconds)." : "Sessions in the store.", store.sessions)
-        gauge("navd_store_changelog_backlog", "Changes in the SQLite change log not yet compacted into the database.", store.changeLogBacklog)
+        gauge(
+            "navd_sessions",
+            store.sessionsCached
+                ? "Sessions in the store (PostgreSQL: counted at most every \(StoreStatistics.sessionCountSeconds) seconds)."
+                : "Sessions in the store.", store.sessions)
+        gauge(
+            "navd_store_changelog_backlog", "Changes in the SQLite change log not yet compacted into the database.", store.changeLogBacklog)
         counter("navd_store_compactions_total", "Change-log generations compacted into the SQLite database.", store.compactions)
-        seconds("navd_store_compaction_seconds_total", "Time spent compacting the change log into the SQLite database.", store.compactionNanoseconds)
-        gauge("navd_store_cache_bytes", "Estimated memory of the decoded sessions the SQLite store keeps (--cache-size bounds it).", store.cacheBytes)
+        seconds(
+            "navd_store_compaction_seconds_total", "Time spent compacting the change log into the SQLite database.",
+            store.compactionNanoseconds)
+        gauge(
+            "navd_store_cache_bytes", "Estimated memory of the decoded sessions the SQLite store keeps (--cache-size bounds it).",
+            store.cacheBytes)
         gauge("navd_store_cache_limit_bytes", "The bound of the decoded-session cache (--cache-size).", store.cacheLimitBytes)
         gauge("navd_store_cache_sessions", "Decoded sessions the SQLite store keeps.", store.cacheSessions)
         counter("navd_store_cache_hits_total", "Session reads answered from the decoded-session cache.", store.cacheHits)
-        counter("navd_store_cache_misses_total", "Session reads that went to the database (hit rate: hits / (hits + misses)).", store.cacheMisses)
+        counter(
+            "navd_store_cache_misses_total", "Session reads that went to the database (hit rate: hits / (hits + misses)).",
+            store.cacheMisses)
         gauge("navd_store_pool_connections", "Connections of the PostgreSQL pool (--pg-connections).", store.poolConnections)
         counter("navd_store_pool_waits_total", "Times a request found no free PostgreSQL connection and waited for one.", store.poolWaits)
-        seconds("navd_store_pool_wait_seconds_total", "Time requests spent waiting for a free PostgreSQL connection.", store.poolWaitNanoseconds)
-        counter("navd_store_pool_timeouts_total", "Times no PostgreSQL connection came free within 10 s (answered 503).", store.poolTimeouts)
+        seconds(
+            "navd_store_pool_wait_seconds_total", "Time requests spent waiting for a free PostgreSQL connection.", store.poolWaitNanoseconds
+        )
+        counter(
+            "navd_store_pool_timeouts_total", "Times no PostgreSQL connection came free within 10 s (answered 503).", store.poolTimeouts)
         counter("navd_store_group_commits_total", "PostgreSQL transactions that committed a group of changes.", store.groupCommits)
         counter("navd_store_group_changes_total", "Changes committed in those groups (per group: changes / commits).", store.groupChanges)
         return text
@@ -248,7 +271,9 @@ final class Metrics: Sendable {
 
     /// A label value as the text format needs it: `\`, `"` and newlines escaped.
     private static func escaped(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) else { return value }
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) else {
+            return value
+        }
         var result = ""
         for character in value {
             switch character {
@@ -266,13 +291,13 @@ final class Metrics: Sendable {
 enum BuildInfo {
     static var swift: String {
         #if compiler(>=6.4)
-        "6.4+"
+            "6.4+"
         #elseif compiler(>=6.3)
-        "6.3"
+            "6.3"
         #elseif compiler(>=6.2)
-        "6.2"
+            "6.2"
         #else
-        "older"
+            "older"
         #endif
     }
 }

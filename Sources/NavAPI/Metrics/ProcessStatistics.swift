@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The standard `process_*` metrics (as Prometheus's own client libraries name them), read from
@@ -29,7 +29,9 @@ struct ProcessStatistics: Sendable {
         }
         statistics.openDescriptors = Self.openDescriptors()
         var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max { statistics.maxDescriptors = Int(clamping: limit.rlim_cur) }
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            statistics.maxDescriptors = Int(clamping: limit.rlim_cur)
+        }
         return statistics
     }
 
@@ -40,7 +42,9 @@ struct ProcessStatistics: Sendable {
     }
 
     private static func bootTime() -> Int? {
-        guard let stat = CPUQuota.read("/proc/stat"), let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }) else { return nil }
+        guard let stat = CPUQuota.read("/proc/stat"), let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }) else {
+            return nil
+        }
         return Int(line.dropFirst("btime ".count))
     }
 
@@ -67,7 +71,9 @@ struct ProcessStatistics: Sendable {
         metric("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", virtualBytes.map { "\($0)" })
         metric("process_open_fds", "gauge", "Number of open file descriptors.", openDescriptors.map { "\($0)" })
         metric("process_max_fds", "gauge", "Maximum number of open file descriptors.", maxDescriptors.map { "\($0)" })
-        metric("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", startTimeSeconds.map { "\($0)" })
+        metric(
+            "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+            startTimeSeconds.map { "\($0)" })
         metric("process_threads", "gauge", "Number of OS threads in the process.", threads.map { "\($0)" })
         return text
     }

@@ -60,7 +60,8 @@ final class DiagramCache: Sendable {
         let elements = Self.elements(of: graph)
         guard elements <= maxElements else {
             throw APIError(
-                .invalidRequest, "graph '\(key.graph)' version \(key.version) has \(elements) scenes and links; diagrams are drawn for at most \(maxElements)",
+                .invalidRequest,
+                "graph '\(key.graph)' version \(key.version) has \(elements) scenes and links; diagrams are drawn for at most \(maxElements)",
                 param: "version"
             )
         }

@@ -35,7 +35,8 @@ struct EventRoutes: Sendable {
         let lastEventID = try Self.lastEventID(context)
         let credentials = try Self.credentials(context)
         if Self.acceptsEventStream(context) {
-            return try stream(id, credentials: credentials, after: lastEventID ?? context.request.query["after"].map { _ in after }, context: context)
+            return try stream(
+                id, credentials: credentials, after: lastEventID ?? context.request.query["after"].map { _ in after }, context: context)
         }
         let page = { @Sendable (after: Int) throws(ServiceError) -> (HTTPResponse, Int) in
             let (version, events, from) = try sessions.events(of: id, credentials: credentials, after: after, limit: limit)
@@ -106,10 +107,13 @@ struct EventRoutes: Sendable {
             var problem: APIError
             switch error {
             case .sessionFull(let limit):
-                problem = APIError(.tooManyRequests, "this session already has \(limit) watchers (streams and long polls), the most one session may have; close one first")
+                problem = APIError(
+                    .tooManyRequests,
+                    "this session already has \(limit) watchers (streams and long polls), the most one session may have; close one first")
                 problem.headers = [("Retry-After", retryAfter)]
             case .daemonFull(let limit):
-                problem = APIError(.overCapacity, "navd already holds \(limit) watchers (streams and long polls), the most it may; retry later")
+                problem = APIError(
+                    .overCapacity, "navd already holds \(limit) watchers (streams and long polls), the most it may; retry later")
                 problem.headers = [("Retry-After", retryAfter)]
             case .shuttingDown:
                 problem = shuttingDown

@@ -24,10 +24,11 @@ struct GraphRoutes: Sendable {
         router.on("GET", "/v1/graphs/{name}") { context in
             let name = context.parameter("name")
             let graph = try requestedVersion(context)
-            return .json([
-                "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
-                "document": graph.document, "warnings": .array(graph.warnings.map(\.json)),
-            ], headers: [("ETag", .etag(graph.version))])
+            return .json(
+                [
+                    "name": .string(name), "version": .int(graph.version), "start": .string(graph.graph.start),
+                    "document": graph.document, "warnings": .array(graph.warnings.map(\.json))
+                ], headers: [("ETag", .etag(graph.version))])
         }
         router.on("GET", "/v1/graphs/{name}/diagram") { context in
             // The format is checked before the graph is looked up: a bad request is 400 whether
@@ -106,9 +107,10 @@ struct GraphRoutes: Sendable {
             return .json([
                 "upgraded": .array(report.upgraded.map(JSONValue.string)),
                 "unchanged": .array(report.unchanged.map(JSONValue.string)),
-                "refused": .array(report.refused.map { refusal in
-                    ["id": .string(refusal.id), "problem": APIError(refusal.error).json]
-                }),
+                "refused": .array(
+                    report.refused.map { refusal in
+                        ["id": .string(refusal.id), "problem": APIError(refusal.error).json]
+                    })
             ])
         }
     }

@@ -27,7 +27,10 @@ struct OperationsRoutes: Sendable {
         router.on("GET", "/metrics") { _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                body: Array(metrics.exposition(store: sessions.store.statistics(), live: sessions.live, budgets: budgets, answersEvicted: sessions.answers.evicted).utf8)
+                body: Array(
+                    metrics.exposition(
+                        store: sessions.store.statistics(), live: sessions.live, budgets: budgets, answersEvicted: sessions.answers.evicted
+                    ).utf8)
             )
         }
         router.on("GET", "/openapi.yaml") { _ in

@@ -18,7 +18,10 @@ extension RequestContext {
     func jsonObject(optional: Bool = false, mediaTypes: [String] = ["application/json"]) throws(APIError) -> [String: JSONValue] {
         if request.body.isEmpty, optional { return [:] }
         let contentType = request.headers["content-type"].map(Self.mediaType) ?? ""
-        guard mediaTypes.contains(contentType) || (contentType.hasPrefix("application/") && contentType.hasSuffix("+json") && mediaTypes.contains("application/json")) else {
+        guard
+            mediaTypes.contains(contentType)
+                || (contentType.hasPrefix("application/") && contentType.hasSuffix("+json") && mediaTypes.contains("application/json"))
+        else {
             throw APIError(.unsupportedMediaType, "send the body as \(mediaTypes.joined(separator: " or ")), not '\(contentType)'")
         }
         let value: JSONValue
@@ -70,7 +73,9 @@ struct Fields {
     func int(_ key: String, range: ClosedRange<Int>) throws(APIError) -> Int? {
         guard let value = object[key] else { return nil }
         guard case .int(let number) = value else {
-            throw APIError(.invalidRequest, "'\(key)' must be an integer, not \(value.typeName == "number" ? "a fraction" : value.typeName)", param: key)
+            throw APIError(
+                .invalidRequest, "'\(key)' must be an integer, not \(value.typeName == "number" ? "a fraction" : value.typeName)",
+                param: key)
         }
         guard range.contains(number) else {
             throw APIError(.invalidRequest, "'\(key)' must be in \(range.lowerBound)...\(range.upperBound)", param: key)
@@ -104,7 +109,8 @@ struct Fields {
             }
         }
         if let bad, let value = params[bad] {
-            throw APIError(.invalidRequest, "parameter '\(bad)' must be a string, number or boolean, not \(value.typeName)", param: prefix + bad)
+            throw APIError(
+                .invalidRequest, "parameter '\(bad)' must be a string, number or boolean, not \(value.typeName)", param: prefix + bad)
         }
     }
 

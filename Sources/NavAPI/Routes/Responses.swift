@@ -11,7 +11,7 @@ enum Wire {
             "id": .string(session.id),
             "graph": ["name": .string(session.graphName), "version": .int(session.graphVersion)],
             "version": .int(session.state.version),
-            "path": .string(session.state.pathText),
+            "path": .string(session.state.pathText)
         ]
     }
 

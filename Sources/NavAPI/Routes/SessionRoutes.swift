@@ -146,13 +146,16 @@ struct SessionRoutes: Sendable {
                 let body = sealing ? SealedAnswer.seal(response.body, key: key, fingerprint: fingerprint) : response.body
                 return body.map {
                     KeptAnswer(
-                        key: Self.storeKey(scope: "create", key), session: created.session.id, fingerprint: fingerprint, status: response.status,
+                        key: Self.storeKey(scope: "create", key), session: created.session.id, fingerprint: fingerprint,
+                        status: response.status,
                         headers: response.headers, body: $0)
                 }
             }
         }
         return try idempotent(context, scope: "create", key: key) { () throws in
-            guard let created = try sessions.create(graph: graph, start: start, context: sessionContext, credentials: context.credentials, keeping: keep)
+            guard
+                let created = try sessions.create(
+                    graph: graph, start: start, context: sessionContext, credentials: context.credentials, keeping: keep)
             else { throw KeptElsewhere() }
             return respond(created)
         }
@@ -247,7 +250,8 @@ struct SessionRoutes: Sendable {
     /// request's `fingerprint`; the key with another request is refused.
     private func keptAnswer(_ scope: String, _ key: String, fingerprint: [UInt8]) throws -> IdempotencyCache.Record? {
         guard sessions.store.keepsAnswers else { return nil }
-        guard let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(Self.storeKey(scope: scope, key)) })
+        guard
+            let kept = try sessions.storeCall({ () throws(StoreError) in try sessions.store.keptAnswer(Self.storeKey(scope: scope, key)) })
         else { return nil }
         var body = kept.body
         if scope == "create" {
@@ -259,7 +263,8 @@ struct SessionRoutes: Sendable {
             body = opened
         }
         return .init(
-            fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body), session: kept.session,
+            fingerprint: kept.fingerprint, response: HTTPResponse(status: kept.status, headers: kept.headers, body: body),
+            session: kept.session,
             givenAt: kept.createdAt)
     }
 
@@ -311,7 +316,8 @@ struct SessionRoutes: Sendable {
                 // key in the store: sweep (the sweep deletes it with the session), then create anew.
                 if error is KeptElsewhere, !(try stillThere(record)) {
                     guard !swept else {
-                        throw ServiceError(.storeUnavailable, "the answer kept under this Idempotency-Key has ended and could not be swept yet")
+                        throw ServiceError(
+                            .storeUnavailable, "the answer kept under this Idempotency-Key has ended and could not be swept yet")
                     }
                     _ = try sessions.sweep()
                     return try run(swept: true)
@@ -321,9 +327,11 @@ struct SessionRoutes: Sendable {
             // Held here only when the ledger counts it: it admitted the answer before the change
             // was applied, and an answer that went unkept (a create past its budget) is not held.
             if let idempotency, (200..<300).contains(response.status), sessions.answers.holds(cacheKey) {
-                let session = scope == "create"
+                let session =
+                    scope == "create"
                     ? response.headers.first { $0.0 == "Location" }.map { String($0.1.dropFirst("/v1/sessions/".count)) } : scope
-                idempotency.store(cacheKey, .init(fingerprint: fingerprint, response: response, session: session, givenAt: sessions.currentTime()))
+                idempotency.store(
+                    cacheKey, .init(fingerprint: fingerprint, response: response, session: session, givenAt: sessions.currentTime()))
             }
             return response
         }
@@ -388,7 +396,8 @@ enum Query {
     static func int(_ context: RequestContext, _ name: String, default value: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
         guard let text = context.request.query[name] else { return value }
         guard let number = DecimalDigits.parse(text.utf8, sign: .minus), range.contains(number) else {
-            throw APIError(.invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", param: name)
+            throw APIError(
+                .invalidRequest, "query parameter '\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", param: name)
         }
         return number
     }

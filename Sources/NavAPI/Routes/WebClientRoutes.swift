@@ -35,7 +35,7 @@ struct WebClientRoutes: Sendable {
         "dom.js": File(PackageResources.dom_js, "text/javascript; charset=utf-8"),
         "stage.js": File(PackageResources.stage_js, "text/javascript; charset=utf-8"),
         "timeline.js": File(PackageResources.timeline_js, "text/javascript; charset=utf-8"),
-        "diagram.js": File(PackageResources.diagram_js, "text/javascript; charset=utf-8"),
+        "diagram.js": File(PackageResources.diagram_js, "text/javascript; charset=utf-8")
     ]
 
     /// Sent with every file.
@@ -55,7 +55,7 @@ struct WebClientRoutes: Sendable {
         ),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
-        ("X-Frame-Options", "DENY"),
+        ("X-Frame-Options", "DENY")
     ]
 
     /// `sha256-<base64>` of the diagram's `<style>` text (CSP Level 2 hash source).

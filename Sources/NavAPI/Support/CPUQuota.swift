@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How many cores this process may really use: the CPUs it may run on (its affinity mask, e.g.
@@ -49,7 +49,9 @@ package enum CPUQuota {
             } else if fields[1].split(separator: ",").contains("cpu") {
                 for base in ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"] {
                     for candidate in Set([path, ""]) {
-                        guard let quota = read("\(base)\(candidate)/cpu.cfs_quota_us"), let period = read("\(base)\(candidate)/cpu.cfs_period_us") else { continue }
+                        guard let quota = read("\(base)\(candidate)/cpu.cfs_quota_us"),
+                            let period = read("\(base)\(candidate)/cpu.cfs_period_us")
+                        else { continue }
                         consider(Self.v1Cores(quota: quota, period: period))
                     }
                 }
@@ -67,7 +69,9 @@ package enum CPUQuota {
 
     /// `200000` and `100000` → 2; `-1` → nil.
     static func v1Cores(quota: String, period: String) -> Int? {
-        guard let quota = Int(quota.filter { $0 != "\n" && $0 != " " }), let period = Int(period.filter { $0 != "\n" && $0 != " " }) else { return nil }
+        guard let quota = Int(quota.filter { $0 != "\n" && $0 != " " }), let period = Int(period.filter { $0 != "\n" && $0 != " " }) else {
+            return nil
+        }
         return cores(quota: quota, period: period)
     }
 

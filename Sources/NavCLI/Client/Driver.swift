@@ -1,10 +1,11 @@
 import ArgumentParser
 import NavHTTPClient
 import NavJSON
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What every `navd session` command shares: which daemon and session, sending, and printing.
@@ -21,8 +22,10 @@ struct Driver {
         func given(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
         // The remembered session fills in only what the options and the environment leave out:
         // a broken file is in the way only of a command that needs something from it.
-        let given3 = [options.url ?? environment["NAVD_URL"], options.session ?? environment["NAVD_SESSION"],
-                      options.token ?? environment["NAVD_TOKEN"]]
+        let given3 = [
+            options.url ?? environment["NAVD_URL"], options.session ?? environment["NAVD_SESSION"],
+            options.token ?? environment["NAVD_TOKEN"]
+        ]
         let file: SessionFile
         do {
             file = try SessionFile.read()
@@ -57,8 +60,10 @@ struct Driver {
     var sessionPath: String { "/v1/sessions/\(Driver.escaped(id))" }
 
     /// Sends a request with the session's token and a JSON body.
-    func send(_ method: String, _ path: String, json body: JSONValue? = nil, contentType: String = "application/json",
-              headers: [(String, String)]? = nil) throws -> DaemonClient.Answer {
+    func send(
+        _ method: String, _ path: String, json body: JSONValue? = nil, contentType: String = "application/json",
+        headers: [(String, String)]? = nil
+    ) throws -> DaemonClient.Answer {
         var fields = headers ?? [("Authorization", "Bearer \(token)")]
         var bytes: [UInt8]?
         if let body {
@@ -156,7 +161,8 @@ struct Driver {
         var result = ""
         for byte in segment.utf8 {
             if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~") {
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~")
+            {
                 result.append(Character(UnicodeScalar(byte)))
             } else {
                 result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)

@@ -1,8 +1,9 @@
 import NavJSON
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The session the CLI driver works on, remembered in `./.navd/session` by `navd session new`
@@ -24,7 +25,8 @@ struct SessionFile: Equatable {
     static func read(at path: String = SessionFile.path) throws(SessionFileError) -> SessionFile {
         guard FileManager.default.fileExists(atPath: path) else { return SessionFile() }
         guard let data = FileManager.default.contents(atPath: path), let value = try? JSONValue(parsing: Array(data)),
-              let members = value.objectValue else {
+            let members = value.objectValue
+        else {
             throw SessionFileError(message: "\(path) is not a session file (remove it, or run `navd session new`)")
         }
         return SessionFile(

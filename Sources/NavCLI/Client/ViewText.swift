@@ -12,7 +12,8 @@ enum ViewText {
         var lines: [String] = []
         let graph = view["graph"]
         let graphText = "\(graph?["name"]?.stringValue ?? "?") v\(graph?["version"]?.intValue.map(String.init) ?? "?")"
-        lines.append("session \(view["id"]?.stringValue ?? "?")  graph \(graphText)  version \(view["version"]?.intValue.map(String.init) ?? "?")")
+        lines.append(
+            "session \(view["id"]?.stringValue ?? "?")  graph \(graphText)  version \(view["version"]?.intValue.map(String.init) ?? "?")")
         lines.append("path \(view["path"]?.stringValue ?? "")")
         let screens = view["screens"]?.arrayValue ?? []
         var level = 0
@@ -60,10 +61,11 @@ enum ViewText {
     private static func params(_ value: JSONValue?) -> String {
         guard let members = value?.objectValue, !members.isEmpty else { return "" }
         let pairs = members.keys.sorted().map { key in
-            let value = members[key].map { member -> String in
-                if case .string(let text) = member { return text }
-                return compact(member)
-            } ?? ""
+            let value =
+                members[key].map { member -> String in
+                    if case .string(let text) = member { return text }
+                    return compact(member)
+                } ?? ""
             return "\(key)=\(value)"
         }
         return "(" + pairs.joined(separator: ",") + ")"

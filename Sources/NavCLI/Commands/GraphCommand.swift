@@ -1,10 +1,11 @@
 import ArgumentParser
 import NavCore
 import NavDiagram
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `navd graph export`: a graph file drawn as a diagram, without a daemon.

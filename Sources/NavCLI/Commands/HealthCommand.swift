@@ -11,7 +11,10 @@ struct HealthCommand: ParsableCommand {
         abstract: "Exit 0 if the daemon's /healthz answers 200, 1 otherwise."
     )
 
-    @Option(help: "The health URL (http only). (default: /healthz at NAVD_LISTEN, 0.0.0.0 and :: asked on loopback; else http://127.0.0.1:8080/healthz)")
+    @Option(
+        help:
+            "The health URL (http only). (default: /healthz at NAVD_LISTEN, 0.0.0.0 and :: asked on loopback; else http://127.0.0.1:8080/healthz)"
+    )
     var url: String?
 
     @Option(help: "Seconds to wait for an answer.")
@@ -44,10 +47,11 @@ extension HealthCommand {
         guard let listen, !listen.isEmpty, let address = try? ListenAddress.parse(listen) else {
             return "http://127.0.0.1:8080/healthz"
         }
-        let host = switch address.family {
-        case .ipv4: address.bytes.allSatisfy { $0 == 0 } ? "127.0.0.1" : address.numericHost
-        case .ipv6: address.isIPv6Any ? "[::1]" : "[\(address.numericHost)]"
-        }
+        let host =
+            switch address.family {
+            case .ipv4: address.bytes.allSatisfy { $0 == 0 } ? "127.0.0.1" : address.numericHost
+            case .ipv6: address.isIPv6Any ? "[::1]" : "[\(address.numericHost)]"
+            }
         return "http://\(host):\(address.port)/healthz"
     }
 }

@@ -2,10 +2,11 @@ import ArgumentParser
 import NavHTTPClient
 import NavJSON
 import NavTours
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `navd replay TOURS`: runs tours against a live daemon, one new session per tour.
@@ -51,7 +52,9 @@ struct ReplayCommand: ParsableCommand {
         for (index, tour) in document.tours.enumerated() {
             try replay.run(tour, number: index + 1)
             steps += tour.steps.count
-            Driver.emit("tour \(index + 1): \(tour.steps.count) step(s) as expected (\(tour.startPath) → \(tour.steps.last?.path ?? tour.startPath))")
+            Driver.emit(
+                "tour \(index + 1): \(tour.steps.count) step(s) as expected (\(tour.startPath) → \(tour.steps.last?.path ?? tour.startPath))"
+            )
         }
         Driver.emit("replayed \(document.tours.count) tour(s), \(steps) step(s) of graph '\(document.graphName)': no difference")
     }
@@ -84,7 +87,8 @@ struct ReplayCommand: ParsableCommand {
             if let version, matchingVersions.contains(version) { return }
             let path = "/v1/graphs/\(Driver.escaped(document.graphName))" + (version.map { "?version=\($0)" } ?? "")
             let answer = try send("GET", path, body: nil, token: nil)
-            guard answer.status == 200, let graph = answer.json, let served = graph["document"], let number = graph["version"]?.intValue else {
+            guard answer.status == 200, let graph = answer.json, let served = graph["document"], let number = graph["version"]?.intValue
+            else {
                 let code = answer.json?["code"]?.stringValue ?? "HTTP \(answer.status)"
                 throw ClientExit.fail(ClientExit.refused, "the daemon does not serve graph '\(document.graphName)' (\(code))")
             }
@@ -115,17 +119,21 @@ struct ReplayCommand: ParsableCommand {
                 switch step.intent {
                 case .navigate(let path): answer = try send("POST", session + "/navigate", body: ["path": .string(path)], token: token)
                 case .link(let name, let params):
-                    answer = try send("POST", session + "/transitions", body: ["name": .string(name), "params": .object(params)], token: token)
+                    answer = try send(
+                        "POST", session + "/transitions", body: ["name": .string(name), "params": .object(params)], token: token)
                 case .back(let count): answer = try send("POST", session + "/back", body: ["count": .int(count)], token: token)
                 case .exit: answer = try send("POST", session + "/exit", body: nil, token: token)
                 }
-                _ = try observe(answer, tour: number, step: index + 1, intent: step.intent.description, path: step.path, events: step.events)
+                _ = try observe(
+                    answer, tour: number, step: index + 1, intent: step.intent.description, path: step.path, events: step.events)
             }
         }
 
         /// The answer's view when it agrees with the expectation.
         /// - Throws: `ExitCode` 1 with the difference.
-        private func observe(_ answer: DaemonClient.Answer, tour: Int, step: Int, intent: String, path: String, events: [String]) throws -> JSONValue {
+        private func observe(_ answer: DaemonClient.Answer, tour: Int, step: Int, intent: String, path: String, events: [String]) throws
+            -> JSONValue
+        {
             let view = answer.json ?? .null
             let observation: TourObservation
             if (200..<300).contains(answer.status) {
@@ -138,7 +146,9 @@ struct ReplayCommand: ParsableCommand {
                     refusedWith: view["code"]?.stringValue ?? "HTTP \(answer.status)", detail: view["detail"]?.stringValue ?? ""
                 )
             }
-            if let mismatch = TourMismatch.compare(tour: tour, step: step, intent: intent, path: path, events: events, observed: observation) {
+            if let mismatch = TourMismatch.compare(
+                tour: tour, step: step, intent: intent, path: path, events: events, observed: observation)
+            {
                 throw ClientExit.fail(ClientExit.refused, mismatch.description)
             }
             return view

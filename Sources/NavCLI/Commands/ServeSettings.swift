@@ -1,11 +1,11 @@
 import ArgumentParser
 import Logging
 import NavAPI
-import NavJSON
 import NavHTTP
+import NavJSON
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `navd serve`'s options with environment fallbacks and defaults applied, checked.
@@ -126,27 +126,35 @@ struct ServeSettings: Sendable {
             throw ValidationError("the backend token must be at least 16 characters")
         }
         postgresConnections = try number(command.pgConnections, "NAVD_PG_CONNECTIONS", 4, 1...1000)
-        threads = try number(command.threads, "NAVD_THREADS", Self.defaultThreads(store: store, postgresConnections: postgresConnections), 1...256)
+        threads = try number(
+            command.threads, "NAVD_THREADS", Self.defaultThreads(store: store, postgresConnections: postgresConnections), 1...256)
         maxBody = try Self.byteSize(value(command.maxBody, "NAVD_MAX_BODY"), "--max-body", "64K", 256...(64 << 20))
         maxContext = try Self.byteSize(value(command.maxContext, "NAVD_MAX_CONTEXT"), "--max-context", "4K", 2...(1 << 20))
         maxSessions = try number(command.maxSessions, "NAVD_MAX_SESSIONS", 100_000, 1...100_000_000)
-        maxGraphMemory = try Self.byteSize(value(command.maxGraphMemory, "NAVD_MAX_GRAPH_MEMORY"), "--max-graph-memory", "512M", (64 << 10)...(1 << 40))
+        maxGraphMemory = try Self.byteSize(
+            value(command.maxGraphMemory, "NAVD_MAX_GRAPH_MEMORY"), "--max-graph-memory", "512M", (64 << 10)...(1 << 40))
         // One HTTP thread always free of heavy work (with --threads 1 the one thread is shared).
         maxGraphWork = try number(command.maxGraphWork, "NAVD_MAX_GRAPH_WORK", max(1, threads - 1), 1...256)
         cacheBytes = try Self.byteSize(value(command.cacheSize, "NAVD_CACHE_SIZE"), "--cache-size", "256M", (1 << 20)...(1 << 40))
         maxIdempotencyBytesPerSession = try Self.byteSize(
-            value(command.maxIdempotencyBytesPerSession, "NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION"), "--max-idempotency-bytes-per-session", "1M", 4096...(1 << 40))
-        maxIdempotencyBytes = try Self.byteSize(value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M", 4096...(1 << 40))
+            value(command.maxIdempotencyBytesPerSession, "NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION"), "--max-idempotency-bytes-per-session",
+            "1M", 4096...(1 << 40))
+        maxIdempotencyBytes = try Self.byteSize(
+            value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M", 4096...(1 << 40))
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         maxWatchersPerSession = try number(command.maxWatchersPerSession, "NAVD_MAX_WATCHERS_PER_SESSION", 16, 1...100_000)
-        maxWatcherBuffer = try Self.byteSize(value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER"), "--max-watcher-buffer", "64M", (64 << 10)...(1 << 40))
+        maxWatcherBuffer = try Self.byteSize(
+            value(command.maxWatcherBuffer, "NAVD_MAX_WATCHER_BUFFER"), "--max-watcher-buffer", "64M", (64 << 10)...(1 << 40))
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         heartbeatSeconds = try number(command.heartbeat, "NAVD_HEARTBEAT", 15, 1...3600)
-        corsOrigins = command.corsOrigins.isEmpty
-            ? (environment["NAVD_CORS_ORIGIN"]?.split(separator: ",").map { String($0).trimmingCharacters(in: " ") } ?? []) : command.corsOrigins
+        corsOrigins =
+            command.corsOrigins.isEmpty
+            ? (environment["NAVD_CORS_ORIGIN"]?.split(separator: ",").map { String($0).trimmingCharacters(in: " ") } ?? [])
+            : command.corsOrigins
         for origin in corsOrigins where !CORSPolicy.isValidOrigin(origin) {
-            throw ValidationError("--cors-origin must be * or an origin such as https://app.example.com (scheme://host[:port]), not '\(origin)'")
+            throw ValidationError(
+                "--cors-origin must be * or an origin such as https://app.example.com (scheme://host[:port]), not '\(origin)'")
         }
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
         guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
@@ -167,7 +175,9 @@ struct ServeSettings: Sendable {
         guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("unknown log level '\(level)'") }
         logLevel = parsed
         let format = value(command.logFormat, "NAVD_LOG_FORMAT") ?? "text"
-        guard let logFormat = LogFormat(rawValue: format) else { throw ValidationError("--log-format must be text or json, not '\(format)'") }
+        guard let logFormat = LogFormat(rawValue: format) else {
+            throw ValidationError("--log-format must be text or json, not '\(format)'")
+        }
         self.logFormat = logFormat
         func duration(_ option: String?, _ name: String, _ fallback: Int64) throws -> Int64 {
             let text = value(option, name) ?? "\(fallback)ms"

@@ -2,17 +2,18 @@ import ArgumentParser
 import NavHTTPClient
 import NavJSON
 import NavWire
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `navd session …`: the CLI driver. Drives one session of a running daemon, remembered in
@@ -30,7 +31,7 @@ struct SessionCommand: ParsableCommand {
             73 the session file cannot be written. `navd session end` deletes the session.
             """,
         subcommands: [
-            New.self, Show.self, Go.self, Link.self, Back.self, Exit.self, State.self, Context.self, Watch.self, Events.self, End.self,
+            New.self, Show.self, Go.self, Link.self, Back.self, Exit.self, State.self, Context.self, Watch.self, Events.self, End.self
         ]
     )
 
@@ -94,7 +95,8 @@ struct SessionCommand: ParsableCommand {
                 try remembered.write()
             } catch {
                 throw ClientExit.fail(
-                    ClientExit.cannotWrite, "\(error.message): session \(id) was created but is not remembered (`navd session new --json` shows its token)"
+                    ClientExit.cannotWrite,
+                    "\(error.message): session \(id) was created but is not remembered (`navd session new --json` shows its token)"
                 )
             }
             driver.print(answer, view: view, mutation: true, footer: "remembered in \(SessionFile.path)")
@@ -170,7 +172,10 @@ struct SessionCommand: ParsableCommand {
         @Argument(help: "The link's name.")
         var name: String
 
-        @Argument(help: "Its parameters, KEY=VALUE (a number or true/false is sent as such, a quoted JSON string as its text, anything else as a string).")
+        @Argument(
+            help:
+                "Its parameters, KEY=VALUE (a number or true/false is sent as such, a quoted JSON string as its text, anything else as a string)."
+        )
         var params: [String] = []
 
         func run() throws {
@@ -331,7 +336,9 @@ struct SessionCommand: ParsableCommand {
                             failures = 0
                             connected = true
                             if message.event == "end" {
-                                ended = (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth))?["reason"]?.stringValue ?? "ended"
+                                ended =
+                                    (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth))?[
+                                        "reason"]?.stringValue ?? "ended"
                                 // A watcher that fell behind is dropped; it resumes where it was.
                                 if ended == "lagging" { return false }
                             }
@@ -370,7 +377,8 @@ struct SessionCommand: ParsableCommand {
         }
 
         static func print(_ message: EventStreamParser.Message, json: Bool) {
-            let data = (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth)) ?? .string(message.data)
+            let data =
+                (try? JSONValue(parsing: Array(message.data.utf8), maximumDepth: JSONValue.maximumViewDepth)) ?? .string(message.data)
             if json {
                 var line: [String: JSONValue] = ["event": .string(message.event), "data": data]
                 if let id = message.id { line["id"] = .string(id) }

@@ -41,7 +41,8 @@ struct StoreCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check the database (PRAGMA integrity_check) and every change log record; exit 1 if anything is damaged.",
-            discussion: "Reports every change log file with its records, every run of bytes that are not records, and every place where acknowledged changes are missing. Changes nothing. A store in use (a navd running on it, by any name of the file) is not read: exit 75."
+            discussion:
+                "Reports every change log file with its records, every run of bytes that are not records, and every place where acknowledged changes are missing. Changes nothing. A store in use (a navd running on it, by any name of the file) is not read: exit 75."
         )
 
         @OptionGroup var options: StoreOption
@@ -59,7 +60,8 @@ struct StoreCommand: ParsableCommand {
     struct Repair: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Fold what is valid of a damaged change log into the database and set the damaged files aside.",
-            discussion: "Each session keeps its changes up to the first one that is missing; its later ones are dropped, so its versions and events stay gapless. Prints every change and session lost; damaged files are renamed to FILE.damaged. A change log folder the database records but that is gone for good is given up for one next to the file. A damaged database cannot be repaired here: restore it from a backup. A store in use (a navd running on it) is not touched: exit 75."
+            discussion:
+                "Each session keeps its changes up to the first one that is missing; its later ones are dropped, so its versions and events stay gapless. Prints every change and session lost; damaged files are renamed to FILE.damaged. A change log folder the database records but that is gone for good is given up for one next to the file. A damaged database cannot be repaired here: restore it from a backup. A store in use (a navd running on it) is not touched: exit 75."
         )
 
         @OptionGroup var options: StoreOption
@@ -78,7 +80,9 @@ struct StoreCommand: ParsableCommand {
                 }
                 for line in store.recoveryReport { print(line) }
                 store.close()
-                print(store.recoveryReport.isEmpty ? "\(path): nothing was damaged; the change log is folded in" : "\(path): repaired; navd can start on it")
+                print(
+                    store.recoveryReport.isEmpty
+                        ? "\(path): nothing was damaged; the change log is folded in" : "\(path): repaired; navd can start on it")
             }
         }
     }

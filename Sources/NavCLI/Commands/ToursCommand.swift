@@ -2,10 +2,11 @@ import ArgumentParser
 import NavCore
 import NavJSON
 import NavTours
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `navd tours FILE`: tours of a graph file that cover its scenes or links, computed without a daemon.
@@ -70,7 +71,8 @@ struct ToursCommand: ParsableCommand {
         if let summary = plan.summary {
             Self.printError(
                 "\(file): \(summary.covered) of \(summary.targets) \(coverage.rawValue) in \(summary.tours) tour(s), "
-                    + "\(summary.steps) steps (lower bound \(summary.lowerBound))" + (summary.truncated ? "; the search hit its budget" : "")
+                    + "\(summary.steps) steps (lower bound \(summary.lowerBound))"
+                    + (summary.truncated ? "; the search hit its budget" : "")
             )
             for uncovered in summary.uncovered { Self.printError("\(file): not covered: \(uncovered.target): \(uncovered.reason)") }
         }

@@ -2,10 +2,11 @@ import ArgumentParser
 import NavCore
 import NavJSON
 import NavSessions
+
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `navd validate FILE…`: every problem of every graph, exit 1 if any is an error.

@@ -7,7 +7,7 @@ import NavJSON
 import NavSessions
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `navd serve` at run time: opens the store, loads graphs, serves until SIGTERM/SIGINT,
@@ -43,9 +43,11 @@ struct Daemon {
             handler: application, logger: logger
         )
         try server.start()
-        logger.notice("navd listening", metadata: [
-            "address": "\(settings.listen.withPort(server.boundPort))", "store": "\(store.name)", "threads": "\(settings.threads)",
-        ])
+        logger.notice(
+            "navd listening",
+            metadata: [
+                "address": "\(settings.listen.withPort(server.boundPort))", "store": "\(store.name)", "threads": "\(settings.threads)"
+            ])
 
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
@@ -73,9 +75,11 @@ struct Daemon {
         // take this instance out of rotation before it stops accepting. A second signal cuts it short.
         application.ready.drain()
         let drain = settings.drainMilliseconds
-        logger.notice("shutting down", metadata: [
-            "signal": "\(Self.name(of: received))", "drain_ms": "\(drain)", "grace_ms": "\(settings.shutdownGraceMilliseconds)",
-        ])
+        logger.notice(
+            "shutting down",
+            metadata: [
+                "signal": "\(Self.name(of: received))", "drain_ms": "\(drain)", "grace_ms": "\(settings.shutdownGraceMilliseconds)"
+            ])
         if drain > 0 {
             var timeout = timespec(tv_sec: Int(drain / 1000), tv_nsec: Int(drain % 1000) * 1_000_000)
             var info = siginfo_t()
@@ -149,12 +153,16 @@ struct Daemon {
                 if index == 0 { application.graphs.setDefault(version.graph.name) }
                 for warning in version.warnings {
                     // The level says it is a warning: the fields say what and where, once each.
-                    logger.warning("graph issue", metadata: [
-                        "file": "\(file)", "pointer": "\(warning.pointer.isEmpty ? "/" : warning.pointer)", "code": "\(warning.code.rawValue)",
-                        "detail": "\(warning.message)",
-                    ])
+                    logger.warning(
+                        "graph issue",
+                        metadata: [
+                            "file": "\(file)", "pointer": "\(warning.pointer.isEmpty ? "/" : warning.pointer)",
+                            "code": "\(warning.code.rawValue)",
+                            "detail": "\(warning.message)"
+                        ])
                 }
-                logger.info("graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
+                logger.info(
+                    "graph loaded", metadata: ["file": "\(file)", "graph": "\(version.graph.name)", "version": "\(version.version)"])
             }
         } catch {
             store.close()

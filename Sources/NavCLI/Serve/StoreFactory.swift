@@ -1,6 +1,6 @@
-import NavJSON
 import Logging
 import NavCore
+import NavJSON
 import NavSessions
 import NavSnapshot
 import NavStorePostgres
@@ -22,7 +22,8 @@ package enum StoreFactory {
                 path: options.path, synchronousFull: options.synchronousFull, compactionThreshold: options.compaction,
                 // Kept answers in the log (a generation's, until folded) stay a part of the budget of
                 // kept answers: the daemon passes a quarter of it.
-                answerBytesPerGeneration: answerLogBytes, cacheBytes: cacheBytes, checkDatabase: options.checkDatabase, decode: snapshotDecoder(graphs, readingThrough: false)
+                answerBytesPerGeneration: answerLogBytes, cacheBytes: cacheBytes, checkDatabase: options.checkDatabase,
+                decode: snapshotDecoder(graphs, readingThrough: false)
             )
         }
         if spec.hasPrefix("postgres://") || spec.hasPrefix("postgresql://") {
@@ -57,7 +58,8 @@ package enum StoreFactory {
                         compaction = changes
                     default:
                         throw SpecError(
-                            description: "unknown SQLite option '\(option)': use sync=full, sync=normal, compact=CHANGES, check=quick or check=off"
+                            description:
+                                "unknown SQLite option '\(option)': use sync=full, sync=normal, compact=CHANGES, check=quick or check=off"
                         )
                     }
                 }
@@ -82,7 +84,8 @@ package enum StoreFactory {
             do {
                 return (try SessionState(snapshot: snapshot, graph: graph.graph), version)
             } catch {
-                throw StoreError(message: "the stored session no longer fits graph '\(name)' version \(version): \(error)", kind: .incompatible)
+                throw StoreError(
+                    message: "the stored session no longer fits graph '\(name)' version \(version): \(error)", kind: .incompatible)
             }
         }
     }

@@ -1,9 +1,9 @@
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The open-file limit (`RLIMIT_NOFILE`) and the connections it leaves room for.
@@ -32,9 +32,11 @@ enum FileDescriptorLimit {
         }
         guard limit.rlim_cur != Self.infinity, limit.rlim_cur < needed else { return connections }
         let fitting = max(1, Int(limit.rlim_cur) - reserve)
-        logger.warning("the open-file limit leaves room for fewer connections than --max-connections", metadata: [
-            "max_connections": "\(connections)", "connections": "\(fitting)", "open_file_limit": "\(limit.rlim_cur)",
-        ])
+        logger.warning(
+            "the open-file limit leaves room for fewer connections than --max-connections",
+            metadata: [
+                "max_connections": "\(connections)", "connections": "\(fitting)", "open_file_limit": "\(limit.rlim_cur)"
+            ])
         return fitting
     }
 }

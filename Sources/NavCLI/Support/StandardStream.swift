@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Standard output or standard error, written with `write(2)` at once, unbuffered (what the
@@ -43,10 +43,10 @@ enum StandardStream {
 /// `write(2)`, named apart from `StandardStream.write`.
 private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
-    Glibc.write(descriptor, bytes, count)
+        Glibc.write(descriptor, bytes, count)
     #elseif canImport(Musl)
-    Musl.write(descriptor, bytes, count)
+        Musl.write(descriptor, bytes, count)
     #else
-    Darwin.write(descriptor, bytes, count)
+        Darwin.write(descriptor, bytes, count)
     #endif
 }

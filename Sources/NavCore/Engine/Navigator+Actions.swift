@@ -45,7 +45,6 @@ extension Actions {
     }
 }
 
-
 /// The links of a top screen as ``Actions`` lists them: the scene's own links by name, then the
 /// graph's global links by name that none of them hides.
 ///

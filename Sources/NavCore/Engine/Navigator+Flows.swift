@@ -16,7 +16,8 @@ extension Navigator {
         guard !keys.isEmpty else { return Outcome(state: state, events: []) }
         let size = JSONValue.object(context).jsonBytes.count
         guard size <= limits.maxContextBytes else {
-            throw NavError(.invalidRequest, "the context would be \(size) bytes of JSON (limit \(limits.maxContextBytes))", param: "context")
+            throw NavError(
+                .invalidRequest, "the context would be \(size) bytes of JSON (limit \(limits.maxContextBytes))", param: "context")
         }
         var next = state
         next.context = context
@@ -30,9 +31,9 @@ extension Navigator {
                     return resumed
                 }
                 next.pending = nil  // already there
-            } catch where error.code == .transitionRefused {
+            } catch let error where error.code == .transitionRefused {
                 // Still not allowed in: it keeps waiting.
-            } catch where error.code == .confirmationRequired {
+            } catch let error where error.code == .confirmationRequired {
                 throw error
             } catch {
                 next.pending = nil

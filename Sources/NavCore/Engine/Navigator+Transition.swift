@@ -82,7 +82,8 @@ extension Navigator {
             }
         }
         if !confirmed, let screen = firstAskingToLeave(plan.removed, in: state) {
-            throw NavError(.confirmationRequired, "'\(screen.scene)' (\(screen.id)) asks for a confirmation before it is left", screen: screen.id)
+            throw NavError(
+                .confirmationRequired, "'\(screen.scene)' (\(screen.id)) asks for a confirmation before it is left", screen: screen.id)
         }
 
         var next = state
@@ -157,7 +158,8 @@ extension Navigator {
                 from: leaving.scene, detail: .value(result)
             )
         )
-        outcome.events.append(LifecycleEvent(seq: end.seq + 1, transition: end.transition, type: .transitionEnd, from: end.from, to: end.to))
+        outcome.events.append(
+            LifecycleEvent(seq: end.seq + 1, transition: end.transition, type: .transitionEnd, from: end.from, to: end.to))
         outcome.state.eventCounter = end.seq + 1
         return outcome
     }

@@ -12,7 +12,8 @@ extension Navigator {
         var reasons: [NavError.Reason] = []
         let screens = fitted(state.screens, at: "/screens", reasons: &reasons)
         guard reasons.isEmpty else {
-            var error = NavError(.upgradeRefused, "the stage does not fit version \(to) of graph '\(graph.name)' (\(reasons.count) reasons)")
+            var error = NavError(
+                .upgradeRefused, "the stage does not fit version \(to) of graph '\(graph.name)' (\(reasons.count) reasons)")
             error.reasons = reasons
             throw error
         }
@@ -20,7 +21,8 @@ extension Navigator {
         next.screens = screens
         next.version += 1
         next.eventCounter += 1
-        let event = LifecycleEvent(seq: next.eventCounter, transition: next.version, type: .graphChanged, detail: .versions(from: from, to: to))
+        let event = LifecycleEvent(
+            seq: next.eventCounter, transition: next.version, type: .graphChanged, detail: .versions(from: from, to: to))
         return Outcome(state: next, events: [event])
     }
 
@@ -40,7 +42,9 @@ extension Navigator {
             if let names = entry.tabs {
                 if var tabs = screen.tabs {
                     if !names.contains(tabs.selected) {
-                        reasons.append(NavError.Reason(pointer: at + "/tabs/selected", message: "'\(tabs.selected)' is no longer a tab of '\(screen.scene)'"))
+                        reasons.append(
+                            NavError.Reason(
+                                pointer: at + "/tabs/selected", message: "'\(tabs.selected)' is no longer a tab of '\(screen.scene)'"))
                     }
                     for name in tabs.saved.keys.sorted() {
                         let savedAt = at + "/tabs/saved/" + name
@@ -57,7 +61,9 @@ extension Navigator {
                 reasons.append(NavError.Reason(pointer: at + "/tabs", message: "'\(screen.scene)' is no longer a tab bar"))
             }
             if screen.segue == .tab, position > 0, let bar = scene(screens[position - 1].scene)?.tabs, !bar.contains(screen.scene) {
-                reasons.append(NavError.Reason(pointer: at + "/scene", message: "'\(screen.scene)' is no longer a tab of '\(screens[position - 1].scene)'"))
+                reasons.append(
+                    NavError.Reason(
+                        pointer: at + "/scene", message: "'\(screen.scene)' is no longer a tab of '\(screens[position - 1].scene)'"))
             }
             result.append(upgraded)
         }
@@ -74,7 +80,8 @@ extension Navigator {
         var typed: [String: ParamValue] = [:]
         for (key, value) in params {
             guard let spec = schema[key] else {
-                reasons.append(NavError.Reason(pointer: at + "/" + key, message: "'\(entry.name)' has no parameter '\(key)' in this version"))
+                reasons.append(
+                    NavError.Reason(pointer: at + "/" + key, message: "'\(entry.name)' has no parameter '\(key)' in this version"))
                 continue
             }
             guard let fitted = ParamValue(text: value.text, as: spec.type) else {
@@ -85,7 +92,8 @@ extension Navigator {
         }
         for (key, spec) in schema.sorted(by: { $0.key < $1.key }) where typed[key] == nil && params[key] == nil {
             if spec.required {
-                reasons.append(NavError.Reason(pointer: at + "/" + key, message: "'\(entry.name)' requires the parameter '\(key)' in this version"))
+                reasons.append(
+                    NavError.Reason(pointer: at + "/" + key, message: "'\(entry.name)' requires the parameter '\(key)' in this version"))
             } else if let value = spec.defaultValue {
                 typed[key] = value
             }

@@ -15,7 +15,8 @@ extension Graph {
     /// - Returns: the graph and any warnings (a warning never stops a graph from loading). Any scene
     ///   can be reached by a deep path, so a scene no link or tab leads to is not one (docs/design.md, "Graph documents").
     /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
-    public static func decode(_ document: JSONValue, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+    public static func decode(_ document: JSONValue, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue])
+    {
         var decoder = GraphDecoder(limits: limits)
         let graph = decoder.decode(document)
         if let graph {
@@ -28,7 +29,9 @@ extension Graph {
     }
 
     /// Reads a JSON graph document from its bytes.
-    public static func decode(json bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue]) {
+    public static func decode(json bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(GraphError) -> (
+        graph: Graph, warnings: [GraphIssue]
+    ) {
         let size = bytes.count
         guard size <= limits.maxGraphBytes else {
             throw GraphError(issues: [GraphIssue(.tooLarge, at: "", "the document is \(size) bytes (limit \(limits.maxGraphBytes))")])
@@ -51,7 +54,7 @@ struct GraphDecoder {
     private static let graphFields: Set<String> = ["name", "start", "scenes", "links", "version", "description"]
     private static let sceneFields: Set<String> = [
         "params", "removable", "container", "tabs", "links", "inject", "requires", "state", "description", "redirect",
-        "confirmLeave", "commands",
+        "confirmLeave", "commands"
     ]
     private static let commandFields: Set<String> = ["when", "patch", "navigate", "description"]
     private static let paramFields: Set<String> = ["type", "required", "default", "description"]
@@ -70,7 +73,8 @@ struct GraphDecoder {
         if let name, !name.isValidPathName {
             issues.append(GraphIssue(.invalidName, at: "/name", "'\(name)' may use only A-Z a-z 0-9 _ . -"))
         } else if let name, name.utf8.count > limits.maxGraphNameBytes {
-            issues.append(GraphIssue(.invalidName, at: "/name", "the name is \(name.utf8.count) bytes long (limit \(limits.maxGraphNameBytes))"))
+            issues.append(
+                GraphIssue(.invalidName, at: "/name", "the name is \(name.utf8.count) bytes long (limit \(limits.maxGraphNameBytes))"))
         }
         let start = requiredString(root, "start", at: "")
         guard fitsLimits(root) else { return nil }
@@ -199,7 +203,9 @@ struct GraphDecoder {
             return [:]
         }
         var commands: [String: Command] = [:]
-        for (name, here, body) in namedObjects(members, at: at, named: "command", code: .invalidType, shape: "a command is an object {when, patch, navigate}") {
+        for (name, here, body) in namedObjects(
+            members, at: at, named: "command", code: .invalidType, shape: "a command is an object {when, patch, navigate}")
+        {
             checkFields(body, allowed: Self.commandFields, at: here)
             checkDescription(body, at: here)
             var guards: [Command.Guard] = []
@@ -271,7 +277,9 @@ struct GraphDecoder {
             return [:]
         }
         var specs: [String: ParamSpec] = [:]
-        for (key, here, body) in namedObjects(members, at: at, named: "parameter", code: .invalidParamSchema, shape: "a parameter is an object {type, required, default}") {
+        for (key, here, body) in namedObjects(
+            members, at: at, named: "parameter", code: .invalidParamSchema, shape: "a parameter is an object {type, required, default}")
+        {
             checkFields(body, allowed: Self.paramFields, at: here)
             checkDescription(body, at: here)
             var spec = ParamSpec(type: .string)
@@ -291,14 +299,16 @@ struct GraphDecoder {
             }
             if let defaultJSON = body["default"] {
                 if spec.required {
-                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "a required parameter cannot have a default"))
+                    issues.append(
+                        GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "a required parameter cannot have a default"))
                 }
                 if let text = ParamValue.text(of: defaultJSON), let typed = ParamValue(text: text, as: spec.type),
                     defaultJSON.matches(spec.type)
                 {
                     spec.defaultValue = typed
                 } else {
-                    issues.append(GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "default is not a valid \(spec.type.rawValue)"))
+                    issues.append(
+                        GraphIssue(.invalidParamSchema, at: pointer(here, "default"), "default is not a valid \(spec.type.rawValue)"))
                 }
             }
             specs[key] = spec
@@ -314,13 +324,15 @@ struct GraphDecoder {
         }
         var links: [String: Link] = [:]
         for (name, here, body) in namedObjects(
-            members, at: at, named: "link", code: .invalidType, shape: "a link is an object with a string \"path\"", where: { $0["path"]?.stringValue != nil })
+            members, at: at, named: "link", code: .invalidType, shape: "a link is an object with a string \"path\"",
+            where: { $0["path"]?.stringValue != nil })
         {
             let template = body["path"]?.stringValue ?? ""
             checkFields(body, allowed: ["path", "description"], at: here)
             checkDescription(body, at: here)
             guard Link.placeholders(in: template) != nil else {
-                issues.append(GraphIssue(.invalidTemplate, at: pointer(here, "path"), "unbalanced '{' or invalid placeholder name in '\(template)'"))
+                issues.append(
+                    GraphIssue(.invalidTemplate, at: pointer(here, "path"), "unbalanced '{' or invalid placeholder name in '\(template)'"))
                 continue
             }
             links[name] = Link(template: template)

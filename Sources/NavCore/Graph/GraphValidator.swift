@@ -54,7 +54,8 @@ struct GraphValidator {
                     } else if target.count > limits.maxDepth {
                         // Every create would be refused `stack_too_deep` there.
                         issues.append(
-                            GraphIssue(.invalidStart, at: "/start", "the start path is \(target.count) screens deep (limit \(limits.maxDepth))")
+                            GraphIssue(
+                                .invalidStart, at: "/start", "the start path is \(target.count) screens deep (limit \(limits.maxDepth))")
                         )
                     }
                 } catch {
@@ -157,7 +158,9 @@ struct GraphValidator {
         var issues: [GraphIssue] = []
         for start in next.keys.sorted() where cyclic.contains(start) {
             issues.append(
-                GraphIssue(.redirectCycle, at: pointer(pointer("/scenes", start), "redirect"), "the redirect of '\(start)' leads back to '\(start)'")
+                GraphIssue(
+                    .redirectCycle, at: pointer(pointer("/scenes", start), "redirect"),
+                    "the redirect of '\(start)' leads back to '\(start)'")
             )
         }
         return issues

@@ -18,14 +18,16 @@ struct DOTRenderer {
 
     func render() -> [UInt8] {
         var out = "digraph \(DOTText.quoted(diagram.name)) {\n"
-        out += "  graph [label=\(DOTText.quoted("\(diagram.name) · start \(diagram.start)")), labelloc=\"t\", fontname=\"monospace\", fontsize=\"14\"];\n"
+        out +=
+            "  graph [label=\(DOTText.quoted("\(diagram.name) · start \(diagram.start)")), labelloc=\"t\", fontname=\"monospace\", fontsize=\"14\"];\n"
         out += "  node [shape=\"box\", style=\"rounded\", fontname=\"monospace\", fontsize=\"12\", color=\"#4a5568\"];\n"
         out += "  edge [fontname=\"monospace\", fontsize=\"10\", color=\"#4a5568\"];\n"
         out += "\n  // scenes\n"
         for scene in diagram.scenes { writeScene(scene, into: &out) }
         if diagram.hasGlobalLinks {
             let lines = [Diagram.anyScreenTitle] + (diagram.globalTagLine.map { [$0] } ?? [])
-            out += "  \(DOTText.quoted(Self.anyScreenID)) [label=\(DOTText.label(lines)), class=\"any-screen\", style=\"rounded,dashed,filled\", fillcolor=\"#f4f8fc\", color=\"#2b6cb0\", fontcolor=\"#2b6cb0\"];\n"
+            out +=
+                "  \(DOTText.quoted(Self.anyScreenID)) [label=\(DOTText.label(lines)), class=\"any-screen\", style=\"rounded,dashed,filled\", fillcolor=\"#f4f8fc\", color=\"#2b6cb0\", fontcolor=\"#2b6cb0\"];\n"
         }
         var section: Diagram.EdgeKind?
         for edge in diagram.edges {

@@ -138,7 +138,10 @@ public struct DiagramLayout: Sendable {
 
     /// Moves everything so the drawing starts at the margin, then adds the legend below it.
     private mutating func finish(_ diagram: Diagram, separatorY: Double?) {
-        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        var minX = Double.infinity
+        var minY = Double.infinity
+        var maxX = -Double.infinity
+        var maxY = -Double.infinity
         func include(_ point: Point) {
             minX = min(minX, point.x)
             minY = min(minY, point.y)
@@ -166,7 +169,8 @@ public struct DiagramLayout: Sendable {
             maxX = 0
             maxY = 0
         }
-        let dx = metrics.margin - minX, dy = metrics.margin - minY
+        let dx = metrics.margin - minX
+        let dy = metrics.margin - minY
         for index in scenes.indices { scenes[index].rect = scenes[index].rect.offset(dx, dy) }
         if var box = anyScreen {
             box.rect = box.rect.offset(dx, dy)
@@ -196,7 +200,7 @@ public struct DiagramLayout: Sendable {
             ("link#", .edge(.link, .tab), "tab switch #"),
             ("tab", .edge(.tab, .tab), "tab of a tabs scene"),
             ("global", .edge(.global, .push), "global link (any screen)"),
-            ("redirect", .edge(.redirect, .push), "redirect of a guarded scene"),
+            ("redirect", .edge(.redirect, .push), "redirect of a guarded scene")
         ]
         for (style, sample, text) in candidates where styles.contains(style) { entries.append((sample, text)) }
         if !diagram.startPath.isEmpty { entries.append((.startScene, "start path")) }

@@ -78,7 +78,10 @@ enum PathSegment: Sendable, Hashable {
             return Point(x: start.x + (to.x - start.x) * t, y: start.y + (to.y - start.y) * t)
         case .curve(let first, let second, let to):
             let u = 1 - t
-            let a = u * u * u, b = 3 * u * u * t, c = 3 * u * t * t, d = t * t * t
+            let a = u * u * u
+            let b = 3 * u * u * t
+            let c = 3 * u * t * t
+            let d = t * t * t
             return Point(x: a * start.x + b * first.x + c * second.x + d * to.x, y: a * start.y + b * first.y + c * second.y + d * to.y)
         }
     }

@@ -149,7 +149,8 @@ extension LayeredGraph {
                 shapes[index] = .selfLoop
                 continue
             }
-            let fromRank = rank[edge.from], toRank = rank[edge.to]
+            let fromRank = rank[edge.from]
+            let toRank = rank[edge.to]
             if fromRank == toRank {
                 shapes[index] = .flat
                 continue

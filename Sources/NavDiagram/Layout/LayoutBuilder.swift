@@ -147,7 +147,7 @@ struct LayoutBuilder {
         let count = graph.nodeCount
         // Ports: for every box side, the edges there and the x of where each goes next.
         var sides: [Side: [[(edge: Int, toward: Double)]]] = [
-            .top: Array(repeating: [], count: count), .bottom: Array(repeating: [], count: count),
+            .top: Array(repeating: [], count: count), .bottom: Array(repeating: [], count: count)
         ]
         var flatGroups: [[Int]: [Int]] = [:]
         for (edge, shape) in graph.shapes.enumerated() {
@@ -189,7 +189,8 @@ struct LayoutBuilder {
             let path: PathGeometry
             switch shape {
             case .layered(let chain, let downwards):
-                let first = chain[0], last = chain[chain.count - 1]
+                let first = chain[0]
+                let last = chain[chain.count - 1]
                 var current = Point(x: port(.bottom, edge, first), y: rect(first).maxY)
                 var geometry = PathGeometry(start: current, segments: [])
                 for dummy in chain.dropFirst().dropLast() {
@@ -203,7 +204,8 @@ struct LayoutBuilder {
                 path = downwards ? geometry : geometry.reversed
             case .direct(let upper, let lower, let downwards):
                 let start = Point(x: port(.bottom, edge, upper), y: rect(upper).maxY)
-                let geometry = PathGeometry(start: start, segments: [Self.gapCurve(from: start, to: Point(x: port(.top, edge, lower), y: rect(lower).y))])
+                let geometry = PathGeometry(
+                    start: start, segments: [Self.gapCurve(from: start, to: Point(x: port(.top, edge, lower), y: rect(lower).y))])
                 path = downwards ? geometry : geometry.reversed
             case .flat:
                 let end = ends[edge]
@@ -244,7 +246,8 @@ struct LayoutBuilder {
     /// An edge within a rank: an arc over the rank (rightwards) or under it (leftwards),
     /// higher the farther apart its boxes are; parallel ones one above the other.
     private func flatPath(_ edge: Int, _ end: LayeredGraph.Edge, index: Int, port: (Side, Int, Int) -> Double) -> PathGeometry {
-        let from = rect(end.from), to = rect(end.to)
+        let from = rect(end.from)
+        let to = rect(end.to)
         let side = flatSide(end)
         let start = Point(x: port(side, edge, end.from), y: side == .top ? from.y : from.maxY)
         let finish = Point(x: port(side, edge, end.to), y: side == .top ? to.y : to.maxY)
@@ -271,13 +274,16 @@ struct LayoutBuilder {
         let height = metrics.labelHeight
         for edge in routes.indices {
             guard let size = labelSize(of: edge) else { continue }
-            let text = size.text, width = size.width
+            let text = size.text
+            let width = size.width
             var candidates: [Rect] = []
             if case .selfLoop = graph.shapes[edge] {
                 let node = ends[edge].from
                 let box = rect(node)
                 let position = Double(loops[node].firstIndex(of: edge) ?? 0) - Double(loops[node].count - 1) / 2
-                candidates = [Rect(x: box.maxX + loopReach[node] + 4, y: box.midY + position * height - height / 2, width: width, height: height)]
+                candidates = [
+                    Rect(x: box.maxX + loopReach[node] + 4, y: box.midY + position * height - height / 2, width: width, height: height)
+                ]
             } else {
                 let path = routes[edge].path
                 var points = [path.start]

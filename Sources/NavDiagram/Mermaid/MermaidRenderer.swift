@@ -19,7 +19,7 @@ struct MermaidRenderer {
         ("tabs", "fill:#edf2fa"),
         ("fixed", "stroke-width:2px,stroke-dasharray:6 2"),
         ("guarded", "color:#7b341e"),
-        ("anyScreen", "fill:#f4f8fc,stroke:#2b6cb0,color:#2b6cb0,stroke-dasharray:4 3"),
+        ("anyScreen", "fill:#f4f8fc,stroke:#2b6cb0,color:#2b6cb0,stroke-dasharray:4 3")
     ]
 
     func render() -> [UInt8] {
@@ -40,7 +40,9 @@ struct MermaidRenderer {
             out += "  \(MermaidText.anyScreenID)([\(MermaidText.label(lines))])\n"
             classMembers["anyScreen", default: []].append(MermaidText.anyScreenID)
         }
-        var tabEdges: [Int] = [], globalEdges: [Int] = [], redirectEdges: [Int] = []
+        var tabEdges: [Int] = []
+        var globalEdges: [Int] = []
+        var redirectEdges: [Int] = []
         for (index, edge) in diagram.edges.enumerated() {
             let from = edge.from.map(MermaidText.nodeID) ?? MermaidText.anyScreenID
             let to = MermaidText.nodeID(edge.to)

@@ -45,17 +45,22 @@ struct SVGRenderer {
         """
 
     /// The arrowheads, one per edge kind (a marker's fill cannot follow its path's stroke in SVG 1.1).
-    static let arrowColors: [(kind: Diagram.EdgeKind, color: String)] = [(.link, "#4a5568"), (.tab, "#8fa0b6"), (.global, "#2b6cb0"), (.redirect, "#c05621")]
+    static let arrowColors: [(kind: Diagram.EdgeKind, color: String)] = [
+        (.link, "#4a5568"), (.tab, "#8fa0b6"), (.global, "#2b6cb0"), (.redirect, "#c05621")
+    ]
 
     func render() -> [UInt8] {
         var out = ""
         out.reserveCapacity(2048 + 400 * (diagram.scenes.count + diagram.edges.count))
-        let width = XMLText.number(layout.width), height = XMLText.number(layout.height)
-        out += #"<svg xmlns="http://www.w3.org/2000/svg" class="navd-diagram" viewBox="0 0 \#(width) \#(height)" width="\#(width)" height="\#(height)" font-family="monospace" font-size="13" role="img">"#
+        let width = XMLText.number(layout.width)
+        let height = XMLText.number(layout.height)
+        out +=
+            #"<svg xmlns="http://www.w3.org/2000/svg" class="navd-diagram" viewBox="0 0 \#(width) \#(height)" width="\#(width)" height="\#(height)" font-family="monospace" font-size="13" role="img">"#
         out += "\n<title>\(XMLText.escaped("navigation graph \(diagram.name), start \(diagram.start)"))</title>\n"
         out += "<style>\n\(Self.style)\n</style>\n<defs>\n"
         for (kind, color) in Self.arrowColors {
-            out += #"<marker id="navd-arrow-\#(kind.rawValue)" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="\#(color)"/></marker>"#
+            out +=
+                #"<marker id="navd-arrow-\#(kind.rawValue)" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="\#(color)"/></marker>"#
             out += "\n"
         }
         out += "</defs>\n"
@@ -81,8 +86,10 @@ struct SVGRenderer {
         }
         out += "</g>\n"
         if let separator = layout.separator {
-            out += #"<g class="separator"><path d="M\#(n(layout.metrics.margin)),\#(n(separator.y)) H\#(n(layout.width - layout.metrics.margin))"/>"#
-            out += #"<text x="\#(n(separator.caption.x))" y="\#(n(separator.caption.y))" font-size="11">\#(XMLText.escaped(DiagramLayout.separatorCaption))</text></g>"#
+            out +=
+                #"<g class="separator"><path d="M\#(n(layout.metrics.margin)),\#(n(separator.y)) H\#(n(layout.width - layout.metrics.margin))"/>"#
+            out +=
+                #"<text x="\#(n(separator.caption.x))" y="\#(n(separator.caption.y))" font-size="11">\#(XMLText.escaped(DiagramLayout.separatorCaption))</text></g>"#
             out += "\n"
         }
         writeLegend(into: &out)
@@ -96,21 +103,25 @@ struct SVGRenderer {
         out += "<title>\(XMLText.escaped(tooltip.compactMap { $0 }.joined(separator: "\n")))</title>"
         out += #"<rect x="\#(n(rect.x))" y="\#(n(rect.y))" width="\#(n(rect.width))" height="\#(n(rect.height))" rx="6"/>"#
         let nameBaseline = box.tags == nil ? rect.midY + 4.5 : rect.y + 19
-        out += #"<text class="name" x="\#(n(rect.midX))" y="\#(n(nameBaseline))" text-anchor="middle" font-size="13">\#(XMLText.escaped(box.title))</text>"#
+        out +=
+            #"<text class="name" x="\#(n(rect.midX))" y="\#(n(nameBaseline))" text-anchor="middle" font-size="13">\#(XMLText.escaped(box.title))</text>"#
         if let tags = box.tags {
-            out += #"<text class="tags" x="\#(n(rect.midX))" y="\#(n(rect.y + 36))" text-anchor="middle" font-size="11">\#(XMLText.escaped(tags))</text>"#
+            out +=
+                #"<text class="tags" x="\#(n(rect.midX))" y="\#(n(rect.y + 36))" text-anchor="middle" font-size="11">\#(XMLText.escaped(tags))</text>"#
         }
     }
 
     private func writeEdge(_ edge: Diagram.Edge, _ route: DiagramLayout.Route, into out: inout String) {
         var classes = ["edge", edge.kind.rawValue]
         if edge.kind != .tab { classes.append(Self.segueClass(edge.segue)) }
-        out += #"<g class="\#(classes.joined(separator: " "))" data-from="\#(XMLText.escaped(edge.from ?? "*"))" data-to="\#(XMLText.escaped(edge.to))""#
+        out +=
+            #"<g class="\#(classes.joined(separator: " "))" data-from="\#(XMLText.escaped(edge.from ?? "*"))" data-to="\#(XMLText.escaped(edge.to))""#
         if let link = edge.link { out += #" data-link="\#(XMLText.escaped(link))""# }
         out += ">"
         out += #"<path d="\#(pathData(route.path))" marker-end="url(#navd-arrow-\#(edge.kind.rawValue))"/>"#
         if let label = route.label {
-            out += #"<text x="\#(n(label.rect.midX))" y="\#(n(label.rect.midY + 3.8))" text-anchor="middle" font-size="11">\#(XMLText.escaped(label.text))</text>"#
+            out +=
+                #"<text x="\#(n(label.rect.midX))" y="\#(n(label.rect.midY + 3.8))" text-anchor="middle" font-size="11">\#(XMLText.escaped(label.text))</text>"#
         }
         out += "</g>\n"
     }
@@ -124,11 +135,14 @@ struct SVGRenderer {
             switch entry.sample {
             case .edge(let kind, let segue):
                 let classes = ["sample", kind.rawValue] + (kind == .tab ? [] : [Self.segueClass(segue)])
-                out += #"<g class="\#(classes.joined(separator: " "))"><path d="M\#(n(origin.x)),\#(n(origin.y)) H\#(n(origin.x + sampleWidth))" marker-end="url(#navd-arrow-\#(kind.rawValue))"/></g>"#
+                out +=
+                    #"<g class="\#(classes.joined(separator: " "))"><path d="M\#(n(origin.x)),\#(n(origin.y)) H\#(n(origin.x + sampleWidth))" marker-end="url(#navd-arrow-\#(kind.rawValue))"/></g>"#
             case .startScene:
-                out += #"<g class="sample-box start"><rect x="\#(n(origin.x + 4))" y="\#(n(origin.y - 6))" width="\#(n(sampleWidth - 8))" height="12" rx="3"/></g>"#
+                out +=
+                    #"<g class="sample-box start"><rect x="\#(n(origin.x + 4))" y="\#(n(origin.y - 6))" width="\#(n(sampleWidth - 8))" height="12" rx="3"/></g>"#
             }
-            out += #"<text x="\#(n(origin.x + sampleWidth + 6))" y="\#(n(origin.y + 3.8))" font-size="11">\#(XMLText.escaped(entry.text))</text>"#
+            out +=
+                #"<text x="\#(n(origin.x + sampleWidth + 6))" y="\#(n(origin.y + 3.8))" font-size="11">\#(XMLText.escaped(entry.text))</text>"#
             out += "\n"
         }
         out += "</g>\n"

@@ -30,7 +30,8 @@ enum XMLText {
     static func number(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
         let tenths = Int((min(max(value, -1e12), 1e12) * 10).rounded())
-        let whole = tenths / 10, fraction = abs(tenths % 10)
+        let whole = tenths / 10
+        let fraction = abs(tenths % 10)
         let sign = tenths < 0 && whole == 0 ? "-" : ""
         return fraction == 0 ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
     }

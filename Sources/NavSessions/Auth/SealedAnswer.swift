@@ -52,7 +52,9 @@ package enum SealedAnswer {
 
     /// AES-256-GCM one way or the other: with `tag` nil it encrypts and returns the tag, else it
     /// decrypts and checks `tag` (nil when it does not match).
-    private static func run(encrypting: Bool, _ input: [UInt8], key: [UInt8], nonce: [UInt8], tag: [UInt8]?) -> (output: [UInt8], tag: [UInt8])? {
+    private static func run(encrypting: Bool, _ input: [UInt8], key: [UInt8], nonce: [UInt8], tag: [UInt8]?) -> (
+        output: [UInt8], tag: [UInt8]
+    )? {
         guard let context = EVP_CIPHER_CTX_new() else { return nil }
         defer { EVP_CIPHER_CTX_free(context) }
         var output = [UInt8](repeating: 0, count: input.count + 16)

@@ -1,5 +1,5 @@
-import NavJSON
 import NavCore
+import NavJSON
 import NavYAML
 
 /// Reads graph documents from JSON or YAML text into NavCore's `JSONValue`.

@@ -92,7 +92,8 @@ package final class GraphRegistry: Sendable {
         do {
             return try Graph.decode(document, limits: limits)
         } catch {
-            throw ServiceError(.invalidGraph, "the graph has \(error.issues.filter { $0.severity == .error }.count) error(s)", issues: error.issues)
+            throw ServiceError(
+                .invalidGraph, "the graph has \(error.issues.filter { $0.severity == .error }.count) error(s)", issues: error.issues)
         }
     }
 
@@ -126,14 +127,16 @@ package final class GraphRegistry: Sendable {
         }
         let limits = self.limits
         let made = GraphVersion(
-            version: 0, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings, bytes: bytes
+            version: 0, document: document, navigator: Navigator(graph: decoded.graph, limits: limits), warnings: decoded.warnings,
+            bytes: bytes
         )
         guard let store = state.withLock({ $0.store }) else {
             let added = state.withLock { state -> (GraphVersion, created: Bool, kept: Bool) in
                 let existing = state.versions[name] ?? []
                 if let latest = existing.last, latest.document == document { return (latest, false, false) }
                 let version = GraphVersion(
-                    version: (existing.last?.version ?? 0) + 1, document: document, navigator: made.navigator, warnings: made.warnings, bytes: bytes
+                    version: (existing.last?.version ?? 0) + 1, document: document, navigator: made.navigator, warnings: made.warnings,
+                    bytes: bytes
                 )
                 state.versions[name] = existing + [version]
                 if state.firstName == nil { state.firstName = name }
@@ -288,7 +291,8 @@ package final class GraphRegistry: Sendable {
     /// - Throws: when the store cannot be read.
     package func version(_ name: String, _ version: Int, readingThrough: Bool) throws(StoreError) -> GraphVersion? {
         if let found = self.version(name, version) { return found }
-        guard readingThrough, name.isValidPathName, let store = state.withLock({ $0.store }), let document = try store.graph(name, version: version),
+        guard readingThrough, name.isValidPathName, let store = state.withLock({ $0.store }),
+            let document = try store.graph(name, version: version),
             let entry = try? make(document, version: version)
         else { return nil }
         return insert(entry)
@@ -299,7 +303,8 @@ package final class GraphRegistry: Sendable {
         if let store = state.withLock({ $0.store }) {
             do {
                 let now = Clock.seconds()
-                for (name, version) in try store.latestGraphVersions() where (state.withLock { $0.versions[name]?.last?.version } ?? 0) < version {
+                for (name, version) in try store.latestGraphVersions()
+                where (state.withLock { $0.versions[name]?.last?.version } ?? 0) < version {
                     if let document = try store.graph(name, version: version), let entry = try? make(document, version: version) {
                         _ = insert(entry, checked: now)
                     }

@@ -99,7 +99,9 @@ package final class KeptAnswerLedger: Sendable {
                     guard index < state.order.items.count else { throw .daemon(retryAfterMilliseconds: protection) }
                     let item = state.order.items[index]
                     index += 1
-                    guard item.key != entry.key, !skip.contains(item.key), let held = state.entries[item.key], held.seq == item.seq else { continue }
+                    guard item.key != entry.key, !skip.contains(item.key), let held = state.entries[item.key], held.seq == item.seq else {
+                        continue
+                    }
                     guard now - held.givenAt >= protection else {
                         throw .daemon(retryAfterMilliseconds: held.givenAt + protection - now)
                     }

@@ -100,11 +100,13 @@ package final class SessionService: Sendable {
             case .session(let wait):
                 refusal = ServiceError(
                     .tooManyRequests,
-                    "this session's answers kept under an Idempotency-Key fill its \(answers.perSession) bytes, none old enough to be forgotten; retry later")
+                    "this session's answers kept under an Idempotency-Key fill its \(answers.perSession) bytes, none old enough to be forgotten; retry later"
+                )
                 refusal.retryAfter = Int((wait + 999) / 1000)
             case .daemon(let wait):
                 refusal = ServiceError(
-                    .overCapacity, "the daemon's answers kept under an Idempotency-Key fill its budget, none old enough to be forgotten; retry later")
+                    .overCapacity,
+                    "the daemon's answers kept under an Idempotency-Key fill its budget, none old enough to be forgotten; retry later")
                 refusal.retryAfter = Int((wait + 999) / 1000)
             }
             throw refusal
@@ -152,7 +154,8 @@ package final class SessionService: Sendable {
     /// answers. - Returns: nil when that key is kept already (the same create, through another
     /// process): no session was made, and the kept answer is the answer.
     package func create(
-        graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials, keeping keep: ((Created) -> KeptAnswer?)?
+        graph name: String?, start: String?, context: [String: JSONValue], credentials: Credentials,
+        keeping keep: ((Created) -> KeptAnswer?)?
     ) throws(ServiceError) -> Created? {
         try requireBackend(credentials)
         // Every session keeps its context for life: bound it, so no client can make sessions large.
@@ -190,7 +193,8 @@ package final class SessionService: Sendable {
         if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
-        let created = Created(session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
+        let created = Created(
+            session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
         if let answer { try admit(answer, at: time) }
         let inserted: Bool
@@ -266,7 +270,9 @@ package final class SessionService: Sendable {
     ///
     /// `forChange`: the session may come from the store's copy (``SessionStore/loadForChange(_:)``),
     /// for ``apply(_:to:credentials:ifMatch:once:keep:answer:)``, which confirms it by its compare-and-set.
-    package func read(_ id: String, credentials: Credentials, access: Access = .change, forChange: Bool = false) throws(ServiceError) -> StoredSession {
+    package func read(_ id: String, credentials: Credentials, access: Access = .change, forChange: Bool = false) throws(ServiceError)
+        -> StoredSession
+    {
         guard let presented = credentials.bearer else {
             throw ServiceError(.unauthorized, "send the session's token as 'Authorization: Bearer <token>'")
         }
@@ -417,7 +423,7 @@ package final class SessionService: Sendable {
             let written: Mutation?
             do {
                 written = try write(change, ifMatch: ifMatch, to: &session, keep: keep)
-            } catch where stale && error.code != .storeUnavailable && error.code != .internal {
+            } catch let error where stale && error.code != .storeUnavailable && error.code != .internal {
                 session = try reload(id)
                 continue
             }
@@ -545,7 +551,9 @@ package final class SessionService: Sendable {
             guard let last = page.last else { return report }
             for id in page {
                 do {
-                    let changed = try apply(.upgrade(version: wanted), to: id, credentials: credentials, ifMatch: nil) { !$0.events.isEmpty }
+                    let changed = try apply(.upgrade(version: wanted), to: id, credentials: credentials, ifMatch: nil) {
+                        !$0.events.isEmpty
+                    }
                     if changed { report.upgraded.append(id) } else { report.unchanged.append(id) }
                 } catch let error as ServiceError {
                     if error.code != .sessionNotFound { report.refused.append((id, error)) }
@@ -574,7 +582,8 @@ package final class SessionService: Sendable {
         }
         guard found != nil else { return false }
         if let latest = try graphs.latest(name), latest.version <= version {
-            throw ServiceError(.graphInUse, "version \(version) is the newest of graph '\(name)': new sessions start on it; upload another first")
+            throw ServiceError(
+                .graphInUse, "version \(version) is the newest of graph '\(name)': new sessions start on it; upload another first")
         }
         var after = ""
         while true {
@@ -584,13 +593,14 @@ package final class SessionService: Sendable {
                 let session: StoredSession?
                 do {
                     session = try store.load(id)
-                } catch where error.kind == .incompatible {
+                } catch let error where error.kind == .incompatible {
                     continue
                 } catch {
                     throw ServiceError(storeError: error, "could not read the sessions of graph '\(name)'")
                 }
                 if let session, session.graphVersion == version {
-                    throw ServiceError(.graphInUse, "session \(id) runs on version \(version) of graph '\(name)'; upgrade or delete it first")
+                    throw ServiceError(
+                        .graphInUse, "session \(id) runs on version \(version) of graph '\(name)'; upgrade or delete it first")
                 }
             }
             after = last
@@ -666,7 +676,7 @@ package final class SessionService: Sendable {
     package func storeCall<T>(_ body: () throws(StoreError) -> T) throws(ServiceError) -> T {
         do {
             return try body()
-        } catch where error.kind == .incompatible {
+        } catch let error where error.kind == .incompatible {
             throw ServiceError(.unknownGraph, error.message)
         } catch {
             throw ServiceError(storeError: error, "the session store failed")

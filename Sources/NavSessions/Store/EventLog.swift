@@ -1,5 +1,5 @@
-import NavJSON
 import NavCore
+import NavJSON
 import NavSnapshot
 import NavWire
 

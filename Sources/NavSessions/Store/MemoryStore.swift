@@ -67,7 +67,9 @@ package final class MemoryStore: SessionStore {
         return shard(key).withLock { $0[key]?.session }
     }
 
-    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool {
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
+        -> Bool
+    {
         let retained = retainedEvents
         guard let key = Key(session.id) else { throw SessionID.invalid(session.id) }
         return shard(key).withLock { entries in

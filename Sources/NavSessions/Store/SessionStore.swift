@@ -1,5 +1,5 @@
-import NavJSON
 import NavCore
+import NavJSON
 import NavSnapshot
 
 /// One session as a store keeps it.
@@ -260,7 +260,9 @@ package struct KeptAnswer: Sendable {
     /// Headers written as ``headersJSON``; a pair that does not read back is left out.
     package static func headers(fromJSON bytes: [UInt8]) -> [(String, String)] {
         ((try? JSONValue(parsing: bytes))?.arrayValue ?? []).compactMap { pair -> (String, String)? in
-            guard let pair = pair.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else { return nil }
+            guard let pair = pair.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else {
+                return nil
+            }
             return (name, value)
         }
     }
@@ -294,6 +296,7 @@ package struct KeptAnswerSize: Sendable {
 /// Restores a stored snapshot for a session of graph `name` at `version`.
 /// Restores a stored snapshot of graph `name`, created on `version`: its state and the graph version
 /// it runs on now (the snapshot's `graphVersion`, else `version`).
-package typealias SnapshotDecoder = @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
-    state: SessionState, graphVersion: Int
-)
+package typealias SnapshotDecoder =
+    @Sendable (_ snapshot: JSONValue, _ name: String, _ version: Int) throws(StoreError) -> (
+        state: SessionState, graphVersion: Int
+    )

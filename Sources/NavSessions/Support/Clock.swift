@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Wall and monotonic time for the daemon (NavCore never reads a clock).

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 package enum FileSystem {
@@ -118,7 +118,8 @@ package final class DatabaseLock: @unchecked Sendable {
     package static func inUse(_ path: String, holder: Int32?) -> StoreError {
         let who = holder.map { "another navd holds it: PID \($0)" } ?? "another process holds it (its PID cannot be known here)"
         return StoreError(
-            message: "the database \(path) is in use: \(who). Nothing was read or changed; stop that process first, or give this one another file",
+            message:
+                "the database \(path) is in use: \(who). Nothing was read or changed; stop that process first, or give this one another file",
             kind: .inUse
         )
     }
@@ -159,9 +160,9 @@ package final class DatabaseLock: @unchecked Sendable {
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: " "))
             guard fields.count >= 6, String(decoding: fields[1], as: UTF8.self) == "FLOCK",
-                  String(decoding: fields[5], as: UTF8.self) == file,
-                  let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0,
-                  pid != skipped
+                String(decoding: fields[5], as: UTF8.self) == file,
+                let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0,
+                pid != skipped
             else { continue }
             return pid
         }

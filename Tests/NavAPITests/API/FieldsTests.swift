@@ -1,8 +1,9 @@
-@testable import NavAPI
 import NavCore
-@testable import NavHTTP
 import NavJSON
 import Testing
+
+@testable import NavAPI
+@testable import NavHTTP
 @testable import NavTestSupport
 
 /// Request bodies: unknown members are refused by name, media types are read leniently.
@@ -30,7 +31,7 @@ import Testing
         ("Application/JSON; charset=utf-8", "application/json"),
         (" application/merge-patch+json ;x=y", "application/merge-patch+json"),
         ("text/plain", "text/plain"),
-        ("", ""),
+        ("", "")
     ])
     func mediaTypesAreTrimmedAndLowercased(header: String, mediaType: String) {
         #expect(RequestContext.mediaType(header) == mediaType)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// docs/design.md, "Flows" over HTTP, as a client drives it: every answer is held to openapi.yaml by the harness.
@@ -20,7 +21,8 @@ import Testing
         #expect(try redirected.json()["pending"] == "/top/settings")
         #expect(try navd.view(session)["pending"] == "/top/settings")
 
-        let login = try navd.send("PATCH", session.url + "/context", json: ["user": "ann"], token: session.token, contentType: "application/merge-patch+json")
+        let login = try navd.send(
+            "PATCH", session.url + "/context", json: ["user": "ann"], token: session.token, contentType: "application/merge-patch+json")
         #expect(login.status == 200, "\(login)")
         let view = try login.json()
         #expect(view["path"] == "/top/settings")
@@ -38,7 +40,8 @@ import Testing
     @Test func aContextChangeIsBoundByMaxContextAsACreationIs() throws {
         let navd = try startNavd(arguments: ["--max-context", "64"])
         let session = try navd.createSession(context: ["user": "u1"])
-        let large = try navd.send("PATCH", session.url + "/context", json: ["bio": .string(String(repeating: "x", count: 80))], token: session.token)
+        let large = try navd.send(
+            "PATCH", session.url + "/context", json: ["bio": .string(String(repeating: "x", count: 80))], token: session.token)
         #expect(large.status == 400 && large.code == "invalid_request", "\(large)")
         #expect(try large.json()["param"] == "context")
         #expect(try navd.send("PATCH", session.url + "/context", json: ["bio": "short"], token: session.token).status == 200)
@@ -50,7 +53,8 @@ import Testing
         let session = try navd.createSession(headers: ["Authorization": "Bearer \(Self.backendToken)"])
         let own = try navd.send("PATCH", session.url + "/context", json: ["user": "mallory"], token: session.token)
         #expect(own.status == 401 && own.code == "unauthorized", "\(own)")
-        let batched = try navd.send("POST", session.url + "/intents", json: ["intents": [["context": ["user": "mallory"]]]], token: session.token)
+        let batched = try navd.send(
+            "POST", session.url + "/intents", json: ["intents": [["context": ["user": "mallory"]]]], token: session.token)
         #expect(batched.status == 401, "\(batched)")
         #expect(try navd.view(session)["context"] == [:])
         // The session's own token still drives the rest of the session.
@@ -74,7 +78,8 @@ import Testing
         #expect(events.dropLast().last?["value"] == ["category": 3])
         #expect(events.dropLast().last?["from"] == "pick_category")
         #expect(events.dropLast().last?["scene"] == "list_news")
-        let tooLarge = try navd.send("POST", session.url + "/back", json: ["result": .string(String(repeating: "x", count: 17_000))], token: session.token)
+        let tooLarge = try navd.send(
+            "POST", session.url + "/back", json: ["result": .string(String(repeating: "x", count: 17_000))], token: session.token)
         #expect(tooLarge.status == 400 && tooLarge.code == "invalid_request")
         #expect(try tooLarge.json()["param"] == "result")
     }
@@ -84,7 +89,8 @@ import Testing
         let session = try navd.createSession(start: "/top/edit_profile")
         let other = try navd.createSession(start: "/top/edit_profile")
         for target in [session, other] {
-            let typed = try navd.send("POST", target.url + "/screens/e2/commands", json: ["name": "type", "args": ["text": "draft"]], token: target.token)
+            let typed = try navd.send(
+                "POST", target.url + "/screens/e2/commands", json: ["name": "type", "args": ["text": "draft"]], token: target.token)
             #expect(typed.status == 200, "\(typed)")
         }
         let asked = try navd.send("POST", session.url + "/back", json: ["result": "kept"], token: session.token)
@@ -98,7 +104,8 @@ import Testing
         // Another session's token, or a forged one, confirms nothing.
         #expect(try navd.send("POST", other.url + "/confirm", json: ["token": .string(token)], token: other.token).status == 412)
         let forged = token.dropLast(2) + (token.hasSuffix("00") ? "11" : "00")
-        #expect(try navd.send("POST", session.url + "/confirm", json: ["token": .string(String(forged))], token: session.token).status == 412)
+        #expect(
+            try navd.send("POST", session.url + "/confirm", json: ["token": .string(String(forged))], token: session.token).status == 412)
         for garbage in ["", "1.2.3", "x"] {
             let answer = try navd.send("POST", session.url + "/confirm", json: ["token": .string(garbage)], token: session.token)
             #expect(answer.status == 412 && answer.code == "version_conflict", "\(answer)")
@@ -122,18 +129,25 @@ import Testing
     @Test func aBatchNamesTheItemItRefused() throws {
         let navd = try startNavd()
         let session = try navd.createSession()
-        let refused = try navd.send("POST", session.url + "/intents", json: ["intents": [["navigate": "list_news"], ["navigate": "nosuch"]]], token: session.token)
+        let refused = try navd.send(
+            "POST", session.url + "/intents", json: ["intents": [["navigate": "list_news"], ["navigate": "nosuch"]]], token: session.token)
         #expect(refused.status == 422 && refused.code == "unknown_scene")
         #expect(try refused.json()["index"] == 1)
-        let malformed = try navd.send("POST", session.url + "/intents", json: ["intents": [["navigate": "help"], ["back": 0]]], token: session.token)
+        let malformed = try navd.send(
+            "POST", session.url + "/intents", json: ["intents": [["navigate": "help"], ["back": 0]]], token: session.token)
         #expect(malformed.status == 400 && malformed.code == "invalid_request")
         #expect(try malformed.json()["index"] == 1)
         #expect(try malformed.json()["param"] == "intents.1.back")
         #expect(try navd.view(session)["version"] == 1)
 
-        let applied = try navd.send("POST", session.url + "/intents", json: ["intents": [
-            ["link": "news", "params": ["category": 2]], ["link": "show", "params": ["id": 9]], ["state": ["screen": "e3", "patch": ["read": true]]],
-        ]], token: session.token)
+        let applied = try navd.send(
+            "POST", session.url + "/intents",
+            json: [
+                "intents": [
+                    ["link": "news", "params": ["category": 2]], ["link": "show", "params": ["id": 9]],
+                    ["state": ["screen": "e3", "patch": ["read": true]]]
+                ]
+            ], token: session.token)
         #expect(applied.status == 200, "\(applied)")
         let view = try applied.json()
         #expect(view["version"] == 2)
@@ -150,10 +164,15 @@ import Testing
         // Version 2: list_news gains a sort with a default; show_news's id becomes a string.
         let news = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"), encoding: .utf8)
         let next = news.replacingOccurrences(
-            of: #""category": {"type": "int", "default": 0}"#, with: #""category": {"type": "int", "default": 0}, "sort": {"type": "string", "default": "new"}"#
-        ).replacingOccurrences(of: #""show_news":   {"params": {"id": {"type": "int", "required": true}}}"#, with: #""show_news":   {"params": {"slug": {"type": "string", "required": true}}}"#)
+            of: #""category": {"type": "int", "default": 0}"#,
+            with: #""category": {"type": "int", "default": 0}, "sort": {"type": "string", "default": "new"}"#
+        ).replacingOccurrences(
+            of: #""show_news":   {"params": {"id": {"type": "int", "required": true}}}"#,
+            with: #""show_news":   {"params": {"slug": {"type": "string", "required": true}}}"#)
         #expect(next != news)
-        let uploaded = try navd.request("PUT", "/v1/graphs/news", headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"], body: Array(next.utf8))
+        let uploaded = try navd.request(
+            "PUT", "/v1/graphs/news", headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.adminToken)"],
+            body: Array(next.utf8))
         #expect(uploaded.status == 200, "\(uploaded)")
 
         let moved = try navd.send("POST", fits.url + "/upgrade", json: [:], token: fits.token)
@@ -179,7 +198,10 @@ import Testing
         let refused = try #require(body["refused"]?.array)
         #expect(refused.map { $0["id"] } == [.string(oldVersion.id)])
         #expect(refused.first?["problem"]?["code"] == "upgrade_refused")
-        #expect(refused.first?["problem"]?["reasons"]?.array?.compactMap { $0["pointer"]?.string } == ["/screens/1/params/id", "/screens/1/params/slug"])
+        #expect(
+            refused.first?["problem"]?["reasons"]?.array?.compactMap { $0["pointer"]?.string } == [
+                "/screens/1/params/id", "/screens/1/params/slug"
+            ])
         #expect(try navd.view(oldVersion)["graph"]?["version"] == 1)
         #expect(try navd.send("POST", "/v1/graphs/news/upgrade", token: fits.token).status == 403)
     }

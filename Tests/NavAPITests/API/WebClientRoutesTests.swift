@@ -1,10 +1,10 @@
 import Foundation
-@testable import NavAPI
 import NavDiagram
 import NavSessions
 import Testing
-@testable import NavTestSupport
 
+@testable import NavAPI
+@testable import NavTestSupport
 
 /// `/ui/`: the reference web client's files, compiled in, served with their media types,
 /// revalidation and security headers (docs/design.md, "The web client"). Every answer is also held to openapi.yaml.
@@ -31,7 +31,7 @@ import Testing
         ("/ui/app.js", "text/javascript; charset=utf-8"),
         ("/ui/stage.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
-        ("/ui/favicon.svg", "image/svg+xml; charset=utf-8"),
+        ("/ui/favicon.svg", "image/svg+xml; charset=utf-8")
     ])
     func filesCarryTheirMediaTypeAndSecurityHeaders(target: String, contentType: String) throws {
         let navd = try startNavd()

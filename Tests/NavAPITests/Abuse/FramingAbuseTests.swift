@@ -1,7 +1,8 @@
 import Foundation
-@testable import NavTestSupport
 import Synchronization
 import Testing
+
+@testable import NavTestSupport
 
 /// Framing attacks at scale against the binary (docs/design.md, "HTTP framing"): hundreds of
 /// ambiguous heads, each with a request smuggled behind it, from several clients at once and
@@ -50,7 +51,8 @@ struct FramingAbuseTests {
                 do {
                     let path = round % 2 == 0 ? "^/top" : "list_news"
                     let body = Array(#"{"path":"\#(path)"}"#.utf8)
-                    let head = "POST \(session.url)/navigate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(session.token)\r\n"
+                    let head =
+                        "POST \(session.url)/navigate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(session.token)\r\n"
                         + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
                     try ordinary.send(Array(head.utf8) + body)
                     let answer = try ordinary.readResponse()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 /// Hostile graphs and diagrams (docs/design.md, "Graphs" and "Heavy graph work"): big and
@@ -20,7 +21,10 @@ import Testing
         }
         var global: [String: JSON] = [:]
         for index in 0..<links { global["g\(index)"] = ["path": .string("/s\(index % scenes)")] }
-        return ["name": .string(name), "start": .string(start), "scenes": .object(members), "links": .object(global), "description": .string("tag \(tag)")]
+        return [
+            "name": .string(name), "start": .string(start), "scenes": .object(members), "links": .object(global),
+            "description": .string("tag \(tag)")
+        ]
     }
 
     static func budget(_ navd: any NavdHarness, _ kind: String, _ resource: String) throws -> Int? {
@@ -96,7 +100,8 @@ import Testing
         #expect(try scenes.status == 422 && scenes.json()["issues"]?[0]?["pointer"] == "/scenes", "\(scenes.status)")
         let links = try navd.request("PUT", "/v1/graphs/linked", headers: json, body: Self.text("linked", scenes: 10, links: 50_000))
         #expect(try links.status == 422 && links.json()["issues"]?[0]?["pointer"] == "/links", "\(links.status)")
-        let deep = try navd.request("PUT", "/v1/graphs/deep", headers: json, body: Self.text("deep", scenes: 2, start: String(repeating: "/s0", count: 33)))
+        let deep = try navd.request(
+            "PUT", "/v1/graphs/deep", headers: json, body: Self.text("deep", scenes: 2, start: String(repeating: "/s0", count: 33)))
         #expect(try deep.status == 422 && deep.json()["issues"]?[0]?["pointer"] == "/start", "\(deep.status)")
         #expect(try navd.request("GET", "/v1/graphs").json()["graphs"]?.array?.isEmpty == true)
         // 1,500 scenes and 1,500 global links (once 70 MB a version): loads, and a session's view
@@ -119,7 +124,8 @@ import Testing
         defer { _ = try? navd.stop() }
         let versions = 4
         for tag in 0..<versions {
-            let answer = try navd.send("PUT", "/v1/graphs/drawn", json: Self.graph("drawn", scenes: 1_200, links: 1_200, tag: tag), token: Self.admin)
+            let answer = try navd.send(
+                "PUT", "/v1/graphs/drawn", json: Self.graph("drawn", scenes: 1_200, links: 1_200, tag: tag), token: Self.admin)
             #expect(answer.status == 200 || answer.status == 201, "\(answer.status)")
         }
         let formats = ["svg", "dot", "mermaid"]

@@ -1,6 +1,7 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
@@ -15,9 +16,11 @@ import Testing
         let folder = try TemporaryFolder()
         let total = 256 << 10
         let perSession = 64 << 10
-        let navd = try DaemonHarness(store: "sqlite:\(folder.path)/navd.db", arguments: [
-            "--max-idempotency-bytes-per-session", "64K", "--max-idempotency-bytes", "256K",
-        ])
+        let navd = try DaemonHarness(
+            store: "sqlite:\(folder.path)/navd.db",
+            arguments: [
+                "--max-idempotency-bytes-per-session", "64K", "--max-idempotency-bytes", "256K"
+            ])
         @Sendable func budget() throws -> (used: Int, limit: Int) {
             let text = try navd.request("GET", "/metrics").text
             func value(_ metric: String) throws -> Int {
@@ -80,7 +83,8 @@ import Testing
             let other = try large()
             var version = try navd.view(other)["version"]?.int ?? 0
             for index in 0..<8 {
-                let answer = try navd.navigate(other, "^/top/list_news(category=1)/show_news(id=\(index + 1))", headers: ["Idempotency-Key": "many-\(index)"])
+                let answer = try navd.navigate(
+                    other, "^/top/list_news(category=1)/show_news(id=\(index + 1))", headers: ["Idempotency-Key": "many-\(index)"])
                 if answer.status == 200 { version = try answer.json()["version"]?.int ?? version } else { refused(answer) }
             }
             #expect(try budget().used <= total)
@@ -95,7 +99,8 @@ import Testing
 
         // Stopped cleanly, every logged change is folded: the table holds no more than the budget.
         let connection = try SQLiteConnection(path: "\(folder.path)/navd.db")
-        let statement = try connection.statement("SELECT COALESCE(SUM(length(body) + length(headers) + length(key) + length(fingerprint)), 0) FROM idempotency")
+        let statement = try connection.statement(
+            "SELECT COALESCE(SUM(length(body) + length(headers) + length(key) + length(fingerprint)), 0) FROM idempotency")
         _ = try statement.step()
         let bytes = statement.int(0)
         statement.reset()

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Attacks on watchers against the binary (docs/design.md, "Watchers" and "Bytes buffered for
@@ -24,7 +25,8 @@ import Glibc
         let started = Date()
         repeat {
             if try metric(navd, "navd_watchers ") == 0, try metric(navd, "navd_budget_used{resource=\"watchers\"} ") == 0,
-               try metric(navd, "process_open_fds ") <= descriptors + 4 {
+                try metric(navd, "process_open_fds ") <= descriptors + 4
+            {
                 return true
             }
             Thread.sleep(forTimeInterval: 0.05)
@@ -84,7 +86,9 @@ import Glibc
                     continue
                 }
                 sockets.append(socket)
-                let request = Array("GET \(session.url)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(session.token)\r\n\r\n".utf8)
+                let request = Array(
+                    "GET \(session.url)/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(session.token)\r\n\r\n"
+                        .utf8)
                 _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
         }
@@ -97,7 +101,8 @@ import Glibc
                 // would take longer than navd takes to give them.
                 let patch: JSON = ["blob": .string(blob + String(round)), "round": .int(round)]
                 let answer = try navd.request(
-                    "PATCH", session.url + "/context", headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/merge-patch+json"],
+                    "PATCH", session.url + "/context",
+                    headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/merge-patch+json"],
                     body: patch.bytes, validate: false
                 )
                 #expect(answer.status == 200)
@@ -126,11 +131,14 @@ import Glibc
         let started = Date()
         var settled = false
         while !settled, Date().timeIntervalSince(started) < 5 {
-            settled = try Self.metric(navd, "navd_watchers ") == 0
+            settled =
+                try Self.metric(navd, "navd_watchers ") == 0
                 && Self.metric(navd, "navd_budget_used{resource=\"watcher_buffer_bytes\"} ") == 0
             if !settled { Thread.sleep(forTimeInterval: 0.05) }
         }
-        let (watchers, bytes) = (try Self.metric(navd, "navd_watchers "), try Self.metric(navd, "navd_budget_used{resource=\"watcher_buffer_bytes\"} "))
+        let (watchers, bytes) = (
+            try Self.metric(navd, "navd_watchers "), try Self.metric(navd, "navd_budget_used{resource=\"watcher_buffer_bytes\"} ")
+        )
         #expect(settled, "watchers \(watchers), bytes \(bytes)")
         #expect(try navd.stop() == 0)
     }

@@ -40,13 +40,22 @@ import Testing
             ("GET", "/v1/sessions", admin, []),
             ("POST", session.url + "/navigate", json, navigate),
             ("POST", session.url + "/navigate", json.merging(["If-Match": "\"1\""]) { $1 }, navigate),
-            ("POST", session.url + "/navigate", json.merging(["Idempotency-Key": "k-1"]) { $1 }, Array(#"{"path":"show_news(id=1)"}"#.utf8)),
-            ("POST", session.url + "/navigate", json.merging(["Idempotency-Key": "k-1"]) { $1 }, Array(#"{ "path" : "show_news(id=1)" }"#.utf8)),
+            (
+                "POST", session.url + "/navigate", json.merging(["Idempotency-Key": "k-1"]) { $1 },
+                Array(#"{"path":"show_news(id=1)"}"#.utf8)
+            ),
+            (
+                "POST", session.url + "/navigate", json.merging(["Idempotency-Key": "k-1"]) { $1 },
+                Array(#"{ "path" : "show_news(id=1)" }"#.utf8)
+            ),
             ("POST", session.url + "/navigate", auth.merging(["Content-Type": "text/plain"]) { $1 }, navigate),
             ("POST", session.url + "/navigate", json, Array(#"{"path":"#.utf8)),
             ("POST", session.url + "/navigate", json, [UInt8](repeating: UInt8(ascii: " "), count: 70_000)),
             ("POST", session.url + "/back", json, Array(#"{"count":1}"#.utf8)),
-            ("PATCH", session.url + "/screens/e1/state", auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"a":{"b":1}}"#.utf8)),
+            (
+                "PATCH", session.url + "/screens/e1/state", auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 },
+                Array(#"{"a":{"b":1}}"#.utf8)
+            ),
             ("GET", session.url + "/events", auth, []),
             ("GET", session.url + "/events?after=2&limit=2", auth, []),
             ("GET", session.url + "/events?after=+1%00", auth, []),
@@ -69,11 +78,14 @@ import Testing
             ("GET", "/v1/graphs/news?version=1", [:], []),
             ("GET", "/v1/graphs/news/diagram?format=svg", [:], []),
             ("GET", "/v1/graphs/news/diagram?format=png", [:], []),
-            ("PUT", "/v1/graphs/news", admin.merging(["Content-Type": "application/yaml"]) { $1 }, Array("name: news\nstart: /top\nscenes: {top: {}}\n".utf8)),
+            (
+                "PUT", "/v1/graphs/news", admin.merging(["Content-Type": "application/yaml"]) { $1 },
+                Array("name: news\nstart: /top\nscenes: {top: {}}\n".utf8)
+            ),
             ("PUT", "/v1/graphs/news", ["Content-Type": "application/json"], Array("{}".utf8)),
             ("POST", "/v1/sessions", ["Content-Type": "application/json"], Array(#"{"context":"u1"}"#.utf8)),
             ("DELETE", session.url, auth, []),
-            ("DELETE", session.url, auth, []),
+            ("DELETE", session.url, auth, [])
         ]
     }
 
@@ -82,7 +94,7 @@ import Testing
     /// `Date` left out.
     static func normalised(_ answer: HTTPMessage, session: NavdSession, sentRequestID: String?) -> HTTPMessage {
         let secrets = [
-            (session.id, "{id}"), (session.token, "{token}"), (session.created["watchToken"]?.string ?? "{watchToken}", "{watchToken}"),
+            (session.id, "{id}"), (session.token, "{token}"), (session.created["watchToken"]?.string ?? "{watchToken}", "{watchToken}")
         ]
         func replaced(_ text: String) -> String {
             secrets.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
@@ -106,8 +118,12 @@ import Testing
         let sessions = try [binary as any NavdHarness, inProcess].map { try $0.createSession(context: ["user": "u1"]) }
         // The creation answers too, but for the secrets.
         #expect(
-            Self.normalised(HTTPMessage(status: 201, headers: [:], body: sessions[0].created.bytes), session: sessions[0], sentRequestID: nil).text
-                == Self.normalised(HTTPMessage(status: 201, headers: [:], body: sessions[1].created.bytes), session: sessions[1], sentRequestID: nil).text
+            Self.normalised(
+                HTTPMessage(status: 201, headers: [:], body: sessions[0].created.bytes), session: sessions[0], sentRequestID: nil
+            ).text
+                == Self.normalised(
+                    HTTPMessage(status: 201, headers: [:], body: sessions[1].created.bytes), session: sessions[1], sentRequestID: nil
+                ).text
         )
         let exchanges = zip(Self.requests(sessions[0]), Self.requests(sessions[1]))
         for (index, (toBinary, toInProcess)) in exchanges.enumerated() {
@@ -120,7 +136,8 @@ import Testing
                 session: sessions[0], sentRequestID: sentRequestID
             )
             let fromInProcess = Self.normalised(
-                try inProcess.request(toInProcess.method, toInProcess.target, headers: toInProcess.headers, body: toInProcess.body, validate: validate),
+                try inProcess.request(
+                    toInProcess.method, toInProcess.target, headers: toInProcess.headers, body: toInProcess.body, validate: validate),
                 session: sessions[1], sentRequestID: sentRequestID
             )
             #expect(fromInProcess.status == fromBinary.status, "\(what): \(fromInProcess) | binary: \(fromBinary)")
@@ -138,7 +155,9 @@ import Testing
         #expect(throws: DaemonHarness.StartFailure.self) { _ = try InProcessHarness(arguments: ["--backend-token", "short"]) }
         #expect(throws: DaemonHarness.StartFailure.self) { _ = try InProcessHarness(arguments: ["--no-such-option"]) }
         #expect(throws: DaemonHarness.StartFailure.self) { _ = try InProcessHarness(graphs: ["Examples/no-such-graph.json"]) }
-        let navd = try InProcessHarness(arguments: ["--max-body", "1024", "--max-sessions", "7", "--session-ttl", "90s", "--max-context", "100"])
+        let navd = try InProcessHarness(arguments: [
+            "--max-body", "1024", "--max-sessions", "7", "--session-ttl", "90s", "--max-context", "100"
+        ])
         #expect(navd.settings.maxBody == 1024)
         #expect(navd.settings.maxSessions == 7)
         #expect(navd.settings.sessionTTLMilliseconds == 90_000)

@@ -51,7 +51,8 @@ import Testing
         #expect(try navd.stop() == 0)
         let log = navd.log
         #expect(!log.utf8.contains(0x1B))
-        let line = try #require(log.split(separator: "\n").first { $0.contains("msg=request method=") && $0.contains(#"\x1b[31m"#) }, "\(log.suffix(2000))")
+        let line = try #require(
+            log.split(separator: "\n").first { $0.contains("msg=request method=") && $0.contains(#"\x1b[31m"#) }, "\(log.suffix(2000))")
         #expect(line.utf8.count < 360, "\(line)")
         #expect(line.contains("...(10005 bytes)"))
     }

@@ -1,15 +1,15 @@
 import Logging
+import Testing
+
 @testable import NavAPI
 @testable import NavCLI
 @testable import NavHTTP
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-
 
 /// The log batches `info` lines but never holds back a notice or worse, and never reorders;
 /// lines have one shape, request lines included.
@@ -118,7 +118,10 @@ import Glibc
         logger[metadataKey: "zone"] = "a"
         logger.warning("graph issue", metadata: ["file": "news.json", "detail": "warning: /scenes/a: a b=c \"d\""])
         logger.debug("not written")
-        #expect(Self.lines(pipe.drain()) == [#"level=warning logger=navd msg="graph issue" detail="warning: /scenes/a: a b=c \"d\"" file=news.json zone=a"#])
+        #expect(
+            Self.lines(pipe.drain()) == [
+                #"level=warning logger=navd msg="graph issue" detail="warning: /scenes/a: a b=c \"d\"" file=news.json zone=a"#
+            ])
     }
 
     /// The request log, written by the application straight into the sink, has the same shape as
@@ -133,11 +136,12 @@ import Glibc
         _ = application.handle(HTTPRequest(method: "GET", path: "/nowhere", headers: ["X-Request-Id": "probe-3"]))
         sink.flush()
         let lines = Self.lines(pipe.drain()).map { $0.replacing(/\sms=\d+\.\d\s/, with: " ms=T ") }
-        #expect(lines == [
-            "level=info logger=navd msg=request method=GET ms=T request_id=probe-1 route=/healthz status=200",
-            "level=info logger=navd msg=request method=GET ms=T request_id=probe-2 route=/v1/sessions/{id} status=401",
-            "level=info logger=navd msg=request method=GET ms=T request_id=probe-3 route=unmatched status=404",
-        ])
+        #expect(
+            lines == [
+                "level=info logger=navd msg=request method=GET ms=T request_id=probe-1 route=/healthz status=200",
+                "level=info logger=navd msg=request method=GET ms=T request_id=probe-2 route=/v1/sessions/{id} status=401",
+                "level=info logger=navd msg=request method=GET ms=T request_id=probe-3 route=unmatched status=404"
+            ])
     }
 
     @Test func aLogLevelAboveInfoWritesNoRequestLines() throws {

@@ -1,8 +1,8 @@
-@testable import NavAPI
 import NavDiagram
 import NavJSON
 import Testing
 
+@testable import NavAPI
 @testable import NavSessions
 @testable import NavTestSupport
 

@@ -1,8 +1,9 @@
 import Foundation
-@testable import NavCLI
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// Graph bounds at the API (docs/design.md, "Graphs" and "Heavy graph work"): names, documents
@@ -34,7 +35,8 @@ import Testing
     @Test func aStartPathDeeperThanMaxDepthIsAnInvalidGraph() throws {
         let navd = try startNavd(arguments: ["--admin-token", Self.admin])
         defer { _ = try? navd.stop() }
-        let answer = try navd.send("PUT", "/v1/graphs/deep", json: Self.graph("deep", start: String(repeating: "/a", count: 40)), token: Self.admin)
+        let answer = try navd.send(
+            "PUT", "/v1/graphs/deep", json: Self.graph("deep", start: String(repeating: "/a", count: 40)), token: Self.admin)
         #expect(answer.status == 422, "\(answer)")
         let problem = try answer.json()
         #expect(problem["code"] == "invalid_graph")

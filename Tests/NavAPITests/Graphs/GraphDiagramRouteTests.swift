@@ -2,6 +2,7 @@ import Foundation
 import NavCore
 import NavDiagram
 import Testing
+
 @testable import NavTestSupport
 
 /// `GET /v1/graphs/{name}/diagram`: the graph drawn by navd, open like the other graph reads.
@@ -31,7 +32,7 @@ import Testing
     /// the graph version, drawn once per version and format.
     @Test(arguments: [
         (DiagramFormat.dot, "text/vnd.graphviz; charset=utf-8", "digraph \"news\" {\n"),
-        (.mermaid, "text/plain; charset=utf-8", "flowchart TB\n"),
+        (.mermaid, "text/plain; charset=utf-8", "flowchart TB\n")
     ])
     func theDiagramInDOTAndMermaid(_ format: DiagramFormat, _ mediaType: String, _ prefix: String) throws {
         let navd = try startNavd(arguments: ["--admin-token", Self.adminToken])
@@ -52,7 +53,9 @@ import Testing
         #expect(upload.status == 200 && upload.headers["etag"] == "\"2\"", "\(upload)")
         let latest = try navd.request("GET", "/v1/graphs/news/diagram?format=\(format.rawValue)")
         #expect(latest.status == 200 && latest.headers["etag"] == "\"2\"")
-        #expect(latest.text.contains(format == .dot ? #""top" -> "extra" [label="more\n!extra""# : #"s_top -.->|"more<br/>!extra"| s_extra"#), "\(latest.text)")
+        #expect(
+            latest.text.contains(format == .dot ? #""top" -> "extra" [label="more\n!extra""# : #"s_top -.->|"more<br/>!extra"| s_extra"#),
+            "\(latest.text)")
         let first = try navd.request("GET", "/v1/graphs/news/diagram?format=\(format.rawValue)&version=1")
         #expect(first.status == 200 && first.headers["etag"] == "\"1\"" && first.body == answer.body)
     }

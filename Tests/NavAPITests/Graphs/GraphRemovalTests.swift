@@ -1,7 +1,8 @@
 import Foundation
+import Testing
+
 @testable import NavAPI
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 /// `DELETE /v1/graphs/{name}?version=N` (docs/design.md, "Graphs"): a version no session runs on

@@ -1,10 +1,11 @@
 import Foundation
-@testable import NavAPI
 import NavCore
-@testable import NavHTTP
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavAPI
+@testable import NavHTTP
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// A stream's watcher without sockets: its messages are read straight out of its
@@ -23,7 +24,9 @@ import Testing
         }
 
         func navigate(_ path: String) throws {
-            _ = try sessions.apply(.intent(.navigate(path)), to: id, credentials: Credentials(bearer: Token.digest(token)), ifMatch: nil) { $0 }
+            _ = try sessions.apply(.intent(.navigate(path)), to: id, credentials: Credentials(bearer: Token.digest(token)), ifMatch: nil) {
+                $0
+            }
         }
 
         func watcher(bufferLimit: Int = 1 << 20, lastSeq: Int? = nil) throws -> (EventStream, ResponseStream) {
@@ -61,9 +64,13 @@ import Testing
         let fixture = try Fixture()
         let credentials = Credentials(bearer: Token.digest(fixture.token))
         let (_, stream) = try fixture.watcher()
-        let intents: [Intent] = [.navigate("list_news(category=2)"), .patchContext(["user": "ann", "note": "a \"quoted\" é"]), .back(1, result: ["x": 1])]
+        let intents: [Intent] = [
+            .navigate("list_news(category=2)"), .patchContext(["user": "ann", "note": "a \"quoted\" é"]), .back(1, result: ["x": 1])
+        ]
         for intent in intents {
-            let (mutation, answer) = try fixture.sessions.apply(.intent(intent), to: fixture.id, credentials: credentials, ifMatch: nil) { ($0, fixture.sessions.answer(to: $0)) }
+            let (mutation, answer) = try fixture.sessions.apply(.intent(intent), to: fixture.id, credentials: credentials, ifMatch: nil) {
+                ($0, fixture.sessions.answer(to: $0))
+            }
             #expect(mutation.watchedView != nil)
             #expect(answer == fixture.sessions.view(of: mutation.session, events: mutation.events, eventsJSON: mutation.eventsJSON))
             _ = try JSONValue(parsing: answer)
@@ -119,7 +126,8 @@ import Testing
         do {
             let response = try LongPoll.start(fixture.id, sessions: fixture.sessions, seconds: 60) { () throws(ServiceError) in
                 let (_, events, _) = try fixture.sessions.events(of: fixture.id, credentials: credentials, after: 5, limit: 100)
-                return HTTPResponse(status: 200, body: Array((events.isEmpty ? #"{"events":[],"next":5}"# : #"{"events":[{}],"next":6}"#).utf8))
+                return HTTPResponse(
+                    status: 200, body: Array((events.isEmpty ? #"{"events":[],"next":5}"# : #"{"events":[{}],"next":6}"#).utf8))
             }
             answer = response.deferred
             #expect(answer?.isResolved == false)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Live sessions over real sockets (docs/design.md, "Live sessions"): the event stream a watcher follows, the long
@@ -39,7 +40,7 @@ struct LiveSessionTests {
         for (step, answer) in [
             try navd.transition(session, "news", params: ["category": 2]),
             try navd.navigate(session, "show_news(id=7)"),
-            try navd.back(session),
+            try navd.back(session)
         ].enumerated() {
             let applied = try answer.json()
             let messages = try stream.untilView()
@@ -67,7 +68,9 @@ struct LiveSessionTests {
         // Last-Event-ID wins over ?after= (EventSource reconnects to the same URL with it). The
         // view comes first, then the replay; the view is current already, so none follows it.
         var last = 12
-        for (query, headers, from) in [("?after=3", [String: String](), 4), ("?after=1", ["Last-Event-ID": "7"], 8), ("", ["Last-Event-ID": "0"], 1)] {
+        for (query, headers, from) in [
+            ("?after=3", [String: String](), 4), ("?after=1", ["Last-Event-ID": "7"], 8), ("", ["Last-Event-ID": "0"], 1)
+        ] {
             var fields = headers
             fields["Authorization"] = "Bearer \(session.token)"
             let stream = try watch(session, query: query, headers: fields)
@@ -108,7 +111,9 @@ struct LiveSessionTests {
         }
         for writer in writers { try writer.value() }
         let final = try navd.view(session)
-        let last = try #require(try navd.request("GET", session.url + "/events?after=0&limit=1000", headers: ["Authorization": "Bearer \(session.token)"]).json()["next"]?.int)
+        let last = try #require(
+            try navd.request("GET", session.url + "/events?after=0&limit=1000", headers: ["Authorization": "Bearer \(session.token)"])
+                .json()["next"]?.int)
         for watcher in watchers {
             var seqs: [Int] = []
             var lastView: JSON?
@@ -198,7 +203,9 @@ struct LiveSessionTests {
         }
         // Another session's watch token opens nothing here.
         let other = try navd.createSession()
-        #expect(try navd.request("GET", session.url, headers: ["Authorization": "Bearer \(other.created["watchToken"]?.string ?? "")"]).status == 401)
+        #expect(
+            try navd.request("GET", session.url, headers: ["Authorization": "Bearer \(other.created["watchToken"]?.string ?? "")"]).status
+                == 401)
     }
 
     @Test func badInputGetsTheJSONRoutesProblemsNotABrokenStream() throws {
@@ -207,7 +214,7 @@ struct LiveSessionTests {
         let auth = ["Authorization": "Bearer \(session.token)"]
         for (query, headers, status, param) in [
             ("", ["Last-Event-ID": "x1"], 400, "Last-Event-ID"), ("", ["Last-Event-ID": "-1"], 400, "Last-Event-ID"),
-            ("?wait=61", [:], 400, "wait"), ("?after=-1", [:], 400, "after"),
+            ("?wait=61", [:], 400, "wait"), ("?after=-1", [:], 400, "after")
         ] as [(String, [String: String], Int, String)] {
             let stream = try watch(session, query: query, headers: auth.merging(headers) { $1 })
             #expect(stream.status == status, "\(query) \(headers)")
@@ -216,7 +223,8 @@ struct LiveSessionTests {
             #expect((try? answer.json())?["param"]?.string == param)
         }
         // An unknown session, a wrong token, no token: the same 401s as every session route.
-        let unknown = try EventStreamClient(port: navd.port, target: "/v1/sessions/\(String(repeating: "0", count: 32))/events", headers: auth)
+        let unknown = try EventStreamClient(
+            port: navd.port, target: "/v1/sessions/\(String(repeating: "0", count: 32))/events", headers: auth)
         #expect(unknown.status == 401)
         #expect(unknown.header("content-type") == "application/problem+json")
         let anonymous = try EventStreamClient(port: navd.port, target: session.url + "/events")
@@ -271,20 +279,26 @@ struct LiveSessionTests {
         let session = try navd.createSession()
         let preflight = try navd.request(
             "OPTIONS", session.url + "/navigate",
-            headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"]
+            headers: [
+                "Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type"
+            ]
         )
         #expect(preflight.status == 204)
         #expect(preflight.headers["access-control-allow-origin"] == "https://app.example")
         #expect(preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
         #expect(preflight.headers["access-control-allow-headers"]?.lowercased().contains("authorization") == true)
-        let read = try navd.request("GET", session.url, headers: ["Origin": "https://app.example", "Authorization": "Bearer \(session.token)"])
+        let read = try navd.request(
+            "GET", session.url, headers: ["Origin": "https://app.example", "Authorization": "Bearer \(session.token)"])
         #expect(read.headers["access-control-allow-origin"] == "https://app.example")
         #expect(read.headers["access-control-expose-headers"]?.contains("ETag") == true)
         #expect(read.headers["access-control-expose-headers"]?.contains("X-Request-Id") == true)
         // Another origin: no CORS headers, and its preflight is an ordinary 405.
-        let foreign = try navd.request("GET", session.url, headers: ["Origin": "https://evil.example", "Authorization": "Bearer \(session.token)"])
+        let foreign = try navd.request(
+            "GET", session.url, headers: ["Origin": "https://evil.example", "Authorization": "Bearer \(session.token)"])
         #expect(foreign.headers["access-control-allow-origin"] == nil)
-        let foreignPreflight = try navd.request("OPTIONS", session.url + "/navigate", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
+        let foreignPreflight = try navd.request(
+            "OPTIONS", session.url + "/navigate", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
         #expect(foreignPreflight.status == 405)
     }
 
@@ -301,9 +315,19 @@ struct LiveSessionTests {
             ("no origin", try navd.request("GET", session.url, headers: ["Authorization": auth])),
             ("no origin, an error", try navd.request("GET", session.url)),
             ("other origin, no route", try navd.request("GET", "/nowhere", headers: ["Origin": "https://evil.example"])),
-            ("allowed preflight", try navd.request("OPTIONS", session.url + "/navigate", headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST"])),
-            ("other preflight", try navd.request("OPTIONS", session.url + "/navigate", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])),
-            ("a change", try navd.navigate(session, "login")),
+            (
+                "allowed preflight",
+                try navd.request(
+                    "OPTIONS", session.url + "/navigate",
+                    headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST"])
+            ),
+            (
+                "other preflight",
+                try navd.request(
+                    "OPTIONS", session.url + "/navigate",
+                    headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
+            ),
+            ("a change", try navd.navigate(session, "login"))
         ]
         for (what, answer) in answers {
             let vary = (answer.headers["vary"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -315,7 +339,9 @@ struct LiveSessionTests {
         let navd = try daemon()
         let session = try navd.createSession()
         let auth = ["Authorization": "Bearer \(session.token)"]
-        for target in ["/healthz", "/readyz", "/metrics", "/openapi.yaml", "/v1/graphs", "/v1/graphs/news", session.url, session.url + "/events"] {
+        for target in [
+            "/healthz", "/readyz", "/metrics", "/openapi.yaml", "/v1/graphs", "/v1/graphs/news", session.url, session.url + "/events"
+        ] {
             let get = try navd.request("GET", target, headers: auth)
             let head = try navd.request("HEAD", target, headers: auth)
             #expect(head.status == get.status, "\(target)")
@@ -331,7 +357,8 @@ struct LiveSessionTests {
     @Test func anExpiredSessionEndsItsStreams() throws {
         let navd = try DaemonHarness(arguments: ["--session-ttl", "2s"])
         let session = try navd.createSession()
-        let stream = try EventStreamClient(port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
+        let stream = try EventStreamClient(
+            port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
         #expect(try stream.nextMessage()?.event == "view")
         let end = try #require(try stream.nextMessage())
         #expect(end.event == "end")
@@ -342,7 +369,8 @@ struct LiveSessionTests {
     @Test func stoppingTheDaemonEndsStreamsWithShutdown() throws {
         let navd = try DaemonHarness()
         let session = try navd.createSession()
-        let stream = try EventStreamClient(port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
+        let stream = try EventStreamClient(
+            port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])
         #expect(try stream.nextMessage()?.event == "view")
         #expect(try navd.stop() == 0)
         let end = try #require(try stream.nextMessage())

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Watchers (event streams, long polls) against the binary: a client that hangs up is let go at
@@ -96,7 +97,8 @@ import Glibc
         #expect(refusedPoll.headers["content-type"] == "application/problem+json")
         // A page is no watcher: still answered. Another session is not touched.
         #expect(try navd.request("GET", session.url + "/events", headers: auth).status == 200)
-        let elsewhere = try EventStreamClient(port: navd.port, target: other.url + "/events", headers: ["Authorization": "Bearer \(other.token)"])
+        let elsewhere = try EventStreamClient(
+            port: navd.port, target: other.url + "/events", headers: ["Authorization": "Bearer \(other.token)"])
         #expect(elsewhere.status == 200)
         // One leaves: its slot is free again.
         poll.close()
@@ -113,7 +115,11 @@ import Glibc
         var held: [EventStreamClient] = []
         for _ in 0..<4 {
             let session = try navd.createSession()
-            for _ in 0..<2 { held.append(try EventStreamClient(port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"])) }
+            for _ in 0..<2 {
+                held.append(
+                    try EventStreamClient(
+                        port: navd.port, target: session.url + "/events", headers: ["Authorization": "Bearer \(session.token)"]))
+            }
         }
         #expect(held.allSatisfy { $0.status == 200 })
         let late = try navd.createSession()
@@ -178,9 +184,13 @@ import Glibc
     @Test func anEventStreamWeightedZeroOrBelowJSONIsNotAStream() throws {
         let navd = try startNavd()
         let session = try navd.createSession()
-        for accept in ["text/event-stream;q=0", "text/event-stream; q=0.0", "text/event-stream;q=0.5, application/json", "application/json, text/event-stream;q=0.9", "text/event-stream;q=abc"] {
+        for accept in [
+            "text/event-stream;q=0", "text/event-stream; q=0.0", "text/event-stream;q=0.5, application/json",
+            "application/json, text/event-stream;q=0.9", "text/event-stream;q=abc"
+        ] {
             // A stream cannot be carried in process: a refusal to carry it would throw here.
-            let answer = try navd.request("GET", session.url + "/events", headers: ["Authorization": "Bearer \(session.token)", "Accept": accept])
+            let answer = try navd.request(
+                "GET", session.url + "/events", headers: ["Authorization": "Bearer \(session.token)", "Accept": accept])
             #expect(answer.status == 200, "\(accept)")
             #expect(answer.headers["content-type"] == "application/json", "\(accept)")
             #expect(try answer.json()["next"]?.int == 5, "\(accept)")

@@ -1,11 +1,12 @@
 import Foundation
-@testable import NavAPI
-@testable import NavCLI
 import NavHTTP
 import NavJSON
-@testable import NavSessions
 import NavStoreSQLite
 import Testing
+
+@testable import NavAPI
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// Where the answers kept under an `Idempotency-Key` are held in memory (`docs/design.md`,

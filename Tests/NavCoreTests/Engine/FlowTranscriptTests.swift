@@ -21,9 +21,11 @@ import Testing
 
     @Test func aDeepLinkBehindALoginShowsTheLoginAndWaits() throws {
         var session = try news()
-        #expect(try session.navigate("^/top/settings") == [
-            "transitionStart", "awake login", "willDisappear top", "willAppear login", "didDisappear top", "didAppear login", "transitionEnd",
-        ])
+        #expect(
+            try session.navigate("^/top/settings") == [
+                "transitionStart", "awake login", "willDisappear top", "willAppear login", "didDisappear top", "didAppear login",
+                "transitionEnd"
+            ])
         #expect(session.path == "/top!login")
         #expect(session.state.pending == "/top/settings")
         #expect(session.state.version == 2)
@@ -34,10 +36,11 @@ import Testing
         try session.navigate("settings")
         let before = session.state
         let events = try session.apply(.patchContext(["user": "ann"]))
-        #expect(events == [
-            "contextChanged", "transitionStart", "awake settings", "willDisappear login", "willAppear settings", "didDisappear login",
-            "didAppear settings", "remove login", "transitionEnd",
-        ])
+        #expect(
+            events == [
+                "contextChanged", "transitionStart", "awake settings", "willDisappear login", "willAppear settings", "didDisappear login",
+                "didAppear settings", "remove login", "transitionEnd"
+            ])
         #expect(session.path == "/top/settings")
         #expect(session.state.pending == nil)
         #expect(session.state.version == before.version + 1)
@@ -113,10 +116,12 @@ import Testing
         var session = try news(start: "/top/list_news")
         try session.navigate("!pick_category")
         let list = try #require(session.screen("list_news")?.id)
-        #expect(try session.apply(.exit(result: ["category": 3])) == [
-            "transitionStart", "willDisappear pick_category", "willAppear list_news", "didDisappear pick_category", "didAppear list_news",
-            "remove pick_category", "result list_news", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.exit(result: ["category": 3])) == [
+                "transitionStart", "willDisappear pick_category", "willAppear list_news", "didDisappear pick_category",
+                "didAppear list_news",
+                "remove pick_category", "result list_news", "transitionEnd"
+            ])
         let result = try #require(session.log.dropLast().last)
         #expect(result.type == .result && result.screen == list && result.from == "pick_category")
         #expect(result.detail == .value(["category": 3]))
@@ -126,7 +131,9 @@ import Testing
 
     @Test func backHandsItsResultToTheScreenItReveals() throws {
         var session = try news(start: "/top/list_news/show_news(id=1)")
-        #expect(try session.apply(.back(2, result: "done")).suffix(4) == ["remove show_news", "remove list_news", "result top", "transitionEnd"])
+        #expect(
+            try session.apply(.back(2, result: "done")).suffix(4) == ["remove show_news", "remove list_news", "result top", "transitionEnd"]
+        )
         #expect(session.log.dropLast().last?.from == "show_news")
     }
 
@@ -179,10 +186,11 @@ import Testing
         #expect(session.state.top?.state == ["bio": "hello", "dirty": true])
         let version = session.state.version
         // save: the patch clears `dirty`, so going back asks nothing.
-        #expect(try session.apply(.command(screen: form, name: "save")) == [
-            "stateChanged edit_profile", "transitionStart", "willDisappear edit_profile", "willAppear top", "didDisappear edit_profile",
-            "didAppear top", "remove edit_profile", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.command(screen: form, name: "save")) == [
+                "stateChanged edit_profile", "transitionStart", "willDisappear edit_profile", "willAppear top", "didDisappear edit_profile",
+                "didAppear top", "remove edit_profile", "transitionEnd"
+            ])
         #expect(session.state.version == version + 1)
         #expect(session.log.suffix(8).allSatisfy { $0.transition == version + 1 })
         #expect(session.path == "/top")
@@ -198,7 +206,9 @@ import Testing
         var clean = session
         #expect(try clean.apply(.exit()).contains("remove edit_profile"))
         try session.apply(.command(screen: form, name: "type", args: ["text": "draft"]))
-        for intent: Intent in [.exit(), .back(1), .navigate("^/top"), .link(name: "top", params: [:]), .batch([.navigate("help"), .navigate("^/top")])] {
+        for intent: Intent in [
+            .exit(), .back(1), .navigate("^/top"), .link(name: "top", params: [:]), .batch([.navigate("help"), .navigate("^/top")])
+        ] {
             #expect(session.refuse(intent, .confirmationRequired)?.screen == form, "\(intent)")
         }
         // Covering it removes nothing: no question.
@@ -217,7 +227,9 @@ import Testing
         // Switching tabs saves the stack: nothing is removed.
         try session.navigate("^/top/home#profile")
         // Leaving the tab bar removes the saved stack too.
-        #expect(session.refuse(.navigate("^/top"), .confirmationRequired)?.screen == session.state.allScreens.first { $0.scene == "show_friend" }?.id)
+        #expect(
+            session.refuse(.navigate("^/top"), .confirmationRequired)?.screen
+                == session.state.allScreens.first { $0.scene == "show_friend" }?.id)
     }
 
     @Test func aResumeThatWouldLeaveAFormAsksFirst() throws {
@@ -235,7 +247,8 @@ import Testing
     @Test func aBatchIsOneChangeCarryingEveryItemsEvents() throws {
         var session = try news(context: ["user": "u1"])
         let version = session.state.version
-        let events = try session.apply(.batch([.navigate("^/top"), .link(name: "news", params: ["category": 2]), .link(name: "show", params: ["id": 7])]))
+        let events = try session.apply(
+            .batch([.navigate("^/top"), .link(name: "news", params: ["category": 2]), .link(name: "show", params: ["id": 7])]))
         #expect(events.filter { $0 == "transitionStart" }.count == 2)
         #expect(session.path == "/top/list_news(category=2)/show_news(id=7)")
         #expect(session.state.version == version + 1)
@@ -286,10 +299,12 @@ import Testing
             Issue.record("the upgrade applied")
         } catch {
             #expect(error.code == .upgradeRefused)
-            #expect(error.reasons?.map(\.pointer) == [
-                "/screens/1/tabs/saved/friend", "/screens/1/tabs/saved/friend/1/params/name", "/screens/1/tabs/saved/friend/1/params/id",
-                "/screens/3/scene",
-            ])
+            #expect(
+                error.reasons?.map(\.pointer) == [
+                    "/screens/1/tabs/saved/friend", "/screens/1/tabs/saved/friend/1/params/name",
+                    "/screens/1/tabs/saved/friend/1/params/id",
+                    "/screens/3/scene"
+                ])
         }
     }
 }

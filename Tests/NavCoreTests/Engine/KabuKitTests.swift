@@ -39,22 +39,25 @@ import Testing
 
     @Test func pushABThenAAndExitBackDown() throws {
         var session = try sample()
-        #expect(try session.apply(.link(name: "b", params: [:])) == [
-            "transitionStart", "awake B", "willDisappear A_root", "willAppear B", "didDisappear A_root", "didAppear B",
-            "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.link(name: "b", params: [:])) == [
+                "transitionStart", "awake B", "willDisappear A_root", "willAppear B", "didDisappear A_root", "didAppear B",
+                "transitionEnd"
+            ])
         #expect(session.path == "/A_root/B")
-        #expect(try session.apply(.link(name: "a", params: [:])) == [
-            "transitionStart", "awake A", "willDisappear B", "willAppear A", "didDisappear B", "didAppear A", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.link(name: "a", params: [:])) == [
+                "transitionStart", "awake A", "willDisappear B", "willAppear A", "didDisappear B", "didAppear A", "transitionEnd"
+            ])
         #expect(session.path == "/A_root/B/A")
         #expect(session.state.top?.state == ["prevEnabled": true])
         #expect(session.state.screens.map(\.id) == ["e1", "e2", "e3"])
 
         // A pushed by link A has argument true: removable, so exitScene pops it (onRemove).
-        #expect(try session.apply(.exit()) == [
-            "transitionStart", "willDisappear A", "willAppear B", "didDisappear A", "didAppear B", "remove A", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.exit()) == [
+                "transitionStart", "willDisappear A", "willAppear B", "didDisappear A", "didAppear B", "remove A", "transitionEnd"
+            ])
         #expect(session.path == "/A_root/B")
         try session.apply(.exit())
         #expect(session.path == "/A_root")
@@ -103,9 +106,11 @@ import Testing
         try session.apply(.link(name: "a", params: [:]))
         try session.apply(.link(name: "b", params: [:]))
         let revealed = try #require(session.screen("A")?.id)
-        #expect(try session.apply(.exit(result: ["picked": "b1"])) == [
-            "transitionStart", "willDisappear B", "willAppear A", "didDisappear B", "didAppear A", "remove B", "result A", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.exit(result: ["picked": "b1"])) == [
+                "transitionStart", "willDisappear B", "willAppear A", "didDisappear B", "didAppear A", "remove B", "result A",
+                "transitionEnd"
+            ])
         let result = try #require(session.log.dropLast().last)
         #expect(result.screen == revealed && result.from == "B" && result.detail == .value(["picked": "b1"]))
         // A refused exitScene hands nothing over: A_root is not removable.

@@ -1,9 +1,10 @@
-@testable import NavCore
 import NavJSON
 import NavSnapshot
 import NavWire
 import PropertyBased
 import Testing
+
+@testable import NavCore
 
 /// Properties that hold for every path and every sequence of intents, checked on generated inputs.
 @Suite struct NavigatorPropertyTests {
@@ -51,7 +52,8 @@ import Testing
     }
 
     @Test func valuesSurviveEscaping() async {
-        await propertyCheck(count: 500, input: Self.characters(Self.valueCharacters + Array("\u{7F}\t\n"), 0...12)) { (value: String) throws in
+        await propertyCheck(count: 500, input: Self.characters(Self.valueCharacters + Array("\u{7F}\t\n"), 0...12)) {
+            (value: String) throws in
             let path = Path([PathComponent(name: "a", params: ["q": value])])
             #expect(try Path.parse(path.description).components.first?.params["q"] == value)
         }
@@ -112,23 +114,24 @@ import Testing
     }
 
     static let newsNames = [
-        "top", "list_news", "show_news", "list_coupon", "show_coupon", "home", "friend", "show_friend", "profile", "help", "login", "onboarding",
-        "settings", "edit_profile", "pick_category",
+        "top", "list_news", "show_news", "list_coupon", "show_coupon", "home", "friend", "show_friend", "profile", "help", "login",
+        "onboarding",
+        "settings", "edit_profile", "pick_category"
     ]
     static let contextPool: [JSONValue] = [
         ["user": "u2"], ["user": nil], ["user": "u1"], ["user": nil], ["user": "u3", "theme": "dark"], ["user": nil, "locale": "en"],
-        [:], ["theme": nil], [1],
+        [:], ["theme": nil], [1]
     ]
     static let commandPool: [(String, [String: JSONValue])] = [
         ("type", ["text": "hi"]), ("type", ["text": "ho"]), ("type", ["text": [1]]), ("type", [:]), ("save", [:]), ("save", [:]),
-        ("save", ["extra": 1]), ("nosuch", [:]),
+        ("save", ["extra": 1]), ("nosuch", [:])
     ]
     static let resultPool: [JSONValue] = [["category": 3], "picked", 7, nil, [1, [2]]]
     static let paramPool: [(String, [String])] = [
-        ("category", ["0", "3", "x"]), ("id", ["1", "44", "-2"]), ("name", ["ken", "a%2Cb", ""]), ("q", ["%28", "é"]),
+        ("category", ["0", "3", "x"]), ("id", ["1", "44", "-2"]), ("name", ["ken", "a%2Cb", ""]), ("q", ["%28", "é"])
     ]
     static let patchPool: [JSONValue] = [
-        ["editing": true], ["editing": false], ["draft": ["bio": "hi"]], ["draft": nil], ["n": 2.0], ["n": 2], [:], [1], nil,
+        ["editing": true], ["editing": false], ["draft": ["bio": "hi"]], ["draft": nil], ["n": 2.0], ["n": 2], [:], [1], nil
     ]
 
     /// - Parameters:
@@ -155,7 +158,7 @@ import Testing
                     "..#\(tab)", "../..#\(tab)", "../../..#\(tab)", "^\(start)/\(bar)#\(tab)", "^\(start)/\(bar)#\(tab)/\(pick(names))",
                     "^\(start)/\(bar)", "\(bar)#\(tab)/\(pick(names))",
                     // A tab bar at the root: going back from its tab would empty the stage.
-                    "^/\(bar)#\(tab)", "^/\(bar)#\(tab)/\(pick(names))",
+                    "^/\(bar)#\(tab)", "^/\(bar)#\(tab)/\(pick(names))"
                 ])
                 if Bool.random(using: &rng) { text += pick(["!login", "!/list_coupon", "/help", "!onboarding"]) }
                 return .navigate(text)
@@ -189,11 +192,14 @@ import Testing
                 case 0..<3: return .context(pick(contextPool))
                 case 3..<5:
                     // Going to the screen that has the commands and asks before it is left.
-                    return .navigate(pick(["edit_profile", "edit_profile", "^/top/settings", "settings", "^/top/settings", "!pick_category"]))
+                    return .navigate(
+                        pick(["edit_profile", "edit_profile", "^/top/settings", "settings", "^/top/settings", "!pick_category"]))
                 case 5..<7:
                     let (name, args) = pick(commandPool)
                     // Mostly the top screen's, where a client's buttons are.
-                    return .command(screen: Int.random(in: 0..<4, using: &rng) > 0 ? Int.max : Int.random(in: -1...8, using: &rng), name: name, args: args)
+                    return .command(
+                        screen: Int.random(in: 0..<4, using: &rng) > 0 ? Int.max : Int.random(in: -1...8, using: &rng), name: name,
+                        args: args)
                 default:
                     var items: [Step] = []
                     for _ in 0..<Int.random(in: 0...4, using: &rng) {
@@ -211,7 +217,8 @@ import Testing
     }
 
     /// A step that is not a batch.
-    static func singleStep(names: [String], links: [String], tabs: [(String, String)], start: String) -> Generator<Step, Shrink.None<Step>> {
+    static func singleStep(names: [String], links: [String], tabs: [(String, String)], start: String) -> Generator<Step, Shrink.None<Step>>
+    {
         step(names: names, links: links, tabs: tabs, start: start).map { step in
             if case .batch = step { return .context(["batched": true]) }
             return step
@@ -236,7 +243,8 @@ import Testing
         try Self.checkInvariants(start.state, navigator: navigator)
 
         var tally = Tally()
-        await propertyCheck(count: 500, input: Self.step(names: names, links: links, tabs: tabs, start: graph.start).array(of: 1...30)) { (steps: [Step]) throws in
+        await propertyCheck(count: 500, input: Self.step(names: names, links: links, tabs: tabs, start: graph.start).array(of: 1...30)) {
+            (steps: [Step]) throws in
             var state = start.state
             for (number, step) in steps.enumerated() {
                 let comment = Comment(rawValue: "step \(number + 1): \(step)")
@@ -253,7 +261,9 @@ import Testing
                     #expect(state.snapshotBytes == bytes, comment)
                     tally.refused[code?.rawValue ?? "?", default: 0] += 1
                     // A change that asks for a confirmation applies once confirmed (`POST …/confirm`).
-                    guard code == .confirmationRequired, let confirmation = try? navigator.apply(intent, to: state, confirmed: true) else { continue }
+                    guard code == .confirmationRequired, let confirmation = try? navigator.apply(intent, to: state, confirmed: true) else {
+                        continue
+                    }
                     #expect((error as Any as? NavError)?.screen.map { id in state.allScreens.contains { $0.id == id } } == true, comment)
                     (outcome, confirmed) = (confirmation, true)
                     tally.confirmed += 1
@@ -464,7 +474,8 @@ import Testing
             }
         }
         // What a store writes, it can read back.
-        let restored = try SessionState(snapshot: try JSONValue(parsing: String(decoding: state.snapshotBytes, as: UTF8.self)), graph: navigator.graph)
+        let restored = try SessionState(
+            snapshot: try JSONValue(parsing: String(decoding: state.snapshotBytes, as: UTF8.self)), graph: navigator.graph)
         #expect(restored == state, comment)
         #expect(restored.stageText == nil, comment)
     }

@@ -58,10 +58,11 @@ import Testing
     @Test func startAtAnotherPath() throws {
         let session = try TestSession(try #require(Fixtures.news), context: Self.user, start: "^/top/home#profile")
         #expect(session.path == "/top/home#profile")
-        #expect(session.log.summary == [
-            "transitionStart", "awake top", "awake home", "awake profile", "willAppear profile", "didAppear profile",
-            "transitionEnd",
-        ])
+        #expect(
+            session.log.summary == [
+                "transitionStart", "awake top", "awake home", "awake profile", "willAppear profile", "didAppear profile",
+                "transitionEnd"
+            ])
     }
 
     @Test func startRefusals() throws {
@@ -76,10 +77,11 @@ import Testing
 
     @Test func modalWithItsOwnNavigationStack() throws {
         var session = try news()
-        #expect(try session.navigate("!/list_coupon/show_coupon(id=1)") == [
-            "transitionStart", "awake list_coupon", "awake show_coupon", "willDisappear top", "willAppear show_coupon",
-            "didDisappear top", "didAppear show_coupon", "transitionEnd",
-        ])
+        #expect(
+            try session.navigate("!/list_coupon/show_coupon(id=1)") == [
+                "transitionStart", "awake list_coupon", "awake show_coupon", "willDisappear top", "willAppear show_coupon",
+                "didDisappear top", "didAppear show_coupon", "transitionEnd"
+            ])
         #expect(session.path == "/top!/list_coupon/show_coupon(id=1)")
         let modal = session.state.screens[1]
         #expect((modal.segue, modal.container) == (.modal, .navigation))
@@ -92,10 +94,11 @@ import Testing
         #expect(session.path == "/top!/list_coupon/show_coupon(id=1)")
 
         // The container is part of a component: a bare modal is another screen.
-        #expect(try session.navigate("^/top!list_coupon") == [
-            "transitionStart", "awake list_coupon", "willDisappear show_coupon", "willAppear list_coupon",
-            "didDisappear show_coupon", "didAppear list_coupon", "remove show_coupon", "remove list_coupon", "transitionEnd",
-        ])
+        #expect(
+            try session.navigate("^/top!list_coupon") == [
+                "transitionStart", "awake list_coupon", "willDisappear show_coupon", "willAppear list_coupon",
+                "didDisappear show_coupon", "didAppear list_coupon", "remove show_coupon", "remove list_coupon", "transitionEnd"
+            ])
         #expect(session.path == "/top!list_coupon")
         #expect(session.state.screens[1].container == .none)
 
@@ -107,10 +110,11 @@ import Testing
         var session = try news()
         try session.navigate("!/list_coupon!login")
         #expect(session.path == "/top!/list_coupon!login")
-        #expect(try session.apply(.back(2)) == [
-            "transitionStart", "willDisappear login", "willAppear top", "didDisappear login", "didAppear top", "remove login",
-            "remove list_coupon", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.back(2)) == [
+                "transitionStart", "willDisappear login", "willAppear top", "didDisappear login", "didAppear top", "remove login",
+                "remove list_coupon", "transitionEnd"
+            ])
     }
 
     // MARK: Tabs
@@ -122,10 +126,11 @@ import Testing
         try session.navigate("!login")
         #expect(session.path == "/top/home#friend/show_friend(name=ken)!login")
 
-        #expect(try session.navigate("^/top/home#profile") == [
-            "transitionStart", "awake profile", "willDisappear login", "willAppear profile", "didDisappear login",
-            "didAppear profile", "remove login", "transitionEnd",
-        ])
+        #expect(
+            try session.navigate("^/top/home#profile") == [
+                "transitionStart", "awake profile", "willDisappear login", "willAppear profile", "didDisappear login",
+                "didAppear profile", "remove login", "transitionEnd"
+            ])
         #expect(session.path == "/top/home#profile")
         // The tab is saved up to, not including, its first modal.
         #expect(session.state.screens[1].tabs?.saved["friend"] == friendStack)
@@ -208,10 +213,11 @@ import Testing
         let profile = try #require(session.screen("profile"))
 
         let events = try session.navigate("^/top/home#friend/show_friend(name=bob)")
-        #expect(events == [
-            "transitionStart", "awake show_friend", "willDisappear profile", "willAppear show_friend", "didDisappear profile",
-            "didAppear show_friend", "remove show_friend", "transitionEnd",
-        ])
+        #expect(
+            events == [
+                "transitionStart", "awake show_friend", "willDisappear profile", "willAppear show_friend", "didDisappear profile",
+                "didAppear show_friend", "remove show_friend", "transitionEnd"
+            ])
         #expect(session.path == "/top/home#friend/show_friend(name=bob)")
         // The tab root is kept (common prefix), the rest of the saved stack replaced.
         #expect(session.state.screens[2] == friend)
@@ -225,10 +231,11 @@ import Testing
         try session.navigate("home#friend/show_friend(name=ken)")
         let stack = session.state.screens
         try session.navigate("^/top/home#profile")
-        #expect(try session.navigate("^/top/home#friend/show_friend(name=ken)") == [
-            "transitionStart", "willDisappear profile", "willAppear show_friend", "didDisappear profile",
-            "didAppear show_friend", "transitionEnd",
-        ])
+        #expect(
+            try session.navigate("^/top/home#friend/show_friend(name=ken)") == [
+                "transitionStart", "willDisappear profile", "willAppear show_friend", "didDisappear profile",
+                "didAppear show_friend", "transitionEnd"
+            ])
         #expect(session.state.screens.map(\.id) == stack.map(\.id))
     }
 
@@ -245,11 +252,12 @@ import Testing
         var session = try news(context: Self.user)
         try session.navigate("home#profile/help")
         try session.navigate("^/top/home#friend")
-        #expect(try session.apply(.exit()) == [
-            "transitionStart", "willDisappear friend", "willAppear top", "didDisappear friend", "didAppear top",
-            // Top to root, the tab bar's saved stacks with it.
-            "remove friend", "remove help", "remove profile", "remove home", "transitionEnd",
-        ])
+        #expect(
+            try session.apply(.exit()) == [
+                "transitionStart", "willDisappear friend", "willAppear top", "didDisappear friend", "didAppear top",
+                // Top to root, the tab bar's saved stacks with it.
+                "remove friend", "remove help", "remove profile", "remove home", "transitionEnd"
+            ])
         #expect(session.path == "/top")
     }
 
@@ -293,7 +301,7 @@ import Testing
             .setParams(screen: profile.id, params: [:]),
             .patchState(screen: profile.id, patch: [:]),
             .patchState(screen: profile.id, patch: ["editing": false]),
-            .patchState(screen: profile.id, patch: ["absent": nil]),
+            .patchState(screen: profile.id, patch: ["absent": nil])
         ] {
             let outcome = try session.navigator.apply(intent, to: before)
             #expect(outcome.events.isEmpty, "\(intent)")
@@ -340,7 +348,7 @@ import Testing
         .navigate("list_news/show_news(id=1)"), .navigate(".."), .navigate("show_news(id=2)"),
         .link(name: "login", params: [:]), .exit(), .navigate("^/top/home#friend"), .navigate("..#profile"),
         .patchState(screen: "e7", patch: ["editing": true]), .navigate("^/top/home#friend/show_friend(name=x)"),
-        .back(2), .navigate("list_news(category=4)"), .setParams(screen: "e10", params: ["category": 5]),
+        .back(2), .navigate("list_news(category=4)"), .setParams(screen: "e10", params: ["category": 5])
     ]
 
     @Test func idsAreDeterministicCounters() throws {

@@ -1,9 +1,10 @@
-@testable import NavCore
 import NavJSON
 import NavSnapshot
 import NavWire
 import PropertyBased
 import Testing
+
+@testable import NavCore
 
 /// Parameter keys and values from every entry point keep the stage printable: the stage's path
 /// text parses back to the same stage (docs/design.md, "Paths").
@@ -11,15 +12,17 @@ import Testing
     /// `free` has no params schema (any key goes, if the grammar can print it); `typed` has one;
     /// links put a client's value in a param's place, a key's and a name's (the validator fills placeholders
     /// with `0` to check a template, so a name's place needs a scene `0`).
-    static let graph: Result<Graph, GraphError> = Result { () throws(GraphError) in try Graph.decode(
-        json: Array(
-            """
-            {"name": "keys", "start": "/top/free",
-             "scenes": {"top": {}, "free": {}, "0": {}, "typed": {"params": {"id": {"type": "int"}, "q": {"type": "string"}}}},
-             "links": {"show": {"path": "typed(id=1,q={q})"}, "free": {"path": "free(k={v})"}, "named": {"path": "{scene}"},
-                       "keyed": {"path": "free({k}=1)"}}}
-            """.utf8)
-    ).graph }
+    static let graph: Result<Graph, GraphError> = Result { () throws(GraphError) in
+        try Graph.decode(
+            json: Array(
+                """
+                {"name": "keys", "start": "/top/free",
+                 "scenes": {"top": {}, "free": {}, "0": {}, "typed": {"params": {"id": {"type": "int"}, "q": {"type": "string"}}}},
+                 "links": {"show": {"path": "typed(id=1,q={q})"}, "free": {"path": "free(k={v})"}, "named": {"path": "{scene}"},
+                           "keyed": {"path": "free({k}=1)"}}}
+                """.utf8)
+        ).graph
+    }
 
     static func start() throws -> (Navigator, SessionState) {
         let navigator = Navigator(graph: try graph.get())

@@ -1,6 +1,7 @@
-@testable import NavCore
 import NavJSON
 import Testing
+
+@testable import NavCore
 
 /// A graph's cost is bounded by its size: memory and validation grow with its scenes plus its
 /// links (never their product), and a document too large, too deep or too long-named is an
@@ -132,7 +133,8 @@ import Testing
         }
         let cycles = Set(issues.filter { $0.code == .redirectCycle }.map(\.pointer))
         #expect(cycles.count == ring + 1)
-        #expect(cycles.contains("/scenes/r0/redirect") && cycles.contains("/scenes/r9989/redirect") && cycles.contains("/scenes/self/redirect"))
+        #expect(
+            cycles.contains("/scenes/r0/redirect") && cycles.contains("/scenes/r9989/redirect") && cycles.contains("/scenes/self/redirect"))
         #expect(!cycles.contains("/scenes/tail/redirect") && !cycles.contains("/scenes/end0/redirect"))
     }
 }

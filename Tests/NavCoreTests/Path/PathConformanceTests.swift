@@ -1,6 +1,7 @@
-@testable import NavCore
 import NavJSON
 import Testing
+
+@testable import NavCore
 
 /// Every vector of DeepTransition's own test suite (`deeptransition-paths.jsonl`) is a test.
 ///
@@ -11,7 +12,9 @@ import Testing
     struct Vector: CustomTestStringConvertible, Sendable {
         let line: Int
         let json: JSONValue
-        var testDescription: String { "line \(line): \(json["op"]?.stringValue ?? "") \(json["input"]?.stringValue ?? json["from"]?.stringValue ?? json["append"]?.stringValue ?? "")" }
+        var testDescription: String {
+            "line \(line): \(json["op"]?.stringValue ?? "") \(json["input"]?.stringValue ?? json["from"]?.stringValue ?? json["append"]?.stringValue ?? "")"
+        }
     }
 
     static let vectors: [Vector] = Fixtures.jsonLines("deeptransition-paths.jsonl").enumerated().map {

@@ -62,9 +62,11 @@ import Testing
         .init(input: "a(q=é%2C)", canonical: "a(q=é%2C)"),
         .init(input: "a(q=%C3%A9%2Cabcdefghijklmnop)", canonical: "a(q=é%2Cabcdefghijklmnop)"),
         .init(input: "a(q=%61bcdefghijklmnopq%72)", canonical: "a(q=abcdefghijklmnopqr)"),
-        .init(input: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)", canonical: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)"),
+        .init(
+            input: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)",
+            canonical: "a(q=%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C%2C)"),
         .init(input: "a(q=%00%7F)", canonical: "a(q=%00%7F)"),
-        .init(input: "/top!/menu#/settings", canonical: "/top!/menu#/settings"),
+        .init(input: "/top!/menu#/settings", canonical: "/top!/menu#/settings")
     ]
 
     @Test(arguments: valid)
@@ -95,10 +97,12 @@ import Testing
         .init(input: "..!..!x", expected: .relative(ups: 2, path: Path([PathComponent(name: "x", segue: .modal)]))),
         .init(
             input: "!/menu/item(k=v)",
-            expected: .relative(ups: 0, path: Path([
-                PathComponent(name: "menu", segue: .modal, container: .navigation),
-                PathComponent(name: "item", params: ["k": "v"]),
-            ]))),
+            expected: .relative(
+                ups: 0,
+                path: Path([
+                    PathComponent(name: "menu", segue: .modal, container: .navigation),
+                    PathComponent(name: "item", params: ["k": "v"])
+                ]))),
         .init(input: "a(q=a%2Cb)", expected: .relative(ups: 0, path: Path([PathComponent(name: "a", params: ["q": "a,b"])]))),
         .init(input: "a(q=)", expected: .relative(ups: 0, path: Path([PathComponent(name: "a", params: ["q": ""])]))),
         .init(
@@ -109,7 +113,7 @@ import Testing
         .init(input: "/up", expected: .relative(ups: 0, path: Path([PathComponent(name: "up", container: .navigation)]))),
         .init(input: "up!x", expected: .relative(ups: 0, path: Path([PathComponent(name: "up"), PathComponent(name: "x", segue: .modal)]))),
         // Names may contain dots; only a bare `..` is "up one".
-        .init(input: "..a", expected: .relative(ups: 0, path: Path([PathComponent(name: "..a")]))),
+        .init(input: "..a", expected: .relative(ups: 0, path: Path([PathComponent(name: "..a")])))
     ]
 
     @Test(arguments: structures)
@@ -216,7 +220,7 @@ import Testing
         .init(input: "up(m=1)", offset: 3, why: "up(m=1)"),
         .init(input: "up(n=1,m=2)", offset: 3, why: "up with two parameters"),
         // Offsets count Unicode scalars, not bytes.
-        .init(input: "/a(q=日本)/b c", offset: 10, why: "offset after multi-byte characters"),
+        .init(input: "/a(q=日本)/b c", offset: 10, why: "offset after multi-byte characters")
     ]
 
     @Test(arguments: invalid)

@@ -1,5 +1,6 @@
-@testable import NavCore
 import Testing
+
+@testable import NavCore
 
 /// `StageDiff`, the diff rule of `Path.diff(from:to:)` and of a navigation's plan.
 @Suite struct StageDiffTests {
@@ -18,7 +19,7 @@ import Testing
         Case(source: ["a", "b"], target: ["a", "b"], common: 2),
         Case(source: ["a", "b"], target: ["a", "b", "c"], common: 2),
         Case(source: ["a", "x", "c"], target: ["a", "y", "c"], common: 1),
-        Case(source: ["x"], target: ["y"], common: 0),
+        Case(source: ["x"], target: ["y"], common: 0)
     ])
     func theLongestCommonPrefixStays(_ test: Case) {
         let diff = StageDiff(sourceCount: test.source.count, targetCount: test.target.count) {

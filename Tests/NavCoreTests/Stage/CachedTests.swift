@@ -1,6 +1,7 @@
-@testable import NavCore
 import NavJSON
 import Testing
+
+@testable import NavCore
 
 /// `Cached`: what a value keeps only for speed is not part of it. `Screen` and `SessionState`
 /// synthesise `==` and `hash(into:)`, so equality compares every stored field but their caches, a
@@ -36,7 +37,7 @@ import Testing
             ("params", { $0.params = ["id": .int(4)] }),
             ("deps", { $0.deps = ["user": "u2"] }),
             ("state", { $0.state = ["step": "two"] }),
-            ("tabs", { $0.tabs?.saved["news"] = [Screen(id: "e9", scene: "news", segue: .tab, container: .none)] }),
+            ("tabs", { $0.tabs?.saved["news"] = [Screen(id: "e9", scene: "news", segue: .tab, container: .none)] })
         ]
         // Every stored field is either compared (and changed below) or the cached hint.
         #expect(Self.storedFields(of: base) == Set(changes.map(\.field)).union(["_sceneHint"]))
@@ -61,7 +62,7 @@ import Testing
             ("context", { $0.context["locale"] = "ja" }),
             ("screenCounter", { $0.screenCounter += 1 }),
             ("eventCounter", { $0.eventCounter += 1 }),
-            ("pending", { $0.pending = "/top/settings" }),
+            ("pending", { $0.pending = "/top/settings" })
         ]
         #expect(Self.storedFields(of: base) == Set(changes.map(\.field)).union(["_stageText"]))
         for (field, change) in changes {

@@ -1,5 +1,6 @@
-@testable import NavCore
 import Testing
+
+@testable import NavCore
 
 /// The public initialisers of `Screen` and `LifecycleEvent` delegate to the synthesised memberwise
 /// ones (which NavCore uses on its hot paths, as they do not copy the value): every argument lands

@@ -1,5 +1,6 @@
-@testable import NavCore
 import Testing
+
+@testable import NavCore
 
 /// `ScreenParams`' hand-written `==` and `hash(into:)` are a dictionary's: the same keys with equal
 /// values, whatever order they were given in.
@@ -14,7 +15,7 @@ import Testing
         ["id": .int(1), "ref": .string("s")],
         ["id": .int(1), "ref": .string("r"), "a": .bool(true)],
         ["a": .bool(true), "z": .number(1.5)],
-        ["a": .bool(false), "z": .number(1.5)],
+        ["a": .bool(false), "z": .number(1.5)]
     ]
 
     @Test func equalityIsTheDictionarys() {

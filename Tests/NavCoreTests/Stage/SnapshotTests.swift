@@ -27,7 +27,7 @@ import Testing
             name: "both tabs saved in turn, modal over the tab bar",
             intents: [
                 .navigate("home#profile/help"), .navigate("../..#friend"), .navigate("show_friend(name=a%2Cb%20c)"),
-                .navigate("!login"),
+                .navigate("!login")
             ]
         ),
         .init(
@@ -36,10 +36,10 @@ import Testing
                 .navigate("home#profile"),
                 .patchState(screen: "e3", patch: ["draft": ["bio": "hi", "tags": ["a", "b"]], "zoom": 1.5, "n": nil]),
                 .navigate("..#friend"),
-                .patchState(screen: "e3", patch: ["editing": true]),
+                .patchState(screen: "e3", patch: ["editing": true])
             ]
         ),
-        .init(name: "params replaced", intents: [.navigate("list_news"), .setParams(screen: "e2", params: ["category": 7])]),
+        .init(name: "params replaced", intents: [.navigate("list_news"), .setParams(screen: "e2", params: ["category": 7])])
     ]
 
     static func state(after journey: Journey, graph: Graph) throws -> SessionState {
@@ -170,7 +170,9 @@ import Testing
         var testDescription: String { name }
     }
 
-    static func editScreen(_ index: Int, _ edit: @escaping @Sendable (inout [String: JSONValue]) -> Void) -> @Sendable (inout [String: JSONValue]) -> Void {
+    static func editScreen(_ index: Int, _ edit: @escaping @Sendable (inout [String: JSONValue]) -> Void)
+        -> @Sendable (inout [String: JSONValue]) -> Void
+    {
         { snapshot in
             guard var screens = snapshot["screens"]?.arrayValue, var screen = screens[index].objectValue else { return }
             edit(&screen)
@@ -204,9 +206,11 @@ import Testing
         .init(name: "tabs scene without its tab bar", edit: editScreen(1) { $0["tabs"] = nil }),
         .init(name: "tab bar without selection", edit: editScreen(1) { $0["tabs"] = ["saved": [:]] }),
         .init(name: "saved tab not a list", edit: editScreen(1) { $0["tabs"] = ["selected": "profile", "saved": ["friend": "e3"]] }),
-        .init(name: "duplicate id in a saved tab", edit: editScreen(1) { screen in
-            screen["tabs"] = ["selected": "profile", "saved": ["friend": [.object(screen)]]]
-        }),
+        .init(
+            name: "duplicate id in a saved tab",
+            edit: editScreen(1) { screen in
+                screen["tabs"] = ["selected": "profile", "saved": ["friend": [.object(screen)]]]
+            })
     ]
 
     @Test(arguments: corruptions)
@@ -235,7 +239,10 @@ import Testing
             let text = [event].jsonBytes.dropFirst().dropLast()
             #expect(LifecycleEvent(json: try JSONValue(parsing: Array(text))) == event)
         }
-        #expect(try JSONValue(parsing: Array(start.events.prefix(1)).jsonBytes) == [["seq": 1, "type": "transitionStart", "screen": nil, "scene": nil, "transition": 1, "from": "", "to": "/top"]])
+        #expect(
+            try JSONValue(parsing: Array(start.events.prefix(1)).jsonBytes) == [
+                ["seq": 1, "type": "transitionStart", "screen": nil, "scene": nil, "transition": 1, "from": "", "to": "/top"]
+            ])
         #expect(LifecycleEvent(json: ["seq": 1, "type": "teleport", "transition": 1]) == nil)
         #expect(LifecycleEvent(json: ["type": "awake", "transition": 1]) == nil)
     }

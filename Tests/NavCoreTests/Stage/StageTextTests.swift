@@ -1,8 +1,9 @@
-@testable import NavCore
 import NavJSON
 import NavSnapshot
 import NavWire
 import Testing
+
+@testable import NavCore
 
 /// `SessionState.stageText`: the stage's canonical text, kept from one navigation to the next as
 /// the next one's `from`. It must always be the stage's text or nothing.
@@ -18,7 +19,10 @@ import Testing
         let (navigator, start) = try Self.session()
         #expect(start.stageText == start.path.description)
         var state = start
-        for text in ["../../show_news(id=9)", "^/list_coupon", "help", "up", "!login/help(q=a%2Cb)", "up(n=2)", "^/home#profile", "..#friend/show_friend(name=ken)"] {
+        for text in [
+            "../../show_news(id=9)", "^/list_coupon", "help", "up", "!login/help(q=a%2Cb)", "up(n=2)", "^/home#profile",
+            "..#friend/show_friend(name=ken)"
+        ] {
             let outcome = try navigator.apply(.navigate(text), to: state)
             #expect(outcome.state.stageText == outcome.state.path.description, "\(text)")
             #expect(outcome.events.first?.from == state.path.description, "\(text)")

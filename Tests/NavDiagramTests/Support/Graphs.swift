@@ -18,7 +18,7 @@ enum Graphs {
     /// Context keys no format may read as syntax: quotes, backslashes, line breaks, markup,
     /// Mermaid's entity codes and edge-label bars, DOT's escapes.
     static let awkwardKeys = [
-        "a\"b\\c", "line\nbreak", "<b>&amp;</b>", "#quot; | `x` ;", "style:x#35;", "\\N\\G\\l", "tab\there", "}];{",
+        "a\"b\\c", "line\nbreak", "<b>&amp;</b>", "#quot; | `x` ;", "style:x#35;", "\\N\\G\\l", "tab\there", "}];{"
     ]
 
     /// A valid graph whose scene names are keywords of DOT or Mermaid (`graph`, `node`,
@@ -39,9 +39,9 @@ enum Graphs {
                 "strict": [:],
                 "a_o": ["links": ["dot": ["path": "a."]]],
                 "a.": [:],
-                "digraph": ["links": ["tab": ["path": "^/graph#end"]]],
+                "digraph": ["links": ["tab": ["path": "^/graph#end"]]]
             ],
-            "links": ["x": ["path": "!strict"], "back_up": ["path": "up(n=2)"], "1st": ["path": "^/1st.scene-name_x(k=v%22w)"]],
+            "links": ["x": ["path": "!strict"], "back_up": ["path": "up(n=2)"], "1st": ["path": "^/1st.scene-name_x(k=v%22w)"]]
         ]
         return try? Graph.decode(document).graph
     }

@@ -129,7 +129,9 @@ enum XMLCheck {
                 index += 1
                 while index < characters.count, characters[index] != quote {
                     let value = characters[index]
-                    if value == "<" || !allowed(value) { problems.append("attribute \(attribute) of <\(element)> holds a '<' or a bad character") }
+                    if value == "<" || !allowed(value) {
+                        problems.append("attribute \(attribute) of <\(element)> holds a '<' or a bad character")
+                    }
                     if value == "&" {
                         index += 1
                         if !reference() { problems.append("a bad reference in attribute \(attribute) of <\(element)>") }

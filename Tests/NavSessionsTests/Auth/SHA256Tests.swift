@@ -1,6 +1,7 @@
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// FIPS 180-4 test vectors, and lengths around the padding boundaries against a second opinion
@@ -10,7 +11,7 @@ import Testing
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
         ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
-        (String(repeating: "a", count: 1000), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"),
+        (String(repeating: "a", count: 1000), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     ])
     func knownDigests(_ message: String, _ digest: String) {
         #expect(Hex.string(SHA256.hash(Array(message.utf8))) == digest)
@@ -25,7 +26,7 @@ import Testing
         (65, "9537c5fdf120482f7d58d25e9ed583f52c02b4e304ea814db1633ad565aed7e9"),
         (119, "000b48d4edf0fa7bee3c6236ecd2785baa5db4eeb8bb54341b029e0d9fa5fb0c"),
         (120, "13f05a0b594787f5ecd315edc96141bd3243203d1b7d4f0836f37308b276ba98"),
-        (128, "24da1b81d0b16df6428eee73c69fcb2a93c76bc6df706f0c6670fe6bfe800464"),
+        (128, "24da1b81d0b16df6428eee73c69fcb2a93c76bc6df706f0c6670fe6bfe800464")
     ])
     func paddingBoundaries(_ length: Int, _ digest: String) {
         #expect(Hex.string(SHA256.hash([UInt8](repeating: UInt8(ascii: "x"), count: length))) == digest)
@@ -60,10 +61,11 @@ import Testing
         #expect(!Token.digest(Token.generate()).matches(Token.digest(token)))
     }
 
-    @Test(arguments: [
-        ("Bearer abc", "abc"), ("bearer  abc ", "abc"), ("BEARER\tabc", "abc"), (" Bearer abc", "abc"),
-        ("Basic abc", nil), ("Bearer", nil), ("Bearer   ", nil), ("Bearerabc", nil), ("", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("Bearer abc", "abc"), ("bearer  abc ", "abc"), ("BEARER\tabc", "abc"), (" Bearer abc", "abc"),
+            ("Basic abc", nil), ("Bearer", nil), ("Bearer   ", nil), ("Bearerabc", nil), ("", nil)
+        ] as [(String, String?)])
     func bearerTokens(_ header: String, _ token: String?) {
         #expect(Token.bearerDigest(authorization: header) == token.map(Token.digest))
     }

@@ -1,6 +1,7 @@
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// The sealed answers to keyed creates (``SealedAnswer``): opened only by the same key and request,
@@ -15,7 +16,9 @@ import Testing
         // Nothing of the body in the clear (the text is hex), and a fresh nonce each time.
         #expect(!String(decoding: sealed, as: UTF8.self).contains("f00dfeed"))
         #expect(SealedAnswer.seal(body, key: "retry-1", fingerprint: fingerprint) != sealed)
-        #expect(SealedAnswer.open(try #require(SealedAnswer.seal([], key: "k", fingerprint: fingerprint)), key: "k", fingerprint: fingerprint) == [])
+        #expect(
+            SealedAnswer.open(try #require(SealedAnswer.seal([], key: "k", fingerprint: fingerprint)), key: "k", fingerprint: fingerprint)
+                == [])
     }
 
     @Test func anotherKeyOrRequestOrAnAlteredTextOpensNothing() throws {

@@ -1,10 +1,11 @@
 import Logging
-@testable import NavAPI
 import NavCore
 import NavJSON
+import Testing
+
+@testable import NavAPI
 @testable import NavHTTP
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 /// YAML graph documents read into JSON values as the daemon reads them (`--graph FILE.yaml`,
@@ -16,7 +17,7 @@ import Testing
     /// which has no base-60 numbers: they are text, and the document loads.
     @Test(arguments: [
         "-922337203685477580:7", "9223372036854775807:0", "153722867280912931:0",
-        "1:0:0:0:0:0:0:0:0:0:0:0", "-1:0:0:0:0:0:0:0:0:0:0:0:0:0:0", "1:2:3:4:5:6:7:8:9:10:11:12:13",
+        "1:0:0:0:0:0:0:0:0:0:0:0", "-1:0:0:0:0:0:0:0:0:0:0:0:0:0:0", "1:2:3:4:5:6:7:8:9:10:11:12:13"
     ])
     func baseSixtyIntegersTooLargeForAnIntReadWithoutTrapping(_ scalar: String) throws {
         let value = try GraphDocument.yaml("{name: g, start: /a, scenes: {a: {state: {n: \(scalar)}}}}")
@@ -31,7 +32,7 @@ import Testing
     @Test(arguments: [
         ("1:30", .string("1:30")), ("-1:30", .string("-1:30")), ("+1:30", .string("+1:30")), ("1_0:00", .string("1_0:00")),
         ("190:20:30", .string("190:20:30")), ("2562047788015215:30:7", .string("2562047788015215:30:7")),
-        ("0x1F", .int(31)), ("0o17", .int(15)), ("12", .int(12)), ("-12", JSONValue.int(-12)),
+        ("0x1F", .int(31)), ("0o17", .int(15)), ("12", .int(12)), ("-12", JSONValue.int(-12))
     ])
     func baseSixtyScalarsAreTextAndRadixPrefixesIntegers(_ scalar: String, _ expected: JSONValue) throws {
         let value = try GraphDocument.yaml("n: \(scalar)")
@@ -41,12 +42,14 @@ import Testing
     /// Through the whole request: an upload carrying such a scalar is answered, and the daemon
     /// goes on answering.
     @Test func uploadingAGraphWithAnOverflowingBaseSixtyIntegerIsAnswered() throws {
-        let application = Application(configuration: .init(adminToken: "admin-token-0123456789"), store: MemoryStore(), logger: Logger(label: "test"))
+        let application = Application(
+            configuration: .init(adminToken: "admin-token-0123456789"), store: MemoryStore(), logger: Logger(label: "test"))
         let body = "name: g\nstart: /a\nscenes:\n  a:\n    state: {n: -922337203685477580:7}\n"
-        let upload = application.handle(HTTPRequest(
-            method: "PUT", path: "/v1/graphs/g",
-            headers: ["authorization": "Bearer admin-token-0123456789", "content-type": "application/yaml"], body: Array(body.utf8)
-        ))
+        let upload = application.handle(
+            HTTPRequest(
+                method: "PUT", path: "/v1/graphs/g",
+                headers: ["authorization": "Bearer admin-token-0123456789", "content-type": "application/yaml"], body: Array(body.utf8)
+            ))
         #expect(upload.status == 201)
         let read = application.handle(HTTPRequest(method: "GET", path: "/v1/graphs/g"))
         #expect(read.status == 200)
@@ -56,17 +59,25 @@ import Testing
     /// column, and nothing is stored: a key given twice, an alias, a number JSON cannot hold,
     /// bytes that are not UTF-8 (which were read as U+FFFD before).
     @Test(arguments: [
-        (Array("name: g\nstart: /a\nscenes:\n  a: {}\n  a: {}\n".utf8), "line 5, column 3: the key 'a' is given twice in one mapping (first at line 4)"),
+        (
+            Array("name: g\nstart: /a\nscenes:\n  a: {}\n  a: {}\n".utf8),
+            "line 5, column 3: the key 'a' is given twice in one mapping (first at line 4)"
+        ),
         (Array("name: g\nstart: /a\nx: &x 1\nscenes: {a: {state: {n: *x}}}\n".utf8), "line 4, column 25: YAML aliases"),
         (Array("name: g\nstart: /a\nscenes: {a: {state: {n: .inf}}}\n".utf8), "line 3, column 25: '.inf' is infinite"),
-        (Array("name: g\nstart: /a\nscenes: {a: {state: {n: ".utf8) + [0xC3, 0x28] + Array("}}}\n".utf8), "line 3, column 26: invalid trailing UTF-8 octet"),
+        (
+            Array("name: g\nstart: /a\nscenes: {a: {state: {n: ".utf8) + [0xC3, 0x28] + Array("}}}\n".utf8),
+            "line 3, column 26: invalid trailing UTF-8 octet"
+        )
     ])
     func unreadableYAMLIsAnInvalidGraphWithItsPosition(_ body: [UInt8], _ message: String) throws {
-        let application = Application(configuration: .init(adminToken: "admin-token-0123456789"), store: MemoryStore(), logger: Logger(label: "test"))
-        let upload = application.handle(HTTPRequest(
-            method: "PUT", path: "/v1/graphs/g",
-            headers: ["authorization": "Bearer admin-token-0123456789", "content-type": "application/yaml"], body: body
-        ))
+        let application = Application(
+            configuration: .init(adminToken: "admin-token-0123456789"), store: MemoryStore(), logger: Logger(label: "test"))
+        let upload = application.handle(
+            HTTPRequest(
+                method: "PUT", path: "/v1/graphs/g",
+                headers: ["authorization": "Bearer admin-token-0123456789", "content-type": "application/yaml"], body: body
+            ))
         #expect(upload.status == 422)
         let problem = try JSON(parsing: upload.body)
         #expect(problem["code"] == .string("invalid_graph"))

@@ -1,9 +1,10 @@
 import Foundation
-@testable import NavCLI
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 

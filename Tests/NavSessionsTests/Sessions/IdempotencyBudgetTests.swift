@@ -1,11 +1,12 @@
 import Foundation
 import Logging
-@testable import NavAPI
-@testable import NavCLI
 import NavHTTP
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavAPI
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
@@ -35,7 +36,10 @@ import Testing
         switch kind {
         case .memory: return (MemoryStore(), graphs)
         case .sqlite:
-            return (try StoreFactory.open("sqlite:\(folder.path)/navd.db?compact=8", graphs: graphs, connections: 1, logger: Logger(label: "test")), graphs)
+            return (
+                try StoreFactory.open(
+                    "sqlite:\(folder.path)/navd.db?compact=8", graphs: graphs, connections: 1, logger: Logger(label: "test")), graphs
+            )
         }
     }
 
@@ -138,7 +142,8 @@ import Testing
         // minute old, it is applied anew.
         navd.advance(seconds: 61)
         let replay = navd.navigate(first, "^/top/list_news(category=1)/show_news(id=3)", key: "a2")
-        #expect(replay.status == 200 && Self.header(replay, "idempotent-replayed") == nil, "\(String(decoding: replay.body, as: UTF8.self))")
+        #expect(
+            replay.status == 200 && Self.header(replay, "idempotent-replayed") == nil, "\(String(decoding: replay.body, as: UTF8.self))")
     }
 
     /// A keyed flood of large answers leaves no more in SQLite's table than the budget, and a
@@ -154,7 +159,8 @@ import Testing
             let sessions = [try navd.session(), try navd.session()]
             for index in 0..<40 {
                 navd.advance(seconds: 61)
-                let answer = navd.navigate(sessions[index % 2], "^/top/list_news(category=1)/show_news(id=\(index + 1))", key: "flood\(index)")
+                let answer = navd.navigate(
+                    sessions[index % 2], "^/top/list_news(category=1)/show_news(id=\(index + 1))", key: "flood\(index)")
                 try #require(answer.status == 200)
             }
             session = sessions[1]
@@ -162,7 +168,8 @@ import Testing
             store.close()
         }
         let connection = try SQLiteConnection(path: "\(folder.path)/navd.db")
-        let statement = try connection.statement("SELECT COUNT(*), COALESCE(SUM(length(body) + length(headers) + length(key) + length(fingerprint)), 0) FROM idempotency")
+        let statement = try connection.statement(
+            "SELECT COUNT(*), COALESCE(SUM(length(body) + length(headers) + length(key) + length(fingerprint)), 0) FROM idempotency")
         _ = try statement.step()
         let (rows, bytes) = (statement.int(0), statement.int(1))
         statement.reset()
@@ -186,29 +193,38 @@ import Testing
         #expect(try navd.navigate(session, "^/top/list_news(category=1)").status == 200)
         let screen = try #require(try navd.view(session)["screens"]?.array?.last?["id"]?.string)
         let params = ["Idempotency-Key": "params-1"]
-        let put = try navd.send("PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
+        let put = try navd.send(
+            "PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
         #expect(put.status == 200)
         let version = try navd.view(session)["version"]?.int
-        let putAgain = try navd.send("PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
+        let putAgain = try navd.send(
+            "PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
         #expect(putAgain.status == 200 && putAgain.headers["idempotent-replayed"] == "true", "\(putAgain)")
         #expect(try putAgain.json() == (try put.json()))
         // Meanwhile the session moves on: a replay applies nothing again.
         #expect(try navd.send("PUT", session.url + "/screens/\(screen)/params", json: ["category": 5], token: session.token).status == 200)
-        let replayed = try navd.send("PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
+        let replayed = try navd.send(
+            "PUT", session.url + "/screens/\(screen)/params", json: ["category": 2], token: session.token, headers: params)
         #expect(replayed.headers["idempotent-replayed"] == "true")
         #expect(try navd.view(session)["screens"]?.array?.last?["params"]?["category"]?.int == 5)
-        let reused = try navd.send("PUT", session.url + "/screens/\(screen)/params", json: ["category": 3], token: session.token, headers: params)
+        let reused = try navd.send(
+            "PUT", session.url + "/screens/\(screen)/params", json: ["category": 3], token: session.token, headers: params)
         #expect(reused.status == 422 && reused.code == "idempotency_key_reused", "\(reused)")
 
         let state = ["Idempotency-Key": "state-1", "Content-Type": "application/merge-patch+json"]
         let target = session.url + "/screens/e1/state"
-        let patch = try navd.send("PATCH", target, json: ["count": 1], token: session.token, headers: state, contentType: "application/merge-patch+json")
+        let patch = try navd.send(
+            "PATCH", target, json: ["count": 1], token: session.token, headers: state, contentType: "application/merge-patch+json")
         #expect(patch.status == 200)
-        #expect(try navd.send("PATCH", target, json: ["count": 7], token: session.token, contentType: "application/merge-patch+json").status == 200)
-        let patchAgain = try navd.send("PATCH", target, json: ["count": 1], token: session.token, headers: state, contentType: "application/merge-patch+json")
+        #expect(
+            try navd.send("PATCH", target, json: ["count": 7], token: session.token, contentType: "application/merge-patch+json").status
+                == 200)
+        let patchAgain = try navd.send(
+            "PATCH", target, json: ["count": 1], token: session.token, headers: state, contentType: "application/merge-patch+json")
         #expect(patchAgain.status == 200 && patchAgain.headers["idempotent-replayed"] == "true", "\(patchAgain)")
         #expect(try navd.view(session)["screens"]?.array?.first?["state"]?["count"]?.int == 7, "nothing applied again")
-        let patchReused = try navd.send("PATCH", target, json: ["count": 2], token: session.token, headers: state, contentType: "application/merge-patch+json")
+        let patchReused = try navd.send(
+            "PATCH", target, json: ["count": 2], token: session.token, headers: state, contentType: "application/merge-patch+json")
         #expect(patchReused.status == 422 && patchReused.code == "idempotency_key_reused")
         #expect(version != nil)
         try navd.stop()

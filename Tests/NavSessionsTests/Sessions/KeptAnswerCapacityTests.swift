@@ -1,8 +1,9 @@
-@testable import NavAPI
 import NavHTTP
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavAPI
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// What a kept answer holds is what its cost counts (`docs/design.md`, "Idempotency answers"):

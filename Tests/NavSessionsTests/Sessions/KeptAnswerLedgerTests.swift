@@ -1,5 +1,6 @@
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// The ledger of kept answers on its own: what it counts after removals, expiry and forgotten
@@ -27,7 +28,9 @@ import Testing
             #expect(budget.used == ledger.bytes, sourceLocation: sourceLocation)
             for id in 0..<10 {
                 let session = "s\(id)"
-                #expect(ledger.bytes(of: session) == kept.values.filter { $0.session == session }.reduce(0) { $0 + $1.cost }, sourceLocation: sourceLocation)
+                #expect(
+                    ledger.bytes(of: session) == kept.values.filter { $0.session == session }.reduce(0) { $0 + $1.cost },
+                    sourceLocation: sourceLocation)
             }
             for key in kept.keys { #expect(ledger.holds(key), sourceLocation: sourceLocation) }
         }

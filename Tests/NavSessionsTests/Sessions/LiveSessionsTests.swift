@@ -1,8 +1,9 @@
 import Foundation
-@testable import NavSessions
-@testable import NavTestSupport
 import Synchronization
 import Testing
+
+@testable import NavSessions
+@testable import NavTestSupport
 
 /// The heartbeat (docs/design.md, "Live sessions"): every watcher is pinged once an interval, a slice of them at a time
 /// rather than all together (BENCHMARKS.md, "Live sessions").

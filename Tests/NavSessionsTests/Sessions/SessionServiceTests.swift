@@ -1,11 +1,12 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavSessions
-@testable import NavTestSupport
 import NavWire
 import Synchronization
 import Testing
+
+@testable import NavSessions
+@testable import NavTestSupport
 
 /// The session service's use cases, without HTTP: the limit on sessions holds under concurrent
 /// creates with no lock held over the store, and a change is one call that authorises first.
@@ -33,7 +34,7 @@ import Testing
                 do throws(ServiceError) {
                     _ = try sessions.create(graph: nil, start: nil, context: [:])
                     created.add(1, ordering: .relaxed)
-                } catch where error.code == .tooManySessions {
+                } catch let error where error.code == .tooManySessions {
                     refused.add(1, ordering: .relaxed)
                 } catch {
                     Issue.record("create failed: \(error)")
@@ -60,19 +61,28 @@ import Testing
         var answered = 0
         // A stranger learns nothing, and neither `once` nor `answer` runs for them.
         #expect {
-            try sessions.apply(.intent(.navigate("/top/list_news(category=1)")), to: created.session.id, credentials: stranger, ifMatch: nil,
-                once: { change in answered += 1; return try change() }, answer: { $0.session.state.version })
+            try sessions.apply(
+                .intent(.navigate("/top/list_news(category=1)")), to: created.session.id, credentials: stranger, ifMatch: nil,
+                once: { change in
+                    answered += 1
+                    return try change()
+                }, answer: { $0.session.state.version })
         } throws: { ($0 as? ServiceError)?.code == .invalidToken }
         #expect(answered == 0)
         let version = try sessions.apply(
             .intent(.navigate("/top/list_news(category=1)")), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""),
-            once: { change in answered += 1; return try change() }, answer: { $0.session.state.version }
+            once: { change in
+                answered += 1
+                return try change()
+            }, answer: { $0.session.state.version }
         )
         #expect(version == 2)
         #expect(answered == 1)
         // A stale If-Match is refused with the version the session is at.
         #expect {
-            try sessions.apply(.intent(.back(1)), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""), answer: { $0.session.state.version })
+            try sessions.apply(
+                .intent(.back(1)), to: created.session.id, credentials: owner, ifMatch: IfMatch("\"1\""),
+                answer: { $0.session.state.version })
         } throws: { ($0 as? ServiceError)?.currentVersion == 2 }
     }
 }

@@ -1,6 +1,6 @@
 import Testing
-@testable import NavTestSupport
 
+@testable import NavTestSupport
 
 /// One session cannot be made unboundedly large: the 32-screen depth limit bounds only the
 /// stage, and every tab switch saves the stack it leaves, so nested tabs screens (`home` is one in

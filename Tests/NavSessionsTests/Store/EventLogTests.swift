@@ -9,7 +9,9 @@ import Testing
     static func events(from first: Int, count: Int) -> [LifecycleEvent] {
         (first..<(first + count)).map { seq in
             switch seq % 4 {
-            case 0: LifecycleEvent(seq: seq, type: .transitionStart, transition: seq / 4, from: "/top/list_news(category=\(seq))", to: "/tøp!/é")
+            case 0:
+                LifecycleEvent(
+                    seq: seq, type: .transitionStart, transition: seq / 4, from: "/top/list_news(category=\(seq))", to: "/tøp!/é")
             case 1: LifecycleEvent(seq: seq, type: .awake, screen: "e\(seq)", scene: "show_news", transition: seq / 4)
             case 2: LifecycleEvent(seq: seq, type: .stateChanged, screen: "e\(seq * 1000)", scene: "", transition: 300)
             default: LifecycleEvent(seq: seq, type: .transitionEnd, transition: seq / 4, from: "", to: "/top")

@@ -1,8 +1,9 @@
 import Foundation
 import NavCore
 import NavJSON
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 /// The memory store keys navd's hex session ids by their value; an id of any other form names

@@ -1,8 +1,9 @@
 import Foundation
-@testable import NavCLI
 import NavCore
-@testable import NavSessions
 import Testing
+
+@testable import NavCLI
+@testable import NavSessions
 @testable import NavStorePostgres
 @testable import NavStoreSQLite
 @testable import NavTestSupport
@@ -67,7 +68,8 @@ import Testing
     @Test func aRawNULInTheTargetDeletesNothing() throws {
         let navd = try DaemonHarness(store: "memory")
         let session = try navd.createSession()
-        let request = "DELETE /v1/sessions/\(session.id)\0/screens/e1/state HTTP/1.1\r\nHost: x\r\n"
+        let request =
+            "DELETE /v1/sessions/\(session.id)\0/screens/e1/state HTTP/1.1\r\nHost: x\r\n"
             + "Authorization: Bearer \(session.token)\r\nConnection: close\r\n\r\n"
         let answer = try navd.raw(Array(request.utf8), method: "DELETE", target: "/v1/sessions/\(session.id)", validate: false)
         #expect(answer.status == 400)
@@ -82,7 +84,7 @@ import Testing
         let folder = try TemporaryFolder()
         let graphs = try TestFixtures.graphs()
         let stores: [any SessionStore] = [
-            MemoryStore(), try SQLiteStore(path: "\(folder.path)/navd.db", decode: StoreFactory.snapshotDecoder(graphs)),
+            MemoryStore(), try SQLiteStore(path: "\(folder.path)/navd.db", decode: StoreFactory.snapshotDecoder(graphs))
         ]
         for store in stores {
             let id = SessionService.newID()
@@ -95,7 +97,9 @@ import Testing
                 var other = session
                 other.id = impostor
                 #expect(throws: StoreError.self) { try store.insert(other, events: []) }
-                #expect(throws: StoreError.self) { _ = try store.update(other, expectedVersion: 1, events: [], eventsJSON: Array("[]".utf8)) }
+                #expect(throws: StoreError.self) {
+                    _ = try store.update(other, expectedVersion: 1, events: [], eventsJSON: Array("[]".utf8))
+                }
             }
             #expect(try store.count() == 1)
             #expect(try store.load(id)?.id == id)
@@ -130,18 +134,23 @@ import Testing
         let navd = try startNavd(store: "memory")
         let session = try navd.createSession()
         for key in ["k\u{1}", "k\u{7F}", "clé", "k\u{1B}[31m", String(repeating: "k", count: 201)] {
-            let answer = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
+            let answer = try navd.send(
+                "POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
             #expect(answer.status == 400, "\(key.debugDescription): \(answer)")
             #expect(answer.code == "invalid_request")
         }
         #expect(try navd.view(session)["version"]?.int == 1)
         let key = "a key-1_2.3:4/5"
-        let first = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
-        let again = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
+        let first = try navd.send(
+            "POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
+        let again = try navd.send(
+            "POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key])
         #expect(first.status == 200)
         #expect(again.headers["idempotent-replayed"] == "true")
         // Blanks around a field's value are not part of it (RFC 9110 §5.5): the same key.
-        let padded = try navd.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key + "  \t"])
+        let padded = try navd.send(
+            "POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: ["Idempotency-Key": key + "  \t"]
+        )
         #expect(padded.headers["idempotent-replayed"] == "true", "\(padded)")
         #expect(try navd.view(session)["version"]?.int == 2)
         #expect(try navd.stop() == 0)
@@ -155,7 +164,7 @@ import Testing
         let body = Array(#"{"path":"list_news"}"#.utf8)
         let twice: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("Authorization", "Bearer \(session.token)"),
-            ("Idempotency-Key", "a"), ("Idempotency-Key", "b"),
+            ("Idempotency-Key", "a"), ("Idempotency-Key", "b")
         ]
         for target in [session.url + "/navigate", "/v1/sessions"] {
             let answer = try navd.exchange("POST", target, fields: twice, body: target == "/v1/sessions" ? Array("{}".utf8) : body)

@@ -1,10 +1,11 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Graphs across restarts and processes: the first `--graph` is the default after any restart,
@@ -83,7 +84,8 @@ import Glibc
     /// The default graph without `--graph` is the graph stored first, even once the version
     /// stored first is gone: `news` 1, then `kabukit` 1 and `news` 2, then `news` 1 removed.
     private func checkDefaultAfterRemoval(store: String) throws {
-        let kabukit = try JSON(parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json"))))
+        let kabukit = try JSON(
+            parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/kabukit.json"))))
         var daemon = try DaemonHarness(store: store, arguments: ["--admin-token", Self.admin])
         #expect(try daemon.send("PUT", "/v1/graphs/kabukit", json: kabukit, token: Self.admin).status == 201)
         #expect(try daemon.send("PUT", "/v1/graphs/news", json: try TestFixtures.newsVariant("whats_new"), token: Self.admin).status == 200)
@@ -119,7 +121,8 @@ import Glibc
         #expect(listed == ["g3", "news"])
 
         // A new version of a graph B knows: B serves it within its refresh interval (1 s).
-        #expect(try a.send("PUT", "/v1/graphs/news", json: TestFixtures.newsVariant("extra"), token: Self.admin).json()["version"]?.int == 2)
+        #expect(
+            try a.send("PUT", "/v1/graphs/news", json: TestFixtures.newsVariant("extra"), token: Self.admin).json()["version"]?.int == 2)
         #expect(try b.send("GET", "/v1/graphs/news?version=2").json()["version"]?.int == 2, "an explicit version is read through at once")
         var latest: Int?
         let deadline = Date().addingTimeInterval(3)

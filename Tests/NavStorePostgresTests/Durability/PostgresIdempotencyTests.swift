@@ -1,9 +1,10 @@
 import Foundation
 import Logging
+import Testing
+
 @testable import NavCLI
 @testable import NavCore
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 /// `Idempotency-Key`s kept by the PostgreSQL store (docs/design.md, "Idempotency"): a retry that a load
@@ -12,7 +13,8 @@ import Testing
 @Suite(.serialized) struct PostgresIdempotencyTests {
     /// `send` to every daemon at once, each on a thread of its own: the answers by daemon index
     /// (a request that failed to complete has none).
-    static func atOnce(_ daemons: [DaemonHarness], _ send: @escaping @Sendable (DaemonHarness) throws -> HTTPMessage) -> [Int: HTTPMessage] {
+    static func atOnce(_ daemons: [DaemonHarness], _ send: @escaping @Sendable (DaemonHarness) throws -> HTTPMessage) -> [Int: HTTPMessage]
+    {
         let answers = Locked([Int: HTTPMessage]())
         let group = DispatchGroup()
         for (index, daemon) in daemons.enumerated() {
@@ -46,8 +48,12 @@ import Testing
         #expect(try replay.json() == (try answer.json()))
         #expect(try second.view(session)["version"]?.int == 2)
         // Again through the second (now from its own cache) and back through the first.
-        #expect(try second.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers["idempotent-replayed"] == "true")
-        #expect(try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers["idempotent-replayed"] == "true")
+        #expect(
+            try second.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers[
+                "idempotent-replayed"] == "true")
+        #expect(
+            try first.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key).headers["idempotent-replayed"]
+                == "true")
         #expect(try first.view(session)["version"]?.int == 2)
 
         // The key with another body, through the process that never saw it: refused.
@@ -95,7 +101,9 @@ import Testing
         for round in 0..<12 {
             let key = ["Idempotency-Key": "both-\(round)-\(UUID().uuidString)"]
             let body: JSON = ["path": .string(paths[round % 2])]
-            let both = Self.atOnce(daemons) { try $0.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key) }
+            let both = Self.atOnce(daemons) {
+                try $0.send("POST", session.url + "/navigate", json: body, token: session.token, headers: key)
+            }
             #expect(both.count == 2)
             #expect(both.values.allSatisfy { $0.status == 200 }, "round \(round): \(both.values.map(\.status))")
             let versions = Set(both.values.compactMap { try? $0.json()["version"]?.int })
@@ -185,7 +193,8 @@ import Testing
         #expect(answer.status == 200)
         #expect(try first.stop() == 0)
         _ = try cluster.query(
-            "UPDATE idempotency SET key = session_id || ' ' || '\(key["Idempotency-Key"] ?? "")'; DELETE FROM migrations WHERE version >= 5; DROP TABLE store_meta")
+            "UPDATE idempotency SET key = session_id || ' ' || '\(key["Idempotency-Key"] ?? "")'; DELETE FROM migrations WHERE version >= 5; DROP TABLE store_meta"
+        )
         #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key LIKE '%upgrade-%'") == "1")
 
         let second = try DaemonHarness(store: cluster.url)
@@ -230,7 +239,9 @@ import Testing
         let createKey = ["Idempotency-Key": "alive-\(UUID().uuidString)"]
         let created = try daemons[0].send("POST", "/v1/sessions", json: [:], headers: createKey)
         #expect(created.status == 201)
-        let session = NavdSession(id: try #require(created.json()["id"]?.string), token: try #require(created.json()["token"]?.string), created: try created.json())
+        let session = NavdSession(
+            id: try #require(created.json()["id"]?.string), token: try #require(created.json()["token"]?.string),
+            created: try created.json())
         let changeKey = ["Idempotency-Key": "change-\(UUID().uuidString)"]
         #expect(try daemons[0].navigate(session, "list_news", headers: changeKey).status == 200)
         #expect(try daemons[0].navigate(session, "list_news", headers: changeKey).headers["idempotent-replayed"] == "true")
@@ -264,7 +275,9 @@ import Testing
         let daemon = try DaemonHarness(store: cluster.url, arguments: ["--session-ttl", "2s"])
         let session = try daemon.createSession()
         let key = ["Idempotency-Key": "ttl-\(UUID().uuidString)"]
-        #expect(try daemon.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: key).status == 200)
+        #expect(
+            try daemon.send("POST", session.url + "/navigate", json: ["path": "list_news"], token: session.token, headers: key).status
+                == 200)
         #expect(try cluster.query("SELECT count(*) FROM idempotency") == "1")
         let deadline = Date().addingTimeInterval(20)
         while try cluster.query("SELECT count(*) FROM idempotency") != "0", Date() < deadline { usleep(200_000) }
@@ -308,7 +321,8 @@ import Testing
             let sessions = [try navd.session(), try navd.session()]
             for index in 0..<40 {
                 navd.advance(seconds: 61)
-                let answer = navd.navigate(sessions[index % 2], "^/top/list_news(category=1)/show_news(id=\(index + 1))", key: "flood\(index)")
+                let answer = navd.navigate(
+                    sessions[index % 2], "^/top/list_news(category=1)/show_news(id=\(index + 1))", key: "flood\(index)")
                 try #require(answer.status == 200)
                 #expect(navd.answers.bytes <= total)
             }

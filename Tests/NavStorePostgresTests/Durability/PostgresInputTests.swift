@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import NavTestSupport
 
+@testable import NavTestSupport
 
 /// Client text that reaches PostgreSQL's side of the daemon: whatever a client names, the answer
 /// is the one the other stores give (a 4xx), never a 500 because libpq cannot take the text.

@@ -1,11 +1,12 @@
 import Foundation
+import Testing
+
 @testable import NavCore
 @testable import NavSessions
-import Testing
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// PostgreSQL stops under a running navd while clients navigate: they get 503
@@ -43,10 +44,12 @@ import Glibc
         var testDescription: String { arguments.isEmpty ? "defaults" : arguments.joined(separator: " ") }
     }
 
-    @Test(.needsPostgres, arguments: [
-        Load(arguments: [], clients: 4, sessions: 4),
-        Load(arguments: ["--threads", "16", "--pg-connections", "2"], clients: 16, sessions: 8),
-    ])
+    @Test(
+        .needsPostgres,
+        arguments: [
+            Load(arguments: [], clients: 4, sessions: 4),
+            Load(arguments: ["--threads", "16", "--pg-connections", "2"], clients: 16, sessions: 8)
+        ])
     func clientsGet503WhilePostgresIsDownAndNavdRecoversByItself(_ load: Load) throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
@@ -73,7 +76,9 @@ import Glibc
                         outcomes.unanswered.withLock { $0 += 1 }
                         continue
                     }
-                    if answer.status == 200, let body = try? answer.json(), let version = body["version"]?.int, let reached = body["path"]?.string {
+                    if answer.status == 200, let body = try? answer.json(), let version = body["version"]?.int,
+                        let reached = body["path"]?.string
+                    {
                         outcomes.acks.withLock { $0.append(.init(session: session.id, version: version, path: reached)) }
                     } else {
                         outcomes.refusals.withLock {
@@ -154,8 +159,11 @@ import Glibc
             let seqs = events.compactMap { $0["seq"]?.int }
             #expect(seqs == Array((seqs.first ?? 1)..<((seqs.first ?? 1) + seqs.count)), "gaps in \(seqs)")
             let ends = events.filter { $0["type"]?.string == "transitionEnd" }
-            #expect(ends.compactMap { $0["transition"]?.int } == Array(((ends.first?["transition"]?.int) ?? 1)...version), "every version once, no gap")
-            let reached = Dictionary(ends.compactMap { end in end["transition"]?.int.map { ($0, end["to"]?.string) } }) { first, _ in first }
+            #expect(
+                ends.compactMap { $0["transition"]?.int } == Array(((ends.first?["transition"]?.int) ?? 1)...version),
+                "every version once, no gap")
+            let reached = Dictionary(ends.compactMap { end in end["transition"]?.int.map { ($0, end["to"]?.string) } }) { first, _ in first
+            }
             let firstRetained = ends.first?["transition"]?.int ?? 1
             for ack in acks where ack.session == session.id && ack.version >= firstRetained {
                 #expect(reached[ack.version] == ack.path, "acknowledged version \(ack.version) of \(session.id)")

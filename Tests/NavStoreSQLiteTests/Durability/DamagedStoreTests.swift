@@ -1,13 +1,13 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-
 
 /// A damaged SQLite store against the real binary: `navd serve` refuses to start and says where
 /// the damage is, `navd store check` reports it, `navd store repair --accept-loss` folds what is
@@ -25,7 +25,8 @@ import Glibc
         do {
             let daemon = try DaemonHarness(store: store)
             for index in 0..<3 {
-                sessions.append(try daemon.createSession(context: ["user": .string("u\(index)"), "note": .string(String(repeating: "n", count: 400))]))
+                sessions.append(
+                    try daemon.createSession(context: ["user": .string("u\(index)"), "note": .string(String(repeating: "n", count: 400))]))
             }
             for step in 0..<30 {
                 let session = sessions[step % 3]

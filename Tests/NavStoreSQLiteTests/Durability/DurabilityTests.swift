@@ -1,11 +1,12 @@
 import Foundation
 import NavCore
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sessions survive restarts and `kill -9` (SQLite, PostgreSQL), several processes share
@@ -97,7 +98,8 @@ import Glibc
             let path = try #require(view["path"]?.string)
             if let ack = acknowledged[session.id] {
                 // At most one change can have committed without its answer reaching the client.
-                #expect(version == ack.version || version == ack.version + 1, "round \(round): version \(version), acknowledged \(ack.version)")
+                #expect(
+                    version == ack.version || version == ack.version + 1, "round \(round): version \(version), acknowledged \(ack.version)")
                 if version == ack.version { #expect(path == ack.path, "round \(round)") }
             }
             #expect([NewsPaths.canonicalA, NewsPaths.canonicalB].contains(path), "round \(round): half-applied stage \(path)")
@@ -134,7 +136,8 @@ import Glibc
     @Test(.needsPostgres) func groupCommitsAcrossThreadsAndProcessesLoseNoUpdate() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let daemons = try (0..<3).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "16", "--pg-connections", "2"]) }
+        let daemons = try (0..<3).map { _ in try DaemonHarness(store: cluster.url, arguments: ["--threads", "16", "--pg-connections", "2"])
+        }
         let sessions = try (0..<6).map { _ in try daemons[0].createSession() }
         let acks = Self.driveConflictingClients(daemons, sessions, clients: 24, steps: 25)
         #expect(acks.count > 200)
@@ -157,12 +160,13 @@ import Glibc
         ("list2", ["path": "^/top/list_news(category=2)"], "/navigate"),
         ("show", ["path": "show_news(id=7)"], "/navigate"),
         ("top", ["name": "top"], "/transitions"),
-        ("back", [:], "/back"),
+        ("back", [:], "/back")
     ]
 
     /// `clients` threads each send `steps` random intents to random sessions through random
     /// daemons; returns every acknowledged change.
-    static func driveConflictingClients(_ daemons: [DaemonHarness], _ sessions: [DaemonHarness.Session], clients: Int, steps: Int) -> [Ack] {
+    static func driveConflictingClients(_ daemons: [DaemonHarness], _ sessions: [DaemonHarness.Session], clients: Int, steps: Int) -> [Ack]
+    {
         let results = Locked<[Ack]>([])
         let group = DispatchGroup()
         for client in 0..<clients {
@@ -178,7 +182,9 @@ import Glibc
                     else { continue }
                     let events = body["events"]?.array ?? []
                     guard !events.isEmpty, let version = body["version"]?.int, let path = body["path"]?.string else { continue }
-                    results.withLock { $0.append(Ack(session: session.id, version: version, path: path, intent: intent.name, events: events)) }
+                    results.withLock {
+                        $0.append(Ack(session: session.id, version: version, path: path, intent: intent.name, events: events))
+                    }
                 }
                 group.leave()
             }.start()
@@ -190,7 +196,9 @@ import Glibc
     /// Every applied change acknowledged exactly once with versions 2…final and no gap, every
     /// acknowledged event in the log once, and the final stage the replay of the acknowledged intents.
     static func checkNoLostUpdate(_ daemons: [DaemonHarness], _ sessions: [DaemonHarness.Session], _ acks: [Ack]) throws {
-        let graph = try Graph.decode(json: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))).graph
+        let graph = try Graph.decode(
+            json: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json")))
+        ).graph
         let navigator = Navigator(graph: graph)
         for session in sessions {
             let view = try daemons[daemons.count - 1].view(session)
@@ -241,7 +249,8 @@ import Glibc
         #expect(try daemon.stop() == 0)
 
         // An operator edits the stored graph and removes the scene the session is on.
-        try Shell.python("""
+        try Shell.python(
+            """
             import json, sqlite3
             db = sqlite3.connect('\(database)')
             (doc,) = db.execute("SELECT document FROM graphs WHERE name='news' AND version=1").fetchone()
@@ -285,7 +294,8 @@ import Glibc
         let key = ["Idempotency-Key": "expiry-\(UUID().uuidString)"]
         let first = try daemon.send("POST", "/v1/sessions", json: [:], headers: key)
         #expect(first.status == 201)
-        let session = NavdSession(id: try #require(first.json()["id"]?.string), token: try #require(first.json()["token"]?.string), created: try first.json())
+        let session = NavdSession(
+            id: try #require(first.json()["id"]?.string), token: try #require(first.json()["token"]?.string), created: try first.json())
         #expect(try daemon.send("POST", "/v1/sessions", json: [:], headers: key).headers["idempotent-replayed"] == "true")
         usleep(3_200_000)
         #expect(try daemon.get(session).status == 401)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A running daemon whose disk fills up: a small tmpfs, mounted by the test (it needs root and a

@@ -1,6 +1,7 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
@@ -41,7 +42,8 @@ import Testing
         #expect(back.status == 200)
         #expect(try daemon.stop() == 0)
         daemon = try DaemonHarness(store: store)
-        let backAgain = try daemon.send("POST", session.url + "/back", json: [:], token: session.token, headers: ["Idempotency-Key": "back-1"])
+        let backAgain = try daemon.send(
+            "POST", session.url + "/back", json: [:], token: session.token, headers: ["Idempotency-Key": "back-1"])
         #expect(backAgain.headers["idempotent-replayed"] == "true", "\(backAgain)")
         #expect(try backAgain.json() == (try back.json()))
         #expect(try daemon.navigate(session, "list_news/show_news(id=3)", headers: changeKey).headers["idempotent-replayed"] == "true")
@@ -67,29 +69,37 @@ import Testing
         let clock = Locked(Int64(1_700_000_000_000))
         let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
         func answer(_ key: String, _ session: String) -> KeptAnswer {
-            KeptAnswer(key: key, session: session, fingerprint: Array(repeating: 7, count: 32), status: 200, headers: [("ETag", "\"2\"")], body: Array("{}".utf8))
+            KeptAnswer(
+                key: key, session: session, fingerprint: Array(repeating: 7, count: 32), status: 200, headers: [("ETag", "\"2\"")],
+                body: Array("{}".utf8))
         }
         var ids: [String] = []
         do {
             let fixture = try Fixture(path: path, threshold: 3, now: now)
             for index in 0..<2 {
-                let created = try #require(try fixture.sessions.create(
-                    graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k\(index)", $0.session.id) }))
+                let created = try #require(
+                    try fixture.sessions.create(
+                        graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil),
+                        keeping: { answer("create k\(index)", $0.session.id) }))
                 ids.append(created.session.id)
             }
             #expect(try fixture.store.keptAnswer("create k0")?.session == ids[0])
             // Kept when its session was made (the service's answer carries no time of its own).
             #expect(try fixture.store.keptAnswer("create k0")?.createdAt == (try fixture.store.load(ids[0]))?.createdAt)
             // The same key again writes no session.
-            #expect(try fixture.sessions.create(
-                graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil), keeping: { answer("create k0", $0.session.id) }) == nil)
+            #expect(
+                try fixture.sessions.create(
+                    graph: nil, start: nil, context: [:], credentials: Credentials(bearer: nil),
+                    keeping: { answer("create k0", $0.session.id) }) == nil)
             #expect(try fixture.store.count() == 2)
             // A change kept as the service keeps it: in the change's record (one change: no fold yet).
             let session = try #require(try fixture.store.load(ids[1]))
             var changed = session
             changed.state.version += 1
-            #expect(try fixture.store.update(
-                changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer("\(ids[1]) d1", ids[1])))
+            #expect(
+                try fixture.store.update(
+                    changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8),
+                    keeping: answer("\(ids[1]) d1", ids[1])))
             #expect(try fixture.store.keptAnswer("\(ids[1]) d1")?.createdAt == changed.touchedAt)
             #expect(try fixture.store.keptAnswer("\(ids[1]) other") == nil)
             // Dropped without close(), as by `kill -9`.
@@ -147,7 +157,9 @@ import Testing
             keys.append(key)
             fixture.store.waitForCompaction()
             let held = fixture.store.withPublished {
-                (($0.compacting?.folds.values.flatMap(\.answers.values) ?? []) + $0.pending.values.flatMap(\.answers.values)).reduce(0) { $0 + $1.body.count }
+                (($0.compacting?.folds.values.flatMap(\.answers.values) ?? []) + $0.pending.values.flatMap(\.answers.values)).reduce(0) {
+                    $0 + $1.body.count
+                }
             }
             #expect(held <= 20_000 + 4096, "after \(index + 1) changes")
         }
@@ -159,7 +171,9 @@ import Testing
         let unbounded = try Fixture(path: "\(folder.path)/unbounded.db", threshold: Int.max, answerBytes: 20_000)
         session = try unbounded.sessions.create(graph: nil, start: nil, context: [:]).session
         for index in 0..<8 {
-            #expect(try Self.change(&session, in: unbounded.store, keeping: "\(session.id) u\(index)", body: Array(repeating: 0x78, count: 4096)))
+            #expect(
+                try Self.change(
+                    &session, in: unbounded.store, keeping: "\(session.id) u\(index)", body: Array(repeating: 0x78, count: 4096)))
         }
         unbounded.store.waitForCompaction()
         #expect(unbounded.store.statistics().compactions ?? 0 >= 1)
@@ -172,7 +186,8 @@ import Testing
         var changed = session
         changed.state.version += 1
         let answer = KeptAnswer(key: key, session: session.id, fingerprint: [], status: 200, headers: [], body: body)
-        guard try store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer) else {
+        guard try store.update(changed, expectedVersion: session.state.version, events: [], eventsJSON: Array("[]".utf8), keeping: answer)
+        else {
             return false
         }
         session = changed

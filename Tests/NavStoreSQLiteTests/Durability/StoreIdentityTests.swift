@@ -1,11 +1,12 @@
 import Foundation
-@testable import NavSessions
 import Testing
+
+@testable import NavSessions
 @testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One SQLite database file reached by several names (a symlink, a hard link, a `..` path) is one

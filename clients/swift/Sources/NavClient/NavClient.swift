@@ -4,9 +4,9 @@ import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A client of one navd: typed calls for its operations, problem documents thrown as
@@ -62,7 +62,8 @@ public struct NavClient: Sendable {
         self.serverURL = serverURL
         self.token = token
         self.configuration = configuration
-        let nanoseconds = configuration.timeout.components.seconds * 1_000_000_000
+        let nanoseconds =
+            configuration.timeout.components.seconds * 1_000_000_000
             + configuration.timeout.components.attoseconds / 1_000_000_000
         let transport = AsyncHTTPClientTransport(
             configuration: .init(client: configuration.httpClient, timeout: .nanoseconds(nanoseconds))

@@ -185,7 +185,8 @@ struct EventStreamTests {
 
         #expect(await stream.waitForView(3))
         #expect(stream.events == applied, "nothing missed, nothing twice, across the restart")
-        #expect(stream.messages.contains(.reconnected(lastEventID: applied.first { $0.transition == 2 && $0._type == .transitionEnd }?.seq)))
+        #expect(
+            stream.messages.contains(.reconnected(lastEventID: applied.first { $0.transition == 2 && $0._type == .transitionEnd }?.seq)))
         stream.cancel()
         #expect(await stream.wait { $0.finished })
         try await http.shutdown()

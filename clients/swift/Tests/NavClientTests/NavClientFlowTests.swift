@@ -155,9 +155,10 @@ struct NavClientFlowTests {
         #expect(badPath.status == 400)
         #expect(badPath.offset != nil)
 
-        let batch = try #require(await refusal {
-            try await session.batch([.navigate("^/top"), .link("news", params: ["category": 2]), .navigate("nosuch")])
-        })
+        let batch = try #require(
+            await refusal {
+                try await session.batch([.navigate("^/top"), .link("news", params: ["category": 2]), .navigate("nosuch")])
+            })
         #expect(batch.code == .unknownScene)
         #expect(batch.index == 2)
 
@@ -262,7 +263,8 @@ struct NavClientFlowTests {
         #expect(await refusal { try await admin.deleteGraph("news", version: 1) }?.code == .notFound)
 
         // An invalid graph is refused with its issues.
-        let invalid = try #require(await refusal { try await admin.putGraph(yaml: "name: bad\nstart: /nowhere\nscenes: {a: {}}\n", name: "bad") })
+        let invalid = try #require(
+            await refusal { try await admin.putGraph(yaml: "name: bad\nstart: /nowhere\nscenes: {a: {}}\n", name: "bad") })
         #expect(invalid.code == .invalidGraph)
         #expect(invalid.issues?.isEmpty == false)
     }

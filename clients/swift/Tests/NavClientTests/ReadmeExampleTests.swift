@@ -17,11 +17,11 @@ import Testing
         // From here to the loop, clients/swift/README.md's lines.
         let navd = NavClient(serverURL: URL(string: "http://127.0.0.1:\(daemon.port)")!)
         let created = try await navd.createSession(context: ["locale": "ja"])
-        let session = navd.session(created)                     // acts with the session's token
+        let session = navd.session(created)  // acts with the session's token
 
         let moved = try await session.navigate("list_news/show_news(id=44)")
         print(moved.path, moved.version, moved.events.map(\._type))
-        _ = try await session.back()                          // to list_news
+        _ = try await session.back()  // to list_news
         _ = try await session.link("show", params: ["id": 3])
 
         // (Not in the README: a form left dirty, so that the back below asks first.)
@@ -30,11 +30,11 @@ import Testing
 
         var confirmed = false
         do {
-            _ = try await session.navigate("^/top/settings")   // behind a login: redirected, `pending`
-            _ = try await session.patchContext(["user": "ann"]) // the login resumes it, one version
+            _ = try await session.navigate("^/top/settings")  // behind a login: redirected, `pending`
+            _ = try await session.patchContext(["user": "ann"])  // the login resumes it, one version
             _ = try await session.back()
         } catch .problem(let problem) where problem.code == .confirmationRequired {
-            _ = try await session.confirm(problem.confirmation!) // "leave anyway"
+            _ = try await session.confirm(problem.confirmation!)  // "leave anyway"
             confirmed = true
         } catch .problem(let problem) {
             print(problem.code, problem.detail, problem.param ?? "", problem.offset ?? -1)
@@ -55,8 +55,8 @@ import Testing
         for try await message in navd.watcher(created).watch() {
             switch message {
             case .view(let view): render(view.screens, view.actions)
-            case .lifecycle(let event): replay(event)             // in seq order, none missed, none twice
-            case .end(let reason): ended = reason                 // deleted, expired, shutdown
+            case .lifecycle(let event): replay(event)  // in seq order, none missed, none twice
+            case .end(let reason): ended = reason  // deleted, expired, shutdown
             case .ping, .reconnected: break
             }
         }

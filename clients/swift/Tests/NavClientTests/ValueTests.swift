@@ -10,13 +10,15 @@ import Testing
         #expect(params.additionalProperties.mapValues(\.json) == ["i": 7, "d": 1.5, "b": true, "s": "7"])
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let written = String(decoding: try encoder.encode(Components.Schemas.Params(additionalProperties: ["i": 7, "s": "x", "b": false])), as: UTF8.self)
+        let written = String(
+            decoding: try encoder.encode(Components.Schemas.Params(additionalProperties: ["i": 7, "s": "x", "b": false])), as: UTF8.self)
         #expect(written == #"{"b":false,"i":7,"s":"x"}"#)
     }
 
     @Test func jsonValuesRoundTripThroughTheGeneratedContainers() throws {
         let value: JSONValue = ["a": [1, 2.5, "x", true, nil], "b": ["c": nil]]
-        let read = try JSONDecoder().decode(OpenAPIValueContainer.self, from: Data(#"{"a": [1, 2.5, "x", true, null], "b": {"c": null}}"#.utf8))
+        let read = try JSONDecoder().decode(
+            OpenAPIValueContainer.self, from: Data(#"{"a": [1, 2.5, "x", true, null], "b": {"c": null}}"#.utf8))
         #expect(JSONValue(read) == value)
         // Written through a request body's container and read back, it is the same value.
         let body = Components.Schemas.CommandRequest(name: "n", args: try OpenAPIObjectContainer(unvalidatedValue: ["v": read.value]))

@@ -1,5 +1,5 @@
-import OpenAPIRuntime
 import HTTPTypes
+import OpenAPIRuntime
 
 /// Everything a NavClient call throws.
 public enum NavClientError: Error, Sendable, CustomStringConvertible {

@@ -1,9 +1,9 @@
 import OpenAPIRuntime
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A session followed live (docs/design.md, "Live sessions"): `GET /v1/sessions/{id}/events` with
@@ -236,7 +236,8 @@ public struct EventStream: AsyncSequence, Sendable {
             do {
                 return try JSONDecoder().decode(type, from: Data(data.utf8))
             } catch {
-                throw .unexpectedResponse(operation: Operations.ListEvents.id, status: 200, detail: "`\(event)` data that is not \(type): \(error)")
+                throw .unexpectedResponse(
+                    operation: Operations.ListEvents.id, status: 200, detail: "`\(event)` data that is not \(type): \(error)")
             }
         }
 

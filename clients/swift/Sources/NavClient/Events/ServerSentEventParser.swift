@@ -88,7 +88,9 @@ struct ServerSentEventParser: Sendable {
         case "id":
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
         case "retry":
-            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }), let milliseconds = Int(String(decoding: value, as: UTF8.self)) {
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }),
+                let milliseconds = Int(String(decoding: value, as: UTF8.self))
+            {
                 items.append(.retry(milliseconds))
             }
         default:
@@ -103,6 +105,8 @@ struct ServerSentEventParser: Sendable {
             hasData = false
         }
         guard hasData else { return }
-        items.append(.message(event: eventType.isEmpty ? "message" : eventType, data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID))
+        items.append(
+            .message(
+                event: eventType.isEmpty ? "message" : eventType, data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID))
     }
 }

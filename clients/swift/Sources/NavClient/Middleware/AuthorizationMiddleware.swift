@@ -2,9 +2,9 @@ import HTTPTypes
 import OpenAPIRuntime
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Sends `Authorization: Bearer <token>` on every request: a session's token, its watch token,

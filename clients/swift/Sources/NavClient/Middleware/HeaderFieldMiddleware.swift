@@ -2,9 +2,9 @@ import HTTPTypes
 import OpenAPIRuntime
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Sends openapi.yaml's request header parameters as written.

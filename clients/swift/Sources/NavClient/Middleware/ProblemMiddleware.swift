@@ -2,9 +2,9 @@ import HTTPTypes
 import OpenAPIRuntime
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Turns every `application/problem+json` answer into a thrown ``NavProblem``, whatever the

@@ -43,7 +43,9 @@ public struct NavSession: Sendable {
     }
 
     /// `POST …/navigate`: a deep link (`list_news/show_news(id=44)`, `^/top!login`, `..`).
-    public func navigate(_ path: String, ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError) -> MutationResult {
+    public func navigate(_ path: String, ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError)
+        -> MutationResult
+    {
         try await perform("navigate") {
             let output = try await api.navigate(
                 path: .init(id: id), headers: .init(ifMatch: Self.entityTag(version), idempotencyKey: idempotencyKey),
@@ -69,7 +71,9 @@ public struct NavSession: Sendable {
     }
 
     /// `POST …/exit`: the top screen leaves; `result` goes to the screen revealed (a `result` event).
-    public func exit(result: JSONValue? = nil, ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError) -> MutationResult {
+    public func exit(result: JSONValue? = nil, ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError)
+        -> MutationResult
+    {
         try await perform("exitScene") {
             let output = try await api.exitScene(
                 path: .init(id: id), headers: .init(ifMatch: Self.entityTag(version), idempotencyKey: idempotencyKey),
@@ -96,7 +100,9 @@ public struct NavSession: Sendable {
     }
 
     /// `PUT …/screens/{screen}/params`: replaces the top screen's params.
-    public func setParams(screen: String, _ params: [String: ParamValue], ifMatch version: Int? = nil) async throws(NavClientError) -> MutationResult {
+    public func setParams(screen: String, _ params: [String: ParamValue], ifMatch version: Int? = nil) async throws(NavClientError)
+        -> MutationResult
+    {
         try await perform("setParams") {
             let output = try await api.setParams(
                 path: .init(id: id, screen: screen), headers: .init(ifMatch: Self.entityTag(version)),
@@ -109,7 +115,9 @@ public struct NavSession: Sendable {
 
     /// `PATCH …/screens/{screen}/state`: an RFC 7396 merge patch of a screen's state (`nil`
     /// removes a member).
-    public func patchState(screen: String, _ patch: [String: JSONValue], ifMatch version: Int? = nil) async throws(NavClientError) -> MutationResult {
+    public func patchState(screen: String, _ patch: [String: JSONValue], ifMatch version: Int? = nil) async throws(NavClientError)
+        -> MutationResult
+    {
         try await perform("patchState") {
             let output = try await api.patchState(
                 path: .init(id: id, screen: screen), headers: .init(ifMatch: Self.entityTag(version)),
@@ -150,7 +158,9 @@ public struct NavSession: Sendable {
 
     /// `POST …/intents`: a batch, applied in order, all or nothing, as one version. A refusal
     /// names the item (`index`).
-    public func batch(_ intents: [BatchItem], ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError) -> MutationResult {
+    public func batch(_ intents: [BatchItem], ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError)
+        -> MutationResult
+    {
         try await perform("applyBatch") {
             let output = try await api.applyBatch(
                 path: .init(id: id), headers: .init(ifMatch: Self.entityTag(version), idempotencyKey: idempotencyKey),
@@ -162,7 +172,9 @@ public struct NavSession: Sendable {
     }
 
     /// `POST …/upgrade`: moves the session to the newest (or the given) version of its graph.
-    public func upgrade(to graphVersion: Int? = nil, ifMatch version: Int? = nil, idempotencyKey: String? = nil) async throws(NavClientError) -> MutationResult {
+    public func upgrade(to graphVersion: Int? = nil, ifMatch version: Int? = nil, idempotencyKey: String? = nil)
+        async throws(NavClientError) -> MutationResult
+    {
         try await perform("upgradeSession") {
             let output = try await api.upgradeSession(
                 path: .init(id: id), headers: .init(ifMatch: Self.entityTag(version), idempotencyKey: idempotencyKey),
@@ -195,7 +207,8 @@ public struct NavSession: Sendable {
     public func events(after: Int = 0, limit: Int? = nil, wait: Int? = nil) async throws(NavClientError) -> EventLog {
         try await perform("listEvents") {
             let output = try await api.listEvents(
-                path: .init(id: id), query: .init(after: after, limit: limit, wait: wait), headers: .init(accept: [.init(contentType: .json)])
+                path: .init(id: id), query: .init(after: after, limit: limit, wait: wait),
+                headers: .init(accept: [.init(contentType: .json)])
             )
             guard case .ok(let ok) = output else { throw NavClientError.unexpected(output, operation: "listEvents") }
             return try ok.body.json

@@ -3,7 +3,7 @@ import NavClient
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `navd serve` of the repository's own build, started on a free loopback port for one test
@@ -55,9 +55,11 @@ final class LiveNavd: @unchecked Sendable {
         }
         self.port = try port ?? Self.freePort()
         url = URL(string: "http://127.0.0.1:\(self.port)")!
-        logFile = FileManager.default.temporaryDirectory.appendingPathComponent("navclient-test-\(self.port)-\(UUID().uuidString.prefix(8)).log")
+        logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "navclient-test-\(self.port)-\(UUID().uuidString.prefix(8)).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let arguments = ["serve", "--listen", "127.0.0.1:\(self.port)", "--store", store, "--drain", "0"]
+        let arguments =
+            ["serve", "--listen", "127.0.0.1:\(self.port)", "--store", store, "--drain", "0"]
             + graphs.flatMap { ["--graph", Self.repository.appendingPathComponent($0).path] } + arguments
         pid = try Self.spawn(Self.binary.path, arguments, log: logFile.path, directory: Self.repository.path)
         let deadline = Date().addingTimeInterval(10)
@@ -125,8 +127,8 @@ final class LiveNavd: @unchecked Sendable {
     /// by name: the Glibc module does not declare them.
     private static func spawn(_ executable: String, _ arguments: [String], log: String, directory: String) throws -> pid_t {
         guard let handle = dlopen(nil, RTLD_NOW),
-              let closeFrom = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np"),
-              let changeDirectory = dlsym(handle, "posix_spawn_file_actions_addchdir_np")
+            let closeFrom = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np"),
+            let changeDirectory = dlsym(handle, "posix_spawn_file_actions_addchdir_np")
         else { throw Failure(description: "glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -313,7 +313,7 @@ package final class Application: HTTPHandler {
         case .unauthorized, .forbidden: .unauthorized
         case .sessionNotFound, .notFound: .notFound
         case .tooManySessions, .storeUnavailable, .tooManyRequests, .overCapacity, .shuttingDown: .unavailable
-        case .graphInUse: .refused
+        case .graphInUse, .cursorExpired: .refused
         case .internal: .failed
         }
     }

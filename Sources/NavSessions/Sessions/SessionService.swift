@@ -30,6 +30,9 @@ package final class SessionService: Sendable {
         /// The most bytes all kept answers may take: `--max-idempotency-bytes`, the budget
         /// `idempotency_bytes` (used when the service is given no budget of its own).
         package var maxIdempotencyBytes: Int = 64 << 20
+        /// What every applied change's feed record carries, and how long records are kept
+        /// (docs/design.md, "Navigation analytics"); no records are written when nil.
+        package var feed: FeedSettings? = FeedSettings()
 
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
@@ -55,6 +58,8 @@ package final class SessionService: Sendable {
     /// The bytes of answers kept under an `Idempotency-Key`, per session and in all: a keyed
     /// change makes room for its answer here before it is applied (``admit(_:)``).
     package let answers: KeptAnswerLedger
+    /// What `/metrics` counts of the feed records this process writes.
+    package let feedCounts = FeedCounts()
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -197,14 +202,27 @@ package final class SessionService: Sendable {
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
         if let answer { try admit(answer, at: time) }
+        let record = configuration.feed.map { settings in
+            FeedRecord(
+                session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
+                intent: [
+                    "create": [
+                        "graph": .string(session.graphName), "start": start.map(JSONValue.string) ?? .null, "context": .object(context)
+                    ]
+                ],
+                before: nil, after: session.state, events: outcome.events, settings: settings)
+        }
         let inserted: Bool
         do {
-            inserted = try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events, keeping: answer) }
+            inserted = try storeCall { () throws(StoreError) in
+                try store.insert(session, events: outcome.events, keeping: answer, record: record)
+            }
         } catch {
             if let answer { answers.remove(answer.key) }
             throw error
         }
         if !inserted, let answer { answers.remove(answer.key) }
+        if inserted, let record { feedWritten(record, kind: .create, before: nil, after: session.state) }
         return inserted ? created : nil
     }
 
@@ -439,7 +457,7 @@ package final class SessionService: Sendable {
         _ change: Change, ifMatch: IfMatch?, to session: inout StoredSession, keep: ((Mutation) -> KeptAnswer)?
     ) throws(ServiceError) -> Mutation? {
         try Self.check(ifMatch, session.state.version)
-        var (outcome, graphVersion) = try self.outcome(of: change, on: session)
+        var (outcome, graphVersion, intent) = try self.outcome(of: change, on: session)
         guard outcome.changed else {
             let unchanged = Mutation(session: session, events: [], eventsJSON: Array("[]".utf8))
             // Nothing is written for its answer to ride on: kept on its own, so a retry after a
@@ -469,10 +487,18 @@ package final class SessionService: Sendable {
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
         // Room for the answer first: a refusal writes nothing.
         if let kept { try admit(kept, at: session.touchedAt) }
+        // After the swap above, `outcome.state` is the stage before.
+        let record = configuration.feed.map { settings in
+            FeedRecord(
+                session: session.id, graph: session.graphName, graphVersion: graphVersion, time: session.touchedAt,
+                kind: change.feedKind, intent: intent, before: outcome.state, after: session.state, events: outcome.events,
+                settings: settings)
+        }
         let written: Bool
         do {
             written = try storeCall { () throws(StoreError) in
-                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
+                try store.update(
+                    session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept, record: record)
             }
         } catch {
             if let kept { answers.remove(kept.key) }
@@ -482,6 +508,7 @@ package final class SessionService: Sendable {
             if let kept { answers.remove(kept.key) }
             return nil
         }
+        if let record { feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state) }
         session.mayBeStale = false
         return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
     }
@@ -494,8 +521,13 @@ package final class SessionService: Sendable {
         return fresh
     }
 
-    /// What NavCore makes of `change` on `session`, and the graph version the session runs on after.
-    private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (Outcome, graphVersion: Int) {
+    /// What NavCore makes of `change` on `session`, the graph version the session runs on after,
+    /// and the change as its feed record tells it (the intent in the batch-item form, with a
+    /// confirmation's intent and an upgrade's version resolved); the intent only when the feed is on.
+    private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (
+        Outcome, graphVersion: Int, intent: JSONValue?
+    ) {
+        let feedOn = configuration.feed != nil
         let intent: Intent
         let confirmed: Bool
         switch change {
@@ -503,16 +535,22 @@ package final class SessionService: Sendable {
         case .confirmation(let token): (intent, confirmed) = (try Confirmation.intent(of: token, session: session), true)
         case .upgrade(let wanted):
             let target = try upgradeTarget(graph: session.graphName, wanted)
-            guard target.version != session.graphVersion else { return (Outcome(state: session.state, events: []), session.graphVersion) }
+            guard target.version != session.graphVersion else {
+                return (Outcome(state: session.state, events: []), session.graphVersion, nil)
+            }
             do {
-                return (try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version)
+                return (
+                    try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version,
+                    feedOn ? ["upgrade": ["version": .int(target.version)]] : nil
+                )
             } catch {
                 throw ServiceError(error)
             }
         }
         let navigator = try graph(of: session).navigator
         do {
-            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion)
+            let told: JSONValue? = feedOn ? (confirmed ? ["confirm": intent.wireJSON] : intent.wireJSON) : nil
+            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion, told)
         } catch {
             var refusal = ServiceError(error)
             if error.code == .confirmationRequired, let screen = error.screen {
@@ -622,7 +660,9 @@ package final class SessionService: Sendable {
         try serialised(id) { () throws(ServiceError) in
             let session = try read(id, credentials: credentials)
             try Self.check(ifMatch, session.state.version)
-            _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+            let record = configuration.feed.map { endRecord(of: session, reason: .deleted, settings: $0) }
+            let deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
+            if deleted, let record { feedWritten(record, kind: .end, before: session.state, after: nil) }
         }
         answers.forget(sessions: [id])
         live.end(id, .deleted)
@@ -662,8 +702,27 @@ package final class SessionService: Sendable {
 
     /// Deletes idle sessions, ending their watchers. - Returns: how many.
     package func sweep() throws(ServiceError) -> Int {
-        let cutoff = now() - configuration.sessionTTL
-        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+        let time = now()
+        let cutoff = time - configuration.sessionTTL
+        // Each expired session's end record, made by the store as it deletes the session.
+        var ending: (@Sendable (StoredSession) -> FeedRecord)? = nil
+        if let settings = configuration.feed {
+            let counts = feedCounts
+            ending = { session in
+                var ended = session
+                ended.touchedAt = time
+                let record = Self.endRecord(of: ended, reason: .expired, settings: settings)
+                counts.count(record, kind: .end, before: session.state, after: nil)
+                return record
+            }
+        }
+        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+        if let settings = configuration.feed {
+            _ = try storeCall { () throws(StoreError) in
+                try store.sweepFeed(olderThan: time - settings.retention, maxBytes: settings.maxBytes)
+            }
+        }
+        if !expired.isEmpty { feedSignal() }
         // The store deleted their answers, and every change's answer older than the TTL.
         answers.forget(sessions: expired)
         answers.expire(before: cutoff)

@@ -1,0 +1,103 @@
+import NavCore
+import NavJSON
+import Synchronization
+
+/// The feed's use cases (docs/design.md, "Navigation analytics"): the records written with each
+/// change (``SessionService/apply(_:to:credentials:ifMatch:once:keep:answer:)`` and the others
+/// make them), reading them, forgetting them, and what `/metrics` counts of them.
+extension SessionService {
+    /// The key feed watchers (long polls and streams of `GET /v1/feed`) are registered under in
+    /// ``live``: not a session id (ids are hex), so no session's watchers are told of records.
+    package static let feedWatchKey = "feed"
+
+    /// The end record of `session`: its last stage as `from`, no stage as `to`.
+    static func endRecord(of session: StoredSession, reason: FeedEndReason, settings: FeedSettings) -> FeedRecord {
+        FeedRecord(
+            session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: session.touchedAt, kind: .end,
+            intent: nil, before: session.state, after: nil, events: [], endReason: reason, settings: settings)
+    }
+
+    func endRecord(of session: StoredSession, reason: FeedEndReason, settings: FeedSettings) -> FeedRecord {
+        var ended = session
+        ended.touchedAt = currentTime()
+        return Self.endRecord(of: ended, reason: reason, settings: settings)
+    }
+
+    /// A record was written: counted, and the feed's watchers told.
+    func feedWritten(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
+        feedCounts.count(record, kind: kind, before: before, after: after)
+        feedSignal()
+    }
+
+    /// Tells the feed's watchers to look for new records.
+    package func feedSignal() {
+        live.refresh(Self.feedWatchKey)
+    }
+
+    /// A page of the feed: records from `start`, at most `limit`, in `form`.
+    /// - Throws: 410 `cursor_expired` for an `after` older than the records retained (some after
+    ///   it were swept); 404 when the feed is off.
+    package func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(ServiceError) -> FeedPage {
+        guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
+        if case .after(let cursor) = start {
+            let floor = try storeCall { () throws(StoreError) in try store.feedFloor() }
+            guard cursor >= floor else {
+                throw ServiceError(
+                    .cursorExpired, "records after cursor \(cursor) were swept (older than --feed-retention or beyond --max-feed-bytes)",
+                    param: "after")
+            }
+        }
+        return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+    }
+
+    /// Removes the records `purge` names from the feed and from history. - Returns: how many.
+    package func purgeFeed(_ purge: FeedPurge) throws(ServiceError) -> Int {
+        try storeCall { () throws(StoreError) in try store.purgeFeed(purge) }
+    }
+}
+
+extension SessionService.Change {
+    /// The record's `kind` of this change.
+    var feedKind: FeedKind {
+        switch self {
+        case .intent(let intent): FeedKind(intent)
+        case .confirmation: .confirm
+        case .upgrade: .upgrade
+        }
+    }
+}
+
+/// What `/metrics` counts of the records written by this process: screen views by graph and
+/// scene, changes by graph and kind, records in all. Labels are graphs, scenes and kinds, never
+/// pairs of scenes, so their number stays bounded by the graphs loaded.
+package final class FeedCounts: Sendable {
+    private struct Counts {
+        var views: [Pair: Int] = [:]
+        var changes: [Pair: Int] = [:]
+        var records = 0
+    }
+
+    package struct Pair: Hashable, Sendable {
+        package var graph: String
+        package var label: String
+    }
+
+    private let counts = Mutex(Counts())
+
+    package init() {}
+
+    /// Counts `record`: a screen view when its visible top is another screen than before.
+    func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
+        let viewed = after?.top.flatMap { top in top.id == before?.top?.id ? nil : top.scene }
+        counts.withLock { counts in
+            counts.records += 1
+            counts.changes[Pair(graph: record.graph, label: kind.rawValue), default: 0] += 1
+            if let viewed { counts.views[Pair(graph: record.graph, label: viewed), default: 0] += 1 }
+        }
+    }
+
+    /// Screen views, changes by kind, and records written.
+    package var snapshot: (views: [Pair: Int], changes: [Pair: Int], records: Int) {
+        counts.withLock { ($0.views, $0.changes, $0.records) }
+    }
+}

@@ -105,6 +105,7 @@ package final class Application: HTTPHandler {
         sessionRoutes.register(in: &routes)
         answersInMemory = sessionRoutes.idempotency
         EventRoutes(sessions: sessions, buffers: buffers).register(in: &routes)
+        FeedRoutes(sessions: sessions, adminToken: adminDigest, buffers: buffers).register(in: &routes)
         // Listed with the others at /metrics; the registry's memory budget too.
         budgets.add(graphs.memory)
         let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)

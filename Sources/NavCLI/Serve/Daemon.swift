@@ -134,7 +134,9 @@ struct Daemon {
                 backendToken: settings.backendToken,
                 sessions: .init(
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext,
-                    maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession, maxIdempotencyBytes: settings.maxIdempotencyBytes
+                    maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession,
+                    maxIdempotencyBytes: settings.maxIdempotencyBytes,
+                    feed: settings.feed
                 ),
                 corsOrigins: settings.corsOrigins,
                 maxWatchers: max(1, (connections ?? settings.maxConnections) / 2),

@@ -1,3 +1,4 @@
+import Dispatch
 import NavCore
 import NavJSON
 import Synchronization
@@ -23,15 +24,34 @@ extension SessionService {
         return Self.endRecord(of: ended, reason: reason, settings: settings)
     }
 
-    /// A record was written: counted, and the feed's watchers told.
+    /// A record was written: counted, and the feed's watchers told. Every so many records the
+    /// feed's bytes are checked against `--max-feed-bytes`, and the oldest swept when over it,
+    /// so the budget holds between the periodic sweeps too.
     func feedWritten(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
-        feedCounts.count(record, kind: kind, before: before, after: after)
+        let written = feedCounts.count(record, kind: kind, before: before, after: after)
         feedSignal()
+        if written % Self.feedBudgetCheck == 0, let settings = configuration.feed, store.feedUsage().bytes > settings.maxBytes {
+            _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: settings.maxBytes)
+        }
     }
 
-    /// Tells the feed's watchers to look for new records.
+    /// How many records are written between two checks of the feed's bytes.
+    static let feedBudgetCheck = 64
+
+    /// Tells the feed's watchers to look for new records. With a store several processes share,
+    /// also once a second (``followStore()``): a record another process wrote is handed out only
+    /// once every write before it has finished, which no notice announces.
     package func feedSignal() {
         live.refresh(Self.feedWatchKey)
+    }
+
+    /// Has the feed's watchers look again every second (see ``feedSignal()``).
+    func startFeedPolling() {
+        let timer = DispatchSource.makeTimerSource(queue: live.queue)
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        timer.setEventHandler { [live] in live.refresh(Self.feedWatchKey) }
+        timer.resume()
+        feedPoll.withLock { $0 = FeedPoll(timer: timer) }
     }
 
     /// A page of the feed: records from `start`, at most `limit`, in `form`.
@@ -48,6 +68,15 @@ extension SessionService {
             }
         }
         return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+    }
+
+    /// What `/metrics` shows of the feed.
+    package func feedStatistics() -> FeedStatistics {
+        let (views, changes, records) = feedCounts.snapshot
+        let usage = store.feedUsage()
+        return FeedStatistics(
+            views: views, changes: changes, records: records, retained: usage.records, bytes: usage.bytes,
+            maxBytes: configuration.feed?.maxBytes)
     }
 
     /// Removes the records `purge` names from the feed and from history. - Returns: how many.
@@ -87,12 +116,15 @@ package final class FeedCounts: Sendable {
     package init() {}
 
     /// Counts `record`: a screen view when its visible top is another screen than before.
-    func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
+    /// - Returns: the records counted so far.
+    @discardableResult
+    func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) -> Int {
         let viewed = after?.top.flatMap { top in top.id == before?.top?.id ? nil : top.scene }
-        counts.withLock { counts in
+        return counts.withLock { counts in
             counts.records += 1
             counts.changes[Pair(graph: record.graph, label: kind.rawValue), default: 0] += 1
             if let viewed { counts.views[Pair(graph: record.graph, label: viewed), default: 0] += 1 }
+            return counts.records
         }
     }
 
@@ -100,4 +132,22 @@ package final class FeedCounts: Sendable {
     package var snapshot: (views: [Pair: Int], changes: [Pair: Int], records: Int) {
         counts.withLock { ($0.views, $0.changes, $0.records) }
     }
+}
+
+/// A timer source, used only under its owner's mutex (Dispatch's sources are thread-safe).
+struct FeedPoll: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+}
+
+/// The feed's counts and its store's usage, for `/metrics`.
+package struct FeedStatistics: Sendable {
+    package var views: [FeedCounts.Pair: Int]
+    package var changes: [FeedCounts.Pair: Int]
+    /// Records this process wrote.
+    package var records: Int
+    /// Records the store keeps, and their bytes.
+    package var retained: Int
+    package var bytes: Int
+    /// `--max-feed-bytes`; nil when the feed is off.
+    package var maxBytes: Int?
 }

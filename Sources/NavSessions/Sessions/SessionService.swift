@@ -37,8 +37,9 @@ package final class SessionService: Sendable {
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
             adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil, maxIdempotencyBytesPerSession: Int = 1 << 20,
-            maxIdempotencyBytes: Int = 64 << 20
+            maxIdempotencyBytes: Int = 64 << 20, feed: FeedSettings? = FeedSettings()
         ) {
+            self.feed = feed
             self.maxIdempotencyBytesPerSession = maxIdempotencyBytesPerSession
             self.maxIdempotencyBytes = maxIdempotencyBytes
             self.maxSessions = maxSessions
@@ -60,6 +61,8 @@ package final class SessionService: Sendable {
     package let answers: KeptAnswerLedger
     /// What `/metrics` counts of the feed records this process writes.
     package let feedCounts = FeedCounts()
+    /// With a store several processes share: the timer that has the feed's watchers look again.
+    let feedPoll = Mutex<FeedPoll?>(nil)
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -687,7 +690,10 @@ package final class SessionService: Sendable {
     /// watchers see every change (docs/design.md, "Across processes"). Nothing for a store of one process.
     package func followStore() {
         guard let feed = store as? any ChangeFeed else { return }
+        startFeedPolling()
         feed.follow { [live] notice in
+            // Another process's change may have written a record: the feed's watchers look too.
+            live.refresh(Self.feedWatchKey)
             guard let notice else {
                 live.refreshAll()
                 return

@@ -27,7 +27,8 @@ struct FeedRoutes: Sendable {
         let start = try Self.start(context)
         try authorize(context, form: form)
         if EventRoutes.acceptsEventStream(context) {
-            return try FeedStream.start(sessions: sessions, from: start, form: form, context: context, bufferLimit: streamBuffer, pool: buffers)
+            return try FeedStream.start(
+                sessions: sessions, from: start, form: form, context: context, bufferLimit: streamBuffer, pool: buffers)
         }
         let page = { @Sendable (start: FeedStart) throws(ServiceError) -> (HTTPResponse, FeedCursor) in
             let page = try sessions.feed(from: start, limit: limit, form: form)
@@ -79,7 +80,8 @@ struct FeedRoutes: Sendable {
         }
         if let text = context.request.query["after"] {
             guard let cursor = FeedCursor(text) else {
-                throw APIError(.invalidRequest, "query parameter 'after' must be a cursor the feed gave ('next', a record's cursor)", param: "after")
+                throw APIError(
+                    .invalidRequest, "query parameter 'after' must be a cursor the feed gave ('next', a record's cursor)", param: "after")
             }
             return .after(cursor)
         }
@@ -108,7 +110,7 @@ struct FeedRoutes: Sendable {
         let isBackend = backend.map { presented.matches($0) } ?? false
         guard isAdmin || (isBackend && form == .analytics) else {
             if isBackend {
-                throw APIError(.forbidden, "the full form carries every value of every session: only the admin token reads it", param: "form")
+                throw APIError(.forbidden, "the full form carries every value of every session: only the admin token reads it")
             }
             throw APIError(.forbidden, "the feed is read with the admin token or the backend token")
         }
@@ -128,7 +130,9 @@ struct FeedRoutes: Sendable {
             }
             purge = .session(session)
         } else if let attribute = try body.string("attribute") {
-            guard let value = body.object["value"] else { throw APIError(.invalidRequest, "'value' is required with 'attribute'", param: "value") }
+            guard let value = body.object["value"] else {
+                throw APIError(.invalidRequest, "'value' is required with 'attribute'", param: "value")
+            }
             purge = .attribute(attribute, value)
         } else {
             throw APIError(.invalidRequest, "name a 'session', or an 'attribute' and its 'value'", param: "session")

@@ -52,7 +52,9 @@ struct Daemon {
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
-        let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
+        // A quarter of the shortest time anything is kept for: sessions, and feed records.
+        let kept = min(settings.sessionTTLMilliseconds, settings.feed?.retention ?? .max)
+        let interval = max(1, min(60, Int(kept / 1000 / 4)))
         sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
         sweeper.setEventHandler { [logger] in
             do throws(ServiceError) {

@@ -107,7 +107,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help:
-            "A context key whose value each feed record carries in its attributes (repeatable): every other context value stays out of the analytics form. (NAVD_FEED_ATTRIBUTE, comma-separated)"
+            "A context key whose value each feed record carries in its attributes (repeatable): every other context value stays out of the analytics form. (NAVD_FEED_ATTRIBUTE, comma-separated; default: none)"
     )
     var feedAttribute: [String] = []
 

@@ -40,7 +40,10 @@ package struct MemoryFeed: Sendable {
         switch start {
         case .oldest: index = head
         case .after(let cursor): index = firstIndex { $0.cursor > cursor }
-        case .since(let time): index = firstIndex { $0.record.time >= time }
+        case .since(let time):
+            // Times grow per session, not strictly across sessions (each change reads the clock
+            // before it takes the lock): the first record at or after `time`, by a scan.
+            index = records[head...].firstIndex { $0.record.time >= time } ?? records.count
         }
         var entries: [FeedEntry] = []
         while index < records.count, entries.count < limit {
@@ -99,7 +102,7 @@ package struct MemoryFeed: Sendable {
     }
 
     /// The first index at or after `head` whose record satisfies `isAfter`, which holds for a
-    /// suffix of the records (cursors and, per store, times only grow): a binary search.
+    /// suffix of the records (cursors only grow): a binary search.
     private func firstIndex(where isAfter: (Kept) -> Bool) -> Int {
         var low = head
         var high = records.count

@@ -484,7 +484,8 @@ package final class SessionService: Sendable {
         // A lost race reloads the session, so the old state is not needed again.
         swap(&session.state, &outcome.state)
         session.graphVersion = graphVersion
-        session.touchedAt = now()
+        // Never back in time, even if the clock is set back: a session's records keep their order.
+        session.touchedAt = max(now(), session.touchedAt)
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }

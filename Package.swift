@@ -175,7 +175,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NavDiagramTests",
-            dependencies: ["NavDiagram", "NavCore", "NavJSON"]
+            dependencies: ["NavDiagram", "NavCore", "NavJSON", "NavTestSupport"]
         ),
         .testTarget(
             name: "NavToursTests",

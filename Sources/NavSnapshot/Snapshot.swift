@@ -1,11 +1,11 @@
 import NavCore
 import NavJSON
 
-// The snapshot a store keeps, and the event log it keeps, read back. Both are written by
-// `WireWriter.swift` (`writeSnapshot`, `writeEvents`): one writer per shape.
+// The snapshot a store keeps, and the event log it keeps, read back. Both are written in this
+// module (`SnapshotWriter.swift`, `EventLogWriter.swift`): one writer per shape.
 
 extension LifecycleEvent {
-    /// Reads an event back from its wire shape (the event log in a store).
+    /// Reads an event back from its stored shape (the event log in a store).
     package init?(json: JSONValue) {
         guard let seq = json["seq"]?.intValue, let typeName = json["type"]?.stringValue,
             let type = Kind(rawValue: typeName), let transition = json["transition"]?.intValue
@@ -18,7 +18,7 @@ extension LifecycleEvent {
 }
 
 extension LifecycleEvent.Detail {
-    /// The members the detail adds to an event's wire shape.
+    /// The members the detail adds to an event's stored shape.
     package var json: JSONValue {
         switch self {
         case .keys(let keys): ["keys": .array(keys.map(JSONValue.string))]
@@ -28,7 +28,7 @@ extension LifecycleEvent.Detail {
         }
     }
 
-    /// The detail an event's wire shape carries, if any (`writeDetailedEvent` writes it).
+    /// The detail an event's stored shape carries, if any (`writeDetailedEvent` writes it).
     package init?(json: JSONValue) {
         if let keys = json["keys"]?.arrayValue {
             self = .keys(keys.compactMap(\.stringValue))

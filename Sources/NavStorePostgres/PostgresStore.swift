@@ -3,7 +3,6 @@ import NavCore
 import NavJSON
 import NavSessions
 import NavSnapshot
-import NavWire
 import Synchronization
 
 /// Sessions in PostgreSQL (`--store postgres://user@host:port/db`), shared by several navd processes.

@@ -2,7 +2,6 @@ import NavCore
 import NavJSON
 import NavSessions
 import NavSnapshot
-import NavWire
 
 /// The session operations: writes appended to the change log, reads from the cache, the log and the database.
 extension SQLiteStore {

@@ -3,7 +3,6 @@ import NavCore
 import NavJSON
 import NavSessions
 import NavSnapshot
-import NavWire
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,4 @@
 import NavSessions
-import NavWire
 
 /// The SQLite store's decoded sessions, bounded by an estimate of the memory they take: when
 /// over its limit, the least recently used leave first (they are read back from the database and

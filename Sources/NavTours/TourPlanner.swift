@@ -32,7 +32,7 @@ public struct TourPlanner: Sendable {
     public var stateBudget: Int
     let navigator: Navigator
 
-    public init(graph: Graph, document: JSONValue, limits: Limits = Limits(), stateBudget: Int = 3_000) {
+    public init(graph: Graph, document: JSONValue, limits: Limits = .defaults, stateBudget: Int = 3_000) {
         self.graph = graph
         self.document = document
         self.stateBudget = stateBudget
@@ -106,7 +106,7 @@ public struct TourPlanner: Sendable {
                     reason = ""
                     break
                 } catch {
-                    reason = "\(error.code.rawValue): \(error.message)"
+                    reason = "\(error.code.name): \(error.message)"
                 }
             }
             if !reason.isEmpty { refusals.append(Refusal(link: id, reason: reason)) }
@@ -181,7 +181,7 @@ public struct TourPlanner: Sendable {
                 let shown = onTop ? [outcome.state.top?.scene ?? ""] : shownScenes(outcome.state)
                 if outcome.changed, shown.contains(scene) { return .success((.navigate(path), outcome)) }
             } catch {
-                reason = "\(error.code.rawValue): \(error.message)"
+                reason = "\(error.code.name): \(error.message)"
             }
         }
         return .failure(DeepPathFailure(reason: reason))

@@ -58,7 +58,7 @@ extension GraphIssue {
     package var json: JSONValue {
         [
             "pointer": .string(pointer),
-            "code": .string(code.rawValue),
+            "code": .string(code.name),
             "message": .string(message),
             "severity": .string(severity.rawValue)
         ]

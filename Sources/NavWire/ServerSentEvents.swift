@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSnapshot
 
 /// The messages of a session's event stream (docs/design.md, "Live sessions"), in the `text/event-stream` format
 /// (WHATWG HTML, server-sent events). Each message's data is one line of JSON: navd's JSON never
@@ -56,7 +57,7 @@ extension JSONWriter {
                 writeLiteral("id: ")
                 writeInt(events[index].seq)
                 writeLiteral("\nevent: lifecycle\ndata: ")
-                NavWire.writeEvent(first + index, to: &self)
+                writeEvent(first + index)
                 writeLiteral("\n\n")
             }
         }

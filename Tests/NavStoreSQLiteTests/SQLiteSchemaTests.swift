@@ -380,6 +380,14 @@ extension SQLiteSchemaTests {
         try connection.execute(sql)
     }
 
+    /// A version-4 database that `sql` then changes behind navd's back.
+    static func version4(then sql: String) -> @Sendable (_ path: String) throws -> Void {
+        { path in
+            try makeOldDatabase(at: path, through: 4)
+            try execute(sql, at: path)
+        }
+    }
+
     static let unknownShapes: [UnknownShape] = [
         UnknownShape(
             name: "development schema 1 (one event per row, clustered by session)",
@@ -391,18 +399,12 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "a newer navd's version",
-            make: { path in
-                try makeOldDatabase(at: path, through: 4)
-                try execute("INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0)", at: path)
-            },
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0)"),
             found: ["found schema version 7 (migrations 1…7), newer than this navd's 6"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
-            make: { path in
-                try makeOldDatabase(at: path, through: 4)
-                try execute("INSERT INTO migrations VALUES (5, 0); ALTER TABLE sessions ADD COLUMN note TEXT", at: path)
-            },
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0); ALTER TABLE sessions ADD COLUMN note TEXT"),
             found: [
                 "found schema version 5 (migrations 1…5); different: table sessions (",
                 "touched_at INTEGER NOT NULL, note TEXT, PRIMARY KEY (id)) where version 5 has"
@@ -410,18 +412,12 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "version 4 without one of its indexes",
-            make: { path in
-                try makeOldDatabase(at: path, through: 4)
-                try execute("DROP INDEX sessions_touched_at", at: path)
-            },
+            make: version4(then: "DROP INDEX sessions_touched_at"),
             found: ["found schema version 4 (migrations 1…4); missing: index sessions_touched_at"]
         ),
         UnknownShape(
             name: "versions no navd recorded",
-            make: { path in
-                try makeOldDatabase(at: path, through: 4)
-                try execute("DELETE FROM migrations WHERE version = 3", at: path)
-            },
+            make: version4(then: "DELETE FROM migrations WHERE version = 3"),
             found: ["found schema version 4 (migrations 1, 2, 4)", "(migrations 1, 2, 4). This navd opens"]
         ),
         UnknownShape(

@@ -23,85 +23,66 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
     private static let post = "POST /v1/sessions HTTP/1.1\r\nContent-Type: application/json"
 
     /// Every ambiguity navd refuses itself, on the head alone.
-    static let all: [FramingAttack] = [
-        .init(
-            name: "Content-Length with Transfer-Encoding", head: post + "\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
-            body: "0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "Transfer-Encoding with Content-Length", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5",
-            body: "0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "Content-Length: -1 with Transfer-Encoding",
-            head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: -1",
-            body: "0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "two different Content-Lengths", head: post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40",
-            body: "{}", status: 400, code: "malformed_request"),
-        .init(
-            name: "the same Content-Length twice", head: post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2",
-            body: "{}", status: 400, code: "malformed_request"),
-        .init(
-            name: "a space before a colon", head: post + "\r\nHost: x\r\nContent-Length : 2",
-            body: "{}", status: 400, code: "malformed_request"),
-        .init(
-            name: "a tab before a colon", head: post + "\r\nHost: x\r\nTransfer-Encoding\t: chunked",
-            body: "0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "no Host on HTTP/1.1", head: "GET /healthz HTTP/1.1",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "two Hosts", head: "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "two Hosts on HTTP/1.0", head: "GET /healthz HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\nConnection: keep-alive",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "Transfer-Encoding on HTTP/1.0",
-            head: "POST /v1/sessions HTTP/1.0\r\nContent-Type: application/json\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked",
-            body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "chunked twice", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
-            body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "chunked with a blank after it", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked ",
-            body: "2\r\n{}\r\n0\r\n\r\n", status: 400, code: "malformed_request"),
-        .init(
-            name: "a bare LF line end", head: post + "\r\nHost: x\r\nX-A: a\nContent-Length: 2",
-            body: "{}", status: 400, code: "malformed_request"),
-        .init(
-            name: "a bare CR in a value", head: post + "\r\nHost: x\r\nX-A: a\rContent-Length: 2",
-            body: "{}", status: 400, code: "malformed_request"),
-        .init(
-            name: "a bare CR in the target", head: "GET /healthz\rX HTTP/1.1\r\nHost: x",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "a bare CR in the method", head: "GE\rT /healthz HTTP/1.1\r\nHost: x",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "a tab in the target", head: "GET /healthz\tX HTTP/1.1\r\nHost: x",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "a method that is not a token", head: "G(T /healthz HTTP/1.1\r\nHost: x",
-            body: "", status: 400, code: "malformed_request"),
-        .init(
-            name: "Transfer-Encoding: gzip", head: post + "\r\nHost: x\r\nTransfer-Encoding: gzip",
-            body: "", status: 501, code: "unsupported_transfer_coding"),
-        .init(
-            name: "Transfer-Encoding: chunked, foo", head: post + "\r\nHost: x\r\nTransfer-Encoding: chunked, foo",
-            body: "2\r\n{}\r\n0\r\n\r\n", status: 501, code: "unsupported_transfer_coding"),
-        .init(
-            name: "Transfer-Encoding: gzip, chunked", head: post + "\r\nHost: x\r\nTransfer-Encoding: gzip, chunked",
-            body: "2\r\n{}\r\n0\r\n\r\n", status: 501, code: "unsupported_transfer_coding")
-    ]
+    static let all: [FramingAttack] =
+        refused(
+            status: 400, code: "malformed_request",
+            [
+                (
+                    "Content-Length with Transfer-Encoding", post + "\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+                    "0\r\n\r\n"
+                ),
+                (
+                    "Transfer-Encoding with Content-Length", post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5",
+                    "0\r\n\r\n"
+                ),
+                (
+                    "Content-Length: -1 with Transfer-Encoding", post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: -1",
+                    "0\r\n\r\n"
+                ),
+                ("two different Content-Lengths", post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40", "{}"),
+                ("the same Content-Length twice", post + "\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2", "{}"),
+                ("a space before a colon", post + "\r\nHost: x\r\nContent-Length : 2", "{}"),
+                ("a tab before a colon", post + "\r\nHost: x\r\nTransfer-Encoding\t: chunked", "0\r\n\r\n"),
+                ("no Host on HTTP/1.1", "GET /healthz HTTP/1.1", ""),
+                ("two Hosts", "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example", ""),
+                ("two Hosts on HTTP/1.0", "GET /healthz HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\nConnection: keep-alive", ""),
+                (
+                    "Transfer-Encoding on HTTP/1.0",
+                    "POST /v1/sessions HTTP/1.0\r\nContent-Type: application/json\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked",
+                    "2\r\n{}\r\n0\r\n\r\n"
+                ),
+                ("chunked twice", post + "\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked", "2\r\n{}\r\n0\r\n\r\n"),
+                ("chunked with a blank after it", post + "\r\nHost: x\r\nTransfer-Encoding: chunked ", "2\r\n{}\r\n0\r\n\r\n"),
+                ("a bare LF line end", post + "\r\nHost: x\r\nX-A: a\nContent-Length: 2", "{}"),
+                ("a bare CR in a value", post + "\r\nHost: x\r\nX-A: a\rContent-Length: 2", "{}"),
+                ("a bare CR in the target", "GET /healthz\rX HTTP/1.1\r\nHost: x", ""),
+                ("a bare CR in the method", "GE\rT /healthz HTTP/1.1\r\nHost: x", ""),
+                ("a tab in the target", "GET /healthz\tX HTTP/1.1\r\nHost: x", ""),
+                ("a method that is not a token", "G(T /healthz HTTP/1.1\r\nHost: x", "")
+            ])
+        + refused(
+            status: 501, code: "unsupported_transfer_coding",
+            [
+                ("Transfer-Encoding: gzip", post + "\r\nHost: x\r\nTransfer-Encoding: gzip", ""),
+                ("Transfer-Encoding: chunked, foo", post + "\r\nHost: x\r\nTransfer-Encoding: chunked, foo", "2\r\n{}\r\n0\r\n\r\n"),
+                ("Transfer-Encoding: gzip, chunked", post + "\r\nHost: x\r\nTransfer-Encoding: gzip, chunked", "2\r\n{}\r\n0\r\n\r\n")
+            ])
 
     /// A `Content-Length` libmicrohttpd 0.9.75 cannot read as one number: it answers these itself
     /// while parsing the head, before navd is called (docs/design.md, "HTTP framing").
-    static let unreadableLengths: [FramingAttack] = [
-        .init(name: "Content-Length: -1", head: post + "\r\nHost: x\r\nContent-Length: -1", body: "", status: 400, code: ""),
-        .init(name: "Content-Length: abc", head: post + "\r\nHost: x\r\nContent-Length: abc", body: "", status: 400, code: ""),
-        .init(name: "Content-Length: 2, 3", head: post + "\r\nHost: x\r\nContent-Length: 2, 3", body: "{}", status: 400, code: ""),
-        .init(name: "Content-Length: 2, 2", head: post + "\r\nHost: x\r\nContent-Length: 2, 2", body: "{}", status: 400, code: "")
-    ]
+    static let unreadableLengths: [FramingAttack] = refused(
+        status: 400, code: "",
+        [
+            ("Content-Length: -1", post + "\r\nHost: x\r\nContent-Length: -1", ""),
+            ("Content-Length: abc", post + "\r\nHost: x\r\nContent-Length: abc", ""),
+            ("Content-Length: 2, 3", post + "\r\nHost: x\r\nContent-Length: 2, 3", "{}"),
+            ("Content-Length: 2, 2", post + "\r\nHost: x\r\nContent-Length: 2, 2", "{}")
+        ])
+
+    /// Attacks, each `(name, head, body)`, that are all owed the same answer.
+    private static func refused(status: Int, code: String, _ attacks: [(name: String, head: String, body: String)]) -> [FramingAttack] {
+        attacks.map { FramingAttack(name: $0.name, head: $0.head, body: $0.body, status: status, code: code) }
+    }
 
     /// A request that changes `victim` if navd ever reads it: its path becomes `help`.
     static func smuggled(into victim: NavdSession) -> String {

@@ -227,6 +227,23 @@ private struct StrictJSONParser {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
     }
 
+    /// Reads past `byte` if it is next.
+    private mutating func skip(_ byte: Unicode.Scalar) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: byte) else { return false }
+        index += 1
+        return true
+    }
+
+    /// After a member or an element: reads past the `,` before another (false) or the bracket
+    /// `closing` that ends `container` (true).
+    private mutating func closes(_ closing: Unicode.Scalar, in container: String) throws -> Bool {
+        skipSpace()
+        guard index < bytes.count else { throw fail("unexpected end in \(container)") }
+        if skip(",") { return false }
+        if skip(closing) { return true }
+        throw fail("expected , or \(closing)")
+    }
+
     private mutating func expect(_ literal: String) throws {
         for byte in literal.utf8 {
             guard index < bytes.count, bytes[index] == byte else { throw fail("expected \(literal)") }
@@ -243,11 +260,8 @@ private struct StrictJSONParser {
             index += 1
             var members: [String: JSON] = [:]
             skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(members)
-            }
-            while true {
+            if skip("}") { return .object(members) }
+            repeat {
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 let key = try parseString()
@@ -255,40 +269,17 @@ private struct StrictJSONParser {
                 try expect(":")
                 guard members[key] == nil else { throw fail("duplicate member '\(key)'") }
                 members[key] = try parseValue(depth: depth + 1)
-                skipSpace()
-                guard index < bytes.count else { throw fail("unexpected end in an object") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return .object(members)
-                }
-                throw fail("expected , or }")
-            }
+            } while try !closes("}", in: "an object")
+            return .object(members)
         case UInt8(ascii: "["):
             index += 1
             var elements: [JSON] = []
             skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements)
-            }
-            while true {
+            if skip("]") { return .array(elements) }
+            repeat {
                 elements.append(try parseValue(depth: depth + 1))
-                skipSpace()
-                guard index < bytes.count else { throw fail("unexpected end in an array") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return .array(elements)
-                }
-                throw fail("expected , or ]")
-            }
+            } while try !closes("]", in: "an array")
+            return .array(elements)
         case UInt8(ascii: "\""):
             return .string(try parseString())
         case UInt8(ascii: "t"):

@@ -136,7 +136,7 @@ import Testing
         let (graph, document) = try graph(#"{"name": "r", "start": "/a", "scenes": {"a": {"requires": ["k"]}}}"#)
         // `requires` keys are put in the context, so the start is entered.
         #expect(throws: Never.self) { try TourPlanner(graph: graph, document: document).plan(.scenes) }
-        var limits = Limits()
+        var limits = Limits.defaults
         limits.maxDepth = 0
         #expect(throws: TourPlanningError.self) { try TourPlanner(graph: graph, document: document, limits: limits).plan(.scenes) }
     }

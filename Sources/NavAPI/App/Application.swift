@@ -19,7 +19,7 @@ package final class Application: HTTPHandler {
         /// When set, creating a session needs it (or the admin token): `--backend-token`.
         package var backendToken: String?
         package var sessions = SessionService.Configuration()
-        package var limits = Limits()
+        package var limits = Limits.defaults
         /// Origins whose pages may call the API (`--cors-origin`; `*` for any).
         package var corsOrigins: [String] = []
         /// The most watchers (streams, long polls) of the daemon: half of its connections.
@@ -33,7 +33,7 @@ package final class Application: HTTPHandler {
 
         package init(
             adminToken: String? = nil, backendToken: String? = nil, sessions: SessionService.Configuration = SessionService.Configuration(),
-            limits: Limits = Limits(), corsOrigins: [String] = [], maxWatchers: Int = 4096, maxWatchersPerSession: Int = 16,
+            limits: Limits = .defaults, corsOrigins: [String] = [], maxWatchers: Int = 4096, maxWatchersPerSession: Int = 16,
             maxWatcherBuffer: Int = 64 << 20, maxGraphWork: Int = 1
         ) {
             self.adminToken = adminToken

@@ -65,7 +65,7 @@ struct APIError: Error, Sendable {
                 case .notRemovable: .notRemovable
                 case .stackUnderflow: .stackUnderflow
                 case .stackTooDeep: .stackTooDeep
-                case .screenNotFound: .notFound
+                case .notFound: .notFound
                 case .unknownCommand: .unknownCommand
                 case .commandRefused: .commandRefused
                 case .confirmationRequired: .confirmationRequired

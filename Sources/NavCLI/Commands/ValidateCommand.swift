@@ -45,7 +45,7 @@ enum GraphFile {
     /// bound (``Limits/maxGraphBytes``) is refused before it is read, as an upload over it is
     /// (docs/design.md, "Graphs").
     static func read(_ file: String) throws -> JSONValue {
-        let bound = Limits().maxGraphBytes
+        let bound = Limits.defaults.maxGraphBytes
         if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int, size > bound {
             throw GraphDocument.ReadError(message: "\(file): too_large: the document is \(size) bytes (limit \(bound))")
         }

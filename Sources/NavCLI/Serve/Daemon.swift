@@ -33,15 +33,16 @@ struct Daemon {
             for: settings, logger: logger, accessLog: Self.accessLog(for: logger), connections: connections
         )
 
-        let server = HTTPServer(
-            configuration: .init(
-                host: settings.host, port: settings.port, threads: settings.threads, maxBody: settings.maxBody,
-                connectionLimit: connections,
-                connectionTimeout: settings.connectionTimeout, headerTimeout: settings.headerTimeout,
-                shutdownGracePeriod: Double(settings.shutdownGraceMilliseconds) / 1000, polling: settings.polling
-            ),
-            handler: application, logger: logger
-        )
+        var configuration = HTTPServer.Configuration(threads: settings.threads)
+        configuration.host = settings.host
+        configuration.port = settings.port
+        configuration.maxBody = settings.maxBody
+        configuration.connectionLimit = connections
+        configuration.connectionTimeout = settings.connectionTimeout
+        configuration.headerTimeout = settings.headerTimeout
+        configuration.shutdownGracePeriod = Double(settings.shutdownGraceMilliseconds) / 1000
+        configuration.polling = settings.polling
+        let server = HTTPServer(configuration: configuration, handler: application, logger: logger)
         try server.start()
         logger.notice(
             "navd listening",
@@ -122,9 +123,9 @@ struct Daemon {
         // --max-context bounds a context however it is set: at creation (the session service) and
         // by every later change (NavCore's limit, checked with the merge patch applied).
         let budgets = Budgets()
-        let graphs = GraphRegistry(
-            limits: Limits(maxContextBytes: settings.maxContext), memory: budgets.make("graph_bytes", limit: settings.maxGraphMemory)
-        )
+        var limits = Limits.defaults
+        limits.maxContextBytes = settings.maxContext
+        let graphs = GraphRegistry(limits: limits, memory: budgets.make("graph_bytes", limit: settings.maxGraphMemory))
         let store = try StoreFactory.open(
             settings.store, graphs: graphs, connections: settings.postgresConnections, notifies: settings.postgresNotifies,
             cacheBytes: settings.cacheBytes, answerLogBytes: settings.maxIdempotencyBytes / 4, logger: logger
@@ -161,7 +162,7 @@ struct Daemon {
                         "graph issue",
                         metadata: [
                             "file": "\(file)", "pointer": "\(warning.pointer.isEmpty ? "/" : warning.pointer)",
-                            "code": "\(warning.code.rawValue)",
+                            "code": "\(warning.code.name)",
                             "detail": "\(warning.message)"
                         ])
                 }

@@ -40,49 +40,35 @@ public struct Outcome: Sendable, Hashable {
 
 /// Bounds on what one session may hold, so no client can make a session unboundedly large.
 public struct Limits: Sendable, Hashable {
-    public var maxDepth: Int
-    public var maxPathLength: Int
-    public var maxParams: Int
+    public var maxDepth = 32
+    public var maxPathLength = 4096
+    public var maxParams = 32
     /// The largest a screen's state may grow by merge patches, in bytes of JSON.
-    public var maxStateBytes: Int
+    public var maxStateBytes = 65536
     /// The most screens a session may hold, on the stage and in every saved tab stack (nested
     /// tabs screens too): `maxDepth` bounds only the stage, and tab switches that each save a
     /// stack could otherwise grow one session without end.
-    public var maxScreens: Int
+    public var maxScreens = 256
     /// The largest a session's context may grow by merge patches, in bytes of JSON.
-    public var maxContextBytes: Int
+    public var maxContextBytes = 4096
     /// The largest result an exit or back may hand over, in bytes of JSON.
-    public var maxResultBytes: Int
+    public var maxResultBytes = 16384
     /// The most intents one batch may hold.
-    public var maxBatchItems: Int
+    public var maxBatchItems = 32
     /// How many redirects one navigation may follow before it is refused.
-    public var maxRedirects: Int
+    public var maxRedirects = 5
     /// The most scenes a graph may have: a loaded graph's memory and its validation grow with
     /// its scenes and links (docs/design.md, "Graphs").
-    public var maxGraphScenes: Int
+    public var maxGraphScenes = 10_000
     /// The most links a graph may have, its global links and every scene's own counted together.
-    public var maxGraphLinks: Int
+    public var maxGraphLinks = 50_000
     /// The largest a graph document may be, in bytes of JSON.
-    public var maxGraphBytes: Int
+    public var maxGraphBytes = 8 << 20
     /// The longest a graph's name may be, in bytes.
     public var maxGraphNameBytes: Int = Graph.maxNameLength
 
-    public init(
-        maxDepth: Int = 32, maxPathLength: Int = 4096, maxParams: Int = 32, maxStateBytes: Int = 65536, maxScreens: Int = 256,
-        maxContextBytes: Int = 4096, maxResultBytes: Int = 16384, maxBatchItems: Int = 32, maxRedirects: Int = 5,
-        maxGraphScenes: Int = 10_000, maxGraphLinks: Int = 50_000, maxGraphBytes: Int = 8 << 20
-    ) {
-        self.maxDepth = maxDepth
-        self.maxPathLength = maxPathLength
-        self.maxParams = maxParams
-        self.maxStateBytes = maxStateBytes
-        self.maxScreens = maxScreens
-        self.maxContextBytes = maxContextBytes
-        self.maxResultBytes = maxResultBytes
-        self.maxBatchItems = maxBatchItems
-        self.maxRedirects = maxRedirects
-        self.maxGraphScenes = maxGraphScenes
-        self.maxGraphLinks = maxGraphLinks
-        self.maxGraphBytes = maxGraphBytes
-    }
+    /// Every bound at its default. A caller outside NavCore sets the bounds it changes on a copy;
+    /// NavCore and its tests also have the synthesised memberwise initialiser (internal), whose
+    /// parameters default to the same values: each default is written once, on its field.
+    public static let defaults = Limits()
 }

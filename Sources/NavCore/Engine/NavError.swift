@@ -1,21 +1,22 @@
 /// Why an intent was refused. A refused intent changes nothing and emits nothing.
 public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes; the daemon maps each to an HTTP status (docs/design.md, "Errors and codes").
-    public enum Code: String, Sendable, Hashable, CaseIterable {
-        case invalidPath = "invalid_path"
-        case invalidRequest = "invalid_request"
-        case unknownScene = "unknown_scene"
-        case unknownTransition = "unknown_transition"
-        case invalidParams = "invalid_params"
-        case transitionRefused = "transition_refused"
-        case notRemovable = "not_removable"
-        case stackUnderflow = "stack_underflow"
-        case stackTooDeep = "stack_too_deep"
-        case screenNotFound = "not_found"
-        case unknownCommand = "unknown_command"
-        case commandRefused = "command_refused"
-        case confirmationRequired = "confirmation_required"
-        case upgradeRefused = "upgrade_refused"
+    /// Stable codes, each spelled as its name in snake_case (``StableCode``); the daemon maps each
+    /// to an HTTP status (docs/design.md, "Errors and codes").
+    public enum Code: StableCode {
+        case invalidPath
+        case invalidRequest
+        case unknownScene
+        case unknownTransition
+        case invalidParams
+        case transitionRefused
+        case notRemovable
+        case stackUnderflow
+        case stackTooDeep
+        case notFound
+        case unknownCommand
+        case commandRefused
+        case confirmationRequired
+        case upgradeRefused
     }
 
     /// Why a stage does not fit another version of its graph: one reason, located by a JSON
@@ -61,7 +62,7 @@ public struct NavError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "\(code.rawValue): \(message)"
+        var text = "\(code.name): \(message)"
         if let offset { text += " (offset \(offset))" }
         if let param { text += " (param \(param))" }
         if let pointer { text += " (pointer \(pointer))" }

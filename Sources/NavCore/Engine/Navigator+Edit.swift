@@ -8,7 +8,7 @@ extension Navigator {
             if state.allScreens.contains(where: { $0.id == id }) {
                 throw NavError(.invalidRequest, "only the top screen (\(top.id)) can change its params")
             }
-            throw NavError(.screenNotFound, "no screen '\(id)' in this session")
+            throw NavError(.notFound, "no screen '\(id)' in this session")
         }
         guard let scene = scene(of: top) else { throw NavError(.unknownScene, "no scene '\(top.scene)'") }
         var texts: [String: String] = [:]
@@ -59,7 +59,7 @@ extension Navigator {
             }
         }
         guard state.allScreens.contains(where: { $0.id == id }) else {
-            throw NavError(.screenNotFound, "no screen '\(id)' in this session")
+            throw NavError(.notFound, "no screen '\(id)' in this session")
         }
         update(&next.screens)
         // A screen's state is not part of the path: the stage's text still holds.

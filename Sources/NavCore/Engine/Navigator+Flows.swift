@@ -49,7 +49,7 @@ extension Navigator {
         _ name: String, of id: String, args: [String: JSONValue], state: SessionState, confirmed: Bool
     ) throws(NavError) -> Outcome {
         guard let screen = state.allScreens.first(where: { $0.id == id }) else {
-            throw NavError(.screenNotFound, "no screen '\(id)' in this session")
+            throw NavError(.notFound, "no screen '\(id)' in this session")
         }
         guard let command = scene(of: screen)?.scene.commands[name] else {
             throw NavError(.unknownCommand, "'\(screen.scene)' has no command '\(name)'")

@@ -13,7 +13,7 @@ public struct Navigator: Sendable {
     /// The links of a stage whose top has no scene of this graph: the global ones.
     let globalActionLinks: ActionLinks
 
-    public init(graph: Graph, limits: Limits = Limits()) {
+    public init(graph: Graph, limits: Limits = .defaults) {
         self.graph = graph
         self.limits = limits
         // One list of the global links for the whole graph: every scene's links share it.

@@ -15,8 +15,9 @@ extension Graph {
     /// - Returns: the graph and any warnings (a warning never stops a graph from loading). Any scene
     ///   can be reached by a deep path, so a scene no link or tab leads to is not one (docs/design.md, "Graph documents").
     /// - Throws: `GraphError` listing *every* error found, each with its JSON pointer.
-    public static func decode(_ document: JSONValue, limits: Limits = Limits()) throws(GraphError) -> (graph: Graph, warnings: [GraphIssue])
-    {
+    public static func decode(_ document: JSONValue, limits: Limits = .defaults) throws(GraphError) -> (
+        graph: Graph, warnings: [GraphIssue]
+    ) {
         var decoder = GraphDecoder(limits: limits)
         let graph = decoder.decode(document)
         if let graph {
@@ -29,7 +30,7 @@ extension Graph {
     }
 
     /// Reads a JSON graph document from its bytes.
-    public static func decode(json bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(GraphError) -> (
+    public static func decode(json bytes: some Collection<UInt8>, limits: Limits = .defaults) throws(GraphError) -> (
         graph: Graph, warnings: [GraphIssue]
     ) {
         let size = bytes.count

@@ -7,24 +7,24 @@ public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
         case warning
     }
 
-    /// Stable codes, one per kind of problem.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
-        case invalidJSON = "invalid_json"
-        case invalidType = "invalid_type"
-        case missingField = "missing_field"
-        case unknownField = "unknown_field"
-        case invalidName = "invalid_name"
-        case reservedName = "reserved_name"
-        case unknownScene = "unknown_scene"
-        case invalidTemplate = "invalid_template"
-        case invalidStart = "invalid_start"
-        case invalidParamSchema = "invalid_param_schema"
-        case invalidTabs = "invalid_tabs"
-        case invalidPointer = "invalid_pointer"
-        case invalidRedirect = "invalid_redirect"
-        case redirectCycle = "redirect_cycle"
+    /// Stable codes, each spelled as its name in snake_case (``StableCode``), one per kind of problem.
+    public enum Code: StableCode {
+        case invalidJSON
+        case invalidType
+        case missingField
+        case unknownField
+        case invalidName
+        case reservedName
+        case unknownScene
+        case invalidTemplate
+        case invalidStart
+        case invalidParamSchema
+        case invalidTabs
+        case invalidPointer
+        case invalidRedirect
+        case redirectCycle
         /// More bytes, scenes or links than the daemon's limits allow.
-        case tooLarge = "too_large"
+        case tooLarge
     }
 
     public var pointer: String
@@ -40,7 +40,7 @@ public struct GraphIssue: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(severity.rawValue): \(pointer.isEmpty ? "/" : pointer): \(code.rawValue): \(message)"
+        "\(severity.rawValue): \(pointer.isEmpty ? "/" : pointer): \(code.name): \(message)"
     }
 }
 

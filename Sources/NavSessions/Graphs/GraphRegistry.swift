@@ -60,7 +60,7 @@ package final class GraphRegistry: Sendable {
         package var checked: [String: Double] = [:]
     }
 
-    package init(limits: Limits = Limits(), refreshInterval: Double = 1, memory: Budget = Budget(resource: "graph_bytes", limit: .max)) {
+    package init(limits: Limits = .defaults, refreshInterval: Double = 1, memory: Budget = Budget(resource: "graph_bytes", limit: .max)) {
         self.limits = limits
         self.refreshInterval = refreshInterval
         self.memory = memory

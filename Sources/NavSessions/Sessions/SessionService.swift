@@ -1,6 +1,7 @@
 import Logging
 import NavCore
 import NavJSON
+import NavSnapshot
 import NavWire
 import Synchronization
 

@@ -1,7 +1,6 @@
 import NavCore
 import NavJSON
 import NavSnapshot
-import NavWire
 
 /// A session's retained events packed into one byte buffer, for the memory store.
 ///

@@ -1,6 +1,7 @@
-import NavCore
 import NavJSON
 import Testing
+
+@testable import NavCore
 
 /// docs/design.md, "Flows" rule by rule, as transcripts on the example graphs: `news.json`'s settings (behind a
 /// login), edit_profile (asks before it is left, driven by commands) and pick_category (a picker
@@ -175,7 +176,7 @@ import Testing
         #expect(counting.refuse(.command(screen: id, name: "tick"), .invalidParams)?.param == "count")
         #expect(counting.refuse(.command(screen: id, name: "tick", args: ["count": 1, "lap": 2]), .invalidParams)?.param == "lap")
         counting.refuse(.command(screen: id, name: "lap"), .unknownCommand)
-        counting.refuse(.command(screen: "e99", name: "start"), .screenNotFound)
+        counting.refuse(.command(screen: "e99", name: "start"), .notFound)
     }
 
     @Test func aCommandThatNavigatesIsOneChange() throws {

@@ -259,7 +259,7 @@ import Testing
                     let code = (error as Any as? NavError)?.code
                     #expect(code != nil, comment)
                     #expect(state.snapshotBytes == bytes, comment)
-                    tally.refused[code?.rawValue ?? "?", default: 0] += 1
+                    tally.refused[code?.name ?? "?", default: 0] += 1
                     // A change that asks for a confirmation applies once confirmed (`POST …/confirm`).
                     guard code == .confirmationRequired, let confirmation = try? navigator.apply(intent, to: state, confirmed: true) else {
                         continue

@@ -1,8 +1,9 @@
-import NavCore
 import NavJSON
 import NavSnapshot
 import NavWire
 import Testing
+
+@testable import NavCore
 
 /// Navigator rules beyond the news transcripts, each as "given this session and this intent, expect exactly this".
 @Suite struct NavigatorTests {
@@ -462,9 +463,9 @@ import Testing
         var session = try news(context: Self.user)
         try session.navigate("home#profile")
         session.refuse(.setParams(screen: "e2", params: [:]), .invalidRequest)
-        session.refuse(.setParams(screen: "e99", params: [:]), .screenNotFound)
+        session.refuse(.setParams(screen: "e99", params: [:]), .notFound)
         session.refuse(.setParams(screen: "e3", params: ["x": ["y"]]), .invalidParams)
-        session.refuse(.patchState(screen: "e99", patch: [:]), .screenNotFound)
+        session.refuse(.patchState(screen: "e99", patch: [:]), .notFound)
         session.refuse(.patchState(screen: "e3", patch: [1]), .invalidRequest)
         session.refuse(.patchState(screen: "e3", patch: nil), .invalidRequest)
         session.refuse(.navigate("list_news(category=x)"), .invalidParams)

@@ -29,7 +29,7 @@ import Testing
                     _ = try navigator.apply(intent, to: state)
                     Issue.record(Comment(rawValue: "expected \(code): \(comment.rawValue)"))
                 } catch {
-                    #expect(error.code.rawValue == code, comment)
+                    #expect(error.code.name == code, comment)
                     if let param = step["param"]?.stringValue { #expect(error.param == param, comment) }
                     if let offset = step["offset"]?.intValue { #expect(error.offset == offset, comment) }
                 }

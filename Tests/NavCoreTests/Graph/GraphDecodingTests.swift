@@ -18,7 +18,7 @@ import Testing
         let code: GraphIssue.Code
         let pointer: String
         let document: String
-        var testDescription: String { "\(code.rawValue) at \(pointer.isEmpty ? "(root)" : pointer)" }
+        var testDescription: String { "\(code.name) at \(pointer.isEmpty ? "(root)" : pointer)" }
     }
 
     static let cases: [Case] = [
@@ -250,7 +250,7 @@ import Testing
              }}
             """#
         let error = #expect(throws: GraphError.self) { try Graph.decode(json: Array(document.utf8)) }
-        let found = Set((error?.issues ?? []).map { "\($0.code.rawValue) \($0.pointer)" })
+        let found = Set((error?.issues ?? []).map { "\($0.code.name) \($0.pointer)" })
         #expect(
             found == [
                 "unknown_field /colour",

@@ -1,6 +1,7 @@
-import NavCore
 import NavJSON
 import Testing
+
+@testable import NavCore
 
 /// A session driven intent by intent, as the daemon drives one: the state is replaced only by applied outcomes.
 struct TestSession {
@@ -38,7 +39,7 @@ struct TestSession {
     func refuse(_ intent: Intent, _ code: NavError.Code, sourceLocation: SourceLocation = #_sourceLocation) -> NavError? {
         do {
             let outcome = try navigator.apply(intent, to: state)
-            Issue.record("expected \(code.rawValue), reached \(outcome.state.path)", sourceLocation: sourceLocation)
+            Issue.record("expected \(code.name), reached \(outcome.state.path)", sourceLocation: sourceLocation)
             return nil
         } catch {
             #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)

@@ -2,6 +2,8 @@ import Foundation
 import NavCore
 import NavJSON
 
+@testable import NavTestSupport
+
 /// The graphs the diagram tests draw: the examples and generated ones.
 enum Graphs {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -98,23 +100,6 @@ enum Graphs {
             return Graph(name: "invalid-\(error.issues.first?.description ?? "")", start: "/s0", scenes: ["s0": Scene(name: "s0")])
         }
     }
-}
-
-/// A small seeded generator (SplitMix64), so that a failing random run can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 extension String {

@@ -50,7 +50,7 @@ import Testing
         let folder = try TemporaryFolder()
         let name = String(repeating: "n", count: Graph.maxNameLength + 8)
         var scenes: [String: JSONValue] = [:]
-        let limits = Limits()
+        let limits = Limits.defaults
         for index in 0...limits.maxGraphScenes { scenes["s\(index)"] = .object([:]) }
         let document: JSONValue = .object(["name": .string(name), "start": "/s0", "scenes": .object(scenes)])
         // What an upload would answer today.

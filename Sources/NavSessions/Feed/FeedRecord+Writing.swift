@@ -44,26 +44,82 @@ package struct FeedSettings: Sendable {
     }
 }
 
+/// The intent a record tells, as the service has it: written into the record in the batch-item
+/// form, and reduced to keys for the analytics form only when it carries a client's values.
+package enum FeedIntent: Sendable {
+    case intent(Intent)
+    /// A confirmation, and the intent its token named.
+    case confirm(Intent)
+    case create(graph: String, start: String?, context: [String: JSONValue])
+    /// An upgrade, to this version (resolved).
+    case upgrade(version: Int)
+
+    /// The intent's JSON in the batch-item form.
+    var json: JSONValue {
+        switch self {
+        case .intent(let intent): intent.wireJSON
+        case .confirm(let intent): ["confirm": intent.wireJSON]
+        case .create(let graph, let start, let context):
+            ["create": ["graph": .string(graph), "start": start.map(JSONValue.string) ?? .null, "context": .object(context)]]
+        case .upgrade(let version): ["upgrade": ["version": .int(version)]]
+        }
+    }
+
+    /// Whether the analytics form differs from the full one: the intent carries a context, a
+    /// state patch, a command (its arguments, even none: the form lists their keys) or a result.
+    var carriesValues: Bool {
+        switch self {
+        case .intent(let intent), .confirm(let intent): Self.carriesValues(intent)
+        case .create: true
+        case .upgrade: false
+        }
+    }
+
+    private static func carriesValues(_ intent: Intent) -> Bool {
+        switch intent {
+        case .navigate, .link, .setParams: false
+        case .exit(let result), .back(_, let result): result != nil
+        case .patchState, .patchContext, .command: true
+        case .batch(let items): items.contains(where: carriesValues)
+        }
+    }
+
+    /// Writes the full form: the common intents directly, the rest through their JSON value.
+    func write(into writer: inout JSONWriter) {
+        switch self {
+        case .intent(.navigate(let path)):
+            writer.writeLiteral("{\"navigate\":")
+            writer.writeString(path)
+            writer.writeLiteral("}")
+        case .intent(.link(let name, let params)) where params.isEmpty:
+            writer.writeLiteral("{\"link\":")
+            writer.writeString(name)
+            writer.writeLiteral("}")
+        default:
+            writer.write(json)
+        }
+    }
+}
+
 extension FeedRecord {
     /// The record of one applied change.
     /// - Parameters:
-    ///   - intent: the intent as sent, in the batch-item form (`{"confirm": item}` for a
-    ///     confirmation, `{"create": …}`, `{"upgrade": …}`); nil on an end record.
+    ///   - intent: what was asked; nil on an end record.
     ///   - before: the stage before (nil on creation); `after`: the stage after (nil on an end).
     package init(
-        session: String, graph: String, graphVersion: Int, time: Int64, kind: FeedKind, intent: JSONValue?, before: SessionState?,
+        session: String, graph: String, graphVersion: Int, time: Int64, kind: FeedKind, intent: FeedIntent?, before: SessionState?,
         after: SessionState?, events: [LifecycleEvent], endReason: FeedEndReason? = nil, settings: FeedSettings
     ) {
         let version = after?.version ?? ((before?.version ?? 0) + 1)
-        let context = after?.context ?? before?.context ?? [:]
         var attributes: [String: JSONValue] = [:]
-        for key in settings.attributes { if let value = context[key] { attributes[key] = value } }
-        var head = JSONWriter(reservingCapacity: 512)
-        head.writeLiteral("\"time\":")
-        head.writeLiteral("\"")
+        if !settings.attributes.isEmpty {
+            let context = after?.context ?? before?.context ?? [:]
+            for key in settings.attributes { if let value = context[key] { attributes[key] = value } }
+        }
+        var head = JSONWriter(reservingCapacity: 384)
+        head.writeLiteral("\"time\":\"")
         head.writeRaw(bytes: Timestamp.bytes(milliseconds: time))
-        head.writeLiteral("\"")
-        head.writeLiteral(",\"schema\":")
+        head.writeLiteral("\",\"schema\":")
         head.writeInt(Self.schema)
         head.writeLiteral(",\"session\":")
         head.writeString(session)
@@ -89,6 +145,7 @@ extension FeedRecord {
                 head.writeString(refused)
             }
         }
+        head.writeLiteral(",\"intent\":")
         var tail = JSONWriter(reservingCapacity: 512)
         if let before {
             tail.writeLiteral(",\"from\":")
@@ -96,32 +153,35 @@ extension FeedRecord {
         }
         tail.writeLiteral(",\"to\":")
         if let after { Self.writeStage(after, into: &tail) } else { tail.writeLiteral("{\"path\":null,\"screen\":null}") }
-        let (added, removed) = Self.addedAndRemoved(before: before, after: after)
-        tail.writeLiteral(",\"added\":")
-        tail.write(.array(added.map(JSONValue.string)))
-        tail.writeLiteral(",\"removed\":")
-        tail.write(.array(removed.map(JSONValue.string)))
+        Self.writeAddedAndRemoved(before: before, after: after, into: &tail)
         tail.writeLiteral(",\"events\":[")
-        for (index, event) in events.enumerated() {
+        for index in events.indices {
             if index > 0 { tail.writeLiteral(",") }
-            tail.writeString(event.type.rawValue)
+            tail.writeString(events[index].type.rawValue)
         }
         tail.writeLiteral("],\"attributes\":")
-        tail.write(.object(attributes))
+        if attributes.isEmpty { tail.writeLiteral("{}") } else { tail.write(.object(attributes)) }
         tail.writeLiteral("}")
         let tailBytes = tail.finish()
         let headBytes = head.finish()
-        func form(_ intent: JSONValue?) -> [UInt8] {
-            var writer = JSONWriter(reservingCapacity: headBytes.count + tailBytes.count + 128)
+        func form(_ writeIntent: (inout JSONWriter) -> Void) -> [UInt8] {
+            var writer = JSONWriter(reservingCapacity: headBytes.count + tailBytes.count + 256)
             writer.writeRaw(bytes: headBytes)
-            writer.writeLiteral(",\"intent\":")
-            writer.write(intent ?? .null)
+            writeIntent(&writer)
             writer.writeRaw(bytes: tailBytes)
             return writer.finish()
         }
+        let full = form { writer in
+            if let intent { intent.write(into: &writer) } else { writer.writeLiteral("null") }
+        }
+        // Most changes (navigations, links) carry no values: both forms are the same bytes, shared.
+        let analytics =
+            intent.map { intent in
+                intent.carriesValues ? form { $0.write(Self.analyticsIntent(intent.json)) } : full
+            } ?? full
         self.init(
-            session: session, version: version, isEnd: after == nil, graph: graph, time: time, attributes: attributes,
-            full: form(intent), analytics: form(intent.map(Self.analyticsIntent))
+            session: session, version: version, isEnd: after == nil, graph: graph, time: time, attributes: attributes, full: full,
+            analytics: analytics
         )
     }
 
@@ -152,14 +212,56 @@ extension FeedRecord {
         writer.writeLiteral("}}}")
     }
 
-    /// The scenes of the screens the change created and removed, by screen id, root to top. A
-    /// screen moved into or out of a saved tab stack is neither.
-    static func addedAndRemoved(before: SessionState?, after: SessionState?) -> (added: [String], removed: [String]) {
-        let old = before?.allScreens ?? []
-        let new = after?.allScreens ?? []
-        let oldIDs = Set(old.map(\.id))
-        let newIDs = Set(new.map(\.id))
-        return (new.filter { !oldIDs.contains($0.id) }.map(\.scene), old.filter { !newIDs.contains($0.id) }.map(\.scene))
+    /// `,"added":[…],"removed":[…]`: the scenes of the screens the change created and removed,
+    /// by screen id, root to top. A screen moved into or out of a saved tab stack is neither.
+    ///
+    /// Screen ids come from the session's counter (`e1`, `e2`, …), so a screen created by the
+    /// change is one numbered above the counter before it; a removed one is one of before whose
+    /// number is not among after's. Nothing is copied: the stages are walked in place.
+    static func writeAddedAndRemoved(before: SessionState?, after: SessionState?, into writer: inout JSONWriter) {
+        var afterNumbers: [Int] = []
+        if let after { forEachScreen(after.screens) { afterNumbers.append(number(of: $0.id)) } }
+        let counter = before?.screenCounter ?? 0
+        writer.writeLiteral(",\"added\":[")
+        var first = true
+        if let after {
+            forEachScreen(after.screens) { screen in
+                guard before == nil || number(of: screen.id) > counter else { return }
+                if !first { writer.writeLiteral(",") }
+                first = false
+                writer.writeString(screen.scene)
+            }
+        }
+        writer.writeLiteral("],\"removed\":[")
+        first = true
+        if let before {
+            forEachScreen(before.screens) { screen in
+                guard !afterNumbers.contains(number(of: screen.id)) else { return }
+                if !first { writer.writeLiteral(",") }
+                first = false
+                writer.writeString(screen.scene)
+            }
+        }
+        writer.writeLiteral("]")
+    }
+
+    /// Every screen of a stage, root to top, with each saved tab stack after its tabs screen
+    /// (tab names in order), read in place.
+    private static func forEachScreen(_ screens: [Screen], _ body: (borrowing Screen) -> Void) {
+        for index in screens.indices {
+            body(screens[index])
+            if let saved = screens[index].tabs?.saved, !saved.isEmpty {
+                for name in saved.keys.sorted() { forEachScreen(saved[name] ?? [], body) }
+            }
+        }
+    }
+
+    /// The number of a screen id `eN`; -1 for an id of another form (a client's screen in a
+    /// stored snapshot), which then counts as neither created nor kept by number.
+    private static func number(of id: String) -> Int {
+        let utf8 = id.utf8
+        guard utf8.first == UInt8(ascii: "e") else { return -1 }
+        return DecimalDigits.parse(utf8.dropFirst()) ?? -1
     }
 
     /// An intent in the analytics form: every member that carries a client's values (a context

@@ -100,9 +100,14 @@ extension SessionService.Change {
 /// scene, changes by graph and kind, records in all. Labels are graphs, scenes and kinds, never
 /// pairs of scenes, so their number stays bounded by the graphs loaded.
 package final class FeedCounts: Sendable {
+    /// One graph's counts: changes by kind (``FeedKind`` in declaration order), views by scene.
+    private struct GraphCounts {
+        var kinds = [Int](repeating: 0, count: FeedKind.allCases.count)
+        var views: [String: Int] = [:]
+    }
+
     private struct Counts {
-        var views: [Pair: Int] = [:]
-        var changes: [Pair: Int] = [:]
+        var graphs: [String: GraphCounts] = [:]
         var records = 0
     }
 
@@ -112,6 +117,8 @@ package final class FeedCounts: Sendable {
     }
 
     private let counts = Mutex(Counts())
+    private static let kindIndex: [FeedKind: Int] = Dictionary(
+        uniqueKeysWithValues: FeedKind.allCases.enumerated().map { ($1, $0) })
 
     package init() {}
 
@@ -120,23 +127,29 @@ package final class FeedCounts: Sendable {
     @discardableResult
     func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) -> Int {
         let viewed = after?.top.flatMap { top in top.id == before?.top?.id ? nil : top.scene }
+        let kindIndex = Self.kindIndex[kind] ?? 0
         return counts.withLock { counts in
             counts.records += 1
-            counts.changes[Pair(graph: record.graph, label: kind.rawValue), default: 0] += 1
-            if let viewed { counts.views[Pair(graph: record.graph, label: viewed), default: 0] += 1 }
+            counts.graphs[record.graph, default: GraphCounts()].kinds[kindIndex] += 1
+            if let viewed { counts.graphs[record.graph, default: GraphCounts()].views[viewed, default: 0] += 1 }
             return counts.records
         }
     }
 
     /// Screen views, changes by kind, and records written.
     package var snapshot: (views: [Pair: Int], changes: [Pair: Int], records: Int) {
-        counts.withLock { ($0.views, $0.changes, $0.records) }
+        counts.withLock { counts in
+            var views: [Pair: Int] = [:]
+            var changes: [Pair: Int] = [:]
+            for (graph, graphCounts) in counts.graphs {
+                for (scene, count) in graphCounts.views { views[Pair(graph: graph, label: scene)] = count }
+                for (index, kind) in FeedKind.allCases.enumerated() where graphCounts.kinds[index] > 0 {
+                    changes[Pair(graph: graph, label: kind.rawValue)] = graphCounts.kinds[index]
+                }
+            }
+            return (views, changes, counts.records)
+        }
     }
-}
-
-/// A timer source, used only under its owner's mutex (Dispatch's sources are thread-safe).
-struct FeedPoll: @unchecked Sendable {
-    let timer: any DispatchSourceTimer
 }
 
 /// The feed's counts and its store's usage, for `/metrics`.
@@ -150,4 +163,9 @@ package struct FeedStatistics: Sendable {
     package var bytes: Int
     /// `--max-feed-bytes`; nil when the feed is off.
     package var maxBytes: Int?
+}
+
+/// A timer source, used only under its owner's mutex (Dispatch's sources are thread-safe).
+struct FeedPoll: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
 }

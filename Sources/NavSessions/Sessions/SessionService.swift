@@ -209,11 +209,7 @@ package final class SessionService: Sendable {
         let record = configuration.feed.map { settings in
             FeedRecord(
                 session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
-                intent: [
-                    "create": [
-                        "graph": .string(session.graphName), "start": start.map(JSONValue.string) ?? .null, "context": .object(context)
-                    ]
-                ],
+                intent: .create(graph: session.graphName, start: start, context: context),
                 before: nil, after: session.state, events: outcome.events, settings: settings)
         }
         let inserted: Bool
@@ -530,7 +526,7 @@ package final class SessionService: Sendable {
     /// and the change as its feed record tells it (the intent in the batch-item form, with a
     /// confirmation's intent and an upgrade's version resolved); the intent only when the feed is on.
     private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (
-        Outcome, graphVersion: Int, intent: JSONValue?
+        Outcome, graphVersion: Int, intent: FeedIntent?
     ) {
         let feedOn = configuration.feed != nil
         let intent: Intent
@@ -546,7 +542,7 @@ package final class SessionService: Sendable {
             do {
                 return (
                     try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version,
-                    feedOn ? ["upgrade": ["version": .int(target.version)]] : nil
+                    feedOn ? .upgrade(version: target.version) : nil
                 )
             } catch {
                 throw ServiceError(error)
@@ -554,7 +550,7 @@ package final class SessionService: Sendable {
         }
         let navigator = try graph(of: session).navigator
         do {
-            let told: JSONValue? = feedOn ? (confirmed ? ["confirm": intent.wireJSON] : intent.wireJSON) : nil
+            let told: FeedIntent? = feedOn ? (confirmed ? .confirm(intent) : .intent(intent)) : nil
             return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion, told)
         } catch {
             var refusal = ServiceError(error)

@@ -116,73 +116,68 @@ extension FeedRecord {
             let context = after?.context ?? before?.context ?? [:]
             for key in settings.attributes { if let value = context[key] { attributes[key] = value } }
         }
-        var head = JSONWriter(reservingCapacity: 384)
-        head.writeLiteral("\"time\":\"")
-        head.writeRaw(bytes: Timestamp.bytes(milliseconds: time))
-        head.writeLiteral("\",\"schema\":")
-        head.writeInt(Self.schema)
-        head.writeLiteral(",\"session\":")
-        head.writeString(session)
-        head.writeLiteral(",\"graph\":{\"name\":")
-        head.writeString(graph)
-        head.writeLiteral(",\"version\":")
-        head.writeInt(graphVersion)
-        head.writeLiteral("},\"version\":")
-        head.writeInt(version)
-        head.writeLiteral(",\"kind\":")
-        head.writeString(kind.rawValue)
+        // One buffer for the full form; the analytics form, when it differs (the intent carries a
+        // client's values), is the same bytes with the intent reduced.
+        var writer = JSONWriter(reservingCapacity: 768)
+        writer.writeLiteral("\"time\":\"")
+        writer.writeRaw(bytes: Timestamp.bytes(milliseconds: time))
+        writer.writeLiteral("\",\"schema\":")
+        writer.writeInt(Self.schema)
+        writer.writeLiteral(",\"session\":")
+        writer.writeString(session)
+        writer.writeLiteral(",\"graph\":{\"name\":")
+        writer.writeString(graph)
+        writer.writeLiteral(",\"version\":")
+        writer.writeInt(graphVersion)
+        writer.writeLiteral("},\"version\":")
+        writer.writeInt(version)
+        writer.writeLiteral(",\"kind\":")
+        writer.writeString(kind.rawValue)
         if let endReason {
-            head.writeLiteral(",\"reason\":")
-            head.writeString(endReason.rawValue)
+            writer.writeLiteral(",\"reason\":")
+            writer.writeString(endReason.rawValue)
         }
         if let before, let after, events.contains(where: { $0.type == .transitionStart }) {
             // A navigation that was not redirected clears `pending`; one that was leaves the
             // first target refused there. A context change that navigates resumed it.
             if kind == .context, before.pending != nil, after.pending == nil {
-                head.writeLiteral(",\"resumed\":true")
+                writer.writeLiteral(",\"resumed\":true")
             } else if let refused = after.pending, kind != .context || refused != before.pending {
-                head.writeLiteral(",\"redirected\":")
-                head.writeString(refused)
+                writer.writeLiteral(",\"redirected\":")
+                writer.writeString(refused)
             }
         }
-        head.writeLiteral(",\"intent\":")
-        var tail = JSONWriter(reservingCapacity: 512)
+        writer.writeLiteral(",\"intent\":")
+        let intentStart = writer.writtenCount
+        if let intent { intent.write(into: &writer) } else { writer.writeLiteral("null") }
+        let intentEnd = writer.writtenCount
         if let before {
-            tail.writeLiteral(",\"from\":")
-            Self.writeStage(before, into: &tail)
+            writer.writeLiteral(",\"from\":")
+            Self.writeStage(before, into: &writer)
         }
-        tail.writeLiteral(",\"to\":")
-        if let after { Self.writeStage(after, into: &tail) } else { tail.writeLiteral("{\"path\":null,\"screen\":null}") }
-        Self.writeAddedAndRemoved(before: before, after: after, into: &tail)
-        tail.writeLiteral(",\"events\":[")
+        writer.writeLiteral(",\"to\":")
+        if let after { Self.writeStage(after, into: &writer) } else { writer.writeLiteral("{\"path\":null,\"screen\":null}") }
+        Self.writeAddedAndRemoved(before: before, after: after, into: &writer)
+        writer.writeLiteral(",\"events\":[")
         for index in events.indices {
-            if index > 0 { tail.writeLiteral(",") }
-            tail.writeString(events[index].type.rawValue)
+            if index > 0 { writer.writeLiteral(",") }
+            writer.writeString(events[index].type.rawValue)
         }
-        tail.writeLiteral("],\"attributes\":")
-        if attributes.isEmpty { tail.writeLiteral("{}") } else { tail.write(.object(attributes)) }
-        tail.writeLiteral("}")
-        let tailBytes = tail.finish()
-        let headBytes = head.finish()
-        func form(_ writeIntent: (inout JSONWriter) -> Void) -> [UInt8] {
-            var writer = JSONWriter(reservingCapacity: headBytes.count + tailBytes.count + 256)
-            writer.writeRaw(bytes: headBytes)
-            writeIntent(&writer)
-            writer.writeRaw(bytes: tailBytes)
-            return writer.finish()
+        writer.writeLiteral("],\"attributes\":")
+        if attributes.isEmpty { writer.writeLiteral("{}") } else { writer.write(.object(attributes)) }
+        writer.writeLiteral("}")
+        let full = writer.finish()
+        var analytics = full
+        if let intent, intent.carriesValues {
+            var reduced = JSONWriter(reservingCapacity: full.count)
+            reduced.writeRaw(bytes: Array(full[..<intentStart]))
+            reduced.write(Self.analyticsIntent(intent.json))
+            reduced.writeRaw(bytes: Array(full[intentEnd...]))
+            analytics = reduced.finish()
         }
-        let full = form { writer in
-            if let intent { intent.write(into: &writer) } else { writer.writeLiteral("null") }
-        }
-        // Most changes (navigations, links) carry no values: both forms are the same bytes, shared.
-        let analytics =
-            intent.map { intent in
-                intent.carriesValues ? form { $0.write(Self.analyticsIntent(intent.json)) } : full
-            } ?? full
         self.init(
             session: session, version: version, isEnd: after == nil, graph: graph, time: time, attributes: attributes, full: full,
-            analytics: analytics
-        )
+            analytics: analytics)
     }
 
     /// The record format's version (`schema`, and `dataschema` in a webhook's events).
@@ -203,11 +198,14 @@ extension FeedRecord {
         writer.writeLiteral(",\"scene\":")
         writer.writeString(top.scene)
         writer.writeLiteral(",\"params\":{")
-        for (index, key) in top.params.keys.sorted().enumerated() {
-            if index > 0 { writer.writeLiteral(",") }
+        // Kept sorted by key.
+        var first = true
+        for (key, value) in top.params {
+            if !first { writer.writeLiteral(",") }
+            first = false
             writer.writeString(key)
             writer.writeLiteral(":")
-            if let value = top.params[key] { writer.write(value.json) }
+            writer.write(value.json)
         }
         writer.writeLiteral("}}}")
     }
@@ -219,6 +217,10 @@ extension FeedRecord {
     /// change is one numbered above the counter before it; a removed one is one of before whose
     /// number is not among after's. Nothing is copied: the stages are walked in place.
     static func writeAddedAndRemoved(before: SessionState?, after: SessionState?, into writer: inout JSONWriter) {
+        if let before, let after, !hasSavedTabs(before.screens), !hasSavedTabs(after.screens) {
+            writeStageDifference(before.screens, after.screens, into: &writer)
+            return
+        }
         var afterNumbers: [Int] = []
         if let after { forEachScreen(after.screens) { afterNumbers.append(number(of: $0.id)) } }
         let counter = before?.screenCounter ?? 0
@@ -241,6 +243,34 @@ extension FeedRecord {
                 first = false
                 writer.writeString(screen.scene)
             }
+        }
+        writer.writeLiteral("]")
+    }
+
+    /// Whether a stage holds a saved tab stack (then screens may move between the stage and it).
+    private static func hasSavedTabs(_ screens: [Screen]) -> Bool {
+        screens.indices.contains { screens[$0].tabs.map { !$0.saved.isEmpty } ?? false }
+    }
+
+    /// ``writeAddedAndRemoved(before:after:into:)`` for two stages without saved tab stacks: a
+    /// change keeps a prefix of the stage (the same ids in the same places) and replaces the rest,
+    /// so only the rest is compared, id by id.
+    private static func writeStageDifference(_ before: [Screen], _ after: [Screen], into writer: inout JSONWriter) {
+        var kept = 0
+        while kept < before.count, kept < after.count, before[kept].id == after[kept].id { kept += 1 }
+        writer.writeLiteral(",\"added\":[")
+        var first = true
+        for index in kept..<after.count where !before[kept...].contains(where: { $0.id == after[index].id }) {
+            if !first { writer.writeLiteral(",") }
+            first = false
+            writer.writeString(after[index].scene)
+        }
+        writer.writeLiteral("],\"removed\":[")
+        first = true
+        for index in kept..<before.count where !after[kept...].contains(where: { $0.id == before[index].id }) {
+            if !first { writer.writeLiteral(",") }
+            first = false
+            writer.writeString(before[index].scene)
         }
         writer.writeLiteral("]")
     }

@@ -97,6 +97,23 @@ import Testing
         #expect(records[2]["added"] == ["list_coupon"])
     }
 
+    /// A tab switch moves the tab left into a saved stack and brings the other back: neither
+    /// counts as added or removed, only the screen made for the first time.
+    @Test func screensMovedToAndFromSavedTabsAreNeitherAddedNorRemoved() throws {
+        let fixture = try Fixture()
+        let session = try fixture.create(["user": "u1"], start: "/top/home#friend")
+        try fixture.apply(.navigate("^/top/home#profile"), session)
+        try fixture.apply(.navigate("^/top/home#friend"), session)
+        let records = try fixture.records()
+        try #require(records.count == 3)
+        #expect(records[0]["added"] == ["top", "home", "friend"])
+        #expect(records[1]["added"] == ["profile"])
+        #expect(records[1]["removed"] == [])
+        #expect(records[2]["added"] == [])
+        #expect(records[2]["removed"] == [])
+        #expect(records[2]["to"]?["screen"]?["scene"]?.stringValue == "friend")
+    }
+
     /// A redirect keeps the kind asked and names the first target refused; the context change
     /// that lets it through is `context` with `resumed`.
     @Test func aRedirectAndItsResumeAreToldApart() throws {

@@ -22,7 +22,7 @@ extension PostgresStore {
         return [
             String(record.version), record.isEnd ? "t" : "f", record.graph, String(record.time),
             String(decoding: record.attributesJSON, as: UTF8.self), String(decoding: record.full, as: UTF8.self),
-            String(decoding: record.analytics, as: UTF8.self), String(record.cost)
+            String(decoding: record.analyticsIfDifferent, as: UTF8.self), String(record.cost)
         ]
     }
 
@@ -148,7 +148,7 @@ extension PostgresStore {
     /// The columns an entry is read from, after the horizon: transaction, position, session,
     /// version, whether it is an end, time, the form's members (`$form`: the full form when true).
     private static func entryColumns(form: Int) -> String {
-        "transaction_id, position, session_id, version, is_end, time, CASE WHEN $\(form)::boolean THEN full_form ELSE analytics END"
+        "transaction_id, position, session_id, version, is_end, time, CASE WHEN $\(form)::boolean THEN full_form ELSE COALESCE(NULLIF(analytics, ''), full_form) END"
     }
 
     /// Up to $3 records after ($1, $2), below the horizon, which the first column gives (the
@@ -169,7 +169,7 @@ extension PostgresStore {
         FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS horizon) h
         LEFT JOIN LATERAL (
             SELECT f.transaction_id, f.position, f.session_id, f.version, f.is_end, f.time,
-                CASE WHEN $3::boolean THEN f.full_form ELSE f.analytics END AS members
+                CASE WHEN $3::boolean THEN f.full_form ELSE COALESCE(NULLIF(f.analytics, ''), f.full_form) END AS members
             FROM feed f, (
                 SELECT transaction_id, position FROM feed WHERE time >= $1 AND transaction_id < h.horizon
                 ORDER BY transaction_id, position LIMIT 1) start_at

@@ -289,7 +289,7 @@ package final class ChangeLog {
             for value in [feedTag, feed.position, Int64(feed.record.version), feed.record.isEnd ? 1 : 0, feed.record.time] {
                 append(UInt64(bitPattern: value), to: &bytes)
             }
-            for field in [Array(feed.record.graph.utf8), feed.record.attributesJSON, feed.record.full, feed.record.analytics] {
+            for field in [Array(feed.record.graph.utf8), feed.record.attributesJSON, feed.record.full, feed.record.analyticsIfDifferent] {
                 append(field, to: &bytes)
             }
         }
@@ -339,7 +339,7 @@ package final class ChangeLog {
                     position: position,
                     record: FeedRecord(
                         session: record.sessionID, version: Int(version), isEnd: isEnd != 0, graph: String(decoding: graph, as: UTF8.self),
-                        time: time, attributes: values, full: full, analytics: analytics))
+                        time: time, attributes: values, full: full, analytics: analytics.isEmpty ? full : analytics))
             }
             guard reader.atEnd else { return nil }
             return (record, start + Int(length))

@@ -121,7 +121,7 @@ extension SQLiteStore {
         )
         .bind(1, logged.position).bind(2, record.session).bind(3, Int64(record.version)).bind(4, record.isEnd ? 1 : 0)
         .bind(5, record.graph).bind(6, record.time).bind(7, utf8: record.attributesJSON).bind(8, utf8: record.full)
-        .bind(9, utf8: record.analytics).bind(10, Int64(record.cost)).run()
+        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost)).run()
     }
 
     /// Records the newest position removed (purged, swept, or dropped by a repair), and with
@@ -188,7 +188,8 @@ extension SQLiteStore {
         let (tail, visible, newest) = withPublished { published -> ([LoggedFeedRecord], Int64, Int64) in
             (published.feedTail, published.feed.visibleLimit, published.feed.newest)
         }
-        let column = form == .full ? "full" : "analytics"
+        // An empty analytics form is the full form's bytes (``FeedRecord/analyticsIfDifferent``).
+        let column = form == .full ? "full" : "COALESCE(NULLIF(analytics, ''), full)"
         if case .since(let time) = start {
             // The first record at or after `time`, by position (times grow with positions, so the
             // search stops at the first newer record).

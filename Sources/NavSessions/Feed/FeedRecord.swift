@@ -48,8 +48,14 @@ package struct FeedRecord: Sendable, Equatable {
         isEnd ? session + ":end" : String(session + ":", decimal: UInt64(max(0, version)))
     }
 
-    /// About the bytes the record takes where it is kept: both forms, and its keys.
-    package var cost: Int { 96 + full.count + analytics.count + session.utf8.count * 2 + graph.utf8.count }
+    /// About the bytes the record takes where it is kept: its forms (one, when they are the same
+    /// bytes), and its keys.
+    package var cost: Int { 96 + full.count + analyticsIfDifferent.count + session.utf8.count * 2 + graph.utf8.count }
+
+    /// The analytics form, or no bytes when it is the full form's (an intent that carries no
+    /// values: most navigations): what a store writes, so it keeps such a record once. A record
+    /// is never empty, so empty bytes read back as "the full form".
+    package var analyticsIfDifferent: [UInt8] { analytics == full ? [] : analytics }
 
     /// The attributes as a JSON object's bytes, as stores keep them beside the record.
     package var attributesJSON: [UInt8] { JSONValue.object(attributes).jsonBytes }

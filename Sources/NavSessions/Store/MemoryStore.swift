@@ -62,7 +62,7 @@ package final class MemoryStore: SessionStore {
             var log = EventLog(events)
             log.retain(retained)
             entries[key] = Entry(session: session.compacted(), events: log.compacted())
-            if let record { feed.withLock { $0.append(record) } }
+            if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
         guard inserted else { throw StoreError(message: "session \(session.id) exists") }
@@ -87,7 +87,7 @@ package final class MemoryStore: SessionStore {
             entry.session.state.compactScreens()
             entry.events.append(events)
             entry.events.retain(retained)
-            if let record { feed.withLock { $0.append(record) } }
+            if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
     }
@@ -96,7 +96,7 @@ package final class MemoryStore: SessionStore {
         guard let key = Key(id) else { return false }
         return shard(key).withLock { entries in
             guard entries.removeValue(forKey: key) != nil else { return false }
-            if let record { feed.withLock { $0.append(record) } }
+            if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
     }
@@ -117,7 +117,7 @@ package final class MemoryStore: SessionStore {
                 let expired = entries.filter { $0.value.session.touchedAt < cutoff }
                 for (key, entry) in expired {
                     entries.removeValue(forKey: key)
-                    if let ending { feed.withLock { $0.append(ending(entry.session)) } }
+                    if let ending { feed.withLock { _ = $0.append(ending(entry.session)) } }
                 }
                 return expired.values.map { $0.session.id }
             }

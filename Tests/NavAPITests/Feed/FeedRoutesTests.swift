@@ -10,8 +10,15 @@ import Testing
     static let admin = "feed-admin-token-0123456789"
     static let backend = "feed-backend-token-0123456789"
 
-    static func start() throws -> DaemonHarness {
-        try DaemonHarness(arguments: ["--admin-token", admin, "--backend-token", backend, "--feed-attribute", "user"])
+    /// A daemon on `store`: `memory`, or `sqlite` on a file of its own (removed when the test ends).
+    static func start(_ store: String = "memory") throws -> DaemonHarness {
+        var spec = "memory"
+        if store == "sqlite" {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-feed-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            spec = "sqlite:\(directory.path)/navd.db"
+        }
+        return try DaemonHarness(store: spec, arguments: ["--admin-token", admin, "--backend-token", backend, "--feed-attribute", "user"])
     }
 
     /// Creates a session with the backend token and `context`.
@@ -48,7 +55,10 @@ import Testing
         #expect(try Self.feed(navd, token: Self.backend).status == 200)
         let full = try Self.feed(navd, "form=full").json()
         #expect(full["records"]?[0]?["form"]?.string == "full")
-        #expect(try navd.request("POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.backend)"], body: Array(#"{"session":"x"}"#.utf8)).code == "forbidden")
+        #expect(
+            try navd.request(
+                "POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.backend)"], body: Array(#"{"session":"x"}"#.utf8)
+            ).code == "forbidden")
         #expect(try navd.stop() == 0)
     }
 
@@ -57,7 +67,7 @@ import Testing
         for (query, param) in [
             ("after=abc", "after"), ("after=-1", "after"), ("after=01", "after"), ("limit=0", "limit"), ("limit=1001", "limit"),
             ("wait=61", "wait"), ("wait=-1", "wait"), ("since=yesterday", "since"), ("since=2026-13-01T00:00:00Z", "since"),
-            ("form=raw", "form"),
+            ("form=raw", "form")
         ] {
             let answer = try Self.feed(navd, query)
             #expect(answer.status == 400, "\(query)")
@@ -71,8 +81,9 @@ import Testing
 
     /// Each record once, in cursor order, per session in version order; an empty page answers
     /// the `after` it was given.
-    @Test func pagingWithNextReadsEveryRecordOnce() throws {
-        let navd = try Self.start()
+    @Test(arguments: ["memory", "sqlite"])
+    func pagingWithNextReadsEveryRecordOnce(store: String) throws {
+        let navd = try Self.start(store)
         var sessions: [NavdSession] = []
         for _ in 0..<4 {
             let session = try Self.session(navd)
@@ -116,8 +127,9 @@ import Testing
 
     /// A stream sends what is retained after `Last-Event-ID`, then every new record, each with
     /// its cursor as `id`.
-    @Test func aStreamResumesAfterLastEventIDAndFollows() throws {
-        let navd = try Self.start()
+    @Test(arguments: ["memory", "sqlite"])
+    func aStreamResumesAfterLastEventIDAndFollows(store: String) throws {
+        let navd = try Self.start(store)
         let session = try Self.session(navd)
         try navd.navigate(session, "list_news")
         let first = try #require(try Self.feed(navd).json()["records"]?[0]?["cursor"]?.string)
@@ -138,8 +150,9 @@ import Testing
 
     /// A secret in a context, a state patch and a command's arguments is in no analytics page;
     /// the attribute named by `--feed-attribute` is.
-    @Test func nothingButNamedAttributesLeavesInTheAnalyticsForm() throws {
-        let navd = try Self.start()
+    @Test(arguments: ["memory", "sqlite"])
+    func nothingButNamedAttributesLeavesInTheAnalyticsForm(store: String) throws {
+        let navd = try Self.start(store)
         let secret = "secret-\(UUID().uuidString)"
         let session = try Self.session(navd, ["user": "u1", "card": .string(secret)])
         try navd.navigate(session, "^/top/profile/edit_profile")
@@ -150,7 +163,8 @@ import Testing
         #expect(command.status == 200)
         try navd.patchState(session, screen: screen, ["note": .string(secret)])
         let context = try navd.send(
-            "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend, contentType: "application/merge-patch+json")
+            "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend,
+            contentType: "application/merge-patch+json")
         #expect(context.status == 200)
         let analytics = try Self.all(navd)
         #expect(analytics.count == 5)
@@ -160,8 +174,9 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
-    @Test func purgeForgetsBySessionAndByAttribute() throws {
-        let navd = try Self.start()
+    @Test(arguments: ["memory", "sqlite"])
+    func purgeForgetsBySessionAndByAttribute(store: String) throws {
+        let navd = try Self.start(store)
         let first = try Self.session(navd, ["user": "u1"])
         try navd.navigate(first, "list_news")
         let second = try Self.session(navd, ["user": "u2"])

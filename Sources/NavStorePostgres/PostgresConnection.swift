@@ -110,9 +110,13 @@ package final class PostgresConnection: @unchecked Sendable {
 
     /// Runs `sql` with text parameters (`PQexecParams`, or `PQexecPrepared` once it has been
     /// prepared on this connection) and returns its rows as text.
+    /// - Parameter reconnecting: whether a connection found broken is replaced first. Not inside
+    ///   a transaction: the statement would run outside it, and a `COMMIT` would seem to succeed.
     @discardableResult
-    package func execute(_ sql: String, _ parameters: [String?] = [], prepare: Bool = false) throws(StoreError) -> PostgresResult {
-        if !isHealthy || wasClosedByServer {
+    package func execute(_ sql: String, _ parameters: [String?] = [], prepare: Bool = false, reconnecting: Bool = true) throws(StoreError)
+        -> PostgresResult
+    {
+        if reconnecting, !isHealthy || wasClosedByServer {
             close()
             try connect()
         }

@@ -36,7 +36,9 @@ extension PostgresStore {
     /// The compare-and-set of one session and its events: a change with no `Idempotency-Key` that
     /// does not trim the log, nearly every change. Parameters: id, version, snapshot, touched_at,
     /// expected version, events, last seq, first seq.
-    static let plainUpdateSQL = """
+    static let plainUpdateSQL = plainUpdateWrites + "\n" + countWritten
+
+    private static let plainUpdateWrites = """
         WITH u AS (
             UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
             WHERE id = $1 AND version = $5
@@ -44,13 +46,16 @@ extension PostgresStore {
         ins AS (
             INSERT INTO event_log (session_id, last_seq, first_seq, body)
             SELECT u.id, $7, $8, $6 FROM u WHERE $6 <> '[]' RETURNING 1)
-        SELECT (SELECT count(*) FROM u)
         """
+
+    private static let countWritten = "SELECT (SELECT count(*) FROM u)"
 
     /// ``plainUpdateSQL``, then the trim of the session's log (up to $9) and the kept answer (key
     /// $10, fingerprint, status, headers, body: all NULL without a key). A key already kept (by
     /// another process) makes the update write nothing.
-    static let updateSQL = """
+    static let updateSQL = updateWrites + "\n" + countWritten
+
+    private static let updateWrites = """
         WITH u AS (
             UPDATE sessions SET version = $2, snapshot = $3, touched_at = $4
             WHERE id = $1 AND version = $5
@@ -64,8 +69,27 @@ extension PostgresStore {
         kept AS (
             INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
             SELECT $10, u.id, decode($11, 'hex'), $12, $13, $14, $4 FROM u WHERE $10::text IS NOT NULL RETURNING 1)
-        SELECT (SELECT count(*) FROM u)
         """
+
+    /// ``plainUpdateSQL`` that also writes the change's feed record ($9 on: ``recordParameters(_:)``),
+    /// only when the compare-and-set won, in the group's transaction.
+    ///
+    /// The record is ordered by the group's transaction id, which PostgreSQL assigns at the
+    /// group's first write, and the session's previous record by the id of the transaction that
+    /// wrote the version this change starts from. That transaction committed before this change
+    /// was computed: the change starts from a version this process read from the database or
+    /// wrote itself, either way committed, and a group is gathered from changes already computed
+    /// before its first statement is sent. Ids are handed out in increasing order, so this
+    /// change's id is the larger, and its record comes after the session's previous one. (A delete
+    /// has no such guarantee: it does not start from a version. See ``inTransaction(on:_:)``.)
+    static let plainRecordedUpdateSQL =
+        plainUpdateWrites + ",\nrecorded AS (" + recordInsert(session: "u.id", from: "u", first: 9) + ")\n"
+        + countWritten
+
+    /// ``updateSQL`` that also writes the change's feed record ($15 on), as ``plainRecordedUpdateSQL``.
+    static let recordedUpdateSQL =
+        updateWrites + ",\nrecorded AS (" + recordInsert(session: "u.id", from: "u", first: 15) + ")\n"
+        + countWritten
 
     /// `touched_at` as the change writes it: its time rounded up to the next whole second, so
     /// that a session's changes within one second leave the indexed column as it was and

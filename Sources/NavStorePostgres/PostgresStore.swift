@@ -27,6 +27,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let closing = Atomic<Bool>(false)
     /// The last session count and when it was taken (monotonic seconds): see ``statistics()``.
     private let countCache = Mutex<(at: Double, count: Int?)>((-.infinity, nil))
+    /// The feed's usage and when it was taken (monotonic seconds): see ``feedUsage()``.
+    let feedUsageCache = Mutex<(at: Double, usage: (records: Int, bytes: Int))>((-.infinity, (0, 0)))
     private let retainedEvents: Int
     private let decode: SnapshotDecoder
 
@@ -110,6 +112,39 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         """
         CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         INSERT INTO store_meta (key, value) SELECT 'default_graph', name FROM graphs ORDER BY stored LIMIT 1;
+        """,
+        // The feed: each applied change's record, written in the change's own transaction, in
+        // the order of the transaction that wrote it (its id, which `pg_current_xact_id()` gives
+        // every row of it), then of a sequence. `feed_state`, one row, is the sweep's: the newest
+        // cursor it swept (the floor), and the records and bytes below `counted`, which only the
+        // sweep and purges update, never a change, so that changes do not queue for that row.
+        """
+        CREATE TABLE feed (
+            transaction_id XID8 NOT NULL DEFAULT pg_current_xact_id(),
+            position BIGSERIAL,
+            session_id TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            is_end BOOLEAN NOT NULL,
+            graph TEXT NOT NULL,
+            time BIGINT NOT NULL,
+            attributes JSONB NOT NULL,
+            full_form TEXT NOT NULL,
+            analytics TEXT NOT NULL,
+            cost INTEGER NOT NULL,
+            PRIMARY KEY (transaction_id, position)
+        );
+        CREATE INDEX feed_session ON feed (session_id, version);
+        CREATE INDEX feed_time ON feed (time);
+        CREATE TABLE feed_state (
+            only_row BOOLEAN PRIMARY KEY DEFAULT true CHECK (only_row),
+            counted_transaction XID8 NOT NULL,
+            counted_position BIGINT NOT NULL,
+            records BIGINT NOT NULL,
+            bytes BIGINT NOT NULL,
+            floor_transaction XID8 NOT NULL,
+            floor_position BIGINT NOT NULL
+        );
+        INSERT INTO feed_state VALUES (true, '0', 0, 0, 0, '0', 0);
         """
     ]
 
@@ -175,13 +210,16 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     }
 
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
-        _ = try insert(session, events: events, keeping: nil)
+        _ = try insert(session, events: events, keeping: nil, record: nil)
     }
 
     /// One statement: the kept answer first (`ON CONFLICT DO NOTHING` waits for a process
-    /// inserting the same key and then writes nothing), and the session and its events only if
-    /// the answer was kept — so a create retried through two processes at once makes one session.
-    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
+    /// inserting the same key and then writes nothing), and the session, its events and its
+    /// creation's record only if the answer was kept — so a create retried through two processes
+    /// at once makes one session, and one record.
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?, record: FeedRecord?)
+        throws(StoreError) -> Bool
+    {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
@@ -195,7 +233,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     SELECT $1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9 WHERE $13::text IS NULL OR EXISTS (SELECT 1 FROM k)
                     RETURNING id),
                 e AS (
-                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s)
+                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s),
+                f AS (\(Self.recordInsert(session: "s.id", from: "s", first: 18)) WHERE $18::bigint IS NOT NULL)
                 SELECT count(*) FROM s
                 """,
                 [
@@ -203,7 +242,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     Hex.string(session.tokenDigest.bytes), String(SessionState.snapshotSchema), Self.snapshotJSON(session),
                     String(session.createdAt), String(session.touchedAt), Self.eventsJSON(events),
                     String(events.last?.seq ?? 0), String(events.first?.seq ?? 0)
-                ] + Self.answerParameters(answer),
+                ] + Self.answerParameters(answer) + Self.recordParameters(record),
                 prepare: true
             )
         }
@@ -233,7 +272,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return try load(id)
     }
 
-    private func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
+    func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
         let graph = result.text(row, offset)
         let graphVersion = Int(result.int(row, offset + 1))
         let snapshot: JSONValue
@@ -252,17 +291,18 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
         -> Bool
     {
-        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil)
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil, record: nil)
     }
 
-    /// Commits the change in a group with the changes of other sessions waiting meanwhile
-    /// (``PostgresStore/commitGroup(_:)``); answered once the group has committed.
+    /// Commits the change, and its record, in a group with the changes of other sessions waiting
+    /// meanwhile (``PostgresStore/commitGroup(_:)``); answered once the group has committed.
     package func update(
-        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?,
+        record: FeedRecord?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         switch groups.commit(
-            groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer),
+            groupWrite(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: answer, record: record),
             run: commitGroup, then: notify)
         {
         case .written:
@@ -278,7 +318,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     /// The change as a group commits it: the statement's parameters and what reads it back.
     func groupWrite(
-        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?,
+        record: FeedRecord? = nil
     ) -> GroupWrite {
         let snapshot = Self.snapshotJSON(session)
         let lastSeq = events.last?.seq ?? session.state.eventCounter
@@ -296,8 +337,15 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         if full {
             parameters += [trimmed] + Self.answerParameters(answer)
         }
+        let sql: String
+        if record != nil {
+            parameters += Self.recordParameters(record)
+            sql = full ? Self.recordedUpdateSQL : Self.plainRecordedUpdateSQL
+        } else {
+            sql = full ? Self.updateSQL : Self.plainUpdateSQL
+        }
         return GroupWrite(
-            id: session.id, sql: full ? Self.updateSQL : Self.plainUpdateSQL, parameters: parameters, version: session.state.version,
+            id: session.id, sql: sql, parameters: parameters, version: session.state.version,
             lastSeq: lastSeq, touchedAt: touchedAt,
             snapshot: snapshot, events: eventsText
         )
@@ -363,20 +411,41 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         ]
     }
 
-    package func delete(_ id: String) throws(StoreError) -> Bool {
+    /// One statement. With an end record, which it writes only when the session was there, it
+    /// runs in a transaction of its own: the record must come after the session's others in the
+    /// feed, so its transaction must be newer than theirs (``inTransaction(on:_:)``).
+    package func delete(_ id: String, record: FeedRecord?) throws(StoreError) -> Bool {
         guard SessionID.isValid(id) else { return false }
         cache.remove(id)
-        let result = try pool.with { connection throws(StoreError) in
-            try connection.execute(
-                """
-                WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM event_log WHERE session_id = $1),
-                k AS (DELETE FROM idempotency WHERE session_id = $1),
-                notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
-                SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
-                """,
-                [id, notice(id, "deleted")], prepare: true)
+        let parameters = [id, notice(id, "deleted")]
+        guard let record else {
+            let result = try pool.with { connection throws(StoreError) in
+                try connection.execute(
+                    """
+                    WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM event_log WHERE session_id = $1),
+                    k AS (DELETE FROM idempotency WHERE session_id = $1),
+                    notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
+                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
+                    """,
+                    parameters, prepare: true)
+            }
+            return result.int(0, 0) > 0
         }
-        return result.int(0, 0) > 0
+        return try pool.with { connection throws(StoreError) in
+            try Self.inTransaction(on: connection) { () throws(StoreError) -> Bool? in
+                let result = try connection.execute(
+                    """
+                    WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id, age(xmin) < 0 AS newer),
+                    e AS (DELETE FROM event_log WHERE session_id = $1),
+                    k AS (DELETE FROM idempotency WHERE session_id = $1),
+                    f AS (\(Self.recordInsert(session: "d.id", from: "d", first: 3))),
+                    notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
+                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM d WHERE newer), (SELECT count(*) FROM notified)
+                    """,
+                    parameters + Self.recordParameters(record), prepare: true, reconnecting: false)
+                return result.int(0, 1) > 0 ? nil : result.int(0, 0) > 0
+            }
+        }
     }
 
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
@@ -409,7 +478,12 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return events
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+    /// One statement without records; with them (`ending`), batches of ``expiryBatch``
+    /// sessions, each deleted, read back and ended in a transaction of its own.
+    package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
+        -> [String]
+    {
+        if let ending { return try deleteExpired(touchedBefore: cutoff, recording: ending) }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """

@@ -1,3 +1,4 @@
+import NavJSON
 import NavSessions
 
 #if canImport(Glibc)
@@ -15,7 +16,9 @@ import NavSessions
 /// A record is `[payload length: UInt32][checksum: UInt64][payload]`, little-endian; the checksum
 /// covers the length and the payload. A change made with an `Idempotency-Key` carries its kept
 /// answer after the events (a record without one ends there, as every record did before), so
-/// the change and its answer are durable together. Records are appended back to back, so bytes that are not a
+/// the change and its answer are durable together; a change made with the feed on carries its
+/// feed record last, introduced by ``feedTag`` (never an answer's status), so a record with
+/// neither, or with an answer only, reads as it always did. Records are appended back to back, so bytes that are not a
 /// record can only be a tail a crash cut short (never acknowledged) — unless a whole record
 /// follows them: that is damage, and ``scan(prefix:)`` reports it with its offset instead of
 /// stopping there (see ``SQLiteStore`` for what start-up does with it).
@@ -37,7 +40,13 @@ package final class ChangeLog {
         package var events: [UInt8]
         /// The answer to the request that made the change, kept under its `Idempotency-Key`.
         package var answer: KeptAnswer? = nil
+        /// The change's feed record and its place in the feed (``SQLiteStore`` says how it is numbered).
+        package var feed: LoggedFeedRecord? = nil
     }
+
+    /// What introduces a record's feed section: an answer section starts with its HTTP status,
+    /// which is never negative.
+    static let feedTag: Int64 = -1
 
     package let prefix: String
     private let synchronous: Bool
@@ -275,6 +284,15 @@ package final class ChangeLog {
                 append(field, to: &bytes)
             }
         }
+        if let feed = record.feed {
+            // The session is the change's: its id is not written twice.
+            for value in [feedTag, feed.position, Int64(feed.record.version), feed.record.isEnd ? 1 : 0, feed.record.time] {
+                append(UInt64(bitPattern: value), to: &bytes)
+            }
+            for field in [Array(feed.record.graph.utf8), feed.record.attributesJSON, feed.record.full, feed.record.analyticsIfDifferent] {
+                append(field, to: &bytes)
+            }
+        }
         let length = UInt32(bytes.count - start - 12)
         withUnsafeBytes(of: length.littleEndian) { bytes.replaceSubrange(start..<start + 4, with: $0) }
         let sum = bytes.withUnsafeBytes { checksum(length: length, UnsafeRawBufferPointer(rebasing: $0[(start + 12)...])) }
@@ -301,13 +319,27 @@ package final class ChangeLog {
                 seq: seq, sessionID: String(decoding: id, as: UTF8.self), version: version, touchedAt: touchedAt,
                 firstEvent: firstEvent, lastEvent: lastEvent, snapshot: snapshot, events: events
             )
-            if !reader.atEnd {
+            if !reader.atEnd, reader.peekInt() != feedTag {
                 guard let status = reader.int(), let createdAt = reader.int(), let key = reader.field(), let fingerprint = reader.field(),
                     let headers = reader.field(), let body = reader.field()
                 else { return nil }
                 record.answer = KeptAnswer(
                     key: String(decoding: key, as: UTF8.self), session: record.sessionID, fingerprint: fingerprint, status: Int(status),
                     headers: KeptAnswer.headers(fromJSON: headers), body: body, createdAt: createdAt)
+            }
+            if !reader.atEnd {
+                guard reader.int() == feedTag, let position = reader.int(), let version = reader.int(), let isEnd = reader.int(),
+                    let time = reader.int(), let graph = reader.field(), let attributes = reader.field(), let full = reader.field(),
+                    let analytics = reader.field()
+                else { return nil }
+                // Attributes that do not read back as an object leave the record without them,
+                // as a purge by attribute would then find it: by none.
+                let values = (try? JSONValue(parsing: attributes))?.objectValue ?? [:]
+                record.feed = LoggedFeedRecord(
+                    position: position,
+                    record: FeedRecord(
+                        session: record.sessionID, version: Int(version), isEnd: isEnd != 0, graph: String(decoding: graph, as: UTF8.self),
+                        time: time, attributes: values, full: full, analytics: analytics.isEmpty ? full : analytics))
             }
             guard reader.atEnd else { return nil }
             return (record, start + Int(length))
@@ -321,6 +353,11 @@ package final class ChangeLog {
         package mutating func int() -> Int64? {
             guard offset + 8 <= bytes.count else { return nil }
             defer { offset += 8 }
+            return Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+        }
+
+        func peekInt() -> Int64? {
+            guard offset + 8 <= bytes.count else { return nil }
             return Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
         }
 

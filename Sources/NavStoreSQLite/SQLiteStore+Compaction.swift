@@ -27,6 +27,8 @@ extension SQLiteStore {
         package var file: Int
         /// Whether a chunk of it is in the tables already (``writeSealedGeneration(closing:)``).
         var partlyWritten = false
+        /// Its changes' feed records, in position order.
+        var feed: [LoggedFeedRecord] = []
     }
 
     static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
@@ -58,6 +60,7 @@ extension SQLiteStore {
         withPublished { $0.seal(file: file, append) }
         append.pendingChanges = 0
         append.pendingAnswerBytes = 0
+        append.pendingFeedBytes = 0
         return true
     }
 
@@ -95,6 +98,20 @@ extension SQLiteStore {
     func writeSealedGeneration(_ fold: borrowing FoldState, closing: Bool = false) throws(StoreError) {
         guard let generation = withPublished({ $0.compacting }) else { return }
         let started = ContinuousClock.now
+        // The feed records first, each set by its position, so a repeated fold writes each once;
+        // a record stays in the tail reads merge in until the whole generation is folded.
+        let records = generation.feed
+        for start in stride(from: 0, to: records.count, by: foldChunk * 4) {
+            try withWriter(closing: closing) { connection throws(StoreError) in
+                try noting(.database) { () throws(StoreError) in
+                    try connection.transaction { () throws(StoreError) in
+                        for logged in records[start..<min(start + foldChunk * 4, records.count)] {
+                            try Self.insertFeed(logged, connection)
+                        }
+                    }
+                }
+            }
+        }
         let folds = Array(generation.folds)
         var start = 0
         repeat {
@@ -156,12 +173,15 @@ extension SQLiteStore {
     /// - Parameter repeating: some of these changes may be in the tables already (a fold cut short
     ///   by a crash or a failure between its chunks): a session's batches are then first removed
     ///   from its first logged seq on, so each is stored once. Rows are set, not added to, either way.
+    /// - Parameter feed: feed records to set by their positions in the same transaction (start-up's fold).
     package static func write(
         _ folds: some Sequence<(key: String, value: Fold)>, through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int,
-        repeating: Bool
+        repeating: Bool, feed: [LoggedFeedRecord] = []
     ) throws(StoreError) {
         let retained = Int64(retainedEvents)
         try connection.transaction { () throws(StoreError) in
+            // Whether or not the session still has a row: a deleted session's records stay.
+            for logged in feed { try insertFeed(logged, connection) }
             for (id, entry) in folds {
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()

@@ -46,7 +46,14 @@ extension SQLiteStore {
             fold(record, into: &recovered, retainedEvents: retainedEvents)
         }
         // A crash may have come between two chunks of a fold: some of these are in the tables already.
-        try write(recovered, through: recovery.lastSeq, connection, retainedEvents: retainedEvents, repeating: true)
+        // The feed records of the changes kept (a change dropped by a repair takes its record along).
+        try write(
+            recovered, through: recovery.lastSeq, connection, retainedEvents: retainedEvents, repeating: true,
+            feed: recovery.records.compactMap(\.feed))
+        // A repair's dropped changes may have had records a reader was handed: numbering goes on above them.
+        if acceptingLoss, let newest = scans.lazy.flatMap(\.records).compactMap(\.feed?.position).max() {
+            try recordRemoved(through: newest, floor: false, connection)
+        }
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // Only now that the database holds what was kept: a crash before this repeats the repair.
         for file in recovery.damagedFiles {

@@ -1,13 +1,15 @@
 import NavSessions
 
-/// The SQLite store's tables: created in one step, with two upgrades, and nothing else accepted.
+/// The SQLite store's tables: created in one step, with upgrades that only add tables, and nothing
+/// else accepted.
 ///
 /// The schema version is the highest `version` in the `migrations` table. A new database gets
 /// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
 /// same tables as version 5 in four steps while it was developed and recorded them as versions
 /// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
-/// retry after a restart replays). A file of version 5's tables — recorded as 5, or as 1…4 — is
-/// upgraded: the table is created and the versions recorded, nothing else changed. Any other
+/// retry after a restart replays), version 7 the `feed` table (the analytics feed's records). A
+/// file of an earlier version's tables — recorded as 6, as 5, or as 1…4 — is upgraded: the tables
+/// added since are created and the versions recorded, nothing else changed. Any other
 /// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
 /// navd's, another program's — is refused with what was found, before anything is written to it.
 ///
@@ -16,8 +18,8 @@ import NavSessions
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 6
-    /// The schema navd wrote before ``schemaVersion``: ``tables`` without ``idempotencyTables``.
+    static let schemaVersion = 7
+    /// The first schema navd upgrades from: ``tables`` without ``additions``.
     static let previousSchemaVersion = 5
     /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
     static let developmentVersions = 4
@@ -82,8 +84,36 @@ extension SQLiteStore {
         CREATE INDEX idempotency_created_at ON idempotency (created_at);
         """
 
+    /// Schema version 7's addition: the feed's records (``FeedRecord``), by position
+    /// (``FeedCursor/position``: the order they became visible, ``SQLiteStore`` says how), with
+    /// their cost (``FeedRecord/cost``), so a sweep by bytes reads the oldest rows only. A
+    /// create's and a delete's are written in their transactions, a change's by the fold of its
+    /// change log record. `store_meta` keeps `feed_floor`, the newest position swept, and
+    /// `feed_position`, the newest position a purge or a sweep removed, so that numbering after a
+    /// restart goes on above every position a reader was handed.
+    static let feedTables = """
+        CREATE TABLE feed (
+            position INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            is_end INTEGER NOT NULL,
+            graph TEXT NOT NULL,
+            time INTEGER NOT NULL,
+            attributes TEXT NOT NULL,
+            full TEXT NOT NULL,
+            analytics TEXT NOT NULL,
+            cost INTEGER NOT NULL
+        );
+        CREATE INDEX feed_session ON feed (session_id, version);
+
+        """
+
+    /// What each schema version after ``previousSchemaVersion`` added, in order: an upgrade from
+    /// version `v` runs the scripts of the versions after it.
+    static let additions: [(version: Int, script: String)] = [(6, idempotencyTables), (7, feedTables)]
+
     /// The current tables, as one script.
-    static let tables = previousTables + idempotencyTables
+    static let tables = previousTables + additions.map(\.script).joined()
 
     /// What a database holds, in the terms its schema is judged by.
     package struct SchemaShape: Equatable {
@@ -97,8 +127,8 @@ extension SQLiteStore {
     package enum SchemaStep: Equatable {
         /// An empty database: create ``tables``.
         case create
-        /// navd's previous schema, recorded as `from`: create ``idempotencyTables`` and record the
-        /// versions after `from`, nothing else.
+        /// navd's earlier schema, recorded as `from`: create the ``additions`` after it and record
+        /// the versions after `from`, nothing else.
         case upgrade(from: Int)
         /// Already the current schema: nothing.
         case current
@@ -190,15 +220,26 @@ extension SQLiteStore {
     static func schemaStep(for found: SchemaShape, current: [String: String]) -> SchemaStep? {
         if found.objects.isEmpty { return .create }
         if found.objects == current { return found.versions.last == schemaVersion ? .current : nil }
-        guard found.objects == previousObjects(current), let version = found.versions.last,
-            version == previousSchemaVersion || found.versions == Array(1...developmentVersions)
+        guard let version = found.versions.last else { return nil }
+        // Version 5's tables were recorded as 1…4 before version 5.
+        let recorded = found.versions == Array(1...developmentVersions) ? previousSchemaVersion : version
+        guard recorded >= previousSchemaVersion, recorded < schemaVersion, found.objects == objects(ofVersion: recorded, current)
         else { return nil }
         return .upgrade(from: version)
     }
 
-    /// Version 5's objects: `current` without those version 6 added.
+    /// Version 5's objects: `current` without those the later versions added.
     package static func previousObjects(_ current: [String: String]) -> [String: String] {
-        let added = (try? schemaObjects(of: idempotencyTables)) ?? [:]
+        objects(ofVersion: previousSchemaVersion, current)
+    }
+
+    /// The objects of schema `version` (``previousSchemaVersion`` or later): `current` without
+    /// those the versions after it added.
+    static func objects(ofVersion version: Int, _ current: [String: String]) -> [String: String] {
+        var added: [String: String] = [:]
+        for addition in additions where addition.version > version {
+            added.merge((try? schemaObjects(of: addition.script)) ?? [:]) { first, _ in first }
+        }
         return current.filter { added[$0.key] == nil }
     }
 
@@ -211,7 +252,7 @@ extension SQLiteStore {
         throw StoreError(
             message: "the database \(path) has a schema this navd does not know, so it is refused and left as it was: "
                 + "found \(describe(found, against: current)). This navd opens schema version \(schemaVersion) and upgrades "
-                + "navd's versions \(developmentVersions) and \(previousSchemaVersion) to it; it refuses the schemas of development builds, of a newer navd "
+                + "navd's versions \(developmentVersions) to \(schemaVersion - 1) to it; it refuses the schemas of development builds, of a newer navd "
                 + "and of other programs. Open it with the navd that wrote it, or start on a new file"
         )
     }
@@ -227,7 +268,9 @@ extension SQLiteStore {
         try connection.transaction { () throws(StoreError) in
             switch step {
             case .create: try connection.execute(tables)
-            case .upgrade: try connection.execute(idempotencyTables)
+            case .upgrade(let from):
+                let effective = from <= developmentVersions ? previousSchemaVersion : from
+                for addition in additions where addition.version > effective { try connection.execute(addition.script) }
             case .current: break
             }
             for version in recorded {
@@ -246,8 +289,9 @@ extension SQLiteStore {
         case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
         case .current: return ("schema: version \(schemaVersion)", false)
         case .upgrade(let from):
+            let tables = from < 6 ? "the idempotency and feed tables" : "the feed table"
             return (
-                "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds the idempotency table, changing nothing else)",
+                "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds \(tables), changing nothing else)",
                 false
             )
         case nil: return ("schema: NOT ONE NAVD OPENS: \(describe(found, against: current))", true)

@@ -6,37 +6,59 @@ import NavSnapshot
 /// The session operations: writes appended to the change log, reads from the cache, the log and the database.
 extension SQLiteStore {
     package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
-        _ = try insert(session, events: events, keeping: nil)
+        _ = try insert(session, events: events, keeping: nil, record: nil)
     }
 
-    /// One transaction: the kept answer first, and the session and its events only if the answer's
-    /// key was not kept yet (a retry after a restart finds the answer before it gets here).
     package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
+        try insert(session, events: events, keeping: answer, record: nil)
+    }
+
+    /// One transaction: the kept answer first, and the session, its events and its creation's
+    /// feed record only if the answer's key was not kept yet (a retry after a restart finds the
+    /// answer before it gets here). The record's position is taken before the transaction and
+    /// shown to readers once it has committed (``FeedState``).
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?, record feedRecord: FeedRecord?)
+        throws(StoreError) -> Bool
+    {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         let snapshot = session.snapshotBytes
         return try withWriter { connection throws(StoreError) -> Bool in
-            let inserted = try noting(.database) { () throws(StoreError) -> Bool in
-                try connection.transaction { () throws(StoreError) -> Bool in
-                    // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
-                    if var answer {
-                        answer.createdAt = session.createdAt
-                        guard try Self.insertAnswer(answer, connection) else { return false }
+            let positions = feedRecord.map { _ in withPublished { $0.feed.allocate(1) } }
+            let inserted: Bool
+            do throws(StoreError) {
+                inserted = try noting(.database) { () throws(StoreError) -> Bool in
+                    try connection.transaction { () throws(StoreError) -> Bool in
+                        // Kept when the session was made, as a change's is when it was made (and as on PostgreSQL).
+                        if var answer {
+                            answer.createdAt = session.createdAt
+                            guard try Self.insertAnswer(answer, connection) else { return false }
+                        }
+                        try connection.statement(
+                            "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
+                        )
+                        .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
+                        .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
+                        .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: snapshot)
+                        .bind(8, session.createdAt).bind(9, session.touchedAt).run()
+                        if let first = events.first, let last = events.last {
+                            try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
+                                .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes)
+                                .run()
+                        }
+                        if let feedRecord, let positions {
+                            try Self.insertFeed(LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection)
+                        }
+                        return true
                     }
-                    try connection.statement(
-                        "INSERT INTO sessions (id, graph, graph_version, version, token_hash, snapshot_schema, snapshot, created_at, touched_at) VALUES (?,?,?,?,?,?,?,?,?)"
-                    )
-                    .bind(1, session.id).bind(2, session.graphName).bind(3, Int64(session.graphVersion))
-                    .bind(4, Int64(session.state.version)).bind(5, session.tokenDigest.bytes)
-                    .bind(6, Int64(SessionState.snapshotSchema)).bind(7, utf8: snapshot)
-                    .bind(8, session.createdAt).bind(9, session.touchedAt).run()
-                    if let first = events.first, let last = events.last {
-                        try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
-                            .bind(1, session.id).bind(2, Int64(first.seq)).bind(3, Int64(last.seq)).bind(4, utf8: events.jsonBytes).run()
-                    }
-                    return true
                 }
+            } catch {
+                if let positions { withPublished { $0.feed.resolve(positions, shown: []) } }
+                throw error
             }
-            if inserted { withPublished { $0.cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) } }
+            withPublished { published in
+                if inserted { published.cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) }
+                if let positions { published.feed.resolve(positions, shown: inserted ? feedRecord.map { [$0] } ?? [] : []) }
+            }
             return inserted
         }
     }
@@ -152,7 +174,14 @@ extension SQLiteStore {
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8])
         throws(StoreError) -> Bool
     {
-        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: encodedEvents, keeping: nil)
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: encodedEvents, keeping: nil, record: nil)
+    }
+
+    package func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8],
+        keeping answer: KeptAnswer?
+    ) throws(StoreError) -> Bool {
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: encodedEvents, keeping: answer, record: nil)
     }
 
     /// The change and the answer kept under its `Idempotency-Key` go in one change log record, so
@@ -160,9 +189,12 @@ extension SQLiteStore {
     /// owns the file and runs a key's requests one at a time, having looked the key up first, so
     /// the answer is never what refuses the change here: a key found kept is replayed, and one kept
     /// again (used anew once its answer was older than the TTL) replaces that answer when folded.
+    /// The change's feed record rides in the same record, with the position taken for it under the
+    /// append lock before the `pwrite`: shown to readers when the change is published, given up
+    /// if the append fails (``FeedState``).
     package func update(
         _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON encodedEvents: [UInt8],
-        keeping answer: KeptAnswer?
+        keeping answer: KeptAnswer?, record feedRecord: FeedRecord?
     ) throws(StoreError) -> Bool {
         guard SessionID.isValid(session.id) else { throw SessionID.invalid(session.id) }
         // The compare-and-set below is against the cache: bring the session into it first.
@@ -177,11 +209,11 @@ extension SQLiteStore {
                 // The version to compare with: the cached session's, else its newest logged change's;
                 // else the row's, which is read (and cached) below, outside the lock. Only a holder
                 // of the append lock changes it, so it still holds when this change is published.
-                let (closed, current) = withPublished { published -> (Bool, Int?) in
-                    (
-                        published.closed,
-                        published.cache.version(of: session.id) ?? published.newestLogged(session.id).map({ Int($0.version) })
-                    )
+                let (closed, current, position) = withPublished { published -> (Bool, Int?, Int64?) in
+                    let current = published.cache.version(of: session.id) ?? published.newestLogged(session.id).map({ Int($0.version) })
+                    // The record's position, only for a change about to be appended.
+                    guard !published.closed, current == expectedVersion, feedRecord != nil else { return (published.closed, current, nil) }
+                    return (false, current, published.feed.allocate(1).lowerBound)
                 }
                 guard !closed else { throw Self.closedError }
                 guard let current else { return nil }
@@ -194,24 +226,34 @@ extension SQLiteStore {
                         var kept = answer
                         kept.createdAt = session.touchedAt
                         return kept
-                    }
+                    },
+                    feed: position.flatMap { position in feedRecord.map { LoggedFeedRecord(position: position, record: $0) } }
                 )
                 // Without `published`: reads go on while this waits for the disk. A failed append
-                // changes nothing here: no seq, no fold, no cache entry.
-                try noting(.log) { () throws(StoreError) in try append.log.append(record) }
+                // changes nothing here: no seq, no fold, no cache entry, no feed record.
+                do throws(StoreError) {
+                    try noting(.log) { () throws(StoreError) in try append.log.append(record) }
+                } catch {
+                    if let position { withPublished { $0.feed.resolve(position...position, shown: []) } }
+                    throw error
+                }
                 append.nextSeq += 1
                 append.pendingChanges += 1
+                if let feed = record.feed { append.pendingFeedBytes += feed.record.cost }
                 if let answer = record.answer {
                     append.pendingAnswerBytes += KeptAnswer.cost(
                         key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body)
                 }
                 // Durable now: reads may see it.
                 withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) }
-                if append.pendingChanges >= compactionThreshold || append.pendingAnswerBytes >= answerBytesPerGeneration {
+                let heldBytes = append.pendingAnswerBytes + append.pendingFeedBytes
+                if append.pendingChanges >= compactionThreshold || heldBytes >= answerBytesPerGeneration {
                     startCompaction = sealGeneration(&append)
                     // The database is far behind (a slow disk, a failing compaction): wait for it.
                     // Divided, not multiplied: `&compact=N` may be any positive Int.
-                    behind = append.pendingChanges / 8 >= compactionThreshold || append.pendingAnswerBytes / 2 >= answerBytesPerGeneration
+                    behind =
+                        append.pendingChanges / 8 >= compactionThreshold
+                        || (append.pendingAnswerBytes + append.pendingFeedBytes) / 2 >= answerBytesPerGeneration
                 }
                 return true
             }
@@ -312,21 +354,39 @@ extension SQLiteStore {
 
     // MARK: Reads and maintenance
 
-    package func delete(_ id: String) throws(StoreError) -> Bool {
+    /// One transaction: the session's rows and, if it had one, its end record. Its feed records
+    /// stay (its history), until swept or purged.
+    package func delete(_ id: String, record feedRecord: FeedRecord?) throws(StoreError) -> Bool {
         guard SessionID.isValid(id) else { return false }
         return try withWriter { connection throws(StoreError) -> Bool in
-            let existed = try noting(.database) { () throws(StoreError) -> Bool in
-                try connection.transaction { () throws(StoreError) -> Bool in
-                    try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
-                    try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
-                    try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
-                    return connection.changes > 0
+            let positions = feedRecord.map { _ in withPublished { $0.feed.allocate(1) } }
+            let existed: Bool
+            do throws(StoreError) {
+                existed = try noting(.database) { () throws(StoreError) -> Bool in
+                    try connection.transaction { () throws(StoreError) -> Bool in
+                        try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                        try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
+                        try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                        guard connection.changes > 0 else { return false }
+                        if let feedRecord, let positions {
+                            try Self.insertFeed(LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection)
+                        }
+                        return true
+                    }
                 }
+            } catch {
+                if let positions { withPublished { $0.feed.resolve(positions, shown: []) } }
+                throw error
             }
             // Only once the row is gone (a failed delete keeps every logged change). Its logged
             // changes stay in the log files; compaction (or recovery) finds no row for them. Under
             // the append lock: an update in flight publishes first, and is removed here, not after.
-            try appending { append throws(StoreError) in withPublished { $0.remove(CollectionOfOne(id), append) } }
+            try appending { append throws(StoreError) in
+                withPublished { published in
+                    published.remove(CollectionOfOne(id), append)
+                    if let positions { published.feed.resolve(positions, shown: existed ? feedRecord.map { [$0] } ?? [] : []) }
+                }
+            }
             return existed
         }
     }
@@ -381,7 +441,12 @@ extension SQLiteStore {
         return events
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+    /// Each expired session's end record (`ending` of its decoded session) goes in the
+    /// transaction that deletes it; a session that no longer decodes (its graph changed under it)
+    /// is deleted without one.
+    package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
+        -> [String]
+    {
         // `touched_at` in `sessions` is current once the log is folded in (a chunk at a time:
         // creates and deletes go on between chunks).
         try folding { fold throws(StoreError) in try compactEverything(fold) }
@@ -405,16 +470,38 @@ extension SQLiteStore {
                         }
                     }
                     guard !ids.isEmpty else { return }
-                    try noting(.database) { () throws(StoreError) in
-                        try connection.transaction { () throws(StoreError) in
-                            for id in ids {
-                                try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
-                                try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
-                                try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                    // Decoded under the append lock: no change comes between this and the delete.
+                    // Mostly from the cache (the reader lock comes after this one).
+                    var records: [String: FeedRecord] = [:]
+                    if let ending {
+                        for id in ids { if let session = try? load(id) { records[id] = ending(session) } }
+                    }
+                    let positions = records.isEmpty ? nil : withPublished { $0.feed.allocate(records.count) }
+                    var shown: [FeedRecord] = []
+                    do throws(StoreError) {
+                        try noting(.database) { () throws(StoreError) in
+                            try connection.transaction { () throws(StoreError) in
+                                shown = []
+                                var position = positions?.lowerBound ?? 0
+                                for id in ids {
+                                    try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                                    try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
+                                    try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
+                                    guard connection.changes > 0, let record = records[id] else { continue }
+                                    try Self.insertFeed(LoggedFeedRecord(position: position, record: record), connection)
+                                    shown.append(record)
+                                    position += 1
+                                }
                             }
                         }
+                    } catch {
+                        if let positions { withPublished { $0.feed.resolve(positions, shown: []) } }
+                        throw error
                     }
-                    withPublished { $0.remove(ids, append) }
+                    withPublished { published in
+                        published.remove(ids, append)
+                        if let positions { published.feed.resolve(positions, shown: shown) }
+                    }
                     deleted += ids
                 }
             }

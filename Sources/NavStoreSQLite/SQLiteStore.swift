@@ -60,9 +60,21 @@ import Synchronization
 /// nothing; ``isAvailable()`` then probes the disk about once a second, and a failed compaction is
 /// retried every second, so the store recovers by itself once there is room.
 ///
-/// The tables and their one upgrade are in `SQLiteStore+Schema.swift`, the session and graph
-/// operations in `+Sessions` and `+Graphs`, sealing and folding generations in `+Compaction`,
-/// start-up after a crash and `navd store check` in `+Recovery`.
+/// The analytics feed's records are written with their changes: a create's and a delete's (an
+/// expiry's) in the SQL transaction that makes the change, an update's inside its change log
+/// record, folded into the `feed` table with the rest of its generation (or at start-up). One
+/// process owns the file, so it numbers the records itself (``FeedState``, kept with what reads
+/// see): a write takes its positions before it makes its records durable (an update under the
+/// append lock, before its `pwrite`; the others under the writer lock, before their transaction)
+/// and shows them once they are; one that fails gives them up. A read merges the table with the
+/// records not folded yet and hands out only positions below the oldest still in flight, so a
+/// reader paging on sees every record once, in the order they became visible. The newest position
+/// a purge or a sweep removed is kept in `store_meta`, so after a restart numbering goes on above
+/// every position ever handed out.
+///
+/// The tables and their upgrades are in `SQLiteStore+Schema.swift`, the session and graph
+/// operations in `+Sessions` and `+Graphs`, the feed in `+Feed`, sealing and folding generations
+/// in `+Compaction`, start-up after a crash and `navd store check` in `+Recovery`.
 ///
 /// Locks, outermost first; a lock is never taken while a later one is held:
 /// `fold` (``FoldState``, one fold of a generation at a time) → `writer` (``WriterState``) →
@@ -242,6 +254,12 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
         }
         recoveryReport = (place.note.map { [$0] } ?? []) + recovery.report
         compactedSeq.store(recovery.lastSeq, ordering: .relaxed)
+        let feed: FeedState
+        do throws(StoreError) {
+            feed = try Self.storedFeed(connection)
+        } catch let error where error.kind != .failure {
+            throw unusable(error)
+        }
         let log = try ChangeLog(prefix: place.prefix, after: recovery.lastGeneration, synchronous: synchronousFull, files: files)
         log.remove(through: recovery.lastGeneration)
         logPrefix = log.prefix
@@ -249,7 +267,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
         writer = Mutex(WriterState(connection: connection))
         appender = Mutex(AppendState(log: log, nextSeq: recovery.lastSeq + 1))
         self.reader = Mutex(ReaderState(connection: reader))
-        published = Mutex(Published(cache: SessionCache(limit: cacheBytes)))
+        published = Mutex(Published(cache: SessionCache(limit: cacheBytes), feed: feed))
     }
 
     /// Runs `body` holding the fold lock, the outermost: one fold of a generation at a time.
@@ -438,6 +456,9 @@ extension SQLiteStore {
         /// (``KeptAnswer/cost(key:fingerprint:headers:body:)``; held in memory, ``Fold/answers``, until folded).
         var pendingChanges = 0
         var pendingAnswerBytes = 0
+        /// What the current generation's feed records take (``FeedRecord/cost``), held in memory
+        /// until folded too: counted against ``answerBytesPerGeneration`` with the answers.
+        var pendingFeedBytes = 0
 
         fileprivate init(log: ChangeLog, nextSeq: Int64) {
             self.log = log
@@ -472,9 +493,20 @@ extension SQLiteStore {
         private(set) var tableChanges: UInt64 = 0
         private(set) var closed = false
         var compactionRetryScheduled = false
+        /// The feed's numbering, its counts and its records not folded yet (``FeedState``).
+        /// Positions are taken and resolved by writes holding the writer or the append lock.
+        var feed: FeedState
 
-        fileprivate init(cache: SessionCache) {
+        fileprivate init(cache: SessionCache, feed: FeedState) {
             self.cache = cache
+            self.feed = feed
+        }
+
+        /// The feed records not in the `feed` table yet, in position order: the generation being
+        /// folded's, then the current one's.
+        var feedTail: [LoggedFeedRecord] {
+            guard let folding = compacting?.feed, !folding.isEmpty else { return feed.pending }
+            return folding + feed.pending
         }
 
         /// A session's newest change in the log, if it has one there.
@@ -487,13 +519,15 @@ extension SQLiteStore {
             _ record: ChangeLog.Record, _ session: StoredSession, cost: Int, retainedEvents: Int, _ witness: borrowing AppendState
         ) {
             SQLiteStore.fold(record, into: &pending, retainedEvents: retainedEvents)
+            if let logged = record.feed { feed.showLogged(logged) }
             cache.put(session, cost: cost)
         }
 
         /// The current generation's changes become the one being folded, written to `file`.
         mutating func seal(file: Int, _ witness: borrowing AppendState) {
-            compacting = Generation(folds: pending, lastSeq: witness.nextSeq - 1, file: file)
+            compacting = Generation(folds: pending, lastSeq: witness.nextSeq - 1, file: file, feed: feed.pending)
             pending = [:]
+            feed.pending = []
         }
 
         /// The generation being folded is in the tables, and leaves the log.

@@ -89,6 +89,13 @@ struct OpenAPIContractTests {
                 "getWebClientFile":
                 return ("GET", target, [:], [], 200)
             case "getWebClientRedirect": return ("GET", target, [:], [], 308)
+            case "readFeed": return ("GET", target + "?limit=10&form=full", Self.admin, [], 200)
+            case "purgeFeed":
+                let session = try navd.createSession()
+                return (
+                    "POST", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 },
+                    Array(#"{"session":"\#(session.id)"}"#.utf8), 200
+                )
             case "putGraph": return ("PUT", target, Self.admin.merging(["Content-Type": "application/json"]) { $1 }, Array(news), 200)
             case "deleteGraphVersion":
                 // A graph of its own with two versions: the first, which no session runs on, goes.

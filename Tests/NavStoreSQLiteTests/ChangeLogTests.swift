@@ -61,6 +61,39 @@ import Testing
         #expect(ChangeLog.decode(Array(single.dropLast()), at: 0) == nil)
     }
 
+    /// A change's feed record rides in its change log record, after the answer when there is one,
+    /// and reads back with its position; the records around it, without one, read as before.
+    @Test func aRecordKeepsItsFeedRecordWithOrWithoutAnAnswer() throws {
+        let folder = try TemporaryFolder()
+        let prefix = "\(folder.path)/navd.db"
+        let log = try ChangeLog(prefix: prefix, after: 0, synchronous: false)
+        func feed(_ seq: Int64, position: Int64) -> LoggedFeedRecord {
+            LoggedFeedRecord(
+                position: position,
+                record: FeedRecord(
+                    session: "s\(seq % 3)", version: Int(seq + 1), isEnd: false, graph: "news", time: 1_700_000_000_000 + seq,
+                    attributes: ["tenant": .string("t\(seq)")], full: Array(#""time":1,"full":true}"#.utf8),
+                    analytics: Array(#""time":1}"#.utf8)))
+        }
+        var alone = Self.record(2)
+        alone.feed = feed(2, position: 9)
+        var keyed = Self.record(4)
+        keyed.answer = KeptAnswer(
+            key: "s1 k", session: "s1", fingerprint: Array(0..<32), status: 200, headers: [("ETag", "\"5\"")],
+            body: Array(#"{"version":5}"#.utf8), createdAt: 1_700_000_000_004)
+        keyed.feed = feed(4, position: 12)
+        let written = [Self.record(1), alone, Self.record(3), keyed]
+        for record in written { try log.append(record) }
+        let records = try ChangeLog.read(prefix: prefix).records
+        #expect(records == written)
+        #expect(records[1].feed?.position == 9 && records[1].answer == nil)
+        #expect(records[3].feed?.record.attributes == ["tenant": .string("t4")] && records[3].answer?.status == 200)
+        // Inside the checksum: a record cut within its feed record is a crash's tail.
+        var bytes: [UInt8] = []
+        ChangeLog.encode(keyed, into: &bytes)
+        #expect(ChangeLog.decode(Array(bytes.dropLast()), at: 0) == nil)
+    }
+
     /// A record as navd wrote it before answers were kept (schema version 5), built here byte by
     /// byte from the format: five little-endian Int64s, then the session id, snapshot and events,
     /// each after its UInt32 length. It reads back without an answer, and a change made without

@@ -178,18 +178,19 @@ extension SQLiteSchemaTests {
 
         #expect(
             try Self.objects(at: path) == [
-                "table event_log", "index event_log_session", "table graphs", "table idempotency", "index idempotency_created_at",
-                "index idempotency_session", "table migrations", "table sessions", "index sessions_touched_at", "table store_meta"
+                "table event_log", "index event_log_session", "table feed", "index feed_session", "table graphs", "table idempotency",
+                "index idempotency_created_at", "index idempotency_session", "table migrations", "table sessions",
+                "index sessions_touched_at", "table store_meta"
             ]
         )
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["6"], "one step, version 6")
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["7"], "one step, version 7")
         // And where the change log lives (docs/design.md, "A store is named by what it is").
         let meta = try Self.rows("store_meta", at: path)
         #expect(meta.count == 4 && meta[0] == "'compacted_seq'|0", "\(meta)")
         #expect(meta.contains("'log_prefix'|'\(path)'"), "\(meta)")
         #expect(try Self.rows("sessions", at: path).count == 1)
 
-        // Column for column, key for key, the tables navd's four migrations built before, and version 6's.
+        // Column for column, key for key, the tables navd's four migrations built before, and versions 6's and 7's.
         let old = "\(folder.path)/old.db"
         try Self.makeOldDatabase(at: old, through: 4)
         let new = try SQLiteConnection(path: path)
@@ -208,7 +209,7 @@ extension SQLiteSchemaTests {
             objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true,
             "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 6"))
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 7"))
     }
 
     /// A file navd wrote before schema version 5 — built here by that navd's own statements, with
@@ -253,7 +254,7 @@ extension SQLiteSchemaTests {
         #expect(!check.damaged)
         #expect(
             check.lines.contains {
-                $0.hasPrefix("  schema: version 4 (navd upgrades it to 6 when it next starts: it adds the idempotency table")
+                $0.hasPrefix("  schema: version 4 (navd upgrades it to 7 when it next starts: it adds the idempotency and feed tables")
             }, "\(check.lines)")
 
         do {
@@ -276,8 +277,8 @@ extension SQLiteSchemaTests {
         #expect(try Self.rows("store_meta", at: path).contains("'log_prefix'|'\(path)'"))
         let versions = try Self.rows("migrations", at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
-        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"], "\(versions)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 6"))
+        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7"], "\(versions)")
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 7"))
 
         // And they go on: each takes a change, which survives reopening.
         do {
@@ -296,29 +297,54 @@ extension SQLiteSchemaTests {
             #expect(try reopened.allEvents(id) == entry.events)
         }
         reopened.store.close()
-        #expect(try Self.rows("migrations", at: path).count == 6, "upgraded once")
+        #expect(try Self.rows("migrations", at: path).count == 7, "upgraded once")
     }
 
-    /// A file of schema version 5 (the tables before the idempotency table) gets that table and
-    /// version 6, nothing else changed; `navd store check` says so first.
+    /// A file of schema version 5 (the tables before the idempotency table) gets that table and the
+    /// feed table, and versions 6 and 7, nothing else changed; `navd store check` says so first.
     @Test func aDatabaseOfVersionFiveGetsTheIdempotencyTable() throws {
         let folder = try TemporaryFolder()
         let path = "\(folder.path)/navd.db"
         try Self.makeOldDatabase(at: path, through: 4)
         try Self.execute("INSERT INTO migrations VALUES (5, 0)", at: path)
-        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 6") })
+        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 7") })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
         fixture.store.close()
         #expect(
             try Self.objects(at: path)
-                == (before + ["table idempotency", "index idempotency_created_at", "index idempotency_session"]).sorted {
+                == (before + [
+                    "table idempotency", "index idempotency_created_at", "index idempotency_session", "table feed", "index feed_session"
+                ]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6"])
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7"])
         #expect(try Self.rows("sessions", at: path).count == 1)
         #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
+    }
+
+    /// A file of schema version 6 gets the feed table and version 7, nothing else changed; its
+    /// sessions open and write records from then on.
+    @Test func aDatabaseOfVersionSixGetsTheFeedTable() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        try Self.makeOldDatabase(at: path, through: 4)
+        try Self.execute("BEGIN; \(SQLiteStore.idempotencyTables); INSERT INTO migrations VALUES (5, 0), (6, 0); COMMIT", at: path)
+        #expect(
+            try SQLiteStore.inspect(path: path).lines.contains {
+                $0.hasPrefix("  schema: version 6 (navd upgrades it to 7 when it next starts: it adds the feed table,")
+            })
+        let before = try Self.objects(at: path)
+        let fixture = try Fixture(path: path, threshold: 4)
+        let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
+        #expect(try fixture.store.feed(from: .oldest, limit: 10, form: .full).entries.map(\.id) == ["\(created.session.id):1"])
+        fixture.store.close()
+        #expect(
+            try Self.objects(at: path)
+                == (before + ["table feed", "index feed_session"]).sorted { $0.split(separator: " ")[1] < $1.split(separator: " ")[1] })
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7"])
+        #expect(try Self.rows("feed", at: path).count == 1)
     }
 
     /// What a crash of navd before schema version 5 left in its change log, next to its database,
@@ -361,7 +387,7 @@ extension SQLiteSchemaTests {
         }
         fixture.store.close()
         #expect(ChangeLog.files(prefix: path).isEmpty, "folded into the database")
-        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("6|") == true)
+        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("7|") == true)
     }
 }
 
@@ -399,8 +425,8 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "a newer navd's version",
-            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0)"),
-            found: ["found schema version 7 (migrations 1…7), newer than this navd's 6"]
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0)"),
+            found: ["found schema version 8 (migrations 1…8), newer than this navd's 7"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
@@ -427,7 +453,8 @@ extension SQLiteSchemaTests {
             },
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
-                    + "index idempotency_created_at, index idempotency_session, index sessions_touched_at, table event_log, table graphs and 4 more"
+                    + "index feed_session, index idempotency_created_at, index idempotency_session, index sessions_touched_at, "
+                    + "table event_log and 6 more"
             ]
         )
     ]

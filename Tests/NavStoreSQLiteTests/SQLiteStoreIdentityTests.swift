@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    /// A file of schema version 6 written before the log's location was recorded, with a crash's
+    /// A file of the current schema written before the log's location was recorded, with a crash's
     /// change log next to it, opened through a symlink: the log next to the file is folded in and
     /// its location recorded.
     @Test func anOlderFileGetsItsLogLocationRecordedAtStartUp() throws {

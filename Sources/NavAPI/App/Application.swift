@@ -105,6 +105,7 @@ package final class Application: HTTPHandler {
         sessionRoutes.register(in: &routes)
         answersInMemory = sessionRoutes.idempotency
         EventRoutes(sessions: sessions, buffers: buffers).register(in: &routes)
+        FeedRoutes(sessions: sessions, adminToken: adminDigest, buffers: buffers).register(in: &routes)
         // Listed with the others at /metrics; the registry's memory budget too.
         budgets.add(graphs.memory)
         let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)
@@ -313,7 +314,7 @@ package final class Application: HTTPHandler {
         case .unauthorized, .forbidden: .unauthorized
         case .sessionNotFound, .notFound: .notFound
         case .tooManySessions, .storeUnavailable, .tooManyRequests, .overCapacity, .shuttingDown: .unavailable
-        case .graphInUse: .refused
+        case .graphInUse, .cursorExpired: .refused
         case .internal: .failed
         }
     }

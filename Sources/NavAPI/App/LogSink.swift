@@ -100,23 +100,7 @@ package final class LogSink: Sendable {
     /// `2026-11-22T01:28:04` for a second of the Unix epoch (UTC; the milliseconds and `Z`
     /// follow on each line).
     static func timestamp(second: Int) -> [UInt8] {
-        var time = second
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        var text: [UInt8] = []
-        text.reserveCapacity(20)
-        text.appendDecimal(Int(parts.tm_year) + 1900, width: 4)
-        text.append(UInt8(ascii: "-"))
-        text.appendDecimal(Int(parts.tm_mon) + 1, width: 2)
-        text.append(UInt8(ascii: "-"))
-        text.appendDecimal(Int(parts.tm_mday), width: 2)
-        text.append(UInt8(ascii: "T"))
-        text.appendDecimal(Int(parts.tm_hour), width: 2)
-        text.append(UInt8(ascii: ":"))
-        text.appendDecimal(Int(parts.tm_min), width: 2)
-        text.append(UInt8(ascii: ":"))
-        text.appendDecimal(Int(parts.tm_sec), width: 2)
-        return text
+        Timestamp.bytes(milliseconds: Int64(second) * 1000, withMilliseconds: false)
     }
 }
 

@@ -133,7 +133,7 @@ final class Metrics: Sendable {
     /// and the build's.
     func exposition(
         store: StoreStatistics?, live: LiveSessions? = nil, budgets: Budgets? = nil, answersEvicted: Int? = nil,
-        process: ProcessStatistics = .current()
+        feed: FeedStatistics? = nil, process: ProcessStatistics = .current()
     ) -> String {
         let names = templates.withLock { $0 }
         func route(_ slot: Int) -> String { slot < names.count ? names[slot] : "unmatched" }
@@ -199,7 +199,12 @@ final class Metrics: Sendable {
                 "# HELP navd_watchers_dropped_total Event streams ended because their client did not keep up.\n# TYPE navd_watchers_dropped_total counter\n"
             text += "navd_watchers_dropped_total \(live.watchersDropped.load(ordering: .relaxed))\n"
         }
-        if let budgets { text += Self.exposition(of: budgets.all) }
+        if let budgets {
+            var all = budgets.all.map { (resource: $0.resource, used: $0.used, limit: $0.limit) }
+            if let feed, let limit = feed.maxBytes { all.append(("feed_bytes", feed.bytes, limit)) }
+            text += Self.exposition(of: all)
+        }
+        if let feed { text += Self.exposition(of: feed) }
         if let answersEvicted {
             text +=
                 "# HELP navd_idempotency_evicted_total Answers kept under an Idempotency-Key forgotten to make room for newer ones.\n# TYPE navd_idempotency_evicted_total counter\n"
@@ -212,7 +217,7 @@ final class Metrics: Sendable {
     }
 
     /// Each daemon-wide budget's use and limit, labelled by its resource.
-    private static func exposition(of budgets: [Budget]) -> String {
+    private static func exposition(of budgets: [(resource: String, used: Int, limit: Int)]) -> String {
         guard !budgets.isEmpty else { return "" }
         var text =
             "# HELP navd_budget_used What clients make navd hold now, by resource (docs/operations.md, \"Budgets\").\n# TYPE navd_budget_used gauge\n"
@@ -220,6 +225,26 @@ final class Metrics: Sendable {
         text +=
             "# HELP navd_budget_limit The most navd holds of each resource at once (its --max-* flag).\n# TYPE navd_budget_limit gauge\n"
         for budget in budgets { text += "navd_budget_limit{resource=\"\(escaped(budget.resource))\"} \(budget.limit)\n" }
+        return text
+    }
+
+    /// What the feed's records counted (docs/design.md, "Counts"): labels are graphs, scenes and
+    /// kinds, bounded by the graphs loaded, never pairs of scenes.
+    private static func exposition(of feed: FeedStatistics) -> String {
+        var text =
+            "# HELP navd_screen_views_total Changes that put another screen on top (creation included), by graph and scene.\n# TYPE navd_screen_views_total counter\n"
+        for (pair, count) in feed.views.sorted(by: { ($0.key.graph, $0.key.label) < ($1.key.graph, $1.key.label) }) {
+            text += "navd_screen_views_total{graph=\"\(escaped(pair.graph))\",scene=\"\(escaped(pair.label))\"} \(count)\n"
+        }
+        text +=
+            "# HELP navd_transitions_total Applied changes by graph and kind, as their feed records say.\n# TYPE navd_transitions_total counter\n"
+        for (pair, count) in feed.changes.sorted(by: { ($0.key.graph, $0.key.label) < ($1.key.graph, $1.key.label) }) {
+            text += "navd_transitions_total{graph=\"\(escaped(pair.graph))\",kind=\"\(escaped(pair.label))\"} \(count)\n"
+        }
+        text += "# HELP navd_feed_records_total Feed records written by this process.\n# TYPE navd_feed_records_total counter\n"
+        text += "navd_feed_records_total \(feed.records)\n"
+        text += "# HELP navd_feed_retained_records Feed records the store keeps now.\n# TYPE navd_feed_retained_records gauge\n"
+        text += "navd_feed_retained_records \(feed.retained)\n"
         return text
     }
 

@@ -48,6 +48,8 @@ struct APIError: Error, Sendable {
         case unsupportedTransferCoding = "unsupported_transfer_coding"
         /// A graph version some session still runs on cannot be removed.
         case graphInUse = "graph_in_use"
+        /// A feed cursor older than the records retained: records after it were swept.
+        case cursorExpired = "cursor_expired"
         case `internal`
 
         /// The wire code of NavCore's refusal.
@@ -80,6 +82,7 @@ struct APIError: Error, Sendable {
             case .methodNotAllowed: 405
             case .notRemovable, .stackUnderflow, .commandRefused, .confirmationRequired, .upgradeRefused, .graphInUse: 409
             case .versionConflict: 412
+            case .cursorExpired: 410
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
             case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
@@ -127,6 +130,7 @@ struct APIError: Error, Sendable {
             case .shuttingDown: "Shutting down"
             case .unsupportedTransferCoding: "Unsupported transfer coding"
             case .graphInUse: "Graph in use"
+            case .cursorExpired: "Cursor expired"
             case .internal: "Internal error"
             }
         }
@@ -168,6 +172,8 @@ struct APIError: Error, Sendable {
             case .tooManyRequests: .tooManyRequests
             case .overCapacity: .overCapacity
             case .graphInUse: .graphInUse
+            case .notFound: .notFound
+            case .cursorExpired: .cursorExpired
             case .storeUnavailable: .storeUnavailable
             case .internal: .internal
             }

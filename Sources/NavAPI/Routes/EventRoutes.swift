@@ -100,9 +100,9 @@ struct EventRoutes: Sendable {
     /// Adds a watcher within its budgets, or answers why not (docs/design.md, "Watchers"): 429
     /// `too_many_requests` when its session has as many as one may, 503 `over_capacity` when the
     /// daemon has, 503 `shutting_down` once navd is stopping; each with `Retry-After`.
-    static func add(_ watcher: any SessionWatcher, to id: String, in live: LiveSessions) throws(APIError) {
+    static func add(_ watcher: any SessionWatcher, to id: String, in live: LiveSessions, limit: Int? = nil) throws(APIError) {
         do throws(WatchRefusal) {
-            try live.add(watcher, to: id)
+            try live.add(watcher, to: id, limit: limit)
         } catch {
             var problem: APIError
             switch error {
@@ -350,21 +350,31 @@ final class LongPoll: SessionWatcher {
     private let sessions: SessionService
     private let answer: DeferredResponse
     private let page: @Sendable () throws(ServiceError) -> HTTPResponse
+    private let isEmpty: @Sendable (HTTPResponse) -> Bool
 
-    private init(id: String, sessions: SessionService, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse) {
+    private init(
+        id: String, sessions: SessionService, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse,
+        isEmpty: @escaping @Sendable (HTTPResponse) -> Bool
+    ) {
         self.id = id
         self.sessions = sessions
         self.answer = DeferredResponse()
         self.page = page
+        self.isEmpty = isEmpty
     }
 
     /// Starts waiting, as a watcher of the session (within its budgets: see
-    /// ``EventRoutes/add(_:to:in:)``); a client that hangs up lets its slot go at once.
+    /// ``EventRoutes/add(_:to:in:limit:)``); a client that hangs up lets its slot go at once.
+    /// - Parameters:
+    ///   - id: the session watched, or ``SessionService/feedWatchKey`` with `limit` for the feed.
+    ///   - isEmpty: whether a page is one to wait on (an event page with no events by default).
     static func start(
-        _ id: String, sessions: SessionService, seconds: Int, page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse
+        _ id: String, sessions: SessionService, seconds: Int, limit: Int? = nil,
+        isEmpty: @escaping @Sendable (HTTPResponse) -> Bool = EventRoutes.isEmptyPage,
+        page: @escaping @Sendable () throws(ServiceError) -> HTTPResponse
     ) throws(APIError) -> HTTPResponse {
-        let poll = LongPoll(id: id, sessions: sessions, page: page)
-        try EventRoutes.add(poll, to: id, in: sessions.live)
+        let poll = LongPoll(id: id, sessions: sessions, page: page, isEmpty: isEmpty)
+        try EventRoutes.add(poll, to: id, in: sessions.live, limit: limit)
         poll.answer.onHangUp { [sessions] in sessions.live.remove(poll, from: id) }
         // A change applied between the first page and the line above: looked for once more.
         poll.refresh()
@@ -402,7 +412,7 @@ final class LongPoll: SessionWatcher {
         } catch {
             response = APIError(answering: error).response
         }
-        guard final || !EventRoutes.isEmptyPage(response) else { return }
+        guard final || !isEmpty(response) else { return }
         if answer.resolve(response) { sessions.live.remove(self, from: id) }
     }
 }

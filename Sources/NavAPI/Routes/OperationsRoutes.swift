@@ -29,7 +29,8 @@ struct OperationsRoutes: Sendable {
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                 body: Array(
                     metrics.exposition(
-                        store: sessions.store.statistics(), live: sessions.live, budgets: budgets, answersEvicted: sessions.answers.evicted
+                        store: sessions.store.statistics(), live: sessions.live, budgets: budgets, answersEvicted: sessions.answers.evicted,
+                        feed: sessions.feedStatistics()
                     ).utf8)
             )
         }

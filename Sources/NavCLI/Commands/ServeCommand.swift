@@ -107,6 +107,24 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help:
+            "A context key whose value each feed record carries in its attributes (repeatable): every other context value stays out of the analytics form. (NAVD_FEED_ATTRIBUTE, comma-separated; default: none)"
+    )
+    var feedAttribute: [String] = []
+
+    @Option(
+        help:
+            "How long the feed keeps a change's record (90s, 30m, 24h, 7d); 0 writes no records, and GET /v1/feed answers 404. (NAVD_FEED_RETENTION; default 7d)"
+    )
+    var feedRetention: String?
+
+    @Option(
+        help:
+            "Most bytes all feed records together may take in the store: bytes, or with K, M, G; past it the oldest go first. (NAVD_MAX_FEED_BYTES; default 256M)"
+    )
+    var maxFeedBytes: String?
+
+    @Option(
+        help:
             "Most concurrent connections; navd raises its open-file limit to fit them when it can. Event streams and long polls together may hold at most half of them (past that: 503 over_capacity), so ordinary requests always find room. (NAVD_MAX_CONNECTIONS; default 8192)"
     )
     var maxConnections: Int?

@@ -3,6 +3,7 @@ import Logging
 import NavAPI
 import NavHTTP
 import NavJSON
+import NavSessions
 
 #if canImport(Glibc)
     import Glibc
@@ -38,6 +39,8 @@ struct ServeSettings: Sendable {
     /// The most bytes all kept answers may take (`--max-idempotency-bytes`).
     var maxIdempotencyBytes: Int
     var sessionTTLMilliseconds: Int64
+    /// What feed records carry and how long they are kept; nil with `--feed-retention 0`.
+    var feed: FeedSettings?
     var maxConnections: Int
     /// The most watchers (event streams, long polls) of one session.
     var maxWatchersPerSession: Int
@@ -148,10 +151,12 @@ struct ServeSettings: Sendable {
         connectionTimeout = try number(command.connectionTimeout, "NAVD_CONNECTION_TIMEOUT", 30, 1...3600)
         headerTimeout = try number(command.headerTimeout, "NAVD_HEADER_TIMEOUT", 10, 0...3600)
         heartbeatSeconds = try number(command.heartbeat, "NAVD_HEARTBEAT", 15, 1...3600)
-        corsOrigins =
-            command.corsOrigins.isEmpty
-            ? (environment["NAVD_CORS_ORIGIN"]?.split(separator: ",").map { String($0).trimmingCharacters(in: " ") } ?? [])
-            : command.corsOrigins
+        /// A repeatable option's values, or else its variable's, comma-separated.
+        func list(_ option: [String], _ name: String) -> [String] {
+            guard option.isEmpty else { return option }
+            return environment[name]?.split(separator: ",").map { String($0).trimmingCharacters(in: " ") } ?? []
+        }
+        corsOrigins = list(command.corsOrigins, "NAVD_CORS_ORIGIN")
         for origin in corsOrigins where !CORSPolicy.isValidOrigin(origin) {
             throw ValidationError(
                 "--cors-origin must be * or an origin such as https://app.example.com (scheme://host[:port]), not '\(origin)'")
@@ -161,6 +166,19 @@ struct ServeSettings: Sendable {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")
         }
         sessionTTLMilliseconds = milliseconds
+        let retention = value(command.feedRetention, "NAVD_FEED_RETENTION") ?? "7d"
+        guard let retentionMilliseconds = retention == "0" ? 0 : Duration.milliseconds(retention), retentionMilliseconds >= 0 else {
+            throw ValidationError("--feed-retention must look like 90s, 30m, 24h or 7d, or be 0 (no feed), not '\(retention)'")
+        }
+        let attributes = list(command.feedAttribute, "NAVD_FEED_ATTRIBUTE")
+        for key in attributes where key.isEmpty || key.utf8.count > 128 {
+            throw ValidationError("--feed-attribute must be a context key of 1 to 128 bytes, not '\(key)'")
+        }
+        let maxFeedBytes = try Self.byteSize(
+            value(command.maxFeedBytes, "NAVD_MAX_FEED_BYTES"), "--max-feed-bytes", "256M", (64 << 10)...(1 << 44))
+        feed =
+            retentionMilliseconds == 0
+            ? nil : FeedSettings(attributes: attributes, retention: retentionMilliseconds, maxBytes: maxFeedBytes)
         let polling = value(nil, "NAVD_HTTP_POLLING") ?? HTTPServer.Polling.poll.rawValue
         guard let mode = HTTPServer.Polling(rawValue: polling) else {
             throw ValidationError("NAVD_HTTP_POLLING must be poll, epoll or threads, not '\(polling)'")

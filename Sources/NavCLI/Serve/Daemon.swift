@@ -53,7 +53,9 @@ struct Daemon {
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
-        let interval = max(1, min(60, Int(settings.sessionTTLMilliseconds / 1000 / 4)))
+        // A quarter of the shortest time anything is kept for: sessions, and feed records.
+        let kept = min(settings.sessionTTLMilliseconds, settings.feed?.retention ?? .max)
+        let interval = max(1, min(60, Int(kept / 1000 / 4)))
         sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
         sweeper.setEventHandler { [logger] in
             do throws(ServiceError) {
@@ -135,7 +137,9 @@ struct Daemon {
                 backendToken: settings.backendToken,
                 sessions: .init(
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext,
-                    maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession, maxIdempotencyBytes: settings.maxIdempotencyBytes
+                    maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession,
+                    maxIdempotencyBytes: settings.maxIdempotencyBytes,
+                    feed: settings.feed
                 ),
                 corsOrigins: settings.corsOrigins,
                 maxWatchers: max(1, (connections ?? settings.maxConnections) / 2),

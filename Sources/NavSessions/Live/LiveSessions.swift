@@ -99,13 +99,15 @@ package final class LiveSessions: Sendable {
         return watchers.withLock { $0.bySession[id] != nil }
     }
 
-    /// Adds a watcher of session `id`, within the session's and the daemon's bounds.
+    /// Adds a watcher of session `id`, within the session's and the daemon's bounds: `limit` for
+    /// a key that is not a session's (the feed's watchers), else ``maxPerSession``.
     /// - Throws: ``WatchRefusal`` when a bound is reached or the daemon is stopping; nothing is added.
-    package func add(_ watcher: any SessionWatcher, to id: String) throws(WatchRefusal) {
+    package func add(_ watcher: any SessionWatcher, to id: String, limit: Int? = nil) throws(WatchRefusal) {
+        let most = limit ?? maxPerSession
         let refusal = watchers.withLock { state -> WatchRefusal? in
             if state.closed { return .shuttingDown }
             let list = state.bySession[id]
-            if let list, list.count >= maxPerSession { return .sessionFull(limit: maxPerSession) }
+            if let list, list.count >= most { return .sessionFull(limit: most) }
             guard budget.acquire(1) else { return .daemonFull(limit: budget.limit) }
             state.bySession[id, default: []].append(watcher)
             return nil

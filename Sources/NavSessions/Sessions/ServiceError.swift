@@ -31,6 +31,10 @@ package struct ServiceError: Error, Sendable {
         case overCapacity
         /// A graph version that is the newest or that some session runs on cannot be removed.
         case graphInUse
+        /// A resource that does not exist (not a session: ``sessionNotFound``).
+        case notFound
+        /// A feed cursor older than the records retained.
+        case cursorExpired
         /// The store cannot take work now; nothing was changed.
         case storeUnavailable
         case `internal`

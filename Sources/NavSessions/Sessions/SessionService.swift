@@ -31,12 +31,16 @@ package final class SessionService: Sendable {
         /// The most bytes all kept answers may take: `--max-idempotency-bytes`, the budget
         /// `idempotency_bytes` (used when the service is given no budget of its own).
         package var maxIdempotencyBytes: Int = 64 << 20
+        /// What every applied change's feed record carries, and how long records are kept
+        /// (docs/design.md, "Navigation analytics"); no records are written when nil.
+        package var feed: FeedSettings? = FeedSettings()
 
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
             adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil, maxIdempotencyBytesPerSession: Int = 1 << 20,
-            maxIdempotencyBytes: Int = 64 << 20
+            maxIdempotencyBytes: Int = 64 << 20, feed: FeedSettings? = FeedSettings()
         ) {
+            self.feed = feed
             self.maxIdempotencyBytesPerSession = maxIdempotencyBytesPerSession
             self.maxIdempotencyBytes = maxIdempotencyBytes
             self.maxSessions = maxSessions
@@ -56,6 +60,10 @@ package final class SessionService: Sendable {
     /// The bytes of answers kept under an `Idempotency-Key`, per session and in all: a keyed
     /// change makes room for its answer here before it is applied (``admit(_:)``).
     package let answers: KeptAnswerLedger
+    /// What `/metrics` counts of the feed records this process writes.
+    package let feedCounts = FeedCounts()
+    /// With a store several processes share: the timer that has the feed's watchers look again.
+    let feedPoll = Mutex<FeedPoll?>(nil)
     private let now: @Sendable () -> Int64
     /// Mutations of one session run one at a time: a session always maps to the same stripe.
     private let stripes: [Locked<Void>]
@@ -198,14 +206,23 @@ package final class SessionService: Sendable {
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
         if let answer { try admit(answer, at: time) }
+        let record = configuration.feed.map { settings in
+            FeedRecord(
+                session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
+                intent: .create(graph: session.graphName, start: start, context: context),
+                before: nil, after: session.state, events: outcome.events, settings: settings)
+        }
         let inserted: Bool
         do {
-            inserted = try storeCall { () throws(StoreError) in try store.insert(session, events: outcome.events, keeping: answer) }
+            inserted = try storeCall { () throws(StoreError) in
+                try store.insert(session, events: outcome.events, keeping: answer, record: record)
+            }
         } catch {
             if let answer { answers.remove(answer.key) }
             throw error
         }
         if !inserted, let answer { answers.remove(answer.key) }
+        if inserted, let record { feedWritten(record, kind: .create, before: nil, after: session.state) }
         return inserted ? created : nil
     }
 
@@ -440,7 +457,7 @@ package final class SessionService: Sendable {
         _ change: Change, ifMatch: IfMatch?, to session: inout StoredSession, keep: ((Mutation) -> KeptAnswer)?
     ) throws(ServiceError) -> Mutation? {
         try Self.check(ifMatch, session.state.version)
-        var (outcome, graphVersion) = try self.outcome(of: change, on: session)
+        var (outcome, graphVersion, intent) = try self.outcome(of: change, on: session)
         guard outcome.changed else {
             let unchanged = Mutation(session: session, events: [], eventsJSON: Array("[]".utf8))
             // Nothing is written for its answer to ride on: kept on its own, so a retry after a
@@ -464,16 +481,25 @@ package final class SessionService: Sendable {
         // A lost race reloads the session, so the old state is not needed again.
         swap(&session.state, &outcome.state)
         session.graphVersion = graphVersion
-        session.touchedAt = now()
+        // Never back in time, even if the clock is set back: a session's records keep their order.
+        session.touchedAt = max(now(), session.touchedAt)
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
         // Room for the answer first: a refusal writes nothing.
         if let kept { try admit(kept, at: session.touchedAt) }
+        // After the swap above, `outcome.state` is the stage before.
+        let record = configuration.feed.map { settings in
+            FeedRecord(
+                session: session.id, graph: session.graphName, graphVersion: graphVersion, time: session.touchedAt,
+                kind: change.feedKind, intent: intent, before: outcome.state, after: session.state, events: outcome.events,
+                settings: settings)
+        }
         let written: Bool
         do {
             written = try storeCall { () throws(StoreError) in
-                try store.update(session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept)
+                try store.update(
+                    session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept, record: record)
             }
         } catch {
             if let kept { answers.remove(kept.key) }
@@ -483,6 +509,7 @@ package final class SessionService: Sendable {
             if let kept { answers.remove(kept.key) }
             return nil
         }
+        if let record { feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state) }
         session.mayBeStale = false
         return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
     }
@@ -495,8 +522,13 @@ package final class SessionService: Sendable {
         return fresh
     }
 
-    /// What NavCore makes of `change` on `session`, and the graph version the session runs on after.
-    private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (Outcome, graphVersion: Int) {
+    /// What NavCore makes of `change` on `session`, the graph version the session runs on after,
+    /// and the change as its feed record tells it (the intent in the batch-item form, with a
+    /// confirmation's intent and an upgrade's version resolved); the intent only when the feed is on.
+    private func outcome(of change: Change, on session: StoredSession) throws(ServiceError) -> (
+        Outcome, graphVersion: Int, intent: FeedIntent?
+    ) {
+        let feedOn = configuration.feed != nil
         let intent: Intent
         let confirmed: Bool
         switch change {
@@ -504,16 +536,22 @@ package final class SessionService: Sendable {
         case .confirmation(let token): (intent, confirmed) = (try Confirmation.intent(of: token, session: session), true)
         case .upgrade(let wanted):
             let target = try upgradeTarget(graph: session.graphName, wanted)
-            guard target.version != session.graphVersion else { return (Outcome(state: session.state, events: []), session.graphVersion) }
+            guard target.version != session.graphVersion else {
+                return (Outcome(state: session.state, events: []), session.graphVersion, nil)
+            }
             do {
-                return (try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version)
+                return (
+                    try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version,
+                    feedOn ? .upgrade(version: target.version) : nil
+                )
             } catch {
                 throw ServiceError(error)
             }
         }
         let navigator = try graph(of: session).navigator
         do {
-            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion)
+            let told: FeedIntent? = feedOn ? (confirmed ? .confirm(intent) : .intent(intent)) : nil
+            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion, told)
         } catch {
             var refusal = ServiceError(error)
             if error.code == .confirmationRequired, let screen = error.screen {
@@ -623,7 +661,9 @@ package final class SessionService: Sendable {
         try serialised(id) { () throws(ServiceError) in
             let session = try read(id, credentials: credentials)
             try Self.check(ifMatch, session.state.version)
-            _ = try storeCall { () throws(StoreError) in try store.delete(id) }
+            let record = configuration.feed.map { endRecord(of: session, reason: .deleted, settings: $0) }
+            let deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
+            if deleted, let record { feedWritten(record, kind: .end, before: session.state, after: nil) }
         }
         answers.forget(sessions: [id])
         live.end(id, .deleted)
@@ -648,7 +688,10 @@ package final class SessionService: Sendable {
     /// watchers see every change (docs/design.md, "Across processes"). Nothing for a store of one process.
     package func followStore() {
         guard let feed = store as? any ChangeFeed else { return }
+        startFeedPolling()
         feed.follow { [live] notice in
+            // Another process's change may have written a record: the feed's watchers look too.
+            live.refresh(Self.feedWatchKey)
             guard let notice else {
                 live.refreshAll()
                 return
@@ -663,8 +706,27 @@ package final class SessionService: Sendable {
 
     /// Deletes idle sessions, ending their watchers. - Returns: how many.
     package func sweep() throws(ServiceError) -> Int {
-        let cutoff = now() - configuration.sessionTTL
-        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff) }
+        let time = now()
+        let cutoff = time - configuration.sessionTTL
+        // Each expired session's end record, made by the store as it deletes the session.
+        var ending: (@Sendable (StoredSession) -> FeedRecord)? = nil
+        if let settings = configuration.feed {
+            let counts = feedCounts
+            ending = { session in
+                var ended = session
+                ended.touchedAt = time
+                let record = Self.endRecord(of: ended, reason: .expired, settings: settings)
+                counts.count(record, kind: .end, before: session.state, after: nil)
+                return record
+            }
+        }
+        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+        if let settings = configuration.feed {
+            _ = try storeCall { () throws(StoreError) in
+                try store.sweepFeed(olderThan: time - settings.retention, maxBytes: settings.maxBytes)
+            }
+        }
+        if !expired.isEmpty { feedSignal() }
         // The store deleted their answers, and every change's answer older than the TTL.
         answers.forget(sessions: expired)
         answers.expire(before: cutoff)

@@ -9,6 +9,9 @@ package final class MemoryStore: SessionStore {
     package let name = "memory"
     private let shards: [Locked<[Key: Entry]>]
     private let retainedEvents: Int
+    /// The feed's records (docs/design.md, "Navigation analytics"), appended inside the lock of
+    /// the session whose change they describe.
+    private let feed = Locked(MemoryFeed())
 
     /// A class, so a shard's dictionary holds one word per session: dictionaries keep up to
     /// half their buckets empty, and empty buckets of a 150-byte value cost more than the boxes.
@@ -49,7 +52,9 @@ package final class MemoryStore: SessionStore {
         shards[Int(UInt(truncatingIfNeeded: key.low) % UInt(shards.count))]
     }
 
-    package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?, record: FeedRecord?)
+        throws(StoreError) -> Bool
+    {
         let retained = retainedEvents
         guard let key = Key(session.id) else { throw SessionID.invalid(session.id) }
         let inserted = shard(key).withLock { entries in
@@ -57,9 +62,11 @@ package final class MemoryStore: SessionStore {
             var log = EventLog(events)
             log.retain(retained)
             entries[key] = Entry(session: session.compacted(), events: log.compacted())
+            if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
         guard inserted else { throw StoreError(message: "session \(session.id) exists") }
+        return true
     }
 
     package func load(_ id: String) throws(StoreError) -> StoredSession? {
@@ -67,9 +74,10 @@ package final class MemoryStore: SessionStore {
         return shard(key).withLock { $0[key]?.session }
     }
 
-    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
-        -> Bool
-    {
+    package func update(
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?,
+        record: FeedRecord?
+    ) throws(StoreError) -> Bool {
         let retained = retainedEvents
         guard let key = Key(session.id) else { throw SessionID.invalid(session.id) }
         return shard(key).withLock { entries in
@@ -79,13 +87,18 @@ package final class MemoryStore: SessionStore {
             entry.session.state.compactScreens()
             entry.events.append(events)
             entry.events.retain(retained)
+            if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
     }
 
-    package func delete(_ id: String) throws(StoreError) -> Bool {
+    package func delete(_ id: String, record: FeedRecord?) throws(StoreError) -> Bool {
         guard let key = Key(id) else { return false }
-        return shard(key).withLock { $0.removeValue(forKey: key) != nil }
+        return shard(key).withLock { entries in
+            guard entries.removeValue(forKey: key) != nil else { return false }
+            if let record { feed.withLock { _ = $0.append(record) } }
+            return true
+        }
     }
 
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
@@ -95,12 +108,17 @@ package final class MemoryStore: SessionStore {
         }
     }
 
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+    package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
+        -> [String]
+    {
         var removed: [String] = []
         for shard in shards {
             removed += shard.withLock { entries in
                 let expired = entries.filter { $0.value.session.touchedAt < cutoff }
-                for key in expired.keys { entries.removeValue(forKey: key) }
+                for (key, entry) in expired {
+                    entries.removeValue(forKey: key)
+                    if let ending { feed.withLock { _ = $0.append(ending(entry.session)) } }
+                }
                 return expired.values.map { $0.session.id }
             }
         }
@@ -132,6 +150,32 @@ package final class MemoryStore: SessionStore {
     }
 
     package func close() {}
+
+    // MARK: Feed
+
+    package func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(StoreError) -> FeedPage {
+        feed.withLock { $0.page(from: start, limit: limit, form: form) }
+    }
+
+    package func feedFloor() throws(StoreError) -> FeedCursor {
+        feed.withLock { $0.floor }
+    }
+
+    package func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry] {
+        feed.withLock { $0.history(of: id, after: version, limit: limit) }
+    }
+
+    package func purgeFeed(_ purge: FeedPurge) throws(StoreError) -> Int {
+        feed.withLock { $0.purge(purge) }
+    }
+
+    package func sweepFeed(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int {
+        feed.withLock { $0.sweep(olderThan: cutoff, maxBytes: maxBytes) }
+    }
+
+    package func feedUsage() -> (records: Int, bytes: Int) {
+        feed.withLock { ($0.count, $0.bytes) }
+    }
 }
 
 extension StoredSession {

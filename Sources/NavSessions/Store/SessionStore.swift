@@ -74,34 +74,32 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
 
 /// Where sessions live. Every write is a compare-and-set on `version`, so that several
 /// navd processes can share one store without ever losing an update.
-package protocol SessionStore: Sendable {
+package protocol SessionStore: FeedStore {
     /// A short name for logs: `memory`, `sqlite:PATH`, `postgres://…`.
     var name: String { get }
 
-    /// Adds a new session with the events of its opening transition.
-    func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError)
-
-    /// Like ``insert(_:events:)``, and keeps `answer` (the answer to the create, under its
-    /// `Idempotency-Key`) in the same transaction, where the store keeps answers
-    /// (``keepsAnswers``). With a key that is kept already (the same create through another
-    /// process), nothing is written and `false` is returned: the caller then finds the kept answer.
-    func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool
+    /// Adds a new session with the events of its opening transition and, in the same write, its
+    /// creation's feed `record` (when the feed is on) and `answer` (the answer to the create, under
+    /// its `Idempotency-Key`, where the store keeps answers: ``keepsAnswers``). With a key that is
+    /// kept already (the same create through another process), nothing is written and `false` is
+    /// returned: the caller then finds the kept answer.
+    func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?, record: FeedRecord?) throws(StoreError)
+        -> Bool
 
     /// The session with this id, or `nil`.
     func load(_ id: String) throws(StoreError) -> StoredSession?
 
     /// Replaces the session if the stored version is still `expectedVersion`, appending `events`
-    /// (`eventsJSON` is the same events as a JSON array, written once for the store and the answer).
+    /// (`eventsJSON` is the same events as a JSON array, written once for the store and the answer),
+    /// and writes in the same write the change's feed `record` (when the feed is on) and `answer`
+    /// (the answer to the request that made the change, under its `Idempotency-Key`, where the
+    /// store keeps answers: ``keepsAnswers``). With a key that is kept already (by another
+    /// process, on PostgreSQL), nothing is written and `false` is returned (the caller then finds
+    /// the kept answer); SQLite, one process, has looked the key up first.
     /// - Returns: `false` when another writer got there first (nothing was written).
-    func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError) -> Bool
-
-    /// Like ``update(_:expectedVersion:events:eventsJSON:)``, and keeps `answer` (the answer to
-    /// the request that made the change, under its `Idempotency-Key`) in the same transaction,
-    /// where the store keeps answers (``keepsAnswers``). With a key that is kept already (by
-    /// another process, on PostgreSQL), nothing is written and `false` is returned (the caller
-    /// then finds the kept answer); SQLite, one process, has looked the key up first.
     func update(
-        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
+        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?,
+        record: FeedRecord?
     ) throws(StoreError) -> Bool
 
     /// The session for a change: the same as ``load(_:)`` unless the store keeps a process-local
@@ -128,14 +126,16 @@ package protocol SessionStore: Sendable {
     /// them when it starts, where the store keeps answers.
     func keptAnswerEntries() throws(StoreError) -> [KeptAnswerSize]
 
-    /// Removes a session and its events. - Returns: whether it existed.
-    func delete(_ id: String) throws(StoreError) -> Bool
+    /// Removes a session and its events, writing its end `record` (when the feed is on) in the
+    /// same write. - Returns: whether it existed (no record is written when it did not).
+    func delete(_ id: String, record: FeedRecord?) throws(StoreError) -> Bool
 
     /// Retained events with `seq > after`, oldest first, at most `limit`.
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent]
 
-    /// Deletes sessions not touched since `cutoff` (ms since the epoch). - Returns: their ids.
-    func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String]
+    /// Deletes sessions not touched since `cutoff` (ms since the epoch), writing with each the end
+    /// record `ending` makes of it (when given: the feed is on). - Returns: their ids.
+    func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError) -> [String]
 
     /// Up to `limit` sessions, for the admin listing.
     func list(limit: Int) throws(StoreError) -> [StoredSession]
@@ -164,15 +164,28 @@ package protocol SessionStore: Sendable {
 extension SessionStore {
     package func isAvailable() -> Bool { true }
 
-    package func insert(_ session: StoredSession, events: [LifecycleEvent], keeping answer: KeptAnswer?) throws(StoreError) -> Bool {
-        try insert(session, events: events)
-        return true
+    /// ``insert(_:events:keeping:record:)`` with no answer and no record; throws when the id is taken.
+    package func insert(_ session: StoredSession, events: [LifecycleEvent]) throws(StoreError) {
+        guard try insert(session, events: events, keeping: nil, record: nil) else {
+            throw StoreError(message: "session \(session.id) exists")
+        }
     }
 
-    package func update(
-        _ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8], keeping answer: KeptAnswer?
-    ) throws(StoreError) -> Bool {
-        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON)
+    /// ``update(_:expectedVersion:events:eventsJSON:keeping:record:)`` with no answer and no record.
+    package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
+        -> Bool
+    {
+        try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil, record: nil)
+    }
+
+    /// ``delete(_:record:)`` with no record.
+    package func delete(_ id: String) throws(StoreError) -> Bool {
+        try delete(id, record: nil)
+    }
+
+    /// ``deleteExpired(touchedBefore:ending:)`` with no records.
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+        try deleteExpired(touchedBefore: cutoff, ending: nil)
     }
 
     package func loadForChange(_ id: String) throws(StoreError) -> StoredSession? { try load(id) }

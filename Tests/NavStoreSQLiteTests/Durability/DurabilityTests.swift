@@ -3,6 +3,7 @@ import NavCore
 import Testing
 
 @testable import NavSessions
+@testable import NavStoreSQLite
 @testable import NavTestSupport
 
 #if canImport(Glibc)
@@ -86,7 +87,20 @@ import Testing
         }
         let daemon = try DaemonHarness(store: store)
         try verify(daemon, sessions, acknowledged, round: 4)
+        let versions = try sessions.map { try #require(try daemon.view($0)["version"]?.int) }
         #expect(try daemon.stop() == 0)
+
+        // Every change that survived has its feed record, and no record survived without its
+        // change: each session's history is its versions 1…its version, once each.
+        let stopped = try SQLiteStore(
+            path: "\(folder.path)/navd.db",
+            decode: { _, _, _ throws(StoreError) -> (state: SessionState, graphVersion: Int) in
+                throw StoreError(message: "no session is read here")
+            })
+        defer { stopped.close() }
+        for (session, version) in zip(sessions, versions) {
+            #expect(try stopped.history(of: session.id, after: 0, limit: 10_000).map(\.version) == Array(1...version))
+        }
     }
 
     private func verify(

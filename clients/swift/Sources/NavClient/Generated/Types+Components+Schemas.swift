@@ -362,6 +362,7 @@ extension Components {
             case shuttingDown = "shutting_down"
             case unsupportedTransferCoding = "unsupported_transfer_coding"
             case graphInUse = "graph_in_use"
+            case cursorExpired = "cursor_expired"
             case _internal = "internal"
         }
         /// Which optional members of a `Problem` come with which codes (constraints only, no members of their own).
@@ -1936,6 +1937,433 @@ extension Components {
                     "name",
                     "version",
                     "warnings"
+                ])
+            }
+        }
+        /// Where a record sits in the feed; opaque, only passed back as `after` or `Last-Event-ID`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/FeedCursor`.
+        public typealias FeedCursor = Swift.String
+        /// A stage in a record: its canonical path and its visible top (inside tabs, the selected tab's top); both null on an end record's `to`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/FeedStage`.
+        public struct FeedStage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FeedStage/path`.
+            public var path: Swift.String?
+            /// Creates a new `FeedStage`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            public init(path: Swift.String? = nil) {
+                self.path = path
+            }
+            public enum CodingKeys: String, CodingKey {
+                case path
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.path = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .path
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "path"
+                ])
+            }
+        }
+        /// One applied change of a session (record schema version 1; docs/design.md, "The record").
+        /// `id` is `<session>:<version>`, or `<session>:end` for the end record (whose `version` is
+        /// the last version plus one): the key every consumer deduplicates by. `kind` is what was
+        /// asked; a redirected change keeps its kind and names the first target refused in
+        /// `redirected`; a context change that let a waiting navigation through has `resumed`.
+        /// `intent` is the intent as sent in the batch-item form (`{"create": …}`, `{"confirm":
+        /// item}`, `{"upgrade": {"version": N}}`; null on an end record), in the record's `form`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/FeedRecord`.
+        public struct FeedRecord: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/cursor`.
+            public var cursor: Components.Schemas.FeedCursor
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/form`.
+            @frozen public enum FormPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case analytics = "analytics"
+                case full = "full"
+            }
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/form`.
+            public var form: Components.Schemas.FeedRecord.FormPayload
+            /// When the change was applied, to the millisecond (UTC).
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/time`.
+            public var time: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/schema`.
+            @frozen public enum SchemaPayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _1 = 1
+            }
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/schema`.
+            public var schema: Components.Schemas.FeedRecord.SchemaPayload
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/session`.
+            public var session: Swift.String
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/graph`.
+            public struct GraphPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/FeedRecord/graph/name`.
+                public var name: Swift.String
+                /// - Remark: Generated from `#/components/schemas/FeedRecord/graph/version`.
+                public var version: Swift.Int
+                /// Creates a new `GraphPayload`.
+                ///
+                /// - Parameters:
+                ///   - name:
+                ///   - version:
+                public init(
+                    name: Swift.String,
+                    version: Swift.Int
+                ) {
+                    self.name = name
+                    self.version = version
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case name
+                    case version
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.name = try container.decode(
+                        Swift.String.self,
+                        forKey: .name
+                    )
+                    self.version = try container.decode(
+                        Swift.Int.self,
+                        forKey: .version
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "name",
+                        "version"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/graph`.
+            public var graph: Components.Schemas.FeedRecord.GraphPayload
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/version`.
+            public var version: Swift.Int
+            /// What was asked; a kind this version does not know is to be kept as a string.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/kind`.
+            public struct KindPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/FeedRecord/kind/value1`.
+                @frozen public enum Value1Payload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case create = "create"
+                    case navigate = "navigate"
+                    case link = "link"
+                    case back = "back"
+                    case exit = "exit"
+                    case params = "params"
+                    case state = "state"
+                    case command = "command"
+                    case context = "context"
+                    case batch = "batch"
+                    case confirm = "confirm"
+                    case upgrade = "upgrade"
+                    case end = "end"
+                }
+                /// - Remark: Generated from `#/components/schemas/FeedRecord/kind/value1`.
+                public var value1: Components.Schemas.FeedRecord.KindPayload.Value1Payload?
+                /// - Remark: Generated from `#/components/schemas/FeedRecord/kind/value2`.
+                public var value2: Swift.String?
+                /// Creates a new `KindPayload`.
+                ///
+                /// - Parameters:
+                ///   - value1:
+                ///   - value2:
+                public init(
+                    value1: Components.Schemas.FeedRecord.KindPayload.Value1Payload? = nil,
+                    value2: Swift.String? = nil
+                ) {
+                    self.value1 = value1
+                    self.value2 = value2
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self.value1 = try decoder.decodeFromSingleValueContainer()
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self.value2 = try decoder.decodeFromSingleValueContainer()
+                    } catch {
+                        errors.append(error)
+                    }
+                    try Swift.DecodingError.verifyAtLeastOneSchemaIsNotNil(
+                        [
+                            self.value1,
+                            self.value2
+                        ],
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeFirstNonNilValueToSingleValueContainer([
+                        self.value1,
+                        self.value2
+                    ])
+                }
+            }
+            /// What was asked; a kind this version does not know is to be kept as a string.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/kind`.
+            public var kind: Components.Schemas.FeedRecord.KindPayload
+            /// On an end record only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/reason`.
+            @frozen public enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case deleted = "deleted"
+                case expired = "expired"
+            }
+            /// On an end record only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/reason`.
+            public var reason: Components.Schemas.FeedRecord.ReasonPayload?
+            /// The first target a redirect refused (an absolute canonical path).
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/redirected`.
+            public var redirected: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/resumed`.
+            public var resumed: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/from`.
+            public var from: Components.Schemas.FeedStage?
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/to`.
+            public var to: Components.Schemas.FeedStage
+            /// The scenes of the screens the change created, root to top.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/added`.
+            public var added: [Swift.String]
+            /// The scenes of the screens the change removed, root to top.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/removed`.
+            public var removed: [Swift.String]
+            /// The change's lifecycle event types, in order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/events`.
+            public var events: [Swift.String]
+            /// The values of the context keys named by `--feed-attribute`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FeedRecord/attributes`.
+            public var attributes: OpenAPIRuntime.OpenAPIObjectContainer
+            /// Creates a new `FeedRecord`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - cursor:
+            ///   - form:
+            ///   - time: When the change was applied, to the millisecond (UTC).
+            ///   - schema:
+            ///   - session:
+            ///   - graph:
+            ///   - version:
+            ///   - kind: What was asked; a kind this version does not know is to be kept as a string.
+            ///   - reason: On an end record only.
+            ///   - redirected: The first target a redirect refused (an absolute canonical path).
+            ///   - resumed:
+            ///   - from:
+            ///   - to:
+            ///   - added: The scenes of the screens the change created, root to top.
+            ///   - removed: The scenes of the screens the change removed, root to top.
+            ///   - events: The change's lifecycle event types, in order.
+            ///   - attributes: The values of the context keys named by `--feed-attribute`.
+            public init(
+                id: Swift.String,
+                cursor: Components.Schemas.FeedCursor,
+                form: Components.Schemas.FeedRecord.FormPayload,
+                time: Foundation.Date,
+                schema: Components.Schemas.FeedRecord.SchemaPayload,
+                session: Swift.String,
+                graph: Components.Schemas.FeedRecord.GraphPayload,
+                version: Swift.Int,
+                kind: Components.Schemas.FeedRecord.KindPayload,
+                reason: Components.Schemas.FeedRecord.ReasonPayload? = nil,
+                redirected: Swift.String? = nil,
+                resumed: Swift.Bool? = nil,
+                from: Components.Schemas.FeedStage? = nil,
+                to: Components.Schemas.FeedStage,
+                added: [Swift.String],
+                removed: [Swift.String],
+                events: [Swift.String],
+                attributes: OpenAPIRuntime.OpenAPIObjectContainer
+            ) {
+                self.id = id
+                self.cursor = cursor
+                self.form = form
+                self.time = time
+                self.schema = schema
+                self.session = session
+                self.graph = graph
+                self.version = version
+                self.kind = kind
+                self.reason = reason
+                self.redirected = redirected
+                self.resumed = resumed
+                self.from = from
+                self.to = to
+                self.added = added
+                self.removed = removed
+                self.events = events
+                self.attributes = attributes
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case cursor
+                case form
+                case time
+                case schema
+                case session
+                case graph
+                case version
+                case kind
+                case reason
+                case redirected
+                case resumed
+                case from
+                case to
+                case added
+                case removed
+                case events
+                case attributes
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.cursor = try container.decode(
+                    Components.Schemas.FeedCursor.self,
+                    forKey: .cursor
+                )
+                self.form = try container.decode(
+                    Components.Schemas.FeedRecord.FormPayload.self,
+                    forKey: .form
+                )
+                self.time = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .time
+                )
+                self.schema = try container.decode(
+                    Components.Schemas.FeedRecord.SchemaPayload.self,
+                    forKey: .schema
+                )
+                self.session = try container.decode(
+                    Swift.String.self,
+                    forKey: .session
+                )
+                self.graph = try container.decode(
+                    Components.Schemas.FeedRecord.GraphPayload.self,
+                    forKey: .graph
+                )
+                self.version = try container.decode(
+                    Swift.Int.self,
+                    forKey: .version
+                )
+                self.kind = try container.decode(
+                    Components.Schemas.FeedRecord.KindPayload.self,
+                    forKey: .kind
+                )
+                self.reason = try container.decodeIfPresent(
+                    Components.Schemas.FeedRecord.ReasonPayload.self,
+                    forKey: .reason
+                )
+                self.redirected = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .redirected
+                )
+                self.resumed = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .resumed
+                )
+                self.from = try container.decodeIfPresent(
+                    Components.Schemas.FeedStage.self,
+                    forKey: .from
+                )
+                self.to = try container.decode(
+                    Components.Schemas.FeedStage.self,
+                    forKey: .to
+                )
+                self.added = try container.decode(
+                    [Swift.String].self,
+                    forKey: .added
+                )
+                self.removed = try container.decode(
+                    [Swift.String].self,
+                    forKey: .removed
+                )
+                self.events = try container.decode(
+                    [Swift.String].self,
+                    forKey: .events
+                )
+                self.attributes = try container.decode(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .attributes
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "cursor",
+                    "form",
+                    "time",
+                    "schema",
+                    "session",
+                    "graph",
+                    "version",
+                    "kind",
+                    "reason",
+                    "redirected",
+                    "resumed",
+                    "from",
+                    "to",
+                    "added",
+                    "removed",
+                    "events",
+                    "attributes"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FeedPage`.
+        public struct FeedPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FeedPage/records`.
+            public var records: [Components.Schemas.FeedRecord]
+            /// - Remark: Generated from `#/components/schemas/FeedPage/next`.
+            public var next: Components.Schemas.FeedCursor
+            /// Creates a new `FeedPage`.
+            ///
+            /// - Parameters:
+            ///   - records:
+            ///   - next:
+            public init(
+                records: [Components.Schemas.FeedRecord],
+                next: Components.Schemas.FeedCursor
+            ) {
+                self.records = records
+                self.next = next
+            }
+            public enum CodingKeys: String, CodingKey {
+                case records
+                case next
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.records = try container.decode(
+                    [Components.Schemas.FeedRecord].self,
+                    forKey: .records
+                )
+                self.next = try container.decode(
+                    Components.Schemas.FeedCursor.self,
+                    forKey: .next
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "records",
+                    "next"
                 ])
             }
         }

@@ -7893,6 +7893,883 @@ public enum Operations {
             }
         }
     }
+    /// Read every applied change's record, wait for records, or follow the feed live
+    ///
+    /// The navigation feed (docs/design.md, "Navigation analytics"): one record (schema
+    /// `FeedRecord`) per applied change of every session (its creation, each version, its end by
+    /// delete or expiry), written in the same store write as the change. Refusals, no-ops and
+    /// idempotent replays write none. Records come in cursor order; per session in version order.
+    ///
+    /// - **A page**: at most `limit` records after `after` (a cursor this route gave: `next`, or a
+    ///   record's `cursor`), from the first record at or after `since` (RFC 3339), or from the
+    ///   oldest record retained; `next` is the cursor to pass as `after` (the `after` given when
+    ///   the page is empty). A reader that pages with `next` reads every record exactly once,
+    ///   also with several navd processes on one PostgreSQL store.
+    /// - **A long poll** with `wait=S` (1 to 60): an empty page waits until a record arrives or
+    ///   `S` seconds pass.
+    /// - **A stream** with `Accept: text/event-stream`: `retry: 2000`, then every record from where
+    ///   a page would start (after `Last-Event-ID`, which wins over `after`) as `id: <cursor>`,
+    ///   `event: record`, data a `FeedRecord`, then every new record as it is written; `: ping`
+    ///   every `--heartbeat` seconds; `event: end` (`lagging`, `shutdown`) ends it.
+    ///
+    /// The analytics form (the default) carries a context's keys, never its values, except the
+    /// keys named by `--feed-attribute`, whose values are in `attributes`; state patches, command
+    /// arguments and creation contexts as their keys; a result as `true`. `form=full` carries
+    /// every value and needs the admin token. Needs the admin token or the backend token; any
+    /// other token (a session's, a watch token) answers 403. A cursor older than what is retained
+    /// answers 410 `cursor_expired`; a malformed cursor or time, or `limit`, `wait` or `form` out
+    /// of range, 400 `invalid_request` with `param`. With `--feed-retention 0` there is no feed:
+    /// 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/feed`.
+    /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)`.
+    public enum ReadFeed {
+        public static let id: Swift.String = "readFeed"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/feed/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Records after this cursor (exclusive).
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/after`.
+                public var after: Components.Schemas.FeedCursor?
+                /// Without `after`, from the first record at or after this time (RFC 3339).
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/since`.
+                public var since: Foundation.Date?
+                /// The most records to return.
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/limit`.
+                public var limit: Swift.Int?
+                /// A long poll's longest wait, in seconds (0, the default, answers at once).
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/wait`.
+                public var wait: Swift.Int?
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/form`.
+                @frozen public enum FormPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case analytics = "analytics"
+                    case full = "full"
+                }
+                /// `analytics` (the default) or `full` (every value; the admin token only).
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/query/form`.
+                public var form: Operations.ReadFeed.Input.Query.FormPayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - after: Records after this cursor (exclusive).
+                ///   - since: Without `after`, from the first record at or after this time (RFC 3339).
+                ///   - limit: The most records to return.
+                ///   - wait: A long poll's longest wait, in seconds (0, the default, answers at once).
+                ///   - form: `analytics` (the default) or `full` (every value; the admin token only).
+                public init(
+                    after: Components.Schemas.FeedCursor? = nil,
+                    since: Foundation.Date? = nil,
+                    limit: Swift.Int? = nil,
+                    wait: Swift.Int? = nil,
+                    form: Operations.ReadFeed.Input.Query.FormPayload? = nil
+                ) {
+                    self.after = after
+                    self.since = since
+                    self.limit = limit
+                    self.wait = wait
+                    self.form = form
+                }
+            }
+            public var query: Operations.ReadFeed.Input.Query
+            /// - Remark: Generated from `#/paths/v1/feed/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// The cursor of the last record a stream's client has; wins over `after`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/feed/GET/header/Last-Event-ID`.
+                public var lastEventID: Swift.String?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadFeed.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - lastEventID: The cursor of the last record a stream's client has; wins over `after`.
+                ///   - accept:
+                public init(
+                    lastEventID: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadFeed.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.lastEventID = lastEventID
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.ReadFeed.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.ReadFeed.Input.Query = .init(),
+                headers: Operations.ReadFeed.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/feed/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/feed/GET/responses/200/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ReadFeed.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/feed/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/feed/GET/responses/200/content/text\/event-stream`.
+                    case textEventStream(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textEventStream`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textEventStream`.
+                    /// - SeeAlso: `.textEventStream`.
+                    public var textEventStream: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textEventStream(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/event-stream",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/feed/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.FeedPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.FeedPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ReadFeed.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ReadFeed.Output.Ok.Headers,
+                    body: Operations.ReadFeed.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of the feed, or its stream.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ReadFeed.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.ReadFeed.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
+            /// only), `not_found` (no such screen, graph or route).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Gone: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/feed/GET/responses/410/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/feed/GET/responses/410/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ReadFeed.Output.Gone.Headers
+                /// - Remark: Generated from `#/paths/v1/feed/GET/responses/410/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/feed/GET/responses/410/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ReadFeed.Output.Gone.Body
+                /// Creates a new `Gone`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ReadFeed.Output.Gone.Headers,
+                    body: Operations.ReadFeed.Output.Gone.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `cursor_expired`: records after `after` were swept (older than `--feed-retention`, or beyond `--max-feed-bytes`); start again from `since` or the oldest record.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/410`.
+            ///
+            /// HTTP response code: `410 gone`.
+            case gone(Operations.ReadFeed.Output.Gone)
+            /// The associated value of the enum case if `self` is `.gone`.
+            ///
+            /// - Throws: An error if `self` is not `.gone`.
+            /// - SeeAlso: `.gone`.
+            public var gone: Operations.ReadFeed.Output.Gone {
+                get throws {
+                    switch self {
+                    case let .gone(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
+            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case textEventStream
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/event-stream":
+                    self = .textEventStream
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textEventStream:
+                    return "text/event-stream"
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .textEventStream,
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Forget the records of a session, or of an attribute's value (admin)
+    ///
+    /// Removes from the feed, and so from every session's history, the records of one session
+    /// (`{"session": ID}`) or those whose `attributes` hold `value` under `attribute`
+    /// (`{"attribute": "user", "value": "u1"}`). What webhooks delivered already is the receivers'
+    /// to delete. Needs the admin token.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/feed/purge`.
+    /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)`.
+    public enum PurgeFeed {
+        public static let id: Swift.String = "purgeFeed"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/feed/purge/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PurgeFeed.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PurgeFeed.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.PurgeFeed.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/feed/purge/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/feed/purge/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.FeedPurgeRequest)
+            }
+            public var body: Operations.PurgeFeed.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.PurgeFeed.Input.Headers = .init(),
+                body: Operations.PurgeFeed.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.PurgeFeed.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/content/json/purged`.
+                        public var purged: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - purged:
+                        public init(purged: Swift.Int) {
+                            self.purged = purged
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case purged
+                        }
+                        public init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.purged = try container.decode(
+                                Swift.Int.self,
+                                forKey: .purged
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "purged"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/feed/purge/POST/responses/200/content/application\/json`.
+                    case json(Operations.PurgeFeed.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.PurgeFeed.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.PurgeFeed.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.PurgeFeed.Output.Ok.Headers,
+                    body: Operations.PurgeFeed.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// How many records were removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PurgeFeed.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.PurgeFeed.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 413: `payload_too_large` (the body is over the daemon's limit).
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 415: `unsupported_media_type` (the body's `Content-Type` is not one the operation takes).
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
+            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
+            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
+            /// `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// List graphs
     ///
     /// The latest version of every loaded graph. No authentication.

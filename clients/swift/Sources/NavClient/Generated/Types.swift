@@ -234,6 +234,49 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/sessions/{id}/events`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/events/get(listEvents)`.
     func listEvents(_ input: Operations.ListEvents.Input) async throws -> Operations.ListEvents.Output
+    /// Read every applied change's record, wait for records, or follow the feed live
+    ///
+    /// The navigation feed (docs/design.md, "Navigation analytics"): one record (schema
+    /// `FeedRecord`) per applied change of every session (its creation, each version, its end by
+    /// delete or expiry), written in the same store write as the change. Refusals, no-ops and
+    /// idempotent replays write none. Records come in cursor order; per session in version order.
+    ///
+    /// - **A page**: at most `limit` records after `after` (a cursor this route gave: `next`, or a
+    ///   record's `cursor`), from the first record at or after `since` (RFC 3339), or from the
+    ///   oldest record retained; `next` is the cursor to pass as `after` (the `after` given when
+    ///   the page is empty). A reader that pages with `next` reads every record exactly once,
+    ///   also with several navd processes on one PostgreSQL store.
+    /// - **A long poll** with `wait=S` (1 to 60): an empty page waits until a record arrives or
+    ///   `S` seconds pass.
+    /// - **A stream** with `Accept: text/event-stream`: `retry: 2000`, then every record from where
+    ///   a page would start (after `Last-Event-ID`, which wins over `after`) as `id: <cursor>`,
+    ///   `event: record`, data a `FeedRecord`, then every new record as it is written; `: ping`
+    ///   every `--heartbeat` seconds; `event: end` (`lagging`, `shutdown`) ends it.
+    ///
+    /// The analytics form (the default) carries a context's keys, never its values, except the
+    /// keys named by `--feed-attribute`, whose values are in `attributes`; state patches, command
+    /// arguments and creation contexts as their keys; a result as `true`. `form=full` carries
+    /// every value and needs the admin token. Needs the admin token or the backend token; any
+    /// other token (a session's, a watch token) answers 403. A cursor older than what is retained
+    /// answers 410 `cursor_expired`; a malformed cursor or time, or `limit`, `wait` or `form` out
+    /// of range, 400 `invalid_request` with `param`. With `--feed-retention 0` there is no feed:
+    /// 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/feed`.
+    /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)`.
+    func readFeed(_ input: Operations.ReadFeed.Input) async throws -> Operations.ReadFeed.Output
+    /// Forget the records of a session, or of an attribute's value (admin)
+    ///
+    /// Removes from the feed, and so from every session's history, the records of one session
+    /// (`{"session": ID}`) or those whose `attributes` hold `value` under `attribute`
+    /// (`{"attribute": "user", "value": "u1"}`). What webhooks delivered already is the receivers'
+    /// to delete. Needs the admin token.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/feed/purge`.
+    /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)`.
+    func purgeFeed(_ input: Operations.PurgeFeed.Input) async throws -> Operations.PurgeFeed.Output
     /// List graphs
     ///
     /// The latest version of every loaded graph. No authentication.
@@ -769,6 +812,65 @@ extension APIProtocol {
             path: path,
             query: query,
             headers: headers
+        ))
+    }
+    /// Read every applied change's record, wait for records, or follow the feed live
+    ///
+    /// The navigation feed (docs/design.md, "Navigation analytics"): one record (schema
+    /// `FeedRecord`) per applied change of every session (its creation, each version, its end by
+    /// delete or expiry), written in the same store write as the change. Refusals, no-ops and
+    /// idempotent replays write none. Records come in cursor order; per session in version order.
+    ///
+    /// - **A page**: at most `limit` records after `after` (a cursor this route gave: `next`, or a
+    ///   record's `cursor`), from the first record at or after `since` (RFC 3339), or from the
+    ///   oldest record retained; `next` is the cursor to pass as `after` (the `after` given when
+    ///   the page is empty). A reader that pages with `next` reads every record exactly once,
+    ///   also with several navd processes on one PostgreSQL store.
+    /// - **A long poll** with `wait=S` (1 to 60): an empty page waits until a record arrives or
+    ///   `S` seconds pass.
+    /// - **A stream** with `Accept: text/event-stream`: `retry: 2000`, then every record from where
+    ///   a page would start (after `Last-Event-ID`, which wins over `after`) as `id: <cursor>`,
+    ///   `event: record`, data a `FeedRecord`, then every new record as it is written; `: ping`
+    ///   every `--heartbeat` seconds; `event: end` (`lagging`, `shutdown`) ends it.
+    ///
+    /// The analytics form (the default) carries a context's keys, never its values, except the
+    /// keys named by `--feed-attribute`, whose values are in `attributes`; state patches, command
+    /// arguments and creation contexts as their keys; a result as `true`. `form=full` carries
+    /// every value and needs the admin token. Needs the admin token or the backend token; any
+    /// other token (a session's, a watch token) answers 403. A cursor older than what is retained
+    /// answers 410 `cursor_expired`; a malformed cursor or time, or `limit`, `wait` or `form` out
+    /// of range, 400 `invalid_request` with `param`. With `--feed-retention 0` there is no feed:
+    /// 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/feed`.
+    /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)`.
+    public func readFeed(
+        query: Operations.ReadFeed.Input.Query = .init(),
+        headers: Operations.ReadFeed.Input.Headers = .init()
+    ) async throws -> Operations.ReadFeed.Output {
+        try await readFeed(Operations.ReadFeed.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Forget the records of a session, or of an attribute's value (admin)
+    ///
+    /// Removes from the feed, and so from every session's history, the records of one session
+    /// (`{"session": ID}`) or those whose `attributes` hold `value` under `attribute`
+    /// (`{"attribute": "user", "value": "u1"}`). What webhooks delivered already is the receivers'
+    /// to delete. Needs the admin token.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/feed/purge`.
+    /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)`.
+    public func purgeFeed(
+        headers: Operations.PurgeFeed.Input.Headers = .init(),
+        body: Operations.PurgeFeed.Input.Body
+    ) async throws -> Operations.PurgeFeed.Output {
+        try await purgeFeed(Operations.PurgeFeed.Input(
+            headers: headers,
+            body: body
         ))
     }
     /// List graphs

@@ -1,0 +1,94 @@
+import ArgumentParser
+import NavHTTPClient
+import NavJSON
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `navd feed`: the daemon's feed records as JSON lines, a page at a time (docs/guide.md,
+/// "Feeding your analytics").
+struct FeedCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feed",
+        abstract: "Print the daemon's feed records (one per applied change) as JSON lines.",
+        discussion: """
+            Reads GET /v1/feed with the admin or the backend token, page after page, and prints \
+            each record on a line of its own. Without --follow it prints what is retained and \
+            exits; with --follow it goes on printing records as changes are applied, until \
+            interrupted. The last line on standard error names the cursor to go on from \
+            (--after). Exit 0; 1 when the daemon refuses (the problem is printed); 69 when no \
+            daemon answers; 64 usage error.
+            """
+    )
+
+    @Option(help: "Start after this cursor (a record's cursor, or the one printed last time).")
+    var after: String?
+
+    @Option(help: "Start at the first record at or after this RFC 3339 time (2026-11-27T16:00:00Z).")
+    var since: String?
+
+    @Flag(help: "Keep printing records as they are written.")
+    var follow = false
+
+    @Flag(help: "Every value of every record (the admin token only); else the analytics form.")
+    var full = false
+
+    @Option(help: "The daemon's URL (default: NAVD_URL, then http://127.0.0.1:8080).")
+    var url: String?
+
+    @Option(help: "The admin or backend token (default: NAVD_ADMIN_TOKEN, then NAVD_BACKEND_TOKEN).")
+    var token: String?
+
+    @Option(help: "Seconds to wait for the daemon.")
+    var timeout: Int = 30
+
+    func validate() throws {
+        if after != nil, since != nil { throw ValidationError("give --after or --since, not both") }
+        if let since, Timestamp.milliseconds(parsing: since) == nil {
+            throw ValidationError("--since must be an RFC 3339 time such as 2026-11-27T16:00:00Z, not '\(since)'")
+        }
+    }
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        func setting(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let base = url ?? setting("NAVD_URL") ?? SessionFile.defaultURL
+        let bearer = token ?? setting("NAVD_ADMIN_TOKEN") ?? setting("NAVD_BACKEND_TOKEN")
+        let wait = 30
+        let client: DaemonClient
+        do {
+            // A long poll holds its answer for up to `wait` seconds.
+            client = try DaemonClient(url: base, timeout: timeout == 0 ? 0 : max(timeout, wait + 5))
+        } catch {
+            throw ClientExit.fail(ClientExit.usage, error.description)
+        }
+        var query = "limit=1000" + (full ? "&form=full" : "")
+        if let after { query += "&after=" + Driver.escaped(after) } else if let since { query += "&since=" + Driver.escaped(since) }
+        var next: String?
+        while true {
+            let answer: DaemonClient.Answer
+            do {
+                let page = next.map { "limit=1000" + (full ? "&form=full" : "") + "&after=" + Driver.escaped($0) } ?? query
+                answer = try client.send(
+                    "GET", "/v1/feed?" + page + (follow ? "&wait=\(wait)" : ""),
+                    headers: bearer.map { [("Authorization", "Bearer " + $0)] } ?? [])
+            } catch {
+                throw ClientExit.fail(ClientExit.unavailable, error.description)
+            }
+            guard answer.status == 200, let json = answer.json, let records = json["records"]?.arrayValue,
+                let cursor = json["next"]?.stringValue
+            else {
+                let problem = answer.json
+                let code = problem?["code"]?.stringValue ?? "HTTP \(answer.status)"
+                throw ClientExit.fail(ClientExit.refused, "the daemon refused the feed: \(code): \(problem?["detail"]?.stringValue ?? "")")
+            }
+            for record in records { StandardStream.output.write(line: record.jsonString) }
+            next = cursor
+            if records.isEmpty, !follow { break }
+        }
+        StandardStream.error.write(line: "next: \(next ?? "")")
+    }
+}

@@ -1,0 +1,29 @@
+/// What a store keeps of the feed (docs/design.md, "Navigation analytics"): the records its
+/// session writes carry (``SessionStore/update(_:expectedVersion:events:eventsJSON:keeping:record:)``
+/// and the others) read back in cursor order, a session's own records, purges and the sweep.
+package protocol FeedStore: Sendable {
+    /// Up to `limit` records from `start` in cursor order, in `form`. Per session they come in
+    /// version order; a reader that pages on with ``FeedPage/next`` reads each record once,
+    /// including records whose writes commit out of cursor order (PostgreSQL with several
+    /// processes: only records below every write still running are handed out).
+    /// - Throws: nothing for a cursor older than what is retained: see ``feedFloor()``.
+    func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(StoreError) -> FeedPage
+
+    /// The cursor at or below which records have been swept: a reader's `after` below it may
+    /// have missed records (410 `cursor_expired`). ``FeedCursor/start`` when none were.
+    func feedFloor() throws(StoreError) -> FeedCursor
+
+    /// Session `id`'s retained records with a version above `after`, oldest first, at most
+    /// `limit`, in the full form: its history.
+    func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry]
+
+    /// Removes the records `purge` names. - Returns: how many.
+    func purgeFeed(_ purge: FeedPurge) throws(StoreError) -> Int
+
+    /// Removes records older than `cutoff` (ms since the epoch), and then the oldest until the
+    /// rest take at most `maxBytes` (``FeedRecord/cost``). - Returns: how many.
+    func sweepFeed(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int
+
+    /// The records retained and the bytes they take, for `/metrics` (the budget `feed_bytes`).
+    func feedUsage() -> (records: Int, bytes: Int)
+}

@@ -1,0 +1,122 @@
+import NavJSON
+
+/// Feed records held in memory, in cursor order: the memory store's feed. Not thread-safe: its
+/// owner holds it inside a lock.
+package struct MemoryFeed: Sendable {
+    package struct Kept: Sendable {
+        package var cursor: FeedCursor
+        package var record: FeedRecord
+    }
+
+    /// Oldest first, in cursor order; a purge leaves holes in the positions.
+    private(set) package var records: [Kept] = []
+    /// Where the oldest record is in `records` (swept ones are dropped from the front lazily).
+    private var head = 0
+    private(set) package var bytes = 0
+    /// The cursor of the newest record swept: a reader behind it has missed some.
+    private(set) package var floor = FeedCursor.start
+    /// The last position handed out.
+    private(set) package var lastPosition: Int64 = 0
+
+    package init(lastPosition: Int64 = 0) {
+        self.lastPosition = lastPosition
+    }
+
+    package var count: Int { records.count - head }
+
+    /// Appends `record` with the next position. - Returns: its cursor.
+    @discardableResult
+    package mutating func append(_ record: FeedRecord) -> FeedCursor {
+        lastPosition += 1
+        let cursor = FeedCursor(position: lastPosition)
+        records.append(Kept(cursor: cursor, record: record))
+        bytes += record.cost
+        return cursor
+    }
+
+    /// The records after `start`, up to `limit`, in `form`.
+    package func page(from start: FeedStart, limit: Int, form: FeedForm) -> FeedPage {
+        var index: Int
+        switch start {
+        case .oldest: index = head
+        case .after(let cursor): index = firstIndex { $0.cursor > cursor }
+        case .since(let time):
+            // Times grow per session, not strictly across sessions (each change reads the clock
+            // before it takes the lock): the first record at or after `time`, by a scan.
+            index = records[head...].firstIndex { $0.record.time >= time } ?? records.count
+        }
+        var entries: [FeedEntry] = []
+        while index < records.count, entries.count < limit {
+            entries.append(Self.entry(records[index], form: form))
+            index += 1
+        }
+        let next: FeedCursor
+        if let last = entries.last {
+            next = last.cursor
+        } else if case .after(let cursor) = start {
+            next = cursor
+        } else {
+            next = FeedCursor(position: lastPosition)
+        }
+        return FeedPage(entries: entries, next: next)
+    }
+
+    /// Session `id`'s records above `version`, in the full form.
+    package func history(of id: String, after version: Int, limit: Int) -> [FeedEntry] {
+        var result: [FeedEntry] = []
+        for index in head..<records.count where records[index].record.session == id && records[index].record.version > version {
+            result.append(Self.entry(records[index], form: .full))
+            if result.count == limit { break }
+        }
+        return result
+    }
+
+    /// Removes the records `purge` names. - Returns: how many.
+    package mutating func purge(_ purge: FeedPurge) -> Int {
+        compact()
+        let before = records.count
+        records.removeAll { kept in
+            guard purge.matches(session: kept.record.session, attributes: kept.record.attributes) else { return false }
+            bytes -= kept.record.cost
+            return true
+        }
+        return before - records.count
+    }
+
+    /// Drops records older than `cutoff`, then the oldest until at most `maxBytes` remain.
+    package mutating func sweep(olderThan cutoff: Int64, maxBytes: Int) -> Int {
+        var swept = 0
+        while head < records.count, records[head].record.time < cutoff || bytes > maxBytes {
+            bytes -= records[head].record.cost
+            floor = records[head].cursor
+            head += 1
+            swept += 1
+        }
+        if head > 1024, head * 2 > records.count { compact() }
+        return swept
+    }
+
+    private mutating func compact() {
+        records.removeFirst(head)
+        head = 0
+    }
+
+    /// The first index at or after `head` whose record satisfies `isAfter`, which holds for a
+    /// suffix of the records (cursors only grow): a binary search.
+    private func firstIndex(where isAfter: (Kept) -> Bool) -> Int {
+        var low = head
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAfter(records[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    private static func entry(_ kept: Kept, form: FeedForm) -> FeedEntry {
+        FeedEntry(
+            cursor: kept.cursor, session: kept.record.session, version: kept.record.version, isEnd: kept.record.isEnd,
+            time: kept.record.time, members: form == .full ? kept.record.full : kept.record.analytics, form: form
+        )
+    }
+}

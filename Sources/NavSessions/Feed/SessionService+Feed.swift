@@ -1,0 +1,171 @@
+import Dispatch
+import NavCore
+import NavJSON
+import Synchronization
+
+/// The feed's use cases (docs/design.md, "Navigation analytics"): the records written with each
+/// change (``SessionService/apply(_:to:credentials:ifMatch:once:keep:answer:)`` and the others
+/// make them), reading them, forgetting them, and what `/metrics` counts of them.
+extension SessionService {
+    /// The key feed watchers (long polls and streams of `GET /v1/feed`) are registered under in
+    /// ``live``: not a session id (ids are hex), so no session's watchers are told of records.
+    package static let feedWatchKey = "feed"
+
+    /// The end record of `session`: its last stage as `from`, no stage as `to`.
+    static func endRecord(of session: StoredSession, reason: FeedEndReason, settings: FeedSettings) -> FeedRecord {
+        FeedRecord(
+            session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: session.touchedAt, kind: .end,
+            intent: nil, before: session.state, after: nil, events: [], endReason: reason, settings: settings)
+    }
+
+    func endRecord(of session: StoredSession, reason: FeedEndReason, settings: FeedSettings) -> FeedRecord {
+        var ended = session
+        ended.touchedAt = currentTime()
+        return Self.endRecord(of: ended, reason: reason, settings: settings)
+    }
+
+    /// A record was written: counted, and the feed's watchers told. Every so many records the
+    /// feed's bytes are checked against `--max-feed-bytes`, and the oldest swept when over it,
+    /// so the budget holds between the periodic sweeps too.
+    func feedWritten(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
+        let written = feedCounts.count(record, kind: kind, before: before, after: after)
+        feedSignal()
+        if written % Self.feedBudgetCheck == 0, let settings = configuration.feed, store.feedUsage().bytes > settings.maxBytes {
+            _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: settings.maxBytes)
+        }
+    }
+
+    /// How many records are written between two checks of the feed's bytes.
+    static let feedBudgetCheck = 64
+
+    /// Tells the feed's watchers to look for new records. With a store several processes share,
+    /// also once a second (``followStore()``): a record another process wrote is handed out only
+    /// once every write before it has finished, which no notice announces.
+    package func feedSignal() {
+        live.refresh(Self.feedWatchKey)
+    }
+
+    /// Has the feed's watchers look again every second (see ``feedSignal()``).
+    func startFeedPolling() {
+        let timer = DispatchSource.makeTimerSource(queue: live.queue)
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        timer.setEventHandler { [live] in live.refresh(Self.feedWatchKey) }
+        timer.resume()
+        feedPoll.withLock { $0 = FeedPoll(timer: timer) }
+    }
+
+    /// A page of the feed: records from `start`, at most `limit`, in `form`.
+    /// - Throws: 410 `cursor_expired` for an `after` older than the records retained (some after
+    ///   it were swept); 404 when the feed is off.
+    package func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(ServiceError) -> FeedPage {
+        guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
+        if case .after(let cursor) = start {
+            let floor = try storeCall { () throws(StoreError) in try store.feedFloor() }
+            guard cursor >= floor else {
+                throw ServiceError(
+                    .cursorExpired, "records after cursor \(cursor) were swept (older than --feed-retention or beyond --max-feed-bytes)",
+                    param: "after")
+            }
+        }
+        return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+    }
+
+    /// What `/metrics` shows of the feed.
+    package func feedStatistics() -> FeedStatistics {
+        let (views, changes, records) = feedCounts.snapshot
+        let usage = store.feedUsage()
+        return FeedStatistics(
+            views: views, changes: changes, records: records, retained: usage.records, bytes: usage.bytes,
+            maxBytes: configuration.feed?.maxBytes)
+    }
+
+    /// Removes the records `purge` names from the feed and from history. - Returns: how many.
+    package func purgeFeed(_ purge: FeedPurge) throws(ServiceError) -> Int {
+        try storeCall { () throws(StoreError) in try store.purgeFeed(purge) }
+    }
+}
+
+extension SessionService.Change {
+    /// The record's `kind` of this change.
+    var feedKind: FeedKind {
+        switch self {
+        case .intent(let intent): FeedKind(intent)
+        case .confirmation: .confirm
+        case .upgrade: .upgrade
+        }
+    }
+}
+
+/// What `/metrics` counts of the records written by this process: screen views by graph and
+/// scene, changes by graph and kind, records in all. Labels are graphs, scenes and kinds, never
+/// pairs of scenes, so their number stays bounded by the graphs loaded.
+package final class FeedCounts: Sendable {
+    /// One graph's counts: changes by kind (``FeedKind`` in declaration order), views by scene.
+    private struct GraphCounts {
+        var kinds = [Int](repeating: 0, count: FeedKind.allCases.count)
+        var views: [String: Int] = [:]
+    }
+
+    private struct Counts {
+        var graphs: [String: GraphCounts] = [:]
+        var records = 0
+    }
+
+    package struct Pair: Hashable, Sendable {
+        package var graph: String
+        package var label: String
+    }
+
+    private let counts = Mutex(Counts())
+    private static let kindIndex: [FeedKind: Int] = Dictionary(
+        uniqueKeysWithValues: FeedKind.allCases.enumerated().map { ($1, $0) })
+
+    package init() {}
+
+    /// Counts `record`: a screen view when its visible top is another screen than before.
+    /// - Returns: the records counted so far.
+    @discardableResult
+    func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) -> Int {
+        let viewed = after?.top.flatMap { top in top.id == before?.top?.id ? nil : top.scene }
+        let kindIndex = Self.kindIndex[kind] ?? 0
+        return counts.withLock { counts in
+            counts.records += 1
+            counts.graphs[record.graph, default: GraphCounts()].kinds[kindIndex] += 1
+            if let viewed { counts.graphs[record.graph, default: GraphCounts()].views[viewed, default: 0] += 1 }
+            return counts.records
+        }
+    }
+
+    /// Screen views, changes by kind, and records written.
+    package var snapshot: (views: [Pair: Int], changes: [Pair: Int], records: Int) {
+        counts.withLock { counts in
+            var views: [Pair: Int] = [:]
+            var changes: [Pair: Int] = [:]
+            for (graph, graphCounts) in counts.graphs {
+                for (scene, count) in graphCounts.views { views[Pair(graph: graph, label: scene)] = count }
+                for (index, kind) in FeedKind.allCases.enumerated() where graphCounts.kinds[index] > 0 {
+                    changes[Pair(graph: graph, label: kind.rawValue)] = graphCounts.kinds[index]
+                }
+            }
+            return (views, changes, counts.records)
+        }
+    }
+}
+
+/// The feed's counts and its store's usage, for `/metrics`.
+package struct FeedStatistics: Sendable {
+    package var views: [FeedCounts.Pair: Int]
+    package var changes: [FeedCounts.Pair: Int]
+    /// Records this process wrote.
+    package var records: Int
+    /// Records the store keeps, and their bytes.
+    package var retained: Int
+    package var bytes: Int
+    /// `--max-feed-bytes`; nil when the feed is off.
+    package var maxBytes: Int?
+}
+
+/// A timer source, used only under its owner's mutex (Dispatch's sources are thread-safe).
+struct FeedPoll: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+}

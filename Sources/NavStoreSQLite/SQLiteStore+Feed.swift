@@ -1,0 +1,332 @@
+import NavCore
+import NavJSON
+import NavSessions
+
+/// A feed record with its position (``FeedCursor/position``), as the change log carries it and
+/// the `feed` table keeps it.
+package struct LoggedFeedRecord: Sendable, Equatable {
+    package var position: Int64
+    package var record: FeedRecord
+
+    package init(position: Int64, record: FeedRecord) {
+        self.position = position
+        self.record = record
+    }
+}
+
+/// The feed's numbering and what reads see of it beside the `feed` table, held in
+/// ``SQLiteStore/Published``.
+///
+/// A write takes its records' positions here before it makes them durable (an update under the
+/// append lock, before its `pwrite`; a create, a delete or an expiry under the writer lock,
+/// before its transaction): they are *in flight*. Once the write is durable they are shown (an
+/// update's record joins ``pending`` as the change is published), and a write that fails gives
+/// them up, leaving a hole a reader never sees. Reads hand out only positions below the oldest in
+/// flight (``visibleLimit``), so a reader paging with ``FeedPage/next`` is never handed a position
+/// while a lower one can still appear.
+struct FeedState: Sendable {
+    /// The last position taken.
+    private(set) var lastPosition: Int64
+    /// The newest position a reader may have been handed: a record's once shown, or one removed
+    /// since (persisted as `feed_position`), so numbering after a restart goes on above it.
+    private(set) var lastShown: Int64
+    /// Positions taken by writes not durable yet (at most one writer-side and one append-side).
+    private var inFlight: [ClosedRange<Int64>] = []
+    /// The current generation's feed records (updates'), in position order, until it is sealed.
+    var pending: [LoggedFeedRecord] = []
+    /// The records retained and their ``FeedRecord/cost``.
+    private(set) var records: Int
+    private(set) var bytes: Int
+    /// The newest position swept (``FeedStore/feedFloor()``).
+    private(set) var floor: Int64
+
+    init(lastPosition: Int64, records: Int, bytes: Int, floor: Int64) {
+        self.lastPosition = lastPosition
+        self.lastShown = lastPosition
+        self.records = records
+        self.bytes = bytes
+        self.floor = floor
+    }
+
+    /// Takes the next `count` positions, in flight until ``resolve(_:shown:)``.
+    mutating func allocate(_ count: Int) -> ClosedRange<Int64> {
+        let range = lastPosition + 1...lastPosition + Int64(max(1, count))
+        lastPosition = range.upperBound
+        inFlight.append(range)
+        return range
+    }
+
+    /// The write that took `range` is durable with `shown`, the records at its first positions
+    /// (none: it failed, or wrote no record).
+    mutating func resolve(_ range: ClosedRange<Int64>, shown: [FeedRecord]) {
+        inFlight.removeAll { $0 == range }
+        guard !shown.isEmpty else { return }
+        records += shown.count
+        for record in shown { bytes += record.cost }
+        lastShown = max(lastShown, range.lowerBound + Int64(shown.count) - 1)
+    }
+
+    /// An update's record, published with its change.
+    mutating func showLogged(_ logged: LoggedFeedRecord) {
+        pending.append(logged)
+        resolve(logged.position...logged.position, shown: [logged.record])
+    }
+
+    /// Positions below this are visible, and no record will appear below it any more.
+    var visibleLimit: Int64 {
+        inFlight.map(\.lowerBound).min() ?? lastPosition + 1
+    }
+
+    /// The newest position a reader may be told to read on from when it found nothing.
+    var newest: Int64 { min(lastShown, visibleLimit - 1) }
+
+    /// Records removed (purged or swept) up to `position`.
+    mutating func removed(records count: Int, bytes cost: Int, through position: Int64) {
+        records -= count
+        bytes -= cost
+        lastShown = max(lastShown, position)
+    }
+
+    /// Records swept through `position`.
+    mutating func swept(records count: Int, bytes cost: Int, through position: Int64) {
+        removed(records: count, bytes: cost, through: position)
+        floor = max(floor, position)
+    }
+}
+
+/// The feed (docs/design.md, "SQLite: the feed"): records in the `feed` table, and those of
+/// changes not folded yet in memory (``Published/feedTail``), read together.
+extension SQLiteStore {
+    /// The feed's state as the database holds it, once start-up has folded the change log in.
+    static func storedFeed(_ connection: SQLiteConnection) throws(StoreError) -> FeedState {
+        let totals = try connection.statement("SELECT COALESCE(MAX(position), 0), COUNT(*), COALESCE(SUM(cost), 0) FROM feed")
+        _ = try totals.step()
+        let (newest, records, bytes) = (totals.int(0), Int(totals.int(1)), Int(totals.int(2)))
+        totals.reset()
+        let meta = try connection.statement("SELECT key, value FROM store_meta WHERE key IN ('feed_floor', 'feed_position')")
+        defer { meta.reset() }
+        var floor: Int64 = 0
+        var removed: Int64 = 0
+        while try meta.step() {
+            if meta.text(0) == "feed_floor" { floor = meta.int(1) } else { removed = meta.int(1) }
+        }
+        return FeedState(lastPosition: max(newest, floor, removed), records: records, bytes: bytes, floor: floor)
+    }
+
+    /// Sets `logged` in `feed` by its position (a fold repeated after a crash writes it once).
+    static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
+        let record = logged.record
+        try connection.statement(
+            "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        )
+        .bind(1, logged.position).bind(2, record.session).bind(3, Int64(record.version)).bind(4, record.isEnd ? 1 : 0)
+        .bind(5, record.graph).bind(6, record.time).bind(7, utf8: record.attributesJSON).bind(8, utf8: record.full)
+        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost)).run()
+    }
+
+    /// Records the newest position removed (purged, swept, or dropped by a repair), and with
+    /// `floor` the newest swept, in `store_meta`.
+    static func recordRemoved(through position: Int64, floor: Bool, _ connection: SQLiteConnection) throws(StoreError) {
+        let upsert =
+            "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)"
+        try connection.statement(upsert).bind(1, "feed_position").bind(2, position).run()
+        if floor { try connection.statement(upsert).bind(1, "feed_floor").bind(2, position).run() }
+    }
+
+    private static func entry(_ logged: LoggedFeedRecord, form: FeedForm) -> FeedEntry {
+        let record = logged.record
+        return FeedEntry(
+            cursor: FeedCursor(position: logged.position), session: record.session, version: record.version, isEnd: record.isEnd,
+            time: record.time, members: form == .full ? record.full : record.analytics, form: form)
+    }
+
+    /// Entries of `feed` rows selected as `position, session_id, version, is_end, time, <form>`.
+    private static func entries(_ statement: SQLiteConnection.Statement, form: FeedForm) throws(StoreError) -> [FeedEntry] {
+        var entries: [FeedEntry] = []
+        while try statement.step() {
+            entries.append(
+                FeedEntry(
+                    cursor: FeedCursor(position: statement.int(0)), session: statement.text(1), version: Int(statement.int(2)),
+                    isEnd: statement.int(3) != 0, time: statement.int(4), members: statement.bytes(5), form: form))
+        }
+        return entries
+    }
+
+    /// The table's entries and the tail's, each in position order, merged: one entry a position.
+    private static func merged(_ table: [FeedEntry], _ tail: [FeedEntry]) -> [FeedEntry] {
+        var result: [FeedEntry] = []
+        result.reserveCapacity(table.count + tail.count)
+        var (i, j) = (0, 0)
+        while i < table.count || j < tail.count {
+            if j == tail.count || (i < table.count && table[i].cursor.position < tail[j].cursor.position) {
+                result.append(table[i])
+                i += 1
+            } else {
+                if i < table.count, table[i].cursor.position == tail[j].cursor.position { i += 1 }
+                result.append(tail[j])
+                j += 1
+            }
+        }
+        return result
+    }
+
+    /// The tail is looked at before the table is read, as ``load(_:)`` looks at the log first: a
+    /// record that leaves the tail meanwhile is committed in the table by then, and one found in
+    /// both is taken once. Only positions below the limit seen with the tail are read: every
+    /// record below it is in the tail or committed, and none will appear below it.
+    package func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(StoreError) -> FeedPage {
+        let limit = max(0, limit)
+        var after: Int64
+        switch start {
+        case .oldest: after = 0
+        case .after(let cursor):
+            // A cursor of another store (PostgreSQL's, with a transaction) is after every position here.
+            guard cursor.transaction == 0 else { return FeedPage(entries: [], next: cursor) }
+            after = max(0, cursor.position)
+        case .since: after = 0
+        }
+        let (tail, visible, newest) = withPublished { published -> ([LoggedFeedRecord], Int64, Int64) in
+            (published.feedTail, published.feed.visibleLimit, published.feed.newest)
+        }
+        // An empty analytics form is the full form's bytes (``FeedRecord/analyticsIfDifferent``).
+        let column = form == .full ? "full" : "COALESCE(NULLIF(analytics, ''), full)"
+        if case .since(let time) = start {
+            // The first record at or after `time`, by position (times grow with positions, so the
+            // search stops at the first newer record).
+            let inTable = try withReader { reader throws(StoreError) -> Int64? in
+                let statement = try reader.statement("SELECT position FROM feed WHERE time >= ? AND position < ? ORDER BY position LIMIT 1")
+                try statement.bind(1, time).bind(2, visible)
+                defer { statement.reset() }
+                return try statement.step() ? statement.int(0) : nil
+            }
+            let inTail = tail.first { $0.record.time >= time && $0.position < visible }?.position
+            guard let first = [inTable, inTail].compactMap({ $0 }).min() else {
+                return FeedPage(entries: [], next: FeedCursor(position: newest))
+            }
+            after = first - 1
+        }
+        let fromTail = tail.lazy.filter { $0.position > after && $0.position < visible }.prefix(limit).map { Self.entry($0, form: form) }
+        let fromTable = try withReader { reader throws(StoreError) -> [FeedEntry] in
+            let statement = try reader.statement(
+                "SELECT position, session_id, version, is_end, time, \(column) FROM feed WHERE position > ? AND position < ? ORDER BY position LIMIT ?"
+            )
+            try statement.bind(1, after).bind(2, visible).bind(3, Int64(limit))
+            defer { statement.reset() }
+            return try Self.entries(statement, form: form)
+        }
+        let entries = Array(Self.merged(fromTable, Array(fromTail)).prefix(limit))
+        if let last = entries.last { return FeedPage(entries: entries, next: last.cursor) }
+        if case .after(let cursor) = start { return FeedPage(entries: [], next: cursor) }
+        return FeedPage(entries: [], next: FeedCursor(position: newest))
+    }
+
+    package func feedFloor() throws(StoreError) -> FeedCursor {
+        FeedCursor(position: withPublished { $0.feed.floor })
+    }
+
+    /// The tail first, then the table, as ``feed(from:limit:form:)`` does.
+    package func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry] {
+        let limit = max(0, limit)
+        let tail = withPublished { published in
+            published.feedTail.filter { $0.record.session == id && $0.record.version > version }
+        }
+        let fromTable = try withReader { reader throws(StoreError) -> [FeedEntry] in
+            let statement = try reader.statement(
+                "SELECT position, session_id, version, is_end, time, full FROM feed WHERE session_id = ? AND version > ? ORDER BY version, position LIMIT ?"
+            )
+            try statement.bind(1, id).bind(2, Int64(version)).bind(3, Int64(limit))
+            defer { statement.reset() }
+            return try Self.entries(statement, form: .full)
+        }
+        var seen = Set(fromTable.map(\.cursor.position))
+        var entries = fromTable
+        for logged in tail where seen.insert(logged.position).inserted { entries.append(Self.entry(logged, form: .full)) }
+        entries.sort { ($0.version, $0.cursor.position) < ($1.version, $1.cursor.position) }
+        return Array(entries.prefix(limit))
+    }
+
+    /// From the table, once every logged change is folded in (a chunk at a time, as a sweep of
+    /// sessions does), under the fold lock so no fold writes meanwhile: what it removes is gone for
+    /// good, a crash cannot fold it back. Records of changes made while it runs may stay, as with
+    /// any write that comes after. An attribute is compared as ``FeedPurge/matches(session:attributes:)``
+    /// does, on the rows whose attributes hold the key.
+    package func purgeFeed(_ purge: FeedPurge) throws(StoreError) -> Int {
+        try folding { fold throws(StoreError) -> Int in
+            try compactEverything(fold)
+            return try withWriter { connection throws(StoreError) -> Int in
+                let (count, bytes, newest) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
+                    try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
+                        var found: [(position: Int64, cost: Int)] = []
+                        switch purge {
+                        case .session(let id):
+                            let rows = try connection.statement("SELECT position, cost FROM feed WHERE session_id = ?")
+                            try rows.bind(1, id)
+                            while try rows.step() { found.append((rows.int(0), Int(rows.int(1)))) }
+                            rows.reset()
+                        case .attribute(let key, _):
+                            let rows = try connection.statement(
+                                "SELECT f.position, f.cost, f.session_id, f.attributes FROM feed f, json_each(f.attributes) j WHERE j.key = ?"
+                            )
+                            try rows.bind(1, key)
+                            while try rows.step() {
+                                let attributes = (try? JSONValue(parsing: rows.bytes(3)))?.objectValue ?? [:]
+                                if purge.matches(session: rows.text(2), attributes: attributes) {
+                                    found.append((rows.int(0), Int(rows.int(1))))
+                                }
+                            }
+                            rows.reset()
+                        }
+                        for row in found { try connection.statement("DELETE FROM feed WHERE position = ?").bind(1, row.position).run() }
+                        let newest = found.map(\.position).max() ?? 0
+                        if !found.isEmpty { try Self.recordRemoved(through: newest, floor: false, connection) }
+                        return (found.count, found.reduce(0) { $0 + $1.cost }, newest)
+                    }
+                }
+                if count > 0 { withPublished { $0.feed.removed(records: count, bytes: bytes, through: newest) } }
+                return count
+            }
+        }
+    }
+
+    /// From the table's oldest rows (by position, no scan): those older than `cutoff`, then while
+    /// the feed's running total of bytes is over `maxBytes`; once every logged change is folded in,
+    /// and only below the tail and every position in flight, so no record is left below the floor.
+    package func sweepFeed(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int {
+        try folding { fold throws(StoreError) -> Int in
+            try compactEverything(fold)
+            return try withWriter { connection throws(StoreError) -> Int in
+                let (total, below) = withPublished { published -> (Int, Int64) in
+                    (
+                        published.feed.bytes,
+                        min(
+                            published.feed.visibleLimit,
+                            (published.compacting?.feed.first ?? published.feed.pending.first)?.position ?? .max)
+                    )
+                }
+                let (count, bytes, through) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
+                    try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
+                        let rows = try connection.statement("SELECT position, time, cost FROM feed WHERE position < ? ORDER BY position")
+                        try rows.bind(1, below)
+                        var (count, bytes, through) = (0, 0, Int64(0))
+                        while try rows.step(), rows.int(1) < cutoff || total - bytes > maxBytes {
+                            count += 1
+                            bytes += Int(rows.int(2))
+                            through = rows.int(0)
+                        }
+                        rows.reset()
+                        guard count > 0 else { return (0, 0, 0) }
+                        try connection.statement("DELETE FROM feed WHERE position <= ?").bind(1, through).run()
+                        try Self.recordRemoved(through: through, floor: true, connection)
+                        return (count, bytes, through)
+                    }
+                }
+                if count > 0 { withPublished { $0.feed.swept(records: count, bytes: bytes, through: through) } }
+                return count
+            }
+        }
+    }
+
+    package func feedUsage() -> (records: Int, bytes: Int) {
+        withPublished { ($0.feed.records, $0.feed.bytes) }
+    }
+}

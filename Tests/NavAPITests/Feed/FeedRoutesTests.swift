@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+
+@testable import NavTestSupport
+
+/// `GET /v1/feed` and `POST /v1/feed/purge` against the binary (docs/design.md, "Navigation
+/// analytics"): who may read which form, every parameter's refusal, paging that reads each
+/// record once, a long poll and a stream that follow new records, purges, and the counts.
+@Suite(.serialized) struct FeedRoutesTests {
+    static let admin = "feed-admin-token-0123456789"
+    static let backend = "feed-backend-token-0123456789"
+
+    /// A daemon on `store`: `memory`, or `sqlite` on a file of its own (removed when the test ends).
+    static func start(_ store: String = "memory") throws -> DaemonHarness {
+        var spec = "memory"
+        if store == "sqlite" {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-feed-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            spec = "sqlite:\(directory.path)/navd.db"
+        }
+        return try DaemonHarness(store: spec, arguments: ["--admin-token", admin, "--backend-token", backend, "--feed-attribute", "user"])
+    }
+
+    /// Creates a session with the backend token and `context`.
+    static func session(_ navd: DaemonHarness, _ context: JSON = [:]) throws -> NavdSession {
+        try navd.createSession(context: context, headers: ["Authorization": "Bearer \(backend)"])
+    }
+
+    static func feed(_ navd: DaemonHarness, _ query: String = "", token: String = admin) throws -> HTTPMessage {
+        try navd.request("GET", "/v1/feed" + (query.isEmpty ? "" : "?" + query), headers: ["Authorization": "Bearer \(token)"])
+    }
+
+    /// Every record from the oldest, paging with `next` `limit` at a time.
+    static func all(_ navd: DaemonHarness, limit: Int = 1000, form: String = "analytics") throws -> [JSON] {
+        var records: [JSON] = []
+        var query = "limit=\(limit)&form=\(form)"
+        while true {
+            let page = try feed(navd, query).json()
+            let got = page["records"]?.array ?? []
+            records += got
+            guard let next = page["next"]?.string, !got.isEmpty else { return records }
+            query = "limit=\(limit)&form=\(form)&after=\(next)"
+        }
+    }
+
+    @Test func theAdminReadsBothFormsTheBackendOnlyAnalyticsOthersNeither() throws {
+        let navd = try Self.start()
+        let session = try Self.session(navd)
+        let watch = try #require(session.created["watchToken"]?.string)
+        #expect(try navd.request("GET", "/v1/feed").status == 401)
+        #expect(try Self.feed(navd, token: session.token).code == "forbidden")
+        #expect(try Self.feed(navd, token: watch).code == "forbidden")
+        #expect(try Self.feed(navd, token: "not-a-token-of-this-daemon").code == "forbidden")
+        #expect(try Self.feed(navd, "form=full", token: Self.backend).code == "forbidden")
+        #expect(try Self.feed(navd, token: Self.backend).status == 200)
+        let full = try Self.feed(navd, "form=full").json()
+        #expect(full["records"]?[0]?["form"]?.string == "full")
+        #expect(
+            try navd.request(
+                "POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.backend)"], body: Array(#"{"session":"x"}"#.utf8)
+            ).code == "forbidden")
+        #expect(try navd.stop() == 0)
+    }
+
+    @Test func badParametersAre400WithParam() throws {
+        let navd = try Self.start()
+        for (query, param) in [
+            ("after=abc", "after"), ("after=-1", "after"), ("after=01", "after"), ("limit=0", "limit"), ("limit=1001", "limit"),
+            ("wait=61", "wait"), ("wait=-1", "wait"), ("since=yesterday", "since"), ("since=2026-13-01T00:00:00Z", "since"),
+            ("form=raw", "form")
+        ] {
+            let answer = try Self.feed(navd, query)
+            #expect(answer.status == 400, "\(query)")
+            #expect(try answer.json()["param"]?.string == param, "\(query)")
+        }
+        let lastEventID = try navd.request(
+            "GET", "/v1/feed", headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": "x", "Accept": "text/event-stream"])
+        #expect(lastEventID.status == 400)
+        #expect(try navd.stop() == 0)
+    }
+
+    /// Each record once, in cursor order, per session in version order; an empty page answers
+    /// the `after` it was given.
+    @Test(arguments: ["memory", "sqlite"])
+    func pagingWithNextReadsEveryRecordOnce(store: String) throws {
+        let navd = try Self.start(store)
+        var sessions: [NavdSession] = []
+        for _ in 0..<4 {
+            let session = try Self.session(navd)
+            try navd.navigate(session, "list_news")
+            try navd.navigate(session, "show_news(id=3)")
+            sessions.append(session)
+        }
+        #expect(try navd.request("DELETE", sessions[0].url, headers: ["Authorization": "Bearer \(sessions[0].token)"]).status == 204)
+        let records = try Self.all(navd, limit: 5)
+        let ids = records.compactMap { $0["id"]?.string }
+        #expect(ids.count == 13)
+        #expect(Set(ids).count == 13)
+        for session in sessions {
+            let versions = records.filter { $0["session"]?.string == session.id }.compactMap { $0["version"]?.int }
+            #expect(versions == (session.id == sessions[0].id ? [1, 2, 3, 4] : [1, 2, 3]))
+        }
+        #expect(ids.contains(sessions[0].id + ":end"))
+        let last = try #require(records.last?["cursor"]?.string)
+        let empty = try Self.feed(navd, "after=\(last)").json()
+        #expect(empty["records"]?.array?.isEmpty == true)
+        #expect(empty["next"]?.string == last)
+        #expect(try navd.stop() == 0)
+    }
+
+    /// A long poll on an empty page answers with the next record as soon as it is written.
+    @Test func aLongPollAnswersWithTheNextRecord() throws {
+        let navd = try Self.start()
+        let session = try Self.session(navd)
+        let next = try #require(try Self.feed(navd).json()["next"]?.string)
+        let poll = try WatcherTests.longPoll(
+            navd, "/v1/feed?after=\(next)&wait=20", headers: ["Authorization": "Bearer \(Self.admin)"])
+        Thread.sleep(forTimeInterval: 0.3)
+        let started = Date()
+        try navd.navigate(session, "list_news")
+        let answer = try poll.readResponse()
+        #expect(Date().timeIntervalSince(started) < 5)
+        let records = try answer.json()["records"]?.array ?? []
+        #expect(records.map { $0["id"]?.string } == [session.id + ":2"])
+        #expect(try navd.stop() == 0)
+    }
+
+    /// A stream sends what is retained after `Last-Event-ID`, then every new record, each with
+    /// its cursor as `id`.
+    @Test(arguments: ["memory", "sqlite"])
+    func aStreamResumesAfterLastEventIDAndFollows(store: String) throws {
+        let navd = try Self.start(store)
+        let session = try Self.session(navd)
+        try navd.navigate(session, "list_news")
+        let first = try #require(try Self.feed(navd).json()["records"]?[0]?["cursor"]?.string)
+        let stream = try EventStreamClient(
+            port: navd.port, target: "/v1/feed", headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": first])
+        #expect(stream.status == 200)
+        let resumed = try #require(try stream.nextMessage())
+        #expect(resumed.event == "record")
+        #expect(resumed.json?["id"]?.string == session.id + ":2")
+        #expect(resumed.id == resumed.json?["cursor"]?.string)
+        try navd.navigate(session, "show_news(id=5)")
+        let live = try #require(try stream.nextMessage())
+        #expect(live.json?["id"]?.string == session.id + ":3")
+        #expect(live.json?["to"]?["screen"]?["params"]?["id"]?.int == 5)
+        stream.close()
+        #expect(try navd.stop() == 0)
+    }
+
+    /// A secret in a context, a state patch and a command's arguments is in no analytics page;
+    /// the attribute named by `--feed-attribute` is.
+    @Test(arguments: ["memory", "sqlite"])
+    func nothingButNamedAttributesLeavesInTheAnalyticsForm(store: String) throws {
+        let navd = try Self.start(store)
+        let secret = "secret-\(UUID().uuidString)"
+        let session = try Self.session(navd, ["user": "u1", "card": .string(secret)])
+        try navd.navigate(session, "^/top/profile/edit_profile")
+        let screen = try #require(try navd.view(session)["screens"]?.array?.last?["id"]?.string)
+        let command = try navd.send(
+            "POST", session.url + "/screens/\(screen)/commands", json: ["name": "type", "args": ["text": .string(secret)]],
+            token: session.token)
+        #expect(command.status == 200)
+        try navd.patchState(session, screen: screen, ["note": .string(secret)])
+        let context = try navd.send(
+            "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend,
+            contentType: "application/merge-patch+json")
+        #expect(context.status == 200)
+        let analytics = try Self.all(navd)
+        #expect(analytics.count == 5)
+        #expect(!analytics.map(\.description).joined().contains(secret))
+        #expect(analytics.allSatisfy { $0["attributes"]?["user"]?.string == "u1" })
+        #expect(try Self.all(navd, form: "full").map(\.description).joined().contains(secret))
+        #expect(try navd.stop() == 0)
+    }
+
+    @Test(arguments: ["memory", "sqlite"])
+    func purgeForgetsBySessionAndByAttribute(store: String) throws {
+        let navd = try Self.start(store)
+        let first = try Self.session(navd, ["user": "u1"])
+        try navd.navigate(first, "list_news")
+        let second = try Self.session(navd, ["user": "u2"])
+        _ = try Self.session(navd)
+        func purge(_ body: String) throws -> HTTPMessage {
+            try navd.request(
+                "POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.admin)", "Content-Type": "application/json"],
+                body: Array(body.utf8))
+        }
+        #expect(try purge(#"{"attribute":"user","value":"u1"}"#).json()["purged"]?.int == 2)
+        #expect(try purge(#"{"session":"\#(second.id)"}"#).json()["purged"]?.int == 1)
+        #expect(try Self.all(navd).count == 1)
+        for bad in [#"{}"#, #"{"session":"x","attribute":"user","value":1}"#, #"{"attribute":"user"}"#, #"{"other":1}"#] {
+            #expect(try purge(bad).status == 400, "\(bad)")
+        }
+        #expect(try navd.stop() == 0)
+    }
+
+    /// `/metrics` counts views by scene and changes by kind, and the feed's bytes as a budget.
+    @Test func metricsCountViewsAndKinds() throws {
+        let navd = try Self.start()
+        let session = try Self.session(navd)
+        try navd.navigate(session, "list_news")
+        let text = try navd.request("GET", "/metrics").text
+        #expect(text.contains(#"navd_screen_views_total{graph="news",scene="top"} 1"#))
+        #expect(text.contains(#"navd_screen_views_total{graph="news",scene="list_news"} 1"#))
+        #expect(text.contains(#"navd_transitions_total{graph="news",kind="create"} 1"#))
+        #expect(text.contains(#"navd_transitions_total{graph="news",kind="navigate"} 1"#))
+        #expect(text.contains("navd_feed_records_total 2"))
+        #expect(text.contains(#"navd_budget_limit{resource="feed_bytes"} 268435456"#))
+        #expect(try navd.stop() == 0)
+    }
+
+    @Test func withNoRetentionThereIsNoFeed() throws {
+        let navd = try DaemonHarness(arguments: ["--admin-token", Self.admin, "--feed-retention", "0"])
+        _ = try navd.createSession()
+        #expect(try Self.feed(navd).code == "not_found")
+        #expect(try !navd.request("GET", "/metrics").text.contains("feed_bytes"))
+        #expect(try navd.stop() == 0)
+    }
+}

@@ -2367,6 +2367,59 @@ extension Components {
                 ])
             }
         }
+        /// A session's records (`session` alone), or those whose attribute `attribute` holds `value`
+        /// (both, without `session`). Anything else answers 400 `invalid_request` with `param`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/FeedPurgeRequest`.
+        public struct FeedPurgeRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FeedPurgeRequest/session`.
+            public var session: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/FeedPurgeRequest/attribute`.
+            public var attribute: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/FeedPurgeRequest/value`.
+            public var value: OpenAPIRuntime.OpenAPIValueContainer?
+            /// Creates a new `FeedPurgeRequest`.
+            ///
+            /// - Parameters:
+            ///   - session:
+            ///   - attribute:
+            ///   - value:
+            public init(
+                session: Swift.String? = nil,
+                attribute: Swift.String? = nil,
+                value: OpenAPIRuntime.OpenAPIValueContainer? = nil
+            ) {
+                self.session = session
+                self.attribute = attribute
+                self.value = value
+            }
+            public enum CodingKeys: String, CodingKey {
+                case session
+                case attribute
+                case value
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.session = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .session
+                )
+                self.attribute = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .attribute
+                )
+                self.value = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIValueContainer.self,
+                    forKey: .value
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "session",
+                    "attribute",
+                    "value"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Health`.
         public struct Health: Codable, Hashable, Sendable {
             /// `ok` (`/healthz`), `ready`, `draining` or `store_unavailable` (`/readyz`).

@@ -48,7 +48,10 @@ import Testing
         #expect(try Self.feed(navd, token: Self.backend).status == 200)
         let full = try Self.feed(navd, "form=full").json()
         #expect(full["records"]?[0]?["form"]?.string == "full")
-        #expect(try navd.request("POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.backend)"], body: Array(#"{"session":"x"}"#.utf8)).code == "forbidden")
+        #expect(
+            try navd.request(
+                "POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.backend)"], body: Array(#"{"session":"x"}"#.utf8)
+            ).code == "forbidden")
         #expect(try navd.stop() == 0)
     }
 
@@ -57,7 +60,7 @@ import Testing
         for (query, param) in [
             ("after=abc", "after"), ("after=-1", "after"), ("after=01", "after"), ("limit=0", "limit"), ("limit=1001", "limit"),
             ("wait=61", "wait"), ("wait=-1", "wait"), ("since=yesterday", "since"), ("since=2026-13-01T00:00:00Z", "since"),
-            ("form=raw", "form"),
+            ("form=raw", "form")
         ] {
             let answer = try Self.feed(navd, query)
             #expect(answer.status == 400, "\(query)")
@@ -150,7 +153,8 @@ import Testing
         #expect(command.status == 200)
         try navd.patchState(session, screen: screen, ["note": .string(secret)])
         let context = try navd.send(
-            "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend, contentType: "application/merge-patch+json")
+            "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend,
+            contentType: "application/merge-patch+json")
         #expect(context.status == 200)
         let analytics = try Self.all(navd)
         #expect(analytics.count == 5)

@@ -49,6 +49,10 @@ struct Daemon {
                 "address": "\(settings.listen.withPort(server.boundPort))", "store": "\(store.name)", "threads": "\(settings.threads)"
             ])
 
+        // Each endpoint's deliverer, on a thread of its own; the lease names this process.
+        var random = SystemRandomNumberGenerator()
+        let owner = "\(getpid())-" + String(random.next() as UInt64, radix: 36)
+        application.webhooks.start(settings.webhooks, sessions: application.sessions, owner: owner, logger: logger)
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
@@ -98,6 +102,8 @@ struct Daemon {
         application.sessions.live.stopHeartbeat()
         application.sessions.live.endAll(.shutdown)
         server.stop()
+        // Posts in progress are cut short and the leases given up, before the store closes.
+        application.webhooks.stop()
         store.close()
         logger.notice("navd stopped")
     }

@@ -253,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "NavStorePostgresTests",
             dependencies: [
-                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavCLI", "NavTestSupport",
+                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavWebhooks", "NavCLI", "NavTestSupport",
                 .product(name: "Logging", package: "swift-log")
             ]
         ),

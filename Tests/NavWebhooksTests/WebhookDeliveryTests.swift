@@ -3,6 +3,7 @@ import Logging
 import NavSessions
 import NavStoreSQLite
 import NavWebhooks
+import Synchronization
 import Testing
 
 @testable import NavCLI
@@ -245,6 +246,30 @@ import Testing
         #expect(receiver.uniqueIDs == all)
         #expect(second.status.leaseHeld)
         #expect(receiver.deliveries.flatMap(\.ids).count == all.count)
+    }
+
+    /// Records swept (`--feed-retention`) while the receiver could not take them: delivery skips
+    /// to the oldest record retained, counts the loss and logs it, and goes on.
+    @Test func recordsThatExpiredWhileTheReceiverWasDownAreSkippedAndCounted() throws {
+        let navd = try InProcessHarness(arguments: ["--admin-token", "webhook-admin-token-0123456789", "--feed-retention", "1s"])
+        let down = Atomic<Bool>(true)
+        let receiver = try WebhookReceiver(secrets: [Self.secret]) { _ in down.load(ordering: .relaxed) ? .answer(503) : .answer(200) }
+        let deliverer = Self.deliverer(navd, receiver, secrets: [Self.secret])
+        deliverer.start()
+        defer { deliverer.stop() }
+        try #require(Self.waitUntilReady(deliverer))
+        try Self.changes(navd, sessions: 1)
+        #expect(receiver.wait(seconds: 5) { !$0.deliveries.isEmpty })
+        usleep(1_200_000)
+        #expect(try navd.application.sessions.sweep() >= 0)
+        #expect(try Self.feedIDs(navd).isEmpty)
+        down.store(false, ordering: .relaxed)
+        let deadline = Date().addingTimeInterval(10)
+        while deliverer.status.skipped == 0, Date() < deadline { usleep(20_000) }
+        #expect(deliverer.status.skipped == 1)
+        let session = try navd.createSession()
+        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.contains("\(session.id):1") })
+        #expect(deliverer.status.lastError == nil)
     }
 
     @Test func secretsAndNames() {

@@ -125,8 +125,8 @@ let package = Package(
         // The HTTP API: routes, request bodies, the idempotent replay of answers, the one mapping
         // from domain errors to problem+json, the application (routes + service), CORS, the log
         // backend, the Prometheus metrics, and the resources it serves. May import NavSessions and
-        // below and NavHTTP; never a store implementation (the CLI chooses and opens the store),
-        // never ArgumentParser.
+        // below, NavWebhooks (what its endpoints' status is) and NavHTTP; never a store
+        // implementation (the CLI chooses and opens the store), never ArgumentParser.
         .target(
             name: "NavAPI",
             dependencies: [

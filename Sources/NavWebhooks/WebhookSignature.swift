@@ -26,7 +26,7 @@ package enum WebhookSignature {
         return done == 1 ? digest : [UInt8](repeating: 0, count: 32)
     }
 
-    /// Standard base64 (RFC 4648 §4, padding optional) → bytes; nil for anything else.
+    /// Standard base64 (RFC 4648, section 4; padding optional) → bytes; nil for anything else.
     package static func decodeBase64(_ text: some StringProtocol) -> [UInt8]? {
         var trimmed = Substring(text)
         while trimmed.hasSuffix("=") { trimmed = trimmed.dropLast() }

@@ -109,6 +109,7 @@ final class WebhookReceiver: Sendable {
     }
 
     private func acceptLoop() {
+        defer { Glibc.close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {

@@ -42,17 +42,24 @@ struct Daemon {
             ),
             handler: application, logger: logger
         )
-        try server.start()
+        // Each endpoint's deliverer, on a thread of its own (the lease names this process):
+        // started before the server, so that GET /v1/webhooks lists every endpoint from the first
+        // request on.
+        var random = SystemRandomNumberGenerator()
+        let owner = "\(getpid())-" + String(random.next() as UInt64, radix: 36)
+        application.webhooks.start(settings.webhooks, sessions: application.sessions, owner: owner, logger: logger)
+        do {
+            try server.start()
+        } catch {
+            application.webhooks.stop()
+            throw error
+        }
         logger.notice(
             "navd listening",
             metadata: [
                 "address": "\(settings.listen.withPort(server.boundPort))", "store": "\(store.name)", "threads": "\(settings.threads)"
             ])
 
-        // Each endpoint's deliverer, on a thread of its own; the lease names this process.
-        var random = SystemRandomNumberGenerator()
-        let owner = "\(getpid())-" + String(random.next() as UInt64, radix: 36)
-        application.webhooks.start(settings.webhooks, sessions: application.sessions, owner: owner, logger: logger)
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))

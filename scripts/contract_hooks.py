@@ -1,8 +1,8 @@
 """schemathesis hooks for scripts/contract-test.sh (loaded through SCHEMATHESIS_HOOKS).
 
-The event route's other forms are for the Swift tests, not for a fuzzer with a time budget:
-a long poll may rightly wait up to 60 s, and an event stream never ends on its own. So every
-request to it asks for the JSON page (`Accept: application/json`) and waits at most 1 s.
+The event route's and the feed's other forms are for the Swift tests, not for a fuzzer with a
+time budget: a long poll may rightly wait up to 60 s, and a stream never ends on its own. So
+every request to them asks for the JSON page (`Accept: application/json`) and waits at most 1 s.
 
 A request whose request line and headers do not fit the HTTP layer's 16 KiB connection buffer
 never reaches navd: libmicrohttpd answers it with a bare 414 or 431
@@ -41,7 +41,7 @@ def before_call(ctx, case, **kwargs):
             value = getattr(case, part, None)
             if value:
                 setattr(case, part, {key: _shorten(item) for key, item in value.items()})
-    if not case.path.endswith("/events"):
+    if not (case.path.endswith("/events") or case.path == "/v1/feed"):
         return
     if case.headers is None:
         case.headers = {}

@@ -251,12 +251,7 @@ final class EventStream: SessionWatcher {
     }
 
     private func scheduleCatchUp(after delay: Double = 0) {
-        let queue = sessions.live.queue
-        if delay > 0 {
-            queue.asyncAfter(deadline: .now() + delay) { self.catchUp() }
-        } else {
-            queue.async { self.catchUp() }
-        }
+        sessions.live.run(after: delay) { self.catchUp() }
     }
 
     /// Reads what the client has not had from the store: events a page at a time (paced by the

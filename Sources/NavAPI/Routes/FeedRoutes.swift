@@ -70,28 +70,34 @@ struct FeedRoutes: Sendable {
     }
 
     /// Where to start: `Last-Event-ID` (a stream's reconnection), else `after`, else `since`,
-    /// else the oldest record retained.
+    /// else the oldest record retained. Each one given is checked, whichever wins: bad input is a
+    /// 400 even where another parameter would have been used.
     private static func start(_ context: RequestContext) throws(APIError) -> FeedStart {
+        var lastEventID: FeedCursor?
         if let text = context.request.headers["last-event-id"] {
             guard let cursor = FeedCursor(text.trimmingCharacters(in: " \t")) else {
                 throw APIError(.invalidRequest, "Last-Event-ID must be a feed cursor, as a record's cursor", param: "Last-Event-ID")
             }
-            return .after(cursor)
+            lastEventID = cursor
         }
+        var after: FeedCursor?
         if let text = context.request.query["after"] {
             guard let cursor = FeedCursor(text) else {
                 throw APIError(
                     .invalidRequest, "query parameter 'after' must be a cursor the feed gave ('next', a record's cursor)", param: "after")
             }
-            return .after(cursor)
+            after = cursor
         }
+        var since: Int64?
         if let text = context.request.query["since"] {
             guard let time = Timestamp.milliseconds(parsing: text) else {
                 throw APIError(
                     .invalidRequest, "query parameter 'since' must be an RFC 3339 time, such as 2026-11-27T16:00:00Z", param: "since")
             }
-            return .since(time)
+            since = time
         }
+        if let cursor = lastEventID ?? after { return .after(cursor) }
+        if let since { return .since(since) }
         return .oldest
     }
 

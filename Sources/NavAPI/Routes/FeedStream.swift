@@ -1,4 +1,3 @@
-import Dispatch
 import NavHTTP
 import NavJSON
 import NavSessions
@@ -88,12 +87,7 @@ final class FeedStream: SessionWatcher {
     }
 
     private func schedule(after delay: Double = 0) {
-        let queue = sessions.live.queue
-        if delay > 0 {
-            queue.asyncAfter(deadline: .now() + delay) { self.read() }
-        } else {
-            queue.async { self.read() }
-        }
+        sessions.live.run(after: delay) { self.read() }
     }
 
     /// Reads and writes pages until the feed has nothing more, then waits to be refreshed.

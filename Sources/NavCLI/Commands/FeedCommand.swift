@@ -65,13 +65,14 @@ struct FeedCommand: ParsableCommand {
         } catch {
             throw ClientExit.fail(ClientExit.usage, error.description)
         }
-        var query = "limit=1000" + (full ? "&form=full" : "")
+        let paging = "limit=1000" + (full ? "&form=full" : "")
+        var query = paging
         if let after { query += "&after=" + Driver.escaped(after) } else if let since { query += "&since=" + Driver.escaped(since) }
         var next: String?
         while true {
             let answer: DaemonClient.Answer
             do {
-                let page = next.map { "limit=1000" + (full ? "&form=full" : "") + "&after=" + Driver.escaped($0) } ?? query
+                let page = next.map { paging + "&after=" + Driver.escaped($0) } ?? query
                 answer = try client.send(
                     "GET", "/v1/feed?" + page + (follow ? "&wait=\(wait)" : ""),
                     headers: bearer.map { [("Authorization", "Bearer " + $0)] } ?? [])

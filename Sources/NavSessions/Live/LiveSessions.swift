@@ -93,6 +93,16 @@ package final class LiveSessions: Sendable {
     /// How many watchers are connected.
     package var count: Int { watching.load(ordering: .relaxed) }
 
+    /// Runs `work` on ``queue``, after `delay` seconds when above 0: a watcher's reads of the
+    /// store, never on a writer's thread.
+    package func run(after delay: Double = 0, _ work: @escaping @Sendable () -> Void) {
+        if delay > 0 {
+            queue.asyncAfter(deadline: .now() + delay, execute: work)
+        } else {
+            queue.async(execute: work)
+        }
+    }
+
     /// Whether anyone in this process watches session `id`.
     package func isWatched(_ id: String) -> Bool {
         guard watching.load(ordering: .relaxed) > 0 else { return false }

@@ -76,6 +76,12 @@ import Testing
         let lastEventID = try navd.request(
             "GET", "/v1/feed", headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": "x", "Accept": "text/event-stream"])
         #expect(lastEventID.status == 400)
+        // Checked even where another parameter wins (Last-Event-ID over after and since).
+        for query in ["since=", "after=x&since=2026-11-27T16:00:00Z"] {
+            let answer = try navd.request(
+                "GET", "/v1/feed?" + query, headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": "0"])
+            #expect(answer.status == 400, "\(query)")
+        }
         #expect(try navd.stop() == 0)
     }
 

@@ -83,7 +83,7 @@ package final class CurlPoster: WebhookPosting, @unchecked Sendable {
             }
         }
         guard code == CURLE_OK else {
-            let detail = String(cString: errorText)
+            let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
         }
         var status = 0

@@ -45,9 +45,12 @@ struct Daemon {
         let server = HTTPServer(configuration: configuration, handler: application, logger: logger)
         // Each endpoint's deliverer, on a thread of its own (the lease names this process):
         // started before the server, so that GET /v1/webhooks lists every endpoint from the first
-        // request on.
+        // request on. A store no other process opens (memory, SQLite) has one owner under one name,
+        // so a daemon restarted after a crash takes its own lease at once instead of waiting for it
+        // to expire; on a shared store each process is named apart.
         var random = SystemRandomNumberGenerator()
-        let owner = "\(getpid())-" + String(random.next() as UInt64, radix: 36)
+        let shared = application.sessions.store is any ChangeFeed
+        let owner = shared ? "\(getpid())-" + String(random.next() as UInt64, radix: 36) : "sole-process"
         application.webhooks.start(settings.webhooks, sessions: application.sessions, owner: owner, logger: logger)
         do {
             try server.start()

@@ -22,7 +22,7 @@ FROM swift:6.3-bookworm AS build
 # within it are what we want.)
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev libjemalloc-dev libyaml-dev pkg-config binutils \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libjemalloc-dev libyaml-dev pkg-config binutils \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -51,6 +51,7 @@ LABEL org.opencontainers.image.title="navd" \
 #   libsqlite3.so.0      libsqlite3-0
 #   libpq.so.5           libpq5 (brings libssl3, libgssapi-krb5-2, libldap-2.5-0)
 #   libcrypto.so.3       libssl3 (AES-GCM for the sealed answers to keyed creates; libpq's too)
+#   libcurl.so.4         libcurl4 (webhook delivery over http and https; OpenSSL's TLS)
 #   libjemalloc.so.2     libjemalloc2 (navd's malloc; see Package.swift)
 #   libyaml-0.so.2       libyaml-0-2 (YAML graphs: NavYAML reads libyaml's events)
 #   libc.so.6, libm.so.6 libc6        } already in debian:bookworm-slim,
@@ -60,9 +61,9 @@ LABEL org.opencontainers.image.title="navd" \
 # full Foundation is not linked at all, so neither is ICU and its 34 MB of data (docs/operations.md,
 # "Container"; scripts/check-dockerfile.sh checks the binary holds none).
 # ca-certificates: the system CA bundle, for a PostgreSQL store reached over TLS with
-# sslrootcert=/etc/ssl/certs/ca-certificates.crt.
+# sslrootcert=/etc/ssl/certs/ca-certificates.crt, and for https webhook endpoints.
 # hadolint ignore=DL3008
-RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libssl3 libjemalloc2 libyaml-0-2 ca-certificates && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libssl3 libcurl4 libjemalloc2 libyaml-0-2 ca-certificates && rm -rf /var/lib/apt/lists/*
 
 # A numeric user (below), so Kubernetes' `runAsNonRoot` can check it is not root without the
 # image's /etc/passwd.

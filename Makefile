@@ -2,7 +2,7 @@
 SWIFT ?= swift
 LISTEN ?= 127.0.0.1:8080
 STORE ?= sqlite:./.navd/navd.db
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev libjemalloc-dev libyaml-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libjemalloc-dev libyaml-dev pkg-config
 PG_PACKAGES := postgresql
 # Graphviz's `dot`: GraphvizTests draw every DOT diagram navd writes with it.
 GRAPHVIZ_PACKAGES := graphviz
@@ -22,7 +22,7 @@ all: build
 
 ## Install the C libraries navd links, with apt-get, when pkg-config cannot find them.
 deps:
-	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq libcrypto jemalloc yaml-0.1 2>/dev/null; then \
+	@if ! pkg-config --exists libmicrohttpd sqlite3 libpq libcrypto libcurl jemalloc yaml-0.1 2>/dev/null; then \
 		echo "installing $(APT_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi

@@ -15,8 +15,8 @@ let package = Package(
         .library(
             name: "NavDaemon",
             targets: [
-                "NavCLI", "NavAPI", "NavHTTPClient", "NavSessions", "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavWire",
-                "NavSnapshot", "NavJSON"
+                "NavCLI", "NavAPI", "NavHTTPClient", "NavSessions", "NavWebhooks", "NavStoreSQLite", "NavStorePostgres", "NavHTTP",
+                "NavWire", "NavSnapshot", "NavJSON"
             ]
         )
     ],
@@ -80,6 +80,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libcurl (OpenSSL flavour): the HTTP(S) client webhooks are delivered with.
+        .systemLibrary(
+            name: "CLibCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Sessions, graphs, auth, live watchers, budgets and the store protocol with the memory
         // store: the use cases, with domain errors only — no HTTP, no SQL. What both durable stores
         // share lives here too. Links no database client library.
@@ -102,6 +108,15 @@ let package = Package(
             name: "NavStorePostgres",
             dependencies: ["NavJSON", "NavCore", "NavSnapshot", "NavSessions", "CLibPQ"]
         ),
+        // Webhook delivery of the feed: one deliverer per endpoint, CloudEvents batches signed as
+        // Standard Webhooks, positions and leases in the store's meta values, and the one type
+        // that posts over libcurl. May import NavSessions and below; no HTTP server, no SQL.
+        .target(
+            name: "NavWebhooks",
+            dependencies: [
+                "NavJSON", "NavSessions", "CLibCurl", "CLibCrypto", .product(name: "Logging", package: "swift-log")
+            ]
+        ),
         // HTTP/1.1 over libmicrohttpd: server, request, response (whole or streamed), router.
         // Knows nothing of sessions or navigation.
         .target(
@@ -111,12 +126,12 @@ let package = Package(
         // The HTTP API: routes, request bodies, the idempotent replay of answers, the one mapping
         // from domain errors to problem+json, the application (routes + service), CORS, the log
         // backend, the Prometheus metrics, and the resources it serves. May import NavSessions and
-        // below and NavHTTP; never a store implementation (the CLI chooses and opens the store),
-        // never ArgumentParser.
+        // below, NavWebhooks (what its endpoints' status is) and NavHTTP; never a store
+        // implementation (the CLI chooses and opens the store), never ArgumentParser.
         .target(
             name: "NavAPI",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavHTTP",
+                "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavWebhooks", "NavHTTP",
                 .product(name: "Logging", package: "swift-log")
             ],
             // The API contract, served at /openapi.yaml: the repository's openapi.yaml (through a
@@ -139,8 +154,8 @@ let package = Package(
         .target(
             name: "NavCLI",
             dependencies: [
-                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavStoreSQLite",
-                "NavStorePostgres", "NavHTTP", "NavAPI", "NavHTTPClient",
+                "NavJSON", "NavCore", "NavWire", "NavSnapshot", "NavDiagram", "NavTours", "NavSessions", "NavWebhooks",
+                "NavStoreSQLite", "NavStorePostgres", "NavHTTP", "NavAPI", "NavHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
             ]
@@ -194,7 +209,7 @@ let package = Package(
             name: "NavTestSupport",
             dependencies: [
                 "NavJSON", "NavCore", "NavYAML", "NavWire", "NavSnapshot", "NavSessions", "NavStoreSQLite", "NavHTTP",
-                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", .product(name: "Logging", package: "swift-log")
+                "NavAPI", "NavHTTPClient", "NavCLI", "CSQLite", "CLibCrypto", .product(name: "Logging", package: "swift-log")
             ],
             path: "Tests/NavTestSupport"
         ),
@@ -240,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "NavStorePostgresTests",
             dependencies: [
-                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavCLI", "NavTestSupport",
+                "NavCore", "NavWire", "NavSessions", "NavStorePostgres", "NavWebhooks", "NavCLI", "NavTestSupport",
                 .product(name: "Logging", package: "swift-log")
             ]
         ),
@@ -251,6 +266,15 @@ let package = Package(
             dependencies: [
                 "NavJSON", "NavCore", "NavWire", "NavDiagram", "NavSessions", "NavStoreSQLite", "NavHTTP", "NavAPI",
                 "NavCLI", "NavTestSupport", .product(name: "Logging", package: "swift-log")
+            ]
+        ),
+        // Webhook delivery: signatures, batches, retries, positions across restarts, against
+        // receivers the tests run.
+        .testTarget(
+            name: "NavWebhooksTests",
+            dependencies: [
+                "NavJSON", "NavCore", "NavSessions", "NavStoreSQLite", "NavWebhooks", "NavAPI", "NavCLI", "NavTestSupport",
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The command line as a user runs it (subprocesses against a spawned daemon) and its settings.

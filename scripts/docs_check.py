@@ -10,6 +10,8 @@ Only what a file marks is run, so prose and illustrations stay free:
     `# → TEXT` after a command are the output it must print, line for line;
   - ```console: `$ COMMAND` lines run in turn; the lines after one, up to the next `$`, are the
     output it must print (standard output and error together), when there are any;
+- a fenced block right after a line `<!-- check: file NAME -->`: written to the file NAME where
+  the commands run, when they get there (a program the next commands run);
 - a Markdown table right after a line `<!-- check: paths -->`, whose columns are the stage, the
   path sent and the answer: for each row a new session of the default graph starts at the stage
   (context `{"user": "u1"}`), the path is sent to `…/navigate`, and the answer must be the cell:
@@ -17,7 +19,8 @@ Only what a file marks is run, so prose and illustrations stay free:
   move), or, without a code span, `STATUS code` and, for `invalid_path`, `at OFFSET`.
 
 In expected output `…` matches any text within a line, and a line that is only `…` any number of
-lines. DOCS_CHECK_SHOW=1 prints every command's output too. Every checked block of one file runs in one bash process, in a fresh directory, in order,
+lines. DOCS_CHECK_SHOW=1 prints every command's output too. Every checked block of one file runs in one bash process, in a fresh directory (with the
+repository's Examples/ linked in), in order,
 with NAVD_URL set to the daemon, so a variable set in one block is there in the next.
 """
 
@@ -39,15 +42,17 @@ def blocks(text):
     i = 0
     while i < len(lines):
         marker = lines[i].strip()
-        if marker in ("<!-- check -->", "<!-- check: paths -->"):
+        if marker in ("<!-- check -->", "<!-- check: paths -->") or marker.startswith("<!-- check: file "):
             j = i + 1
             while j < len(lines) and not lines[j].strip():
                 j += 1
-            if marker == "<!-- check -->":
+            if marker != "<!-- check: paths -->":
                 fence = lines[j].strip()
                 if not fence.startswith("```"):
                     raise SystemExit(f"line {j + 1}: <!-- check --> must be followed by a fenced block")
                 kind = fence[3:].strip()
+                if marker.startswith("<!-- check: file "):
+                    kind = "file " + marker[len("<!-- check: file "):-len("-->")].strip()
                 body = []
                 j += 1
                 while not lines[j].strip().startswith("```"):
@@ -202,9 +207,14 @@ def check_file(path, url):
             shell_commands += sh_commands(body, first_line)
         elif kind == "console":
             shell_commands += console_commands(body, first_line)
+        elif kind.startswith("file "):
+            # Written where the shell runs, when the shell gets there.
+            shell_commands.append([first_line, f"cat > {kind[5:]} <<'NAVD_DOCS_FILE'\n" + "\n".join(body) + "\nNAVD_DOCS_FILE", None])
         else:
             raise SystemExit(f"{path}:{first_line}: a checked block must be sh or console, not {kind!r}")
     with tempfile.TemporaryDirectory() as workdir:
+        # As a reader in a checkout would: the example graphs at Examples/.
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Examples"), os.path.join(workdir, "Examples"))
         outputs = run_shell(shell_commands, url, workdir) if shell_commands else []
     if len(outputs) != len(shell_commands):
         failures.append(f"{len(shell_commands)} commands printed {len(outputs)} pieces of output: a command the check cannot cut out on its own (a loop or a quote over several lines?)")

@@ -31,4 +31,13 @@ static inline int navd_gcm_set_tag(EVP_CIPHER_CTX *context, unsigned char *tag) 
     return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, 16, tag);
 }
 
+// HMAC-SHA256 in one call, for webhook signatures (NavWebhooks/WebhookSignature.swift).
+#include <openssl/hmac.h>
+
+/// HMAC-SHA256 of `count` bytes at `data` under `key` into `digest` (32 bytes); 0 on failure.
+static inline int navd_hmac_sha256(const void *key, size_t keyCount, const void *data, size_t count, unsigned char *digest) {
+    unsigned int length = 32;
+    return HMAC(EVP_sha256(), key, (int)keyCount, data, count, digest, &length) != NULL && length == 32;
+}
+
 #endif

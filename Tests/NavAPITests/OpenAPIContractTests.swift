@@ -89,6 +89,7 @@ struct OpenAPIContractTests {
                 "getWebClientFile":
                 return ("GET", target, [:], [], 200)
             case "getWebClientRedirect": return ("GET", target, [:], [], 308)
+            case "listWebhooks": return ("GET", target, Self.admin, [], 200)
             case "readFeed": return ("GET", target + "?limit=10&form=full", Self.admin, [], 200)
             case "purgeFeed":
                 let session = try navd.createSession()

@@ -3,6 +3,7 @@ import NavCore
 import NavHTTP
 import NavJSON
 import NavSessions
+import NavWebhooks
 import Synchronization
 
 #if canImport(Glibc)
@@ -57,6 +58,8 @@ package final class Application: HTTPHandler {
     /// none (nil on one that does: they are held there only).
     let answersInMemory: IdempotencyCache?
     package let ready: Readiness
+    /// The feed's webhook endpoints (none until the daemon starts them): `GET /v1/webhooks`, `/metrics`.
+    package let webhooks = Webhooks()
     private let responder: Responder
     /// What each route of `responder` leads to, by the route's index.
     private let handlers: [RouteHandler]
@@ -110,7 +113,8 @@ package final class Application: HTTPHandler {
         budgets.add(graphs.memory)
         let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)
         GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest, work: graphWork).register(in: &routes)
-        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets).register(in: &routes)
+        WebhookRoutes(webhooks: webhooks, adminToken: adminDigest).register(in: &routes)
+        OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets, webhooks: webhooks).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()
         self.handlers = routes.handlers

@@ -1,4 +1,5 @@
 import NavSessions
+import NavWebhooks
 import NavWire
 import Synchronization
 
@@ -245,6 +246,32 @@ final class Metrics: Sendable {
         text += "navd_feed_records_total \(feed.records)\n"
         text += "# HELP navd_feed_retained_records Feed records the store keeps now.\n# TYPE navd_feed_retained_records gauge\n"
         text += "navd_feed_retained_records \(feed.retained)\n"
+        return text
+    }
+
+    /// Each webhook endpoint's delivery attempts by outcome and its lag, labelled with the
+    /// operator's name for it (never its URL, which may carry a credential). Empty without endpoints.
+    static func exposition(of webhooks: [WebhookDeliverer.Status]) -> String {
+        guard !webhooks.isEmpty else { return "" }
+        var text =
+            "# HELP navd_webhook_deliveries_total Batches sent to each webhook endpoint by outcome: delivered (2xx), rejected (4xx), failed (any other answer, or none within 10 s).\n# TYPE navd_webhook_deliveries_total counter\n"
+        for status in webhooks {
+            let endpoint = escaped(status.name)
+            for (outcome, count) in [("delivered", status.acknowledged), ("failed", status.failed), ("rejected", status.rejected)] {
+                text += "navd_webhook_deliveries_total{endpoint=\"\(endpoint)\",outcome=\"\(outcome)\"} \(count)\n"
+            }
+        }
+        text +=
+            "# HELP navd_webhook_lag_seconds Seconds since the oldest record not yet delivered to each webhook endpoint was written; 0 when none waits.\n# TYPE navd_webhook_lag_seconds gauge\n"
+        for status in webhooks { text += "navd_webhook_lag_seconds{endpoint=\"\(escaped(status.name))\"} \(status.lagSeconds)\n" }
+        text +=
+            "# HELP navd_webhook_records_delivered_total Records each webhook endpoint acknowledged.\n# TYPE navd_webhook_records_delivered_total counter\n"
+        for status in webhooks {
+            text += "navd_webhook_records_delivered_total{endpoint=\"\(escaped(status.name))\"} \(status.delivered)\n"
+        }
+        text +=
+            "# HELP navd_webhook_expired_total Times records expired before a webhook endpoint took them, so delivery skipped to the oldest retained.\n# TYPE navd_webhook_expired_total counter\n"
+        for status in webhooks { text += "navd_webhook_expired_total{endpoint=\"\(escaped(status.name))\"} \(status.skipped)\n" }
         return text
     }
 

@@ -1,6 +1,7 @@
 import NavCore
 import NavHTTP
 import NavSessions
+import NavWebhooks
 import Synchronization
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -12,6 +13,8 @@ struct OperationsRoutes: Sendable {
     let ready: Readiness
     /// The daemon-wide budgets, for `navd_budget_used` and `navd_budget_limit`.
     let budgets: Budgets
+    /// The webhook endpoints, for `navd_webhook_deliveries_total` and `navd_webhook_lag_seconds`.
+    let webhooks: Webhooks
 
     func register(in router: inout Routes) {
         router.on("GET", "/healthz") { _ in .json(["status": "ok"]) }
@@ -28,10 +31,10 @@ struct OperationsRoutes: Sendable {
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                 body: Array(
-                    metrics.exposition(
+                    (metrics.exposition(
                         store: sessions.store.statistics(), live: sessions.live, budgets: budgets, answersEvicted: sessions.answers.evicted,
                         feed: sessions.feedStatistics()
-                    ).utf8)
+                    ) + Metrics.exposition(of: webhooks.statuses)).utf8)
             )
         }
         router.on("GET", "/openapi.yaml") { _ in

@@ -124,6 +124,30 @@ struct ServeCommand: ParsableCommand {
     var maxFeedBytes: String?
 
     @Option(
+        name: .customLong("webhook"),
+        help:
+            "An endpoint the feed's analytics form is delivered to, as NAME=URL (http or https; NAME of a-z, 0-9, _ and -, at most 64); repeat for several. Each needs a secret. (NAVD_WEBHOOK, comma-separated; default: none)"
+    )
+    var webhooks: [String] = []
+
+    @Option(
+        name: .customLong("webhook-secret"),
+        help:
+            "NAME=SECRET: a secret endpoint NAME's batches are signed with (whsec_<base64> is those bytes, any other its UTF-8 bytes); repeat while rotating, and each signs. Also NAVD_WEBHOOK_SECRET_<NAME> (NAME upper-cased, other characters as _). (default: none)"
+    )
+    var webhookSecrets: [String] = []
+
+    @Option(
+        name: .customLong("webhook-secret-file"),
+        help: "NAME=FILE: endpoint NAME's secret read from FILE (a trailing newline is not part of it). (default: none)")
+    var webhookSecretFiles: [String] = []
+
+    @Option(
+        name: .customLong("webhook-graph"),
+        help: "NAME=GRAPH: endpoint NAME gets the records of graph GRAPH only. (default: every graph's)")
+    var webhookGraphs: [String] = []
+
+    @Option(
         help:
             "Most concurrent connections; navd raises its open-file limit to fit them when it can. Event streams and long polls together may hold at most half of them (past that: 503 over_capacity), so ordinary requests always find room. (NAVD_MAX_CONNECTIONS; default 8192)"
     )

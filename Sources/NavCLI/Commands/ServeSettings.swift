@@ -4,6 +4,7 @@ import NavAPI
 import NavHTTP
 import NavJSON
 import NavSessions
+import NavWebhooks
 
 #if canImport(Glibc)
     import Glibc
@@ -41,6 +42,8 @@ struct ServeSettings: Sendable {
     var sessionTTLMilliseconds: Int64
     /// What feed records carry and how long they are kept; nil with `--feed-retention 0`.
     var feed: FeedSettings?
+    /// Where the feed is delivered (`--webhook` and its secrets), in the order given.
+    var webhooks: [WebhookEndpoint]
     var maxConnections: Int
     /// The most watchers (event streams, long polls) of one session.
     var maxWatchersPerSession: Int
@@ -179,6 +182,11 @@ struct ServeSettings: Sendable {
         feed =
             retentionMilliseconds == 0
             ? nil : FeedSettings(attributes: attributes, retention: retentionMilliseconds, maxBytes: maxFeedBytes)
+        webhooks = try WebhookSettings.endpoints(
+            .init(
+                webhooks: list(command.webhooks, "NAVD_WEBHOOK"), secrets: command.webhookSecrets, secretFiles: command.webhookSecretFiles,
+                graphs: command.webhookGraphs),
+            environment: environment, feedIsOn: feed != nil)
         let polling = value(nil, "NAVD_HTTP_POLLING") ?? HTTPServer.Polling.poll.rawValue
         guard let mode = HTTPServer.Polling(rawValue: polling) else {
             throw ValidationError("NAVD_HTTP_POLLING must be poll, epoll or threads, not '\(polling)'")

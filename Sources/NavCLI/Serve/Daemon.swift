@@ -43,7 +43,21 @@ struct Daemon {
         configuration.shutdownGracePeriod = Double(settings.shutdownGraceMilliseconds) / 1000
         configuration.polling = settings.polling
         let server = HTTPServer(configuration: configuration, handler: application, logger: logger)
-        try server.start()
+        // Each endpoint's deliverer, on a thread of its own (the lease names this process):
+        // started before the server, so that GET /v1/webhooks lists every endpoint from the first
+        // request on. A store no other process opens (memory, SQLite) has one owner under one name,
+        // so a daemon restarted after a crash takes its own lease at once instead of waiting for it
+        // to expire; on a shared store each process is named apart.
+        var random = SystemRandomNumberGenerator()
+        let shared = application.sessions.store is any ChangeFeed
+        let owner = shared ? "\(getpid())-" + String(random.next() as UInt64, radix: 36) : "sole-process"
+        application.webhooks.start(settings.webhooks, sessions: application.sessions, owner: owner, logger: logger)
+        do {
+            try server.start()
+        } catch {
+            application.webhooks.stop()
+            throw error
+        }
         logger.notice(
             "navd listening",
             metadata: [
@@ -99,6 +113,8 @@ struct Daemon {
         application.sessions.live.stopHeartbeat()
         application.sessions.live.endAll(.shutdown)
         server.stop()
+        // Posts in progress are cut short and the leases given up, before the store closes.
+        application.webhooks.stop()
         store.close()
         logger.notice("navd stopped")
     }

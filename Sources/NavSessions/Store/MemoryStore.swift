@@ -12,6 +12,8 @@ package final class MemoryStore: SessionStore {
     /// The feed's records (docs/design.md, "Navigation analytics"), appended inside the lock of
     /// the session whose change they describe.
     private let feed = Locked(MemoryFeed())
+    /// Small named values (``MetaStore``): webhook positions and leases.
+    let meta = Locked([String: String]())
 
     /// A class, so a shard's dictionary holds one word per session: dictionaries keep up to
     /// half their buckets empty, and empty buckets of a 150-byte value cost more than the boxes.

@@ -74,7 +74,7 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
 
 /// Where sessions live. Every write is a compare-and-set on `version`, so that several
 /// navd processes can share one store without ever losing an update.
-package protocol SessionStore: FeedStore {
+package protocol SessionStore: FeedStore, MetaStore {
     /// A short name for logs: `memory`, `sqlite:PATH`, `postgres://…`.
     var name: String { get }
 

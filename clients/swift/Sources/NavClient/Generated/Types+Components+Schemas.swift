@@ -2367,6 +2367,136 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/WebhookList`.
+        public struct WebhookList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookList/webhooks`.
+            public var webhooks: [Components.Schemas.WebhookStatus]
+            /// Creates a new `WebhookList`.
+            ///
+            /// - Parameters:
+            ///   - webhooks:
+            public init(webhooks: [Components.Schemas.WebhookStatus]) {
+                self.webhooks = webhooks
+            }
+            public enum CodingKeys: String, CodingKey {
+                case webhooks
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.webhooks = try container.decode(
+                    [Components.Schemas.WebhookStatus].self,
+                    forKey: .webhooks
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "webhooks"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookStatus`.
+        public struct WebhookStatus: Codable, Hashable, Sendable {
+            /// The operator's name for the endpoint (`--webhook NAME=URL`); its URL is not shown.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/name`.
+            public var name: Swift.String
+            /// The feed cursor delivered up to (as `FeedCursor`); null before the store was first read.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/position`.
+            public var position: Swift.String?
+            /// Seconds since the oldest record not yet delivered was written; 0 when none waits.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/lagSeconds`.
+            public var lagSeconds: Swift.Double
+            /// Records the receiver acknowledged (2xx), by this process.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/delivered`.
+            public var delivered: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/lastAttemptAt`.
+            public var lastAttemptAt: Foundation.Date?
+            /// Why the last attempt failed (`HTTP 500`, or the transport's error); null after a success.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/lastError`.
+            public var lastError: Swift.String?
+            /// Whether this process holds the endpoint's lease, and so delivers to it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookStatus/leaseHeld`.
+            public var leaseHeld: Swift.Bool
+            /// Creates a new `WebhookStatus`.
+            ///
+            /// - Parameters:
+            ///   - name: The operator's name for the endpoint (`--webhook NAME=URL`); its URL is not shown.
+            ///   - position: The feed cursor delivered up to (as `FeedCursor`); null before the store was first read.
+            ///   - lagSeconds: Seconds since the oldest record not yet delivered was written; 0 when none waits.
+            ///   - delivered: Records the receiver acknowledged (2xx), by this process.
+            ///   - lastAttemptAt:
+            ///   - lastError: Why the last attempt failed (`HTTP 500`, or the transport's error); null after a success.
+            ///   - leaseHeld: Whether this process holds the endpoint's lease, and so delivers to it.
+            public init(
+                name: Swift.String,
+                position: Swift.String? = nil,
+                lagSeconds: Swift.Double,
+                delivered: Swift.Int,
+                lastAttemptAt: Foundation.Date? = nil,
+                lastError: Swift.String? = nil,
+                leaseHeld: Swift.Bool
+            ) {
+                self.name = name
+                self.position = position
+                self.lagSeconds = lagSeconds
+                self.delivered = delivered
+                self.lastAttemptAt = lastAttemptAt
+                self.lastError = lastError
+                self.leaseHeld = leaseHeld
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case position
+                case lagSeconds
+                case delivered
+                case lastAttemptAt
+                case lastError
+                case leaseHeld
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.position = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .position
+                )
+                self.lagSeconds = try container.decode(
+                    Swift.Double.self,
+                    forKey: .lagSeconds
+                )
+                self.delivered = try container.decode(
+                    Swift.Int.self,
+                    forKey: .delivered
+                )
+                self.lastAttemptAt = try container.decodeIfPresent(
+                    Foundation.Date.self,
+                    forKey: .lastAttemptAt
+                )
+                self.lastError = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .lastError
+                )
+                self.leaseHeld = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .leaseHeld
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "position",
+                    "lagSeconds",
+                    "delivered",
+                    "lastAttemptAt",
+                    "lastError",
+                    "leaseHeld"
+                ])
+            }
+        }
         /// A session's records (`session` alone), or those whose attribute `attribute` holds `value`
         /// (both, without `session`). Anything else answers 400 `invalid_request` with `param`.
         ///

@@ -277,6 +277,17 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/feed/purge`.
     /// - Remark: Generated from `#/paths//v1/feed/purge/post(purgeFeed)`.
     func purgeFeed(_ input: Operations.PurgeFeed.Input) async throws -> Operations.PurgeFeed.Output
+    /// Each webhook endpoint's delivery, as this process sees it (admin)
+    ///
+    /// The endpoints configured with `--webhook`, in the order given: the cursor each has been
+    /// delivered up to, its lag, the records it acknowledged, its last attempt and error, and
+    /// whether this process holds its lease (only the holder delivers; the counts are this
+    /// process's). Needs the admin token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/get(listWebhooks)`.
+    func listWebhooks(_ input: Operations.ListWebhooks.Input) async throws -> Operations.ListWebhooks.Output
     /// List graphs
     ///
     /// The latest version of every loaded graph. No authentication.
@@ -872,6 +883,19 @@ extension APIProtocol {
             headers: headers,
             body: body
         ))
+    }
+    /// Each webhook endpoint's delivery, as this process sees it (admin)
+    ///
+    /// The endpoints configured with `--webhook`, in the order given: the cursor each has been
+    /// delivered up to, its lag, the records it acknowledged, its last attempt and error, and
+    /// whether this process holds its lease (only the holder delivers; the counts are this
+    /// process's). Needs the admin token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/get(listWebhooks)`.
+    public func listWebhooks(headers: Operations.ListWebhooks.Input.Headers = .init()) async throws -> Operations.ListWebhooks.Output {
+        try await listWebhooks(Operations.ListWebhooks.Input(headers: headers))
     }
     /// List graphs
     ///

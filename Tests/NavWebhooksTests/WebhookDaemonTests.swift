@@ -31,14 +31,22 @@ import Testing
         }
     }
 
-    /// Waits until the endpoint has taken its starting position (a new endpoint starts at the newest record).
-    static func waitForPosition(_ daemon: DaemonHarness) throws -> Bool {
-        for _ in 0..<100 {
+    /// Waits until the endpoint has stored a position (a new endpoint starts at the newest record),
+    /// or the position `cursor` when given: stored only after the receiver's 2xx, so from then on
+    /// a crash re-sends none of what it acknowledged.
+    static func waitForPosition(_ daemon: DaemonHarness, _ cursor: String? = nil) throws -> Bool {
+        for _ in 0..<200 {
             let answer = try daemon.send("GET", "/v1/webhooks", token: admin).json()
-            if answer["webhooks"]?.array?.first?["position"]?.string != nil { return true }
+            let position = answer["webhooks"]?.array?.first?["position"]?.string
+            if position != nil, cursor == nil || position == cursor { return true }
             usleep(50_000)
         }
         return false
+    }
+
+    /// The feed's newest cursor.
+    static func newestCursor(_ daemon: DaemonHarness) throws -> String? {
+        try daemon.send("GET", "/v1/feed?since=9999-12-31T00:00:00Z", token: admin).json()["next"]?.string
     }
 
     static func changes(_ daemon: DaemonHarness, sessions: Int) throws {
@@ -59,6 +67,7 @@ import Testing
         let before = try Self.feedIDs(daemon)
         #expect(before.count == 12)
         #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= before.count }, "\(daemon.log)")
+        #expect(try Self.waitForPosition(daemon, try Self.newestCursor(daemon)), "\(daemon.log)")
 
         daemon.crash()
         daemon = try Self.daemon(store, receiver)
@@ -68,7 +77,7 @@ import Testing
         #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= all.count }, "\(daemon.log)")
         #expect(receiver.uniqueIDs == all)
         #expect(receiver.deliveries.allSatisfy { $0.signatureValid })
-        // Everything before the crash had been acknowledged: none of it came again.
+        // Everything before the crash had been acknowledged and its position stored: none of it came again.
         #expect(receiver.deliveries.flatMap(\.ids).count == all.count)
         let status = try daemon.send("GET", "/v1/webhooks", token: Self.admin).json()["webhooks"]?.array?.first
         #expect(status?["leaseHeld"]?.bool == true)

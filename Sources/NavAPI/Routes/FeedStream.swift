@@ -34,12 +34,13 @@ final class FeedStream: SessionWatcher {
         }
     }
 
-    /// Starts the stream: checks `start` (an expired cursor is a problem answer, not a stream),
+    /// Starts the stream: checks `start` (a cursor never given or expired is a problem answer, not a stream),
     /// adds the watcher within the daemon's watcher budget, and reads what is retained.
     static func start(
-        sessions: SessionService, from start: FeedStart, form: FeedForm, context: RequestContext, bufferLimit: Int, pool: StreamBuffers?
+        sessions: SessionService, from start: FeedStart, param: String, form: FeedForm, context: RequestContext, bufferLimit: Int,
+        pool: StreamBuffers?
     ) throws -> HTTPResponse {
-        _ = try sessions.feed(from: start, limit: 1, form: form)
+        _ = try sessions.feed(from: start, limit: 1, form: form, param: param)
         let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
         if context.request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers) }
         let stream = ResponseStream(bufferLimit: bufferLimit, pool: pool, farewell: EventStream.lagging)

@@ -220,6 +220,24 @@ extension PostgresStore {
         return FeedCursor(transaction: UInt64(result.text(0, 0)) ?? 0, position: result.int(0, 1))
     }
 
+    /// Every cursor handed out is below the horizon when it is read ((horizon, 0) for an empty
+    /// page), and the horizon never goes back, whichever process reads it; its position is one the
+    /// sequence gave. A cursor of a transaction still running, or above, was never handed out;
+    /// nor was one without a transaction (the other stores' form).
+    package func feedGave(_ cursor: FeedCursor) throws(StoreError) -> Bool {
+        if cursor == .start { return true }
+        guard cursor.transaction > 0 else { return false }
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                SELECT ($1::xid8, $2::bigint) <= (pg_snapshot_xmin(pg_current_snapshot()), 0::bigint)
+                    AND $2::bigint <= COALESCE(pg_sequence_last_value(pg_get_serial_sequence('feed', 'position')::regclass), 0)
+                """,
+                [String(cursor.transaction), String(cursor.position)], prepare: true)
+        }
+        return result.rowCount == 1 && result.text(0, 0) == "t"
+    }
+
     /// The session's own records in version order (its end last), whether or not they are below
     /// the horizon yet: each was written after the one before it committed.
     package func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry] {

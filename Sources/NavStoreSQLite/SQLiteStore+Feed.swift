@@ -80,6 +80,14 @@ struct FeedState: Sendable {
     /// The newest position a reader may be told to read on from when it found nothing.
     var newest: Int64 { min(lastShown, visibleLimit - 1) }
 
+    /// Whether a reader can have been handed `cursor`: every position handed out is at or below
+    /// ``newest`` when it is (a shown record's, below every write in flight), and `newest` never
+    /// goes down, a restart included (`lastShown` starts at the newest position stored or
+    /// removed). A position a write holds in flight is not handed out yet.
+    func gave(_ cursor: FeedCursor) -> Bool {
+        cursor == .start || (cursor.transaction == 0 && cursor.position <= newest)
+    }
+
     /// Records removed (purged or swept) up to `position`.
     mutating func removed(records count: Int, bytes cost: Int, through position: Int64) {
         records -= count
@@ -222,6 +230,10 @@ extension SQLiteStore {
 
     package func feedFloor() throws(StoreError) -> FeedCursor {
         FeedCursor(position: withPublished { $0.feed.floor })
+    }
+
+    package func feedGave(_ cursor: FeedCursor) throws(StoreError) -> Bool {
+        withPublished { $0.feed.gave(cursor) }
     }
 
     /// The tail first, then the table, as ``feed(from:limit:form:)`` does.

@@ -168,6 +168,63 @@ import Testing
         #expect(try services[1].feed(from: .oldest, limit: 10, form: .full).entries.isEmpty)
     }
 
+    /// Only cursors the feed handed out are given, by whichever process: a record's, an empty
+    /// page's `next`, one whose record was purged; not one of a transaction still running (its
+    /// record is not handed out yet), nor one above the horizon or the sequence, nor one without
+    /// a transaction (the other stores' form). The service refuses the others with 400.
+    @Test func onlyCursorsHandedOutAreGivenByEitherProcess() throws {
+        let database = try Database()
+        var configuration = SessionService.Configuration()
+        configuration.feed = FeedSettings(attributes: [])
+        let stores = try (0..<2).map { _ in try database.store() }
+        let services = stores.map {
+            SessionService(store: $0, graphs: database.graphs, configuration: configuration, now: Clock.milliseconds)
+        }
+        let empty = try services[0].feed(from: .oldest, limit: 10, form: .full).next
+        #expect(try stores[1].feedGave(empty) && stores[1].feedGave(.start))
+        let created = try services[0].create(graph: nil, start: nil, context: [:])
+        _ = try services[1].apply(
+            .intent(.navigate(NewsPaths.pathA)), to: created.session.id, credentials: Credentials(bearer: Token.digest(created.token)),
+            ifMatch: nil
+        ) { $0 }
+        let page = try services[1].feed(from: .oldest, limit: 10, form: .full)
+        #expect(page.entries.count == 2)
+        let newest = page.next
+        #expect(try stores[0].feedGave(newest) && stores[1].feedGave(newest))
+        #expect(try stores[0].feedGave(try services[0].feed(from: .after(newest), limit: 10, form: .full).next))
+
+        // A record of a transaction still open: not handed out, not given.
+        let open = try database.connection()
+        defer { open.close() }
+        try open.execute("BEGIN")
+        let pending = try open.execute(
+            """
+            INSERT INTO feed (session_id, version, is_end, graph, time, attributes, full_form, analytics, cost)
+            VALUES ('early', 1, false, 'news', 1, '{}', '"time":1}', '"time":1}', 100) RETURNING transaction_id::text, position
+            """)
+        let inFlight = FeedCursor(transaction: UInt64(pending.text(0, 0)) ?? 0, position: pending.int(0, 1))
+        #expect(try !stores[0].feedGave(inFlight))
+        let unknown = [
+            inFlight, FeedCursor(transaction: inFlight.transaction + 1000, position: 0),
+            FeedCursor(transaction: newest.transaction, position: inFlight.position + 1_000_000), FeedCursor(position: 5),
+            FeedCursor(position: newest.position)
+        ]
+        for cursor in unknown {
+            do {
+                _ = try services[1].feed(from: .after(cursor), limit: 10, form: .full)
+                Issue.record("cursor \(cursor) was answered")
+            } catch {
+                #expect(error.code == .invalidRequest && error.param == "after", "\(cursor)")
+            }
+        }
+        try open.execute("COMMIT")
+        let after = try services[0].feed(from: .after(newest), limit: 10, form: .full)
+        #expect(after.entries.map(\.id) == ["early:1"])
+        #expect(try stores[1].feedGave(after.next))
+        #expect(try services[0].purgeFeed(.session(created.session.id)) == 2)
+        #expect(try stores[1].feedGave(newest))
+    }
+
     /// Pages read on from each other's `next` hold every record once; a page with nothing new
     /// gives back its `after`, and a read from the oldest of an empty feed a cursor from which the
     /// next record is found. `since` starts at the first record at or after the time.

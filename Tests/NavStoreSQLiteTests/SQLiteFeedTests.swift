@@ -277,6 +277,68 @@ import Testing
         #expect(page.next > newest)
     }
 
+    /// Only cursors handed out are given (``SQLiteStore/feedGave(_:)``): the newest, and every
+    /// one below it, purged or not, after a crash too; none above it, none in PostgreSQL's form.
+    /// The service answers any other `after` with 400 `invalid_request`, `param` `after`.
+    @Test func onlyCursorsHandedOutAreGivenAfterACrashToo() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let clock = Locked<Int64>(1_000_000)
+        var newest = FeedCursor.start
+        func refused(_ fixture: Fixture, _ cursor: FeedCursor) {
+            do {
+                _ = try fixture.sessions.feed(from: .after(cursor), limit: 10, form: .full)
+                Issue.record("cursor \(cursor) was answered")
+            } catch {
+                #expect(error.code == .invalidRequest && error.param == "after", "\(cursor)")
+            }
+        }
+        do {
+            // Dropped without close(): some records only in the change log.
+            let fixture = try Fixture(path: path, threshold: 4, clock: clock)
+            let a = try fixture.create()
+            for step in 0..<3 { try fixture.navigate(a, step % 2 == 0 ? Self.pathA : Self.pathB) }
+            let b = try fixture.create()
+            try fixture.navigate(b, Self.pathA)
+            newest = try #require(try fixture.everything().last).cursor
+            #expect(try fixture.store.feedGave(newest) && fixture.store.feedGave(.start))
+            #expect(try !fixture.store.feedGave(FeedCursor(position: newest.position + 1)))
+            #expect(try !fixture.store.feedGave(FeedCursor(transaction: 1, position: 0)))
+            refused(fixture, FeedCursor(position: newest.position + 1))
+            refused(fixture, FeedCursor(transaction: 1, position: 0))
+            #expect(try fixture.sessions.feed(from: .after(newest), limit: 10, form: .full).next == newest)
+            #expect(try fixture.store.purgeFeed(.session(b)) == 2)
+            #expect(try fixture.store.feedGave(newest))
+        }
+        let reopened = try Fixture(path: path, threshold: 4, clock: clock)
+        defer { reopened.store.close() }
+        #expect(try reopened.store.feedGave(newest))
+        #expect(try reopened.sessions.feed(from: .after(newest), limit: 10, form: .full).next == newest)
+        refused(reopened, FeedCursor(position: newest.position + 1))
+        _ = try reopened.create()
+        let created = try #require(try reopened.everything().last).cursor
+        #expect(created > newest)
+        #expect(try reopened.store.feedGave(created))
+    }
+
+    /// A position a write holds in flight is not handed out, so not given, until every write
+    /// below it is durable or has failed; a failed write's position is given once a later one is.
+    @Test func aPositionInFlightIsGivenOnlyOnceEveryWriteBelowItEnded() {
+        let record = FeedRecord(
+            session: "a", version: 1, isEnd: false, graph: "news", time: 1, attributes: [:], full: Array("{}".utf8),
+            analytics: Array("{}".utf8))
+        var state = FeedState(lastPosition: 5, records: 5, bytes: 0, floor: 0)
+        #expect(state.gave(FeedCursor(position: 5)))
+        let first = state.allocate(1)
+        let second = state.allocate(1)
+        #expect(!state.gave(FeedCursor(position: 6)) && !state.gave(FeedCursor(position: 7)))
+        state.resolve(second, shown: [record])
+        #expect(!state.gave(FeedCursor(position: 7)))
+        state.resolve(first, shown: [])
+        #expect(state.gave(FeedCursor(position: 6)) && state.gave(FeedCursor(position: 7)))
+        #expect(!state.gave(FeedCursor(position: 8)))
+    }
+
     /// A purge by session or by an attribute's value (compared as JSON: the string "7" is not the
     /// number 7) removes those records and no others, for good: records only in the change log
     /// when it ran do not come back after a crash.

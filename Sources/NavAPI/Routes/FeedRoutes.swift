@@ -24,14 +24,14 @@ struct FeedRoutes: Sendable {
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let wait = try Query.int(context, "wait", default: 0, range: 0...EventRoutes.maxWait)
         let form = try Self.form(context)
-        let start = try Self.start(context)
+        let (start, param) = try Self.start(context)
         try authorize(context, form: form)
         if EventRoutes.acceptsEventStream(context) {
             return try FeedStream.start(
-                sessions: sessions, from: start, form: form, context: context, bufferLimit: streamBuffer, pool: buffers)
+                sessions: sessions, from: start, param: param, form: form, context: context, bufferLimit: streamBuffer, pool: buffers)
         }
         let page = { @Sendable (start: FeedStart) throws(ServiceError) -> (HTTPResponse, FeedCursor) in
-            let page = try sessions.feed(from: start, limit: limit, form: form)
+            let page = try sessions.feed(from: start, limit: limit, form: form, param: param)
             return (.json(bytes: Self.json(page)), page.next)
         }
         let (first, next) = try page(start)
@@ -71,8 +71,9 @@ struct FeedRoutes: Sendable {
 
     /// Where to start: `Last-Event-ID` (a stream's reconnection), else `after`, else `since`,
     /// else the oldest record retained. Each one given is checked, whichever wins: bad input is a
-    /// 400 even where another parameter would have been used.
-    private static func start(_ context: RequestContext) throws(APIError) -> FeedStart {
+    /// 400 even where another parameter would have been used. - Returns: where to start, and the
+    /// parameter a cursor came from (a cursor the feed never gave is refused naming it).
+    private static func start(_ context: RequestContext) throws(APIError) -> (FeedStart, String) {
         var lastEventID: FeedCursor?
         if let text = context.request.headers["last-event-id"] {
             guard let cursor = FeedCursor(text.trimmingCharacters(in: " \t")) else {
@@ -96,9 +97,10 @@ struct FeedRoutes: Sendable {
             }
             since = time
         }
-        if let cursor = lastEventID ?? after { return .after(cursor) }
-        if let since { return .since(since) }
-        return .oldest
+        if let lastEventID { return (.after(lastEventID), "Last-Event-ID") }
+        if let after { return (.after(after), "after") }
+        if let since { return (.since(since), "since") }
+        return (.oldest, "after")
     }
 
     /// The admin token, or the backend token for the analytics form; every other token (a

@@ -7,13 +7,17 @@ import NavWire
 /// where it started, as `id: <cursor>`, `event: record`, `data: <record>`, in cursor order, none
 /// twice. A watcher of ``SessionService/feedWatchKey``: each record written (here, or in another
 /// process sharing the store) makes it read the store from its last cursor, a page at a time,
-/// paced by the client (while its buffer is half full, the next page waits).
+/// paced by the client (while its buffer is half full, the next page waits: 1 ms, then twice as
+/// long each time it is still half full, up to 50 ms, so a client reading at full speed is not
+/// left idle and one that does not read costs a look every 50 ms).
 final class FeedStream: SessionWatcher {
     private struct Progress {
         var start: FeedStart
         var reading = false
         var again = false
         var done = false
+        /// How long the next page waits while the client's buffer is half full.
+        var pause = FeedStream.shortestPause
     }
 
     private let sessions: SessionService
@@ -21,6 +25,8 @@ final class FeedStream: SessionWatcher {
     private let form: FeedForm
     private let progress: Locked<Progress>
     private static let page = 250
+    private static let shortestPause = 0.001
+    private static let longestPause = 0.05
 
     private init(sessions: SessionService, stream: ResponseStream, start: FeedStart, form: FeedForm) {
         self.sessions = sessions
@@ -34,12 +40,13 @@ final class FeedStream: SessionWatcher {
         }
     }
 
-    /// Starts the stream: checks `start` (an expired cursor is a problem answer, not a stream),
+    /// Starts the stream: checks `start` (a cursor never given or expired is a problem answer, not a stream),
     /// adds the watcher within the daemon's watcher budget, and reads what is retained.
     static func start(
-        sessions: SessionService, from start: FeedStart, form: FeedForm, context: RequestContext, bufferLimit: Int, pool: StreamBuffers?
+        sessions: SessionService, from start: FeedStart, param: String, form: FeedForm, context: RequestContext, bufferLimit: Int,
+        pool: StreamBuffers?
     ) throws -> HTTPResponse {
-        _ = try sessions.feed(from: start, limit: 1, form: form)
+        _ = try sessions.feed(from: start, limit: 1, form: form, param: param)
         let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
         if context.request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers) }
         let stream = ResponseStream(bufferLimit: bufferLimit, pool: pool, farewell: EventStream.lagging)
@@ -95,7 +102,11 @@ final class FeedStream: SessionWatcher {
         while true {
             let start = progress.withLock { $0.start }
             if stream.bufferedCount > stream.bufferLimit / 2 {
-                schedule(after: 0.05)
+                let pause = progress.withLock { progress -> Double in
+                    defer { progress.pause = min(progress.pause * 2, Self.longestPause) }
+                    return progress.pause
+                }
+                schedule(after: pause)
                 return
             }
             let page: FeedPage
@@ -113,6 +124,7 @@ final class FeedStream: SessionWatcher {
             }
             let finished = progress.withLock { progress -> Bool in
                 guard !progress.done else { return true }
+                progress.pause = Self.shortestPause
                 if !page.entries.isEmpty {
                     var messages = JSONWriter(reservingCapacity: page.entries.reduce(0) { $0 + $1.members.count + 160 })
                     for entry in page.entries {

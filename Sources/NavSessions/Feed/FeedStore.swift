@@ -13,6 +13,13 @@ package protocol FeedStore: Sendable {
     /// have missed records (410 `cursor_expired`). ``FeedCursor/start`` when none were.
     func feedFloor() throws(StoreError) -> FeedCursor
 
+    /// Whether `cursor` may have been handed out by this feed: in this store's form, and at or
+    /// below the newest cursor a reader can have been given (a record's, or an empty page's
+    /// `next`), whether or not its record was purged or swept since; ``FeedCursor/start`` always.
+    /// A cursor above it was never given (or belongs to another store, or to a memory store's
+    /// earlier run): 400, rather than an empty page forever.
+    func feedGave(_ cursor: FeedCursor) throws(StoreError) -> Bool
+
     /// Session `id`'s retained records with a version above `after`, oldest first, at most
     /// `limit`, in the full form: its history.
     func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry]

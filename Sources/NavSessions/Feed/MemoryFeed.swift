@@ -34,6 +34,12 @@ package struct MemoryFeed: Sendable {
         return cursor
     }
 
+    /// Whether `cursor` was handed out: positions only grow and are taken in the lock that shows
+    /// their record, so every position up to the last one taken was.
+    package func gave(_ cursor: FeedCursor) -> Bool {
+        cursor == .start || (cursor.transaction == 0 && cursor.position <= lastPosition)
+    }
+
     /// The records after `start`, up to `limit`, in `form`.
     package func page(from start: FeedStart, limit: Int, form: FeedForm) -> FeedPage {
         var index: Int

@@ -54,17 +54,26 @@ extension SessionService {
         feedPoll.withLock { $0 = FeedPoll(timer: timer) }
     }
 
-    /// A page of the feed: records from `start`, at most `limit`, in `form`.
-    /// - Throws: 410 `cursor_expired` for an `after` older than the records retained (some after
-    ///   it were swept); 404 when the feed is off.
-    package func feed(from start: FeedStart, limit: Int, form: FeedForm) throws(ServiceError) -> FeedPage {
+    /// A page of the feed: records from `start`, at most `limit`, in `form`. `param` names where
+    /// an `after` cursor came from (`after`, or a stream's `Last-Event-ID`), for the refusals.
+    /// - Throws: 400 `invalid_request` for an `after` the feed never handed out (above every
+    ///   cursor given, or in another store's form): an empty page would answer it forever; 410
+    ///   `cursor_expired` for one older than the records retained (some after it were swept); 404
+    ///   when the feed is off.
+    package func feed(from start: FeedStart, limit: Int, form: FeedForm, param: String = "after") throws(ServiceError) -> FeedPage {
         guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
         if case .after(let cursor) = start {
+            guard try storeCall({ () throws(StoreError) in try store.feedGave(cursor) }) else {
+                throw ServiceError(
+                    .invalidRequest,
+                    "cursor \(cursor) was never handed out by this feed (pass a record's cursor or a page's 'next'; start again "
+                        + "from since or the oldest record)", param: param)
+            }
             let floor = try storeCall { () throws(StoreError) in try store.feedFloor() }
             guard cursor >= floor else {
                 throw ServiceError(
                     .cursorExpired, "records after cursor \(cursor) were swept (older than --feed-retention or beyond --max-feed-bytes)",
-                    param: "after")
+                    param: param)
             }
         }
         return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }

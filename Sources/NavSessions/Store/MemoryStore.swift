@@ -163,6 +163,10 @@ package final class MemoryStore: SessionStore {
         feed.withLock { $0.floor }
     }
 
+    package func feedGave(_ cursor: FeedCursor) throws(StoreError) -> Bool {
+        feed.withLock { $0.gave(cursor) }
+    }
+
     package func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry] {
         feed.withLock { $0.history(of: id, after: version, limit: limit) }
     }

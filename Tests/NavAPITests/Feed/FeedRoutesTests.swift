@@ -114,6 +114,63 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// A cursor the feed never handed out (above the newest, or in another store's form) is a 400
+    /// naming where it came from, on a page, a long poll, a stream and `navd feed --after`: an
+    /// empty page would answer it forever and the reader would never learn. The newest cursor
+    /// handed out is valid, after a purge of its record and a restart too.
+    @Test(arguments: ["memory", "sqlite"])
+    func aCursorTheFeedNeverGaveIsRefused(store: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-feed-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = store == "sqlite" ? "sqlite:\(directory.path)/navd.db" : "memory"
+        let arguments = ["--admin-token", Self.admin, "--backend-token", Self.backend]
+        var navd = try DaemonHarness(store: spec, arguments: arguments)
+        let empty = try #require(try Self.feed(navd).json()["next"]?.string)
+        #expect(try Self.feed(navd, "after=\(empty)").status == 200)
+        let session = try Self.session(navd)
+        try navd.navigate(session, "list_news")
+        let newest = try #require(try Self.all(navd).last?["cursor"]?.string)
+        let above = try #require(Int(newest)) + 1
+        func refused(_ query: String, headers: [String: String] = [:]) throws {
+            let answer = try navd.request(
+                "GET", "/v1/feed?" + query, headers: headers.merging(["Authorization": "Bearer \(Self.admin)"]) { a, _ in a })
+            #expect(answer.status == 400, "\(store) \(query) \(headers)")
+            #expect(answer.code == "invalid_request", "\(store) \(query)")
+            #expect(
+                try answer.json()["param"]?.string == (headers["Last-Event-ID"] == nil ? "after" : "Last-Event-ID"), "\(store) \(query)")
+        }
+        for query in ["after=\(above)", "after=999999", "after=1.0", "after=7.3", "after=\(above)&wait=5"] { try refused(query) }
+        try refused("", headers: ["Last-Event-ID": "999999", "Accept": "text/event-stream"])
+        try refused("after=0", headers: ["Last-Event-ID": "\(above)"])
+        for query in ["after=\(newest)", "after=0", "after=\(empty)"] {
+            #expect(try Self.feed(navd, query).status == 200, "\(store) \(query)")
+        }
+        let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(navd.port)", "NAVD_ADMIN_TOKEN": Self.admin])
+        defer { cli.remove() }
+        let run = try cli.run(["feed", "--after", "999999"])
+        #expect(run.status == 1, "\(run)")
+        #expect(run.errors.contains("invalid_request"), "\(run)")
+        // The newest record purged: its cursor was handed out, and stays valid.
+        let purge = try navd.request(
+            "POST", "/v1/feed/purge", headers: ["Authorization": "Bearer \(Self.admin)", "Content-Type": "application/json"],
+            body: Array("{\"session\":\"\(session.id)\"}".utf8))
+        #expect(purge.status == 200)
+        #expect(try Self.feed(navd, "after=\(newest)").status == 200)
+        try refused("after=\(above)")
+        guard store == "sqlite" else { return #expect(try navd.stop() == 0) }
+        // After a restart, and after a kill -9.
+        for crash in [false, true] {
+            if crash { navd.crash() } else { #expect(try navd.stop() == 0) }
+            navd = try DaemonHarness(store: spec, arguments: arguments)
+            let page = try Self.feed(navd, "after=\(newest)")
+            #expect(page.status == 200)
+            #expect(try page.json()["next"]?.string == newest)
+            try refused("after=\(above)")
+        }
+        #expect(try navd.stop() == 0)
+    }
+
     /// A long poll on an empty page answers with the next record as soon as it is written.
     @Test func aLongPollAnswersWithTheNextRecord() throws {
         let navd = try Self.start()

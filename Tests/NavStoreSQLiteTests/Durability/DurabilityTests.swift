@@ -142,6 +142,87 @@ import Testing
         for daemon in daemons { #expect(try daemon.stop() == 0) }
     }
 
+    /// Three processes on one PostgreSQL take changes to the same sessions (each session's
+    /// changes go round the processes) while one of them is killed with SIGKILL, the other two
+    /// go on, and it is started again. Then the whole feed, paged with `next`, holds for every
+    /// session versions 1…N once each, in version order, with N its stored version and at least
+    /// its last acknowledged one: every acknowledged change has its record, and no record is
+    /// there without its change (docs/design.md, "Written with the change").
+    @Test(.needsPostgres) func threeProcessesOnPostgresKeepEveryAcknowledgedChangeInTheFeedThroughKillDashNine() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let admin = "kill-feed-admin-token-0123456789"
+        let arguments = ["--admin-token", admin, "--threads", "8", "--pg-connections", "2"]
+        let daemons = Locked(try (0..<3).map { _ in try DaemonHarness(store: cluster.url, arguments: arguments) })
+        let initial = daemons.withLock { $0 }
+        let sessions = try (0..<12).map { index in try initial[index % 3].createSession() }
+        let acknowledged = Locked<[String: Int]>([:])
+        let stop = Locked(false)
+        let group = DispatchGroup()
+        // Six clients, each owning two sessions (so each session's acknowledged versions are
+        // known in order), each change sent to the next process round.
+        for client in 0..<6 {
+            group.enter()
+            Thread {
+                var step = client
+                while !stop.withLock({ $0 }) {
+                    let session = sessions[client * 2 + step % 2]
+                    let daemon = daemons.withLock { $0[step % 3] }
+                    let path = (step / 2) % 2 == 0 ? NewsPaths.pathA : NewsPaths.pathB
+                    step += 1
+                    guard
+                        let answer = try? daemon.send(
+                            "POST", session.url + "/navigate", json: ["path": .string(path)], token: session.token),
+                        answer.status == 200, let version = try? answer.json()["version"]?.int
+                    else { continue }
+                    acknowledged.withLock { $0[session.id] = max($0[session.id] ?? 0, version) }
+                }
+                group.leave()
+            }.start()
+        }
+        func total() -> Int { acknowledged.withLock { $0.values.reduce(0, +) } }
+        func waitFor(moreThan count: Int, seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while total() <= count, Date() < deadline { usleep(20_000) }
+        }
+        waitFor(moreThan: 400, seconds: 15)
+        usleep(UInt32.random(in: 0...300_000))
+        initial[1].crash()
+        let atKill = total()
+        waitFor(moreThan: atKill + 400, seconds: 15)
+        let atRestart = total()
+        let restarted = try DaemonHarness(store: cluster.url, arguments: arguments)
+        daemons.withLock { $0[1] = restarted }
+        waitFor(moreThan: atRestart + 300, seconds: 15)
+        stop.withLock { $0 = true }
+        group.wait()
+        #expect(atKill > 400 && atRestart > atKill + 400 && total() > atRestart + 300, "\(atKill) \(atRestart) \(total())")
+
+        // The whole feed, paged with `next` through one process.
+        let reader = daemons.withLock { $0[2] }
+        var records: [JSON] = []
+        var query = "limit=1000"
+        while true {
+            let page = try reader.request("GET", "/v1/feed?" + query, headers: ["Authorization": "Bearer \(admin)"]).json()
+            let got = try #require(page["records"]?.array)
+            records += got
+            guard !got.isEmpty, let next = page["next"]?.string else { break }
+            query = "limit=1000&after=\(next)"
+        }
+        let ids = records.compactMap { $0["id"]?.string }
+        #expect(Set(ids).count == ids.count, "a record twice")
+        for session in sessions {
+            let view = try reader.view(session)
+            let stored = try #require(view["version"]?.int)
+            let mine = records.filter { $0["session"]?.string == session.id }
+            let versions = mine.compactMap { $0["version"]?.int }
+            #expect(versions == Array(1...stored), "session \(session.id): stored version \(stored), records \(versions)")
+            #expect(stored >= acknowledged.withLock { $0[session.id] ?? 1 }, "session \(session.id)")
+            #expect(mine.last?["to"]?["path"]?.string == view["path"]?.string, "session \(session.id)")
+        }
+        for daemon in daemons.withLock({ $0 }) { #expect(try daemon.stop() == 0) }
+    }
+
     /// The same through group commit (docs/design.md, "PostgreSQL"): each process has many more request threads than
     /// connections, so changes to the same and to other sessions wait together and are committed
     /// in groups, while other processes change the same sessions — a lost race inside a group

@@ -7515,9 +7515,11 @@ public struct Client: APIProtocol {
     /// arguments and creation contexts as their keys; a result as `true`. `form=full` carries
     /// every value and needs the admin token. Needs the admin token or the backend token; any
     /// other token (a session's, a watch token) answers 403. A cursor older than what is retained
-    /// answers 410 `cursor_expired`; a malformed cursor or time, or `limit`, `wait` or `form` out
-    /// of range, 400 `invalid_request` with `param`. With `--feed-retention 0` there is no feed:
-    /// 404 `not_found`.
+    /// answers 410 `cursor_expired`; a malformed cursor or time, a cursor this feed never handed
+    /// out (above the newest record's or empty page's `next`, or another store's form), or
+    /// `limit`, `wait` or `form` out of range, 400 `invalid_request` with `param` (`after`, or
+    /// `Last-Event-ID`). A cursor whose record was purged or swept stays valid, and `0` always
+    /// is. With `--feed-retention 0` there is no feed: 404 `not_found`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/feed`.

@@ -7917,9 +7917,11 @@ public enum Operations {
     /// arguments and creation contexts as their keys; a result as `true`. `form=full` carries
     /// every value and needs the admin token. Needs the admin token or the backend token; any
     /// other token (a session's, a watch token) answers 403. A cursor older than what is retained
-    /// answers 410 `cursor_expired`; a malformed cursor or time, or `limit`, `wait` or `form` out
-    /// of range, 400 `invalid_request` with `param`. With `--feed-retention 0` there is no feed:
-    /// 404 `not_found`.
+    /// answers 410 `cursor_expired`; a malformed cursor or time, a cursor this feed never handed
+    /// out (above the newest record's or empty page's `next`, or another store's form), or
+    /// `limit`, `wait` or `form` out of range, 400 `invalid_request` with `param` (`after`, or
+    /// `Last-Event-ID`). A cursor whose record was purged or swept stays valid, and `0` always
+    /// is. With `--feed-retention 0` there is no feed: 404 `not_found`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/feed`.
@@ -7929,7 +7931,7 @@ public enum Operations {
         public struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/feed/GET/query`.
             public struct Query: Sendable, Hashable {
-                /// Records after this cursor (exclusive).
+                /// Records after this cursor (exclusive), one this feed handed out (else 400).
                 ///
                 /// - Remark: Generated from `#/paths/v1/feed/GET/query/after`.
                 public var after: Components.Schemas.FeedCursor?
@@ -7957,7 +7959,7 @@ public enum Operations {
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
-                ///   - after: Records after this cursor (exclusive).
+                ///   - after: Records after this cursor (exclusive), one this feed handed out (else 400).
                 ///   - since: Without `after`, from the first record at or after this time (RFC 3339).
                 ///   - limit: The most records to return.
                 ///   - wait: A long poll's longest wait, in seconds (0, the default, answers at once).

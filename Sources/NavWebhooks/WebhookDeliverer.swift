@@ -219,6 +219,17 @@ package final class WebhookDeliverer: Sendable {
         } catch let error where error.code == .cursorExpired {
             skipExpired(&progress, because: "position \(position) expired before its records were delivered")
             return false
+        } catch let error where error.code == .invalidRequest {
+            // A position this store never handed out (a memory store's meta kept elsewhere, a
+            // database restored from before it): start at the newest record, as a new endpoint does.
+            logger.error(
+                "webhook position unknown to the store; starting at the newest record",
+                metadata: ["endpoint": "\(endpoint.name)", "position": "\(position)"])
+            let newest = try WebhookError.service { () throws(ServiceError) in
+                try sessions.feed(from: .since(.max), limit: 1, form: .analytics).next
+            }
+            try save(&progress, to: newest)
+            return false
         } catch {
             throw WebhookError(error.detail)
         }

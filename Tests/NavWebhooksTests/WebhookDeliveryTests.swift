@@ -272,6 +272,25 @@ import Testing
         #expect(deliverer.status.lastError == nil)
     }
 
+    /// A stored position the feed never handed out (a database restored from before it was
+    /// stored, say): delivery goes on from the newest record instead of failing on every round.
+    @Test func aPositionTheFeedNeverGaveStartsAtTheNewestRecord() throws {
+        let navd = try Self.daemon()
+        try Self.changes(navd, sessions: 1)
+        let store = navd.application.sessions.store
+        #expect(try store.replaceMetaValue(WebhookDeliverer.positionKey("hook"), with: "999999", ifCurrent: nil))
+        let receiver = try WebhookReceiver(secrets: [Self.secret])
+        let deliverer = Self.deliverer(navd, receiver, secrets: [Self.secret])
+        deliverer.start()
+        defer { deliverer.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while deliverer.status.position == "999999" || deliverer.status.position == nil, Date() < deadline { usleep(20_000) }
+        let session = try navd.createSession()
+        #expect(receiver.wait(seconds: 5) { $0.uniqueIDs.contains("\(session.id):1") })
+        #expect(receiver.uniqueIDs == ["\(session.id):1"])
+        #expect(deliverer.status.lastError == nil)
+    }
+
     @Test func secretsAndNames() {
         #expect(
             WebhookEndpoint.secretBytes("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")

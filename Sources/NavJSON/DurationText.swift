@@ -8,7 +8,9 @@ public enum DurationText {
         if utf8.count > 2, utf8.suffix(2).elementsEqual("ms".utf8) {
             return whole(utf8.dropLast(2)).flatMap { $0 >= 0 ? $0 : nil }
         }
-        let units: [UInt8: Int64] = [UInt8(ascii: "s"): 1000, UInt8(ascii: "m"): 60_000, UInt8(ascii: "h"): 3_600_000, UInt8(ascii: "d"): 86_400_000]
+        let units: [UInt8: Int64] = [
+            UInt8(ascii: "s"): 1000, UInt8(ascii: "m"): 60_000, UInt8(ascii: "h"): 3_600_000, UInt8(ascii: "d"): 86_400_000
+        ]
         if let last = utf8.last, let unit = units[last], let amount = whole(utf8.dropLast()), amount >= 0 {
             return amount.multipliedReportingOverflow(by: unit).overflow ? nil : amount * unit
         }

@@ -240,6 +240,10 @@ package final class SQLiteConnection {
             _ = try step()
         }
 
+        package func isNull(_ column: Int32) -> Bool {
+            sqlite3_column_type(pointer, column) == SQLITE_NULL
+        }
+
         package func int(_ column: Int32) -> Int64 {
             sqlite3_column_int64(pointer, column)
         }

@@ -116,12 +116,15 @@ extension SQLiteStore {
     /// Sets `logged` in `feed` by its position (a fold repeated after a crash writes it once).
     static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
         let record = logged.record
-        try connection.statement(
-            "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        let statement = try connection.statement(
+            "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost, to_scene, from_scene) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
         )
         .bind(1, logged.position).bind(2, record.session).bind(3, Int64(record.version)).bind(4, record.isEnd ? 1 : 0)
         .bind(5, record.graph).bind(6, record.time).bind(7, utf8: record.attributesJSON).bind(8, utf8: record.full)
-        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost)).run()
+        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost))
+        if let to = record.toScene { try statement.bind(11, to) }
+        if let from = record.fromScene { try statement.bind(12, from) }
+        try statement.run()
     }
 
     /// Records the newest position removed (purged, swept, or dropped by a repair), and with
@@ -328,5 +331,80 @@ extension SQLiteStore {
 
     package func feedUsage() -> (records: Int, bytes: Int) {
         withPublished { ($0.feed.records, $0.feed.bytes) }
+    }
+
+    // MARK: Traffic and funnels
+
+    /// The records not folded yet that reads may see (below the oldest write in flight), and that
+    /// limit: what traffic and funnels count beside the table. The table is read below the limit
+    /// and without the tail's positions, in one statement, so a record folded meanwhile is
+    /// counted once (from the tail).
+    private func visibleTail() -> (tail: [LoggedFeedRecord], visible: Int64) {
+        withPublished { published -> ([LoggedFeedRecord], Int64) in
+            let visible = published.feed.visibleLimit
+            return (published.feedTail.filter { $0.position < visible }, visible)
+        }
+    }
+
+    /// `AND position NOT IN (…the tail's positions…)`, bound as a JSON array at `index`.
+    private static func excluding(_ tail: [LoggedFeedRecord]) -> String {
+        tail.isEmpty ? "" : " AND position NOT IN (SELECT value FROM json_each(?))"
+    }
+
+    private static func positionsJSON(_ tail: [LoggedFeedRecord]) -> [UInt8] {
+        Array(("[" + tail.map { String($0.position) }.joined(separator: ",") + "]").utf8)
+    }
+
+    /// Counted by SQLite from the `feed_views` index alone (graph and time first, the scenes in
+    /// it), grouped by edge; the tail in memory.
+    package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
+        let (tail, visible) = visibleTail()
+        var traffic = try withReader { reader throws(StoreError) -> FeedTraffic in
+            let statement = try reader.statement(
+                "SELECT from_scene, to_scene, COUNT(*) FROM feed INDEXED BY feed_views WHERE graph = ? AND time >= ? AND time < ? "
+                    + "AND to_scene IS NOT NULL AND position < ?\(Self.excluding(tail)) GROUP BY from_scene, to_scene")
+            try statement.bind(1, graph).bind(2, range.lowerBound).bind(3, range.upperBound).bind(4, visible)
+            if !tail.isEmpty { try statement.bind(5, utf8: Self.positionsJSON(tail)) }
+            defer { statement.reset() }
+            var traffic = FeedTraffic()
+            while try statement.step() {
+                let from = statement.isNull(0) ? nil : statement.text(0)
+                traffic.add(from: from, to: statement.text(1), count: Int(statement.int(2)))
+            }
+            return traffic
+        }
+        for logged in tail { traffic.add(logged.record, graph: graph, in: range) }
+        return traffic
+    }
+
+    /// The step scenes' views from the `feed_views` index, by time and then session and
+    /// version (so each session's in version order), then the tail's, which come after every
+    /// one of their session's in the table (a session's changes are folded in order, and a
+    /// record written straight to the table after them is an end, never a view).
+    package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
+        var counter = FunnelCounter(steps: query.steps, within: query.within)
+        let scenes = Array(Set(query.steps)).sorted()
+        let (tail, visible) = visibleTail()
+        try withReader { reader throws(StoreError) in
+            let marks = Array(repeating: "?", count: scenes.count).joined(separator: ",")
+            let statement = try reader.statement(
+                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_views WHERE graph = ? AND time >= ? AND time < ? "
+                    + "AND to_scene IS NOT NULL AND to_scene IN (\(marks)) AND position < ?\(Self.excluding(tail)) "
+                    + "ORDER BY time, session_id, version")
+            try statement.bind(1, query.graph).bind(2, query.range.lowerBound).bind(3, query.range.upperBound)
+            for (index, scene) in scenes.enumerated() { try statement.bind(Int32(4 + index), scene) }
+            try statement.bind(Int32(4 + scenes.count), visible)
+            if !tail.isEmpty { try statement.bind(Int32(5 + scenes.count), utf8: Self.positionsJSON(tail)) }
+            defer { statement.reset() }
+            while try statement.step() {
+                counter.add(session: statement.text(0), time: statement.int(1), scene: statement.text(2))
+            }
+        }
+        for logged in tail {
+            let record = logged.record
+            guard let scene = record.toScene, record.graph == query.graph, query.range.contains(record.time) else { continue }
+            counter.add(session: record.session, time: record.time, scene: scene)
+        }
+        return counter.counts
     }
 }

@@ -96,6 +96,24 @@ package struct MemoryFeed: Sendable {
         return swept
     }
 
+    /// The views of `graph` in `range`: a pass over the records, in place.
+    package func traffic(graph: String, in range: Range<Int64>) -> FeedTraffic {
+        var traffic = FeedTraffic()
+        for index in head..<records.count { traffic.add(records[index].record, graph: graph, in: range) }
+        return traffic
+    }
+
+    /// The funnel's counts: the records are in cursor order, so each session's in version order.
+    package func funnel(_ query: FunnelQuery) -> [Int] {
+        var counter = FunnelCounter(steps: query.steps, within: query.within)
+        for index in head..<records.count {
+            let record = records[index].record
+            guard let scene = record.toScene, record.graph == query.graph, query.range.contains(record.time) else { continue }
+            counter.add(session: record.session, time: record.time, scene: scene)
+        }
+        return counter.counts
+    }
+
     private mutating func compact() {
         records.removeFirst(head)
         head = 0

@@ -176,6 +176,14 @@ package final class MemoryStore: SessionStore {
     package func feedUsage() -> (records: Int, bytes: Int) {
         feed.withLock { ($0.count, $0.bytes) }
     }
+
+    package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
+        feed.withLock { $0.traffic(graph: graph, in: range) }
+    }
+
+    package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
+        feed.withLock { $0.funnel(query) }
+    }
 }
 
 extension StoredSession {

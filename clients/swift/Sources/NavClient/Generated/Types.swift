@@ -376,6 +376,44 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/graphs/{name}/diagram`.
     /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)`.
     func getGraphDiagram(_ input: Operations.GetGraphDiagram.Input) async throws -> Operations.GetGraphDiagram.Output
+    /// How users moved through a graph (admin)
+    ///
+    /// The graph's screen views from the feed (docs/design.md, "Traffic and funnels"), over
+    /// every version of the graph: a *view* is a record whose `to` screen is another screen than
+    /// its `from` one (a creation included; a change of params, state or context is not one).
+    /// `scenes` counts views by the scene viewed; `edges` counts them by the scene of the visible
+    /// top before and after (a creation has no edge), most first. Records from `since`
+    /// (default: now less `--feed-retention`, which covers every record retained) up to `until`
+    /// (default: now, excluded); the answer echoes both. Counted from columns the store keeps
+    /// with each record: an answer within a second over a million retained records.
+    ///
+    /// Needs the admin token. A malformed `since` or `until`, or `until` before `since`: 400
+    /// `invalid_request` with `param`; an unknown graph: 404 `not_found`, as the other graph
+    /// routes; with `--feed-retention 0` there is no feed: 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/traffic`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)`.
+    func getGraphTraffic(_ input: Operations.GetGraphTraffic.Input) async throws -> Operations.GetGraphTraffic.Output
+    /// How many sessions went through scenes in order (admin)
+    ///
+    /// Of the graph's sessions (every version), how many viewed `steps[0]`, then `steps[1]`
+    /// within `within` of that view, and so on (docs/design.md, "Traffic and funnels"): a
+    /// session counts at a step when some view of that step's scene comes after a view that
+    /// counted at the step before, at most `within` later. Views are those of the `traffic`
+    /// route, from `since` up to `until` (the same defaults); the answer echoes them, and
+    /// `within` in seconds.
+    ///
+    /// Needs the admin token. `steps` is required: scene names separated by commas, at most
+    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
+    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
+    /// unknown graph, 404 `not_found`, as the other graph routes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/funnel`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)`.
+    func getGraphFunnel(_ input: Operations.GetGraphFunnel.Input) async throws -> Operations.GetGraphFunnel.Output
     /// Liveness
     ///
     /// 200 while the process serves requests.
@@ -1019,6 +1057,64 @@ extension APIProtocol {
         headers: Operations.GetGraphDiagram.Input.Headers = .init()
     ) async throws -> Operations.GetGraphDiagram.Output {
         try await getGraphDiagram(Operations.GetGraphDiagram.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How users moved through a graph (admin)
+    ///
+    /// The graph's screen views from the feed (docs/design.md, "Traffic and funnels"), over
+    /// every version of the graph: a *view* is a record whose `to` screen is another screen than
+    /// its `from` one (a creation included; a change of params, state or context is not one).
+    /// `scenes` counts views by the scene viewed; `edges` counts them by the scene of the visible
+    /// top before and after (a creation has no edge), most first. Records from `since`
+    /// (default: now less `--feed-retention`, which covers every record retained) up to `until`
+    /// (default: now, excluded); the answer echoes both. Counted from columns the store keeps
+    /// with each record: an answer within a second over a million retained records.
+    ///
+    /// Needs the admin token. A malformed `since` or `until`, or `until` before `since`: 400
+    /// `invalid_request` with `param`; an unknown graph: 404 `not_found`, as the other graph
+    /// routes; with `--feed-retention 0` there is no feed: 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/traffic`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)`.
+    public func getGraphTraffic(
+        path: Operations.GetGraphTraffic.Input.Path,
+        query: Operations.GetGraphTraffic.Input.Query = .init(),
+        headers: Operations.GetGraphTraffic.Input.Headers = .init()
+    ) async throws -> Operations.GetGraphTraffic.Output {
+        try await getGraphTraffic(Operations.GetGraphTraffic.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How many sessions went through scenes in order (admin)
+    ///
+    /// Of the graph's sessions (every version), how many viewed `steps[0]`, then `steps[1]`
+    /// within `within` of that view, and so on (docs/design.md, "Traffic and funnels"): a
+    /// session counts at a step when some view of that step's scene comes after a view that
+    /// counted at the step before, at most `within` later. Views are those of the `traffic`
+    /// route, from `since` up to `until` (the same defaults); the answer echoes them, and
+    /// `within` in seconds.
+    ///
+    /// Needs the admin token. `steps` is required: scene names separated by commas, at most
+    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
+    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
+    /// unknown graph, 404 `not_found`, as the other graph routes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/funnel`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)`.
+    public func getGraphFunnel(
+        path: Operations.GetGraphFunnel.Input.Path,
+        query: Operations.GetGraphFunnel.Input.Query,
+        headers: Operations.GetGraphFunnel.Input.Headers = .init()
+    ) async throws -> Operations.GetGraphFunnel.Output {
+        try await getGraphFunnel(Operations.GetGraphFunnel.Input(
             path: path,
             query: query,
             headers: headers

@@ -36,7 +36,7 @@ struct TrafficRoutes: Sendable {
             "until": .string(Timestamp.text(milliseconds: range.upperBound)),
             "scenes": .object(traffic.scenes.mapValues { .int($0) }),
             "edges": .array(
-                edges.map { edge, count in ["from": .string(edge.from), "to": .string(edge.to), "count": .int(count)] }),
+                edges.map { edge, count in ["from": .string(edge.from), "to": .string(edge.to), "count": .int(count)] })
         ]
     }
 
@@ -58,7 +58,7 @@ struct TrafficRoutes: Sendable {
             "until": .string(Timestamp.text(milliseconds: range.upperBound)),
             "within": .int(Int(within / 1000)),
             "steps": .array(
-                zip(steps, counts).map { scene, count in ["scene": .string(scene), "sessions": .int(count)] }),
+                zip(steps, counts).map { scene, count in ["scene": .string(scene), "sessions": .int(count)] })
         ])
     }
 

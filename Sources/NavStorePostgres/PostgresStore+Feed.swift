@@ -18,7 +18,7 @@ extension PostgresStore {
     /// A record as parameters of ``recordInsert(session:from:first:)``: version, whether it is an
     /// end, graph, time, attributes, the full form, the analytics form, cost, and its view's scenes
     /// (NULL when it is not a view); all NULL without one.
-    static func recordParameters(_ record: FeedRecord?) -> [String?] {
+    package static func recordParameters(_ record: FeedRecord?) -> [String?] {
         guard let record else { return Array(repeating: nil, count: 10) }
         return [
             String(record.version), record.isEnd ? "t" : "f", record.graph, String(record.time),
@@ -130,7 +130,7 @@ extension PostgresStore {
     }
 
     /// A PostgreSQL array literal of `values`, each quoted (`"` and `\` escaped).
-    static func arrayLiteral(_ values: [String]) -> String {
+    package static func arrayLiteral(_ values: [String]) -> String {
         var text = "{"
         for (index, value) in values.enumerated() {
             if index > 0 { text += "," }

@@ -114,7 +114,7 @@ extension SQLiteStore {
     }
 
     /// Sets `logged` in `feed` by its position (a fold repeated after a crash writes it once).
-    static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
+    package static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
         let record = logged.record
         let statement = try connection.statement(
             "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost, to_scene, from_scene) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"

@@ -25,6 +25,23 @@ package struct FeedTraffic: Sendable, Equatable {
         self.edges = edges
     }
 
+    /// A view's scenes before (nil: a creation) and after: what a pass over records counts by.
+    package struct Pair: Hashable, Sendable {
+        package var from: String?
+        package var to: String
+
+        package init(from: String?, to: String) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The traffic of views counted by pair.
+    package init(pairs: [Pair: Int]) {
+        self.init()
+        for (pair, count) in pairs { add(from: pair.from, to: pair.to, count: count) }
+    }
+
     /// Counts `count` views of `to`, from `from` (nil: a creation).
     package mutating func add(from: String?, to: String, count: Int = 1) {
         scenes[to, default: 0] += count
@@ -68,8 +85,10 @@ package struct FunnelCounter: Sendable {
     private let stepCount: Int
     /// Each step scene's places in the steps, from the last.
     private let places: [String: [Int]]
-    /// By session: when it last reached each step (`Int64.min`: not yet).
-    private var reached: [String: [Int64]] = [:]
+    /// Each session's slot in ``times``, once it viewed the first step.
+    private var slots: [String: Int] = [:]
+    /// By slot, `stepCount` times: when the session last reached each step (`Int64.min`: not yet).
+    private var times: [Int64] = []
 
     package init(steps: [String], within: Int64) {
         self.within = within
@@ -85,19 +104,21 @@ package struct FunnelCounter: Sendable {
     /// One view of `scene` by `session` at `time`, after every view of that session handed so far.
     package mutating func add(session: String, time: Int64, scene: String) {
         guard let places = places[scene] else { return }
-        if reached[session] == nil {
+        let base: Int
+        if let slot = slots[session] {
+            base = slot * stepCount
+        } else {
             // Only a view of the first step starts a session's funnel.
             guard places.last == 0 else { return }
-            reached[session] = [Int64](repeating: .min, count: stepCount)
+            base = times.count
+            slots[session] = base / stepCount
+            times.append(contentsOf: repeatElement(.min, count: stepCount))
         }
-        let within = within
-        reached[session]?.withUnsafeMutableBufferPointer { times in
-            for place in places {
-                if place == 0 {
-                    times[0] = time
-                } else if times[place - 1] != .min, time - times[place - 1] <= within {
-                    times[place] = time
-                }
+        for place in places {
+            if place == 0 {
+                times[base] = time
+            } else if times[base + place - 1] != .min, time - times[base + place - 1] <= within {
+                times[base + place] = time
             }
         }
     }
@@ -105,9 +126,7 @@ package struct FunnelCounter: Sendable {
     /// Per step, the sessions that reached it.
     package var counts: [Int] {
         var counts = [Int](repeating: 0, count: stepCount)
-        for times in reached.values {
-            for index in times.indices where times[index] != .min { counts[index] += 1 }
-        }
+        for index in times.indices where times[index] != .min { counts[index % stepCount] += 1 }
         return counts
     }
 }

@@ -96,20 +96,31 @@ package struct MemoryFeed: Sendable {
         return swept
     }
 
-    /// The views of `graph` in `range`: a pass over the records, in place.
+    /// The views of `graph` in `range`: a pass over the records, in place (no record copied),
+    /// counted by pair of scenes (one count a view), the scenes' totals from those.
     package func traffic(graph: String, in range: Range<Int64>) -> FeedTraffic {
-        var traffic = FeedTraffic()
-        for index in head..<records.count { traffic.add(records[index].record, graph: graph, in: range) }
-        return traffic
+        var pairs: [FeedTraffic.Pair: Int] = [:]
+        records.withUnsafeBufferPointer { records in
+            for index in head..<records.count {
+                guard let to = records[index].record.toScene, range.contains(records[index].record.time),
+                    records[index].record.graph == graph
+                else { continue }
+                pairs[FeedTraffic.Pair(from: records[index].record.fromScene, to: to), default: 0] += 1
+            }
+        }
+        return FeedTraffic(pairs: pairs)
     }
 
     /// The funnel's counts: the records are in cursor order, so each session's in version order.
     package func funnel(_ query: FunnelQuery) -> [Int] {
         var counter = FunnelCounter(steps: query.steps, within: query.within)
-        for index in head..<records.count {
-            let record = records[index].record
-            guard let scene = record.toScene, record.graph == query.graph, query.range.contains(record.time) else { continue }
-            counter.add(session: record.session, time: record.time, scene: scene)
+        records.withUnsafeBufferPointer { records in
+            for index in head..<records.count {
+                guard let scene = records[index].record.toScene, query.range.contains(records[index].record.time),
+                    records[index].record.graph == query.graph
+                else { continue }
+                counter.add(session: records[index].record.session, time: records[index].record.time, scene: scene)
+            }
         }
         return counter.counts
     }

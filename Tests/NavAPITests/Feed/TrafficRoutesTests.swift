@@ -149,6 +149,28 @@ import Testing
         }
     }
 
+    /// `?traffic=T` on the diagram: the admin token only; the views drawn; a bad time is 400.
+    @Test func theDiagramDrawsTrafficForTheAdmin() throws {
+        let navd = try Self.start()
+        defer { _ = try? navd.stop() }
+        try Self.journeys(navd)
+        let since = "2020-01-01T00:00:00Z"
+        let svg = try Self.get(navd, "/v1/graphs/news/diagram?traffic=\(since)")
+        #expect(svg.status == 200, "\(svg)")
+        #expect(svg.headers["cache-control"] == "no-store")
+        #expect(svg.text.contains(#"id="scene-top" data-scene="top" data-views="4">"#), "\(svg.text.prefix(3000))")
+        #expect(svg.text.contains(#"data-from="top" data-to="list_news" data-link="news" data-count="2">"#))
+        let dot = try Self.get(navd, "/v1/graphs/news/diagram?format=dot&traffic=\(since)")
+        #expect(dot.text.contains(#""list_news" -> "top" [label="1", class="edge traffic""#), "\(dot.text)")
+        // Without `traffic`, open as ever and without counts.
+        let plain = try Self.get(navd, "/v1/graphs/news/diagram", token: nil)
+        #expect(plain.status == 200 && !plain.text.contains("data-views"))
+        #expect(try Self.get(navd, "/v1/graphs/news/diagram?traffic=\(since)", token: nil).status == 401)
+        #expect(try Self.get(navd, "/v1/graphs/news/diagram?traffic=\(since)", token: Self.backend).status == 403)
+        let bad = try Self.get(navd, "/v1/graphs/news/diagram?traffic=yesterday")
+        #expect(try bad.status == 400 && bad.json()["param"]?.string == "traffic")
+    }
+
     static func time(_ text: String) -> Double? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -9798,7 +9798,17 @@ public struct Client: APIProtocol {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -9837,6 +9847,13 @@ public struct Client: APIProtocol {
                     explode: true,
                     name: "version",
                     value: input.query.version
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "traffic",
+                    value: input.query.traffic
                 )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
@@ -9928,6 +9945,73 @@ public struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .badRequest(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                case 401:
+                    let headers: Components.Responses.Unauthorized.Headers = .init(
+                        xRequestId: try converter.getRequiredHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "X-Request-Id",
+                            as: Components.Headers.XRequestId.self
+                        ),
+                        wwwAuthenticate: try converter.getRequiredHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.WWWAuthenticate.self
+                        )
+                    )
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Unauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                case 403:
+                    let headers: Components.Responses.Forbidden.Headers = .init(xRequestId: try converter.getRequiredHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "X-Request-Id",
+                        as: Components.Headers.XRequestId.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Forbidden.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .forbidden(.init(
                         headers: headers,
                         body: body
                     ))

@@ -10542,7 +10542,17 @@ public enum Operations {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -10586,17 +10596,24 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/graphs/{name}/diagram/GET/query/version`.
                 public var version: Swift.Int?
+                /// Draw the graph's views since this time (RFC 3339); needs the admin token.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/diagram/GET/query/traffic`.
+                public var traffic: Foundation.Date?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - format: The diagram's format; default `svg`. Any other value is 400 `invalid_request` with `param` `format`.
                 ///   - version: A stored version of the graph; default the latest.
+                ///   - traffic: Draw the graph's views since this time (RFC 3339); needs the admin token.
                 public init(
                     format: Operations.GetGraphDiagram.Input.Query.FormatPayload? = nil,
-                    version: Swift.Int? = nil
+                    version: Swift.Int? = nil,
+                    traffic: Foundation.Date? = nil
                 ) {
                     self.format = format
                     self.version = version
+                    self.traffic = traffic
                 }
             }
             public var query: Operations.GetGraphDiagram.Input.Query
@@ -10774,6 +10791,56 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
                             response: self
                         )
                     }

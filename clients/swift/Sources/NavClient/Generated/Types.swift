@@ -365,7 +365,17 @@ public protocol APIProtocol: Sendable {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -1041,7 +1051,17 @@ extension APIProtocol {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400

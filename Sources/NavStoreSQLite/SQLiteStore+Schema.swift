@@ -112,8 +112,9 @@ extension SQLiteStore {
 
     /// Schema version 8's addition: each feed record's view (``FeedRecord/toScene``, and
     /// ``FeedRecord/fromScene``; both NULL for a record that is not a view), written with the
-    /// record, and an index of the views by graph and time that holds what traffic and funnels read
-    /// (docs/design.md, "Traffic and funnels"), so they read no record's JSON and no table row.
+    /// record, and an index of the views by graph, then session in version order, that holds what
+    /// traffic and funnels read (docs/design.md, "Traffic and funnels"), so they read no record's
+    /// JSON and no table row, and a funnel sees each session's views together.
     /// The records already kept get theirs from their `from` and `to` screens, once.
     static let feedViewColumns = """
         ALTER TABLE feed ADD COLUMN to_scene TEXT;
@@ -123,7 +124,7 @@ extension SQLiteStore {
             from_scene = json_extract('{' || full, '$.from.screen.scene')
         WHERE json_extract('{' || full, '$.to.screen.id') IS NOT NULL
             AND json_extract('{' || full, '$.to.screen.id') IS NOT json_extract('{' || full, '$.from.screen.id');
-        CREATE INDEX feed_views ON feed (graph, time, session_id, version, to_scene, from_scene) WHERE to_scene IS NOT NULL;
+        CREATE INDEX feed_views ON feed (graph, session_id, version, time, to_scene, from_scene) WHERE to_scene IS NOT NULL;
 
         """
 

@@ -115,14 +115,16 @@ func time(_ name: String, _ body: () throws -> String) rethrows {
     var samples: [Double] = []
     for _ in 0..<runs {
         /// The bench reads no session.
-let noSessions: SnapshotDecoder = { _, _, _ throws(StoreError) in throw StoreError(message: "no sessions in this bench") }
+        let noSessions: SnapshotDecoder = { _, _, _ throws(StoreError) in throw StoreError(message: "no sessions in this bench") }
 
-let began = now()
+        let began = now()
         answer = try body()
         samples.append((now() - began) * 1000)
     }
     samples.sort()
-    print("\(name): median \(whole(samples[samples.count / 2])) ms (min \(whole(samples[0])), max \(whole(samples[samples.count - 1]))) — \(answer)")
+    print(
+        "\(name): median \(whole(samples[samples.count / 2])) ms (min \(whole(samples[0])), max \(whole(samples[samples.count - 1]))) — \(answer)"
+    )
 }
 
 /// The bench reads no session.

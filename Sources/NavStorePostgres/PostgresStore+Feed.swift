@@ -369,15 +369,15 @@ extension PostgresStore {
     /// The records and bytes the sweep counted, and those written since: read at most every
     /// ``StoreStatistics/sessionCountSeconds`` (a scrape of every replica does not read the table
     /// each time); the last reading, or none, while PostgreSQL cannot be reached.
-    /// Counted by PostgreSQL from the `feed_views` index (graph and time first, the scenes
-    /// included), grouped by edge. What is committed is counted: traffic needs no horizon, since it
-    /// hands out no cursor.
+    /// Counted by PostgreSQL from the `feed_views` index alone (an index-only scan of the graph's
+    /// views, the time checked in it), grouped by edge. What is committed is counted: traffic
+    /// needs no horizon, since it hands out no cursor.
     package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
         try pool.with { connection throws(StoreError) -> FeedTraffic in
             let result = try connection.execute(
                 """
                 SELECT from_scene, to_scene, count(*) FROM feed
-                WHERE graph = $1 AND time >= $2::bigint AND time < $3::bigint AND to_scene IS NOT NULL
+                WHERE graph = $1 AND to_scene IS NOT NULL AND time >= $2::bigint AND time < $3::bigint
                 GROUP BY from_scene, to_scene
                 """,
                 [graph, String(range.lowerBound), String(range.upperBound)], prepare: true)
@@ -390,23 +390,29 @@ extension PostgresStore {
         }
     }
 
-    /// The step scenes' views from the `feed_views` index, by time and then session and version
-    /// (each session's in version order), counted here.
+    /// The step scenes' views from the `feed_views` index, session by session in version order,
+    /// each scene as its place in the steps: a string is made per session, not per row.
     package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
-        try pool.with { connection throws(StoreError) -> [Int] in
+        let scenes = Array(Set(query.steps)).sorted()
+        return try pool.with { connection throws(StoreError) -> [Int] in
             let result = try connection.execute(
                 """
-                SELECT session_id, time, to_scene FROM feed
-                WHERE graph = $1 AND time >= $2::bigint AND time < $3::bigint AND to_scene IS NOT NULL AND to_scene = ANY($4::text[])
-                ORDER BY time, session_id, version
+                SELECT session_id, time, array_position($4::text[], to_scene) FROM feed
+                WHERE graph = $1 AND to_scene IS NOT NULL AND to_scene = ANY($4::text[]) AND time >= $2::bigint AND time < $3::bigint
+                ORDER BY session_id, version
                 """,
-                [
-                    query.graph, String(query.range.lowerBound), String(query.range.upperBound),
-                    Self.arrayLiteral(Array(Set(query.steps)).sorted())
-                ], prepare: true)
+                [query.graph, String(query.range.lowerBound), String(query.range.upperBound), Self.arrayLiteral(scenes)], prepare: true)
             var counter = FunnelCounter(steps: query.steps, within: query.within)
+            var session = ""
+            var sessionBytes: [UInt8] = []
             for row in 0..<result.rowCount {
-                counter.add(session: result.text(row, 0), time: result.int(row, 1), scene: result.text(row, 2))
+                if !result.withBytes(row, 0, { $0.elementsEqual(sessionBytes) }) {
+                    sessionBytes = result.bytes(row, 0)
+                    session = String(decoding: sessionBytes, as: UTF8.self)
+                }
+                let place = Int(result.int(row, 2)) - 1
+                guard scenes.indices.contains(place) else { continue }
+                counter.add(session: session, time: result.int(row, 1), scene: scenes[place])
             }
             return counter.counts
         }

@@ -117,8 +117,9 @@ extension PostgresStore {
         INSERT INTO feed_state VALUES (true, '0', 0, 0, 0, '0', 0);
         """,
         // Each feed record's view (its `to` screen's scene when that is another screen than its
-        // `from` one; NULL otherwise), written with the record, and an index of the views by graph
-        // and time that holds what traffic and funnels read (docs/design.md, "Traffic and funnels").
+        // `from` one; NULL otherwise), written with the record, and an index of the views by graph,
+        // then session in version order, that holds what traffic and funnels read (docs/design.md,
+        // "Traffic and funnels").
         // The records already kept get theirs from their screens, once.
         """
         ALTER TABLE feed ADD COLUMN to_scene TEXT, ADD COLUMN from_scene TEXT;
@@ -127,7 +128,7 @@ extension PostgresStore {
             from_scene = ('{' || full_form)::jsonb #>> '{from,screen,scene}'
         WHERE ('{' || full_form)::jsonb #>> '{to,screen,id}' IS NOT NULL
             AND ('{' || full_form)::jsonb #>> '{to,screen,id}' IS DISTINCT FROM ('{' || full_form)::jsonb #>> '{from,screen,id}';
-        CREATE INDEX feed_views ON feed (graph, time, session_id, version) INCLUDE (to_scene, from_scene) WHERE to_scene IS NOT NULL;
+        CREATE INDEX feed_views ON feed (graph, session_id, version) INCLUDE (time, to_scene, from_scene) WHERE to_scene IS NOT NULL;
         """
     ]
 }

@@ -169,6 +169,13 @@ let package = Package(
             // for less (navigate ~9% more requests/s on the benchmark machine; BENCHMARKS.md).
             linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
+        // bench/traffic.sh's tool: fills a store's feed with a million records and times traffic
+        // and funnels on it (BENCHMARKS.md, "Traffic and funnels"). Not part of the daemon.
+        .executableTarget(
+            name: "navd-traffic-bench",
+            dependencies: ["NavSessions", "NavStoreSQLite", "NavStorePostgres"],
+            path: "bench/TrafficBench"
+        ),
         .testTarget(
             name: "NavJSONTests",
             dependencies: ["NavJSON"]

@@ -20,7 +20,7 @@ ARTIFACTS=.build/browser-test
 
 # shellcheck source=scripts/lib/navd.sh
 source scripts/lib/navd.sh
-start_navd browser-test --store memory --graph Examples/news.json
+start_navd browser-test --store memory --graph Examples/news.json --admin-token browser-test-admin-token
 
 STATUS=0
 "$PYTHON" Tests/Browser/web_client_test.py --url "http://127.0.0.1:$PORT" --artifacts "$ARTIFACTS" \

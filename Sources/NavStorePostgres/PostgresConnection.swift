@@ -304,6 +304,12 @@ package final class PostgresResult {
     package func int(_ row: Int, _ column: Int) -> Int64 {
         Int64(text(row, column)) ?? 0
     }
+
+    /// The value's bytes in place (valid only inside `body`), without a copy.
+    func withBytes<R>(_ row: Int, _ column: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, Int32(row), Int32(column)))))
+    }
 }
 
 extension String {

@@ -16,24 +16,25 @@ import NavSessions
 /// anywhere in the cluster, holds the horizon, and the feed waits for it.
 extension PostgresStore {
     /// A record as parameters of ``recordInsert(session:from:first:)``: version, whether it is an
-    /// end, graph, time, attributes, the full form, the analytics form, cost; all NULL without one.
-    static func recordParameters(_ record: FeedRecord?) -> [String?] {
-        guard let record else { return Array(repeating: nil, count: 8) }
+    /// end, graph, time, attributes, the full form, the analytics form, cost, and its view's scenes
+    /// (NULL when it is not a view); all NULL without one.
+    package static func recordParameters(_ record: FeedRecord?) -> [String?] {
+        guard let record else { return Array(repeating: nil, count: 10) }
         return [
             String(record.version), record.isEnd ? "t" : "f", record.graph, String(record.time),
             String(decoding: record.attributesJSON, as: UTF8.self), String(decoding: record.full, as: UTF8.self),
-            String(decoding: record.analyticsIfDifferent, as: UTF8.self), String(record.cost)
+            String(decoding: record.analyticsIfDifferent, as: UTF8.self), String(record.cost), record.toScene, record.fromScene
         ]
     }
 
     /// `INSERT … SELECT` of a record (``recordParameters(_:)`` from `$first`) for the session
     /// `session` of each row of `source`: none when the change wrote no row.
     static func recordInsert(session: String, from source: String, first: Int) -> String {
-        let p = (first..<first + 8).map { "$" + String($0) }
+        let p = (first..<first + 10).map { "$" + String($0) }
         return """
-            INSERT INTO feed (session_id, version, is_end, graph, time, attributes, full_form, analytics, cost)
+            INSERT INTO feed (session_id, version, is_end, graph, time, attributes, full_form, analytics, cost, to_scene, from_scene)
             SELECT \(session), \(p[0])::bigint, \(p[1])::boolean, \(p[2])::text, \(p[3])::bigint, \(p[4])::jsonb, \(p[5])::text, \
-            \(p[6])::text, \(p[7])::integer FROM \(source)
+            \(p[6])::text, \(p[7])::integer, \(p[8])::text, \(p[9])::text FROM \(source)
             """
     }
 
@@ -129,7 +130,7 @@ extension PostgresStore {
     }
 
     /// A PostgreSQL array literal of `values`, each quoted (`"` and `\` escaped).
-    static func arrayLiteral(_ values: [String]) -> String {
+    package static func arrayLiteral(_ values: [String]) -> String {
         var text = "{"
         for (index, value) in values.enumerated() {
             if index > 0 { text += "," }
@@ -386,6 +387,55 @@ extension PostgresStore {
     /// The records and bytes the sweep counted, and those written since: read at most every
     /// ``StoreStatistics/sessionCountSeconds`` (a scrape of every replica does not read the table
     /// each time); the last reading, or none, while PostgreSQL cannot be reached.
+    /// Counted by PostgreSQL from the `feed_views` index alone (an index-only scan of the graph's
+    /// views, the time checked in it), grouped by edge. What is committed is counted: traffic
+    /// needs no horizon, since it hands out no cursor.
+    package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
+        try pool.with { connection throws(StoreError) -> FeedTraffic in
+            let result = try connection.execute(
+                """
+                SELECT from_scene, to_scene, count(*) FROM feed
+                WHERE graph = $1 AND to_scene IS NOT NULL AND time >= $2::bigint AND time < $3::bigint
+                GROUP BY from_scene, to_scene
+                """,
+                [graph, String(range.lowerBound), String(range.upperBound)], prepare: true)
+            var traffic = FeedTraffic()
+            for row in 0..<result.rowCount {
+                traffic.add(
+                    from: result.isNull(row, 0) ? nil : result.text(row, 0), to: result.text(row, 1), count: Int(result.int(row, 2)))
+            }
+            return traffic
+        }
+    }
+
+    /// The step scenes' views from the `feed_views` index, session by session in version order,
+    /// each scene as its place in the steps: a string is made per session, not per row.
+    package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
+        let scenes = Array(Set(query.steps)).sorted()
+        return try pool.with { connection throws(StoreError) -> [Int] in
+            let result = try connection.execute(
+                """
+                SELECT session_id, time, array_position($4::text[], to_scene) FROM feed
+                WHERE graph = $1 AND to_scene IS NOT NULL AND to_scene = ANY($4::text[]) AND time >= $2::bigint AND time < $3::bigint
+                ORDER BY session_id, version
+                """,
+                [query.graph, String(query.range.lowerBound), String(query.range.upperBound), Self.arrayLiteral(scenes)], prepare: true)
+            var counter = FunnelCounter(steps: query.steps, within: query.within)
+            var session = ""
+            var sessionBytes: [UInt8] = []
+            for row in 0..<result.rowCount {
+                if !result.withBytes(row, 0, { $0.elementsEqual(sessionBytes) }) {
+                    sessionBytes = result.bytes(row, 0)
+                    session = String(decoding: sessionBytes, as: UTF8.self)
+                }
+                let place = Int(result.int(row, 2)) - 1
+                guard scenes.indices.contains(place) else { continue }
+                counter.add(session: session, time: result.int(row, 1), scene: scenes[place])
+            }
+            return counter.counts
+        }
+    }
+
     package func feedUsage() -> (records: Int, bytes: Int) {
         let now = Clock.seconds()
         let (due, last) = feedUsageCache.withLock { cache -> (Bool, (records: Int, bytes: Int)) in

@@ -292,6 +292,9 @@ package final class ChangeLog {
             for field in [Array(feed.record.graph.utf8), feed.record.attributesJSON, feed.record.full, feed.record.analyticsIfDifferent] {
                 append(field, to: &bytes)
             }
+            // The view's scenes (none: not a view; a scene name is never empty).
+            append(Array((feed.record.toScene ?? "").utf8), to: &bytes)
+            append(Array((feed.record.fromScene ?? "").utf8), to: &bytes)
         }
         let length = UInt32(bytes.count - start - 12)
         withUnsafeBytes(of: length.littleEndian) { bytes.replaceSubrange(start..<start + 4, with: $0) }
@@ -335,11 +338,21 @@ package final class ChangeLog {
                 // Attributes that do not read back as an object leave the record without them,
                 // as a purge by attribute would then find it: by none.
                 let values = (try? JSONValue(parsing: attributes))?.objectValue ?? [:]
+                // A record of an older navd ends here: its view is read from its screens.
+                var view: (from: String?, to: String)?
+                if reader.atEnd {
+                    view = FeedRecord.view(fromFull: full)
+                } else {
+                    guard let to = reader.field(), let from = reader.field() else { return nil }
+                    view =
+                        to.isEmpty ? nil : (from.isEmpty ? nil : String(decoding: from, as: UTF8.self), String(decoding: to, as: UTF8.self))
+                }
                 record.feed = LoggedFeedRecord(
                     position: position,
                     record: FeedRecord(
                         session: record.sessionID, version: Int(version), isEnd: isEnd != 0, graph: String(decoding: graph, as: UTF8.self),
-                        time: time, attributes: values, full: full, analytics: analytics.isEmpty ? full : analytics))
+                        time: time, attributes: values, full: full, analytics: analytics.isEmpty ? full : analytics, fromScene: view?.from,
+                        toScene: view?.to))
             }
             guard reader.atEnd else { return nil }
             return (record, start + Int(length))

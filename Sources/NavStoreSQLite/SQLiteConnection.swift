@@ -240,6 +240,16 @@ package final class SQLiteConnection {
             _ = try step()
         }
 
+        /// The column's text bytes, in place (valid only inside `body`, until the next step).
+        package func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            guard let text = sqlite3_column_text(pointer, column) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(pointer, column))))
+        }
+
+        package func isNull(_ column: Int32) -> Bool {
+            sqlite3_column_type(pointer, column) == SQLITE_NULL
+        }
+
         package func int(_ column: Int32) -> Int64 {
             sqlite3_column_int64(pointer, column)
         }

@@ -122,14 +122,17 @@ extension SQLiteStore {
     }
 
     /// Sets `logged` in `feed` by its position (a fold repeated after a crash writes it once).
-    static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
+    package static func insertFeed(_ logged: LoggedFeedRecord, _ connection: SQLiteConnection) throws(StoreError) {
         let record = logged.record
-        try connection.statement(
-            "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        let statement = try connection.statement(
+            "INSERT OR REPLACE INTO feed (position, session_id, version, is_end, graph, time, attributes, full, analytics, cost, to_scene, from_scene) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
         )
         .bind(1, logged.position).bind(2, record.session).bind(3, Int64(record.version)).bind(4, record.isEnd ? 1 : 0)
         .bind(5, record.graph).bind(6, record.time).bind(7, utf8: record.attributesJSON).bind(8, utf8: record.full)
-        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost)).run()
+        .bind(9, utf8: record.analyticsIfDifferent).bind(10, Int64(record.cost))
+        if let to = record.toScene { try statement.bind(11, to) }
+        if let from = record.fromScene { try statement.bind(12, from) }
+        try statement.run()
     }
 
     /// Records the newest position removed (purged, swept, or dropped by a repair), and with
@@ -340,5 +343,142 @@ extension SQLiteStore {
 
     package func feedUsage() -> (records: Int, bytes: Int) {
         withPublished { ($0.feed.records, $0.feed.bytes) }
+    }
+
+    // MARK: Traffic and funnels
+
+    /// The records not folded yet that reads may see (below the oldest write in flight), and that
+    /// limit: what traffic and funnels count beside the table. The table is read below the limit
+    /// and without the tail's positions, in one statement, so a record folded meanwhile is
+    /// counted once (from the tail).
+    private func visibleTail() -> (tail: [LoggedFeedRecord], visible: Int64) {
+        withPublished { published -> ([LoggedFeedRecord], Int64) in
+            let visible = published.feed.visibleLimit
+            return (published.feedTail.filter { $0.position < visible }, visible)
+        }
+    }
+
+    /// `AND position NOT IN (…the tail's positions…)`, bound as a JSON array at `index`.
+    private static func excluding(_ tail: [LoggedFeedRecord]) -> String {
+        tail.isEmpty ? "" : " AND position NOT IN (SELECT value FROM json_each(?))"
+    }
+
+    private static func positionsJSON(_ tail: [LoggedFeedRecord]) -> [UInt8] {
+        Array(("[" + tail.map { String($0.position) }.joined(separator: ",") + "]").utf8)
+    }
+
+    /// Read from the `feed_views` index alone (the scenes are in it) and counted here by pair of
+    /// scenes, from the column bytes in place: no string is made for a row whose pair was seen.
+    package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
+        let (tail, visible) = visibleTail()
+        var traffic = try withReader { reader throws(StoreError) -> FeedTraffic in
+            let statement = try reader.statement(
+                "SELECT from_scene, to_scene FROM feed INDEXED BY feed_views WHERE graph = ? AND to_scene IS NOT NULL "
+                    + "AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail))")
+            try statement.bind(1, graph).bind(2, range.lowerBound).bind(3, range.upperBound).bind(4, visible)
+            if !tail.isEmpty { try statement.bind(5, utf8: Self.positionsJSON(tail)) }
+            defer { statement.reset() }
+            var pairs = PairCounts()
+            while try statement.step() {
+                let isCreation = statement.isNull(0)
+                statement.withBytes(0) { from in statement.withBytes(1) { to in pairs.count(from: isCreation ? nil : from, to: to) } }
+            }
+            return FeedTraffic(pairs: pairs.pairs)
+        }
+        for logged in tail { traffic.add(logged.record, graph: graph, in: range) }
+        return traffic
+    }
+
+    /// The step scenes' views from the `feed_views` index, session by session in version order;
+    /// the tail's records of a session right after its rows (they are its newest: a session's
+    /// changes are folded in order, and a record written straight to the table after them is an
+    /// end, never a view), then those of sessions with no row.
+    package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
+        var counter = FunnelCounter(steps: query.steps, within: query.within)
+        let scenes = Array(Set(query.steps)).sorted()
+        let sceneBytes = scenes.map { Array($0.utf8) }
+        let (tail, visible) = visibleTail()
+        var tailBySession: [String: [FeedRecord]] = [:]
+        var tailSessions: [String] = []
+        for logged in tail {
+            let record = logged.record
+            guard record.toScene != nil, record.graph == query.graph, query.range.contains(record.time) else { continue }
+            if tailBySession[record.session] == nil { tailSessions.append(record.session) }
+            tailBySession[record.session, default: []].append(record)
+        }
+        func addTail(of session: String) {
+            for record in tailBySession.removeValue(forKey: session) ?? [] {
+                counter.add(session: session, time: record.time, scene: record.toScene ?? "")
+            }
+        }
+        try withReader { reader throws(StoreError) in
+            let marks = Array(repeating: "?", count: scenes.count).joined(separator: ",")
+            let statement = try reader.statement(
+                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_views WHERE graph = ? AND to_scene IS NOT NULL "
+                    + "AND to_scene IN (\(marks)) AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail)) "
+                    + "ORDER BY session_id, version")
+            try statement.bind(1, query.graph)
+            for (index, scene) in scenes.enumerated() { try statement.bind(Int32(2 + index), scene) }
+            let next = Int32(2 + scenes.count)
+            try statement.bind(next, query.range.lowerBound).bind(next + 1, query.range.upperBound).bind(next + 2, visible)
+            if !tail.isEmpty { try statement.bind(next + 3, utf8: Self.positionsJSON(tail)) }
+            defer { statement.reset() }
+            var session = ""
+            var sessionBytes: [UInt8] = []
+            while try statement.step() {
+                let same = statement.withBytes(0) { $0.elementsEqual(sessionBytes) }
+                if !same {
+                    if !session.isEmpty { addTail(of: session) }
+                    sessionBytes = statement.withBytes(0) { Array($0) }
+                    session = String(decoding: sessionBytes, as: UTF8.self)
+                }
+                let scene = statement.withBytes(2) { bytes in sceneBytes.firstIndex { $0.elementsEqual(bytes) } }
+                guard let scene else { continue }
+                counter.add(session: session, time: statement.int(1), scene: scenes[scene])
+            }
+            if !session.isEmpty { addTail(of: session) }
+        }
+        for session in tailSessions where tailBySession[session] != nil { addTail(of: session) }
+        return counter.counts
+    }
+}
+
+/// Views counted by pair of scenes from a row's bytes, in place: a pair seen before is found by
+/// its bytes' hash and compared byte for byte, so only a new pair makes strings.
+private struct PairCounts {
+    private var slots: [UInt64: [Int]] = [:]
+    private var keys: [(from: [UInt8]?, to: [UInt8])] = []
+    private var counts: [Int] = []
+
+    mutating func count(from: UnsafeRawBufferPointer?, to: UnsafeRawBufferPointer) {
+        var hash: UInt64 = from == nil ? 0x9E37_79B9 : 0xCBF2_9CE4_8422_2325
+        for byte in from ?? UnsafeRawBufferPointer(start: nil, count: 0) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        hash = (hash ^ 0xFF) &* 0x100_0000_01B3
+        for byte in to { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        for index in slots[hash] ?? [] {
+            let key = keys[index]
+            let sameFrom: Bool
+            switch (key.from, from) {
+            case (nil, nil): sameFrom = true
+            case (let kept?, let read?): sameFrom = kept.elementsEqual(read)
+            default: sameFrom = false
+            }
+            guard sameFrom, key.to.elementsEqual(to) else { continue }
+            counts[index] += 1
+            return
+        }
+        slots[hash, default: []].append(keys.count)
+        keys.append((from.map { Array($0) }, Array(to)))
+        counts.append(1)
+    }
+
+    var pairs: [FeedTraffic.Pair: Int] {
+        var pairs: [FeedTraffic.Pair: Int] = [:]
+        for (index, key) in keys.enumerated() {
+            let pair = FeedTraffic.Pair(
+                from: key.from.map { String(decoding: $0, as: UTF8.self) }, to: String(decoding: key.to, as: UTF8.self))
+            pairs[pair, default: 0] += counts[index]
+        }
+        return pairs
     }
 }

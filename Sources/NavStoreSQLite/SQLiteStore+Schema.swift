@@ -7,9 +7,11 @@ import NavSessions
 /// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
 /// same tables as version 5 in four steps while it was developed and recorded them as versions
 /// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
-/// retry after a restart replays), version 7 the `feed` table (the analytics feed's records). A
-/// file of an earlier version's tables — recorded as 6, as 5, or as 1…4 — is upgraded: the tables
-/// added since are created and the versions recorded, nothing else changed. Any other
+/// retry after a restart replays), version 7 the `feed` table (the analytics feed's records),
+/// version 8 the feed's view columns and their index (traffic and funnels). A file of an earlier
+/// version's tables — recorded as 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
+/// created (version 8's columns filled from the records kept) and the versions recorded, nothing
+/// else changed. Any other
 /// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
 /// navd's, another program's — is refused with what was found, before anything is written to it.
 ///
@@ -18,7 +20,7 @@ import NavSessions
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 7
+    static let schemaVersion = 8
     /// The first schema navd upgrades from: ``tables`` without ``additions``.
     static let previousSchemaVersion = 5
     /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
@@ -108,9 +110,27 @@ extension SQLiteStore {
 
         """
 
+    /// Schema version 8's addition: each feed record's view (``FeedRecord/toScene``, and
+    /// ``FeedRecord/fromScene``; both NULL for a record that is not a view), written with the
+    /// record, and an index of the views by graph, then session in version order, that holds what
+    /// traffic and funnels read (docs/design.md, "Traffic and funnels"), so they read no record's
+    /// JSON and no table row, and a funnel sees each session's views together.
+    /// The records already kept get theirs from their `from` and `to` screens, once.
+    static let feedViewColumns = """
+        ALTER TABLE feed ADD COLUMN to_scene TEXT;
+        ALTER TABLE feed ADD COLUMN from_scene TEXT;
+        UPDATE feed SET
+            to_scene = json_extract('{' || full, '$.to.screen.scene'),
+            from_scene = json_extract('{' || full, '$.from.screen.scene')
+        WHERE json_extract('{' || full, '$.to.screen.id') IS NOT NULL
+            AND json_extract('{' || full, '$.to.screen.id') IS NOT json_extract('{' || full, '$.from.screen.id');
+        CREATE INDEX feed_views ON feed (graph, session_id, version, time, to_scene, from_scene) WHERE to_scene IS NOT NULL;
+
+        """
+
     /// What each schema version after ``previousSchemaVersion`` added, in order: an upgrade from
     /// version `v` runs the scripts of the versions after it.
-    static let additions: [(version: Int, script: String)] = [(6, idempotencyTables), (7, feedTables)]
+    static let additions: [(version: Int, script: String)] = [(6, idempotencyTables), (7, feedTables), (8, feedViewColumns)]
 
     /// The current tables, as one script.
     static let tables = previousTables + additions.map(\.script).joined()
@@ -233,14 +253,13 @@ extension SQLiteStore {
         objects(ofVersion: previousSchemaVersion, current)
     }
 
-    /// The objects of schema `version` (``previousSchemaVersion`` or later): `current` without
-    /// those the versions after it added.
+    /// The objects of schema `version` (``previousSchemaVersion`` or later): those its scripts
+    /// create (a later version may change a table an earlier one made, as 8 adds the feed's
+    /// columns, so they are built rather than subtracted from `current`).
     static func objects(ofVersion version: Int, _ current: [String: String]) -> [String: String] {
-        var added: [String: String] = [:]
-        for addition in additions where addition.version > version {
-            added.merge((try? schemaObjects(of: addition.script)) ?? [:]) { first, _ in first }
-        }
-        return current.filter { added[$0.key] == nil }
+        guard version < schemaVersion else { return current }
+        let script = previousTables + additions.filter { $0.version <= version }.map(\.script).joined()
+        return (try? schemaObjects(of: script)) ?? [:]
     }
 
     /// What start-up does to a database of shape `found`.
@@ -289,7 +308,9 @@ extension SQLiteStore {
         case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
         case .current: return ("schema: version \(schemaVersion)", false)
         case .upgrade(let from):
-            let tables = from < 6 ? "the idempotency and feed tables" : "the feed table"
+            let tables =
+                from < 6
+                ? "the idempotency and feed tables" : from < 7 ? "the feed table" : "the feed's view columns and their index"
             return (
                 "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds \(tables), changing nothing else)",
                 false

@@ -234,6 +234,7 @@ class Steps:
             (self.a_form_with_unsaved_text_asks_before_it_is_left, None),
             (self.tabs_and_a_modal_are_drawn_as_such, None),
             (self.the_diagram_marks_the_top_screens_scene, "diagram"),
+            (self.the_traffic_panel_counts_views_with_the_admin_token, None),
             (self.a_reload_keeps_the_session, None),
             (self.another_browser_with_the_watch_token_follows_read_only, None),
             (self.a_browser_with_only_the_write_token_follows_too, None),
@@ -439,6 +440,17 @@ class Steps:
         page.until_path("/top/home#friend")
         if page.all("#stage .layer-modal"):
             raise Failure("the modal is still drawn after exit")
+
+    def the_traffic_panel_counts_views_with_the_admin_token(self):
+        page = self.first.focus()
+        page.find("#traffic-token").send_keys("browser-test-admin-token")
+        page.click("#traffic-form button")
+        # The session has viewed show_coupon (the last step before) and top (its creation).
+        page.until("the views by scene", lambda: page.all('#traffic .traffic-scenes li[data-scene="show_coupon"]'))
+        if not page.all('#traffic .traffic-scenes li[data-scene="top"]'):
+            raise Failure("the creation's view of top is not counted")
+        if not page.all("#traffic .traffic-edges li"):
+            raise Failure("no moves between scenes are listed")
 
     def the_diagram_marks_the_top_screens_scene(self):
         page = self.first.focus()

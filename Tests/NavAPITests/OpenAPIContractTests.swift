@@ -91,6 +91,8 @@ struct OpenAPIContractTests {
             case "getWebClientRedirect": return ("GET", target, [:], [], 308)
             case "listWebhooks": return ("GET", target, Self.admin, [], 200)
             case "readFeed": return ("GET", target + "?limit=10&form=full", Self.admin, [], 200)
+            case "getGraphTraffic": return ("GET", target + "?since=2026-01-01T00:00:00Z", Self.admin, [], 200)
+            case "getGraphFunnel": return ("GET", target + "?steps=top,list_news&within=30m", Self.admin, [], 200)
             case "purgeFeed":
                 let session = try navd.createSession()
                 return (

@@ -1,5 +1,6 @@
 import Logging
 import NavHTTP
+import NavJSON
 import Testing
 
 @testable import NavCLI
@@ -100,12 +101,12 @@ extension ServeSettingsTests {
 
     @Test(arguments: [("90s", 90_000), ("30m", 1_800_000), ("24h", 86_400_000), ("7d", 604_800_000), ("45", 45_000), ("+2h", 7_200_000)])
     func sessionTTLsTakeUnits(_ text: String, _ milliseconds: Int64) {
-        #expect(Duration.milliseconds(text) == milliseconds)
+        #expect(DurationText.milliseconds(text) == milliseconds)
     }
 
     @Test(arguments: ["", "h", "-5s", "1.5h", "5 s", "5w", "99999999999999999d"])
     func aSessionTTLThatIsNotADurationIsRefused(_ text: String) {
-        #expect(Duration.milliseconds(text) == nil, "\(text)")
+        #expect(DurationText.milliseconds(text) == nil, "\(text)")
     }
 }
 

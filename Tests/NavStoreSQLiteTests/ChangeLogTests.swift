@@ -94,6 +94,32 @@ import Testing
         #expect(ChangeLog.decode(Array(bytes.dropLast()), at: 0) == nil)
     }
 
+    /// A feed record keeps its view's scenes; one written before they were kept (no scene fields
+    /// after its forms) reads its view from its `from` and `to` screens.
+    @Test func aFeedRecordKeepsItsViewAndAnOlderOneReadsItFromItsScreens() throws {
+        let full = Array(
+            #""time":"x","from":{"path":"/top","screen":{"id":"e1","scene":"top","params":{}}},"to":{"path":"/top/list_news","screen":{"id":"e2","scene":"list_news","params":{}}}}"#
+                .utf8)
+        var record = Self.record(2)
+        record.feed = LoggedFeedRecord(
+            position: 3,
+            record: FeedRecord(
+                session: "s2", version: 3, isEnd: false, graph: "news", time: 1, attributes: [:], full: full, analytics: full,
+                fromScene: "top", toScene: "list_news"))
+        var bytes: [UInt8] = []
+        ChangeLog.encode(record, into: &bytes)
+        #expect(ChangeLog.decode(bytes, at: 0)?.0 == record)
+        // The same record as an older navd wrote it: without the two scene fields at the end.
+        let scenes = 4 + "list_news".utf8.count + 4 + "top".utf8.count
+        var older = Array(bytes.dropLast(scenes))
+        let length = UInt32(older.count - 12)
+        withUnsafeBytes(of: length.littleEndian) { older.replaceSubrange(0..<4, with: $0) }
+        let sum = older.withUnsafeBytes { ChangeLog.checksum(length: length, UnsafeRawBufferPointer(rebasing: $0[12...])) }
+        withUnsafeBytes(of: sum.littleEndian) { older.replaceSubrange(4..<12, with: $0) }
+        let read = try #require(ChangeLog.decode(older, at: 0)?.0.feed?.record)
+        #expect(read.toScene == "list_news" && read.fromScene == "top")
+    }
+
     /// A record as navd wrote it before answers were kept (schema version 5), built here byte by
     /// byte from the format: five little-endian Int64s, then the session id, snapshot and events,
     /// each after its UInt32 length. It reads back without an answer, and a change made without

@@ -114,6 +114,7 @@ package final class Application: HTTPHandler {
         let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)
         GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest, work: graphWork).register(in: &routes)
         WebhookRoutes(webhooks: webhooks, adminToken: adminDigest).register(in: &routes)
+        TrafficRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)
         OperationsRoutes(metrics: metrics, sessions: sessions, ready: ready, budgets: budgets, webhooks: webhooks).register(in: &routes)
         WebClientRoutes().register(in: &routes)
         self.responder = routes.router.freeze()

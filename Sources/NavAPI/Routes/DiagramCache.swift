@@ -83,6 +83,22 @@ final class DiagramCache: Sendable {
     }
 
     /// Drops the drawings of a removed version.
+    /// `graph` drawn with `traffic`, never cached (the counts change with every view), under the
+    /// same bound and budget as a drawing that is.
+    func rendering(_ graph: GraphVersion, as format: DiagramFormat, traffic: DiagramTraffic, work: Budget) throws(APIError) -> [UInt8] {
+        let elements = Self.elements(of: graph)
+        guard elements <= maxElements else {
+            throw APIError(
+                .invalidRequest,
+                "graph '\(graph.graph.name)' version \(graph.version) has \(elements) scenes and links; diagrams are drawn for at most \(maxElements)",
+                param: "version"
+            )
+        }
+        guard work.acquire() else { throw APIError.overCapacity(work) }
+        defer { work.release() }
+        return Diagram(graph: graph.graph).rendered(as: format, traffic: traffic)
+    }
+
     func forget(graph name: String, version: Int) {
         state.withLock { state in
             for key in state.order where key.graph == name && key.version == version {

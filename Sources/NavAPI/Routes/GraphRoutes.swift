@@ -38,7 +38,33 @@ struct GraphRoutes: Sendable {
                 let known = DiagramFormat.allCases.map(\.rawValue).joined(separator: ", ")
                 throw APIError(.invalidRequest, "query parameter 'format' must be one of: \(known)", param: "format")
             }
+            // `traffic=T`: the views since T drawn over it (docs/design.md, "Traffic and funnels"),
+            // for the admin token only, since it shows what users did.
+            var trafficSince: Int64?
+            if let text = context.request.query["traffic"] {
+                guard let since = Timestamp.milliseconds(parsing: text) else {
+                    throw APIError(
+                        .invalidRequest, "query parameter 'traffic' must be an RFC 3339 time, such as 2026-11-27T16:00:00Z",
+                        param: "traffic")
+                }
+                try Admin.require(context, adminToken: adminToken)
+                trafficSince = since
+            }
             let graph = try requestedVersion(context)
+            if let trafficSince {
+                guard let range = sessions.feedRange(since: trafficSince, until: nil) else {
+                    throw APIError(.notFound, "the feed is off (--feed-retention 0)")
+                }
+                let counted = try sessions.traffic(graph: graph.graph.name, in: range)
+                let traffic = DiagramTraffic(
+                    views: counted.scenes,
+                    moves: Dictionary(
+                        uniqueKeysWithValues: counted.edges.map { (DiagramTraffic.Move(from: $0.key.from, to: $0.key.to), $0.value) }))
+                return HTTPResponse(
+                    status: 200,
+                    headers: [("Content-Type", format.mediaType), ("ETag", .etag(graph.version)), ("Cache-Control", "no-store")],
+                    body: try diagrams.rendering(graph, as: format, traffic: traffic, work: work))
+            }
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", format.mediaType), ("ETag", .etag(graph.version))],
                 body: try diagrams.rendering(graph, as: format, work: work)

@@ -165,12 +165,12 @@ struct ServeSettings: Sendable {
                 "--cors-origin must be * or an origin such as https://app.example.com (scheme://host[:port]), not '\(origin)'")
         }
         let ttl = value(command.sessionTTL, "NAVD_SESSION_TTL") ?? "24h"
-        guard let milliseconds = Duration.milliseconds(ttl), milliseconds > 0 else {
+        guard let milliseconds = DurationText.milliseconds(ttl), milliseconds > 0 else {
             throw ValidationError("--session-ttl must look like 90s, 30m, 24h or 7d, not '\(ttl)'")
         }
         sessionTTLMilliseconds = milliseconds
         let retention = value(command.feedRetention, "NAVD_FEED_RETENTION") ?? "7d"
-        guard let retentionMilliseconds = retention == "0" ? 0 : Duration.milliseconds(retention), retentionMilliseconds >= 0 else {
+        guard let retentionMilliseconds = retention == "0" ? 0 : DurationText.milliseconds(retention), retentionMilliseconds >= 0 else {
             throw ValidationError("--feed-retention must look like 90s, 30m, 24h or 7d, or be 0 (no feed), not '\(retention)'")
         }
         let attributes = list(command.feedAttribute, "NAVD_FEED_ATTRIBUTE")
@@ -207,7 +207,7 @@ struct ServeSettings: Sendable {
         self.logFormat = logFormat
         func duration(_ option: String?, _ name: String, _ fallback: Int64) throws -> Int64 {
             let text = value(option, name) ?? "\(fallback)ms"
-            guard let milliseconds = Duration.milliseconds(text), milliseconds <= 3_600_000 else {
+            guard let milliseconds = DurationText.milliseconds(text), milliseconds <= 3_600_000 else {
                 throw ValidationError("\(name.replacingPrefix()) must look like 5s, 500ms, 1m or 0, at most 1h, not '\(text)'")
             }
             return milliseconds
@@ -246,19 +246,5 @@ extension String {
 
     fileprivate func replacingUnderscores() -> String {
         String(map { $0 == "_" ? "-" : $0 })
-    }
-}
-
-extension Duration {
-    /// `500ms`, `90s`, `30m`, `24h`, `7d`, or plain seconds → milliseconds.
-    static func milliseconds(_ text: String) -> Int64? {
-        if text.hasSuffix("ms") {
-            return text.dropLast(2).wholeNumber.map(Int64.init).flatMap { $0 >= 0 ? $0 : nil }
-        }
-        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-        if let last = text.last, let unit = units[last], let amount = text.dropLast().wholeNumber.map(Int64.init), amount >= 0 {
-            return amount.multipliedReportingOverflow(by: unit).overflow ? nil : amount * unit
-        }
-        return text.wholeNumber.map(Int64.init).flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 }
     }
 }

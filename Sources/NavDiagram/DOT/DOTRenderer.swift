@@ -12,6 +12,10 @@ import NavCore
 /// `edge link segue-modal`, …), which Graphviz's own SVG output keeps.
 struct DOTRenderer {
     let diagram: Diagram
+    /// Drawn over the graph when given: each scene's views in its label, each followed edge's
+    /// count in its label with a pen as wide as its share, and the moves no link draws (back to
+    /// an earlier scene, a deep link) as edges of their own, `class="edge traffic"`.
+    var traffic: DiagramTraffic? = nil
 
     /// The node global links leave from: its ID has a space, which no scene name can have.
     static let anyScreenID = "any screen"
@@ -37,6 +41,14 @@ struct DOTRenderer {
             }
             writeEdge(edge, into: &out)
         }
+        if let traffic {
+            let undrawn = traffic.undrawn(in: diagram)
+            if !undrawn.isEmpty { out += "\n  // traffic where no link is drawn\n" }
+            for (move, count) in undrawn {
+                out +=
+                    "  \(DOTText.quoted(move.from)) -> \(DOTText.quoted(move.to)) [label=\(DOTText.quoted(String(count))), class=\"edge traffic\", style=\"dashed\", color=\"#b83280\", fontcolor=\"#b83280\", penwidth=\"\(Self.number(traffic.penWidth(count)))\", constraint=\"false\"];\n"
+            }
+        }
         out += "}\n"
         return Array(out.utf8)
     }
@@ -59,7 +71,9 @@ struct DOTRenderer {
             attributes.append("peripheries=\"2\"")
         }
         if !scene.requires.isEmpty { classes.append("guarded") }
-        let lines = [scene.name] + (scene.tagLine.map { [$0] } ?? [])
+        let views = traffic?.views[scene.name] ?? 0
+        if views > 0 { classes.append("viewed") }
+        let lines = [scene.name] + (scene.tagLine.map { [$0] } ?? []) + (views > 0 ? [DiagramTraffic.viewsText(views)] : [])
         out += "  \(DOTText.quoted(scene.name)) [label=\(DOTText.label(lines)), class=\(DOTText.quoted(classes.joined(separator: " ")))"
         if styles.count > 1 { out += ", style=\(DOTText.quoted(styles.joined(separator: ",")))" }
         for attribute in attributes { out += ", " + attribute }
@@ -83,6 +97,11 @@ struct DOTRenderer {
             case .tab: attributes.append("style=\"bold\"")
             }
             if edge.kind == .global { attributes += ["color=\"#2b6cb0\"", "fontcolor=\"#2b6cb0\""] }
+            if let count = traffic?.count(of: edge), let traffic {
+                attributes[0] = "label=\(DOTText.label([edge.link ?? "", edge.template ?? "", DiagramTraffic.viewsText(count)]))"
+                attributes[1] = "class=\(DOTText.quoted((classes + ["traffic"]).joined(separator: " ")))"
+                attributes += ["penwidth=\"\(Self.number(traffic.penWidth(count)))\"", "color=\"#b83280\""]
+            }
         case .redirect:
             attributes.append("label=\(DOTText.label(["redirect", edge.template ?? ""]))")
             attributes.append("class=\(DOTText.quoted(["edge", "redirect", Self.segueClass(edge.segue)].joined(separator: " ")))")
@@ -98,6 +117,13 @@ struct DOTRenderer {
         case .global: "global links"
         case .redirect: "redirects of guarded scenes"
         }
+    }
+
+    /// A pen width with at most two decimals.
+    static func number(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return fraction == 0 ? String(hundredths / 100) : String(hundredths / 100) + "." + (fraction < 10 ? "0" : "") + String(fraction)
     }
 
     static func segueClass(_ segue: Segue) -> String {

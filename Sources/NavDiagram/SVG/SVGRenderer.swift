@@ -15,6 +15,9 @@ import NavCore
 struct SVGRenderer {
     let diagram: Diagram
     let layout: DiagramLayout
+    /// Drawn over the graph when given: scenes carry `data-views` and a count above their box,
+    /// followed edges `class="… traffic"`, `data-count` and a pen as wide as their share.
+    var traffic: DiagramTraffic? = nil
 
     /// The stylesheet, scoped to the diagram's root class so that a page the SVG is put into
     /// inline keeps its own styles.
@@ -40,6 +43,8 @@ struct SVGRenderer {
         .navd-diagram .edge.global text { fill: #2b6cb0; }
         .navd-diagram .edge.redirect text { fill: #c05621; }
         .navd-diagram .legend text { font-size: 11px; fill: #4a5568; }
+        .navd-diagram .views { fill: #b83280; }
+        .navd-diagram .traffic path { stroke: #b83280; }
         .navd-diagram .separator path { stroke: #cbd5e0; stroke-width: 1px; stroke-dasharray: 6 4; }
         .navd-diagram .separator text { font-size: 11px; fill: #a0aec0; }
         """
@@ -79,9 +84,17 @@ struct SVGRenderer {
             if scene.tabs != nil { classes.append("tabs") }
             if !scene.removable { classes.append("fixed") }
             if !scene.requires.isEmpty { classes.append("guarded") }
+            let views = traffic?.views[scene.name] ?? 0
+            if views > 0 { classes.append("viewed") }
             let name = XMLText.escaped(scene.name)
-            out += #"<g class="\#(classes.joined(separator: " "))" id="scene-\#(name)" data-scene="\#(name)">"#
+            out += #"<g class="\#(classes.joined(separator: " "))" id="scene-\#(name)" data-scene="\#(name)""#
+            if traffic != nil { out += #" data-views="\#(views)""# }
+            out += ">"
             writeBox(box, tooltip: [scene.name, scene.tagLine], into: &out)
+            if views > 0 {
+                out +=
+                    #"<text class="views" x="\#(n(box.rect.x + box.rect.width))" y="\#(n(box.rect.y - 3))" text-anchor="end" font-size="11">\#(DiagramTraffic.viewsText(views))</text>"#
+            }
             out += "</g>\n"
         }
         out += "</g>\n"
@@ -114,11 +127,16 @@ struct SVGRenderer {
     private func writeEdge(_ edge: Diagram.Edge, _ route: DiagramLayout.Route, into out: inout String) {
         var classes = ["edge", edge.kind.rawValue]
         if edge.kind != .tab { classes.append(Self.segueClass(edge.segue)) }
+        let count = traffic?.count(of: edge)
+        if count != nil { classes.append("traffic") }
         out +=
             #"<g class="\#(classes.joined(separator: " "))" data-from="\#(XMLText.escaped(edge.from ?? "*"))" data-to="\#(XMLText.escaped(edge.to))""#
         if let link = edge.link { out += #" data-link="\#(XMLText.escaped(link))""# }
+        if let count { out += #" data-count="\#(count)""# }
         out += ">"
-        out += #"<path d="\#(pathData(route.path))" marker-end="url(#navd-arrow-\#(edge.kind.rawValue))"/>"#
+        if let count { out += "<title>\(DiagramTraffic.viewsText(count))</title>" }
+        let pen = count.flatMap { count in traffic.map { #" style="stroke-width: \#(n($0.penWidth(count)))px""# } } ?? ""
+        out += #"<path d="\#(pathData(route.path))"\#(pen) marker-end="url(#navd-arrow-\#(edge.kind.rawValue))"/>"#
         if let label = route.label {
             out +=
                 #"<text x="\#(n(label.rect.midX))" y="\#(n(label.rect.midY + 3.8))" text-anchor="middle" font-size="11">\#(XMLText.escaped(label.text))</text>"#

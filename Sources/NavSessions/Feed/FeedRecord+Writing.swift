@@ -175,9 +175,10 @@ extension FeedRecord {
             reduced.writeRaw(bytes: Array(full[intentEnd...]))
             analytics = reduced.finish()
         }
+        let view = Self.view(before: before, after: after)
         self.init(
             session: session, version: version, isEnd: after == nil, graph: graph, time: time, attributes: attributes, full: full,
-            analytics: analytics)
+            analytics: analytics, fromScene: view?.from, toScene: view?.to)
     }
 
     /// The record format's version (`schema`, and `dataschema` in a webhook's events).

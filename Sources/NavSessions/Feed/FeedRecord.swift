@@ -26,10 +26,17 @@ package struct FeedRecord: Sendable, Equatable {
     package var full: [UInt8]
     /// The same in the analytics form.
     package var analytics: [UInt8]
+    /// The scene of the visible top after the change when the record is a *view* (its `to`
+    /// screen is another screen than its `from` one, a creation included); nil otherwise.
+    /// Traffic and funnels count these (docs/design.md, "Traffic and funnels").
+    package var toScene: String?
+    /// The scene of the visible top before a view (nil for a creation, and for every record that
+    /// is not a view): with ``toScene``, an edge of the traffic.
+    package var fromScene: String?
 
     package init(
         session: String, version: Int, isEnd: Bool, graph: String, time: Int64, attributes: [String: JSONValue], full: [UInt8],
-        analytics: [UInt8]
+        analytics: [UInt8], fromScene: String? = nil, toScene: String? = nil
     ) {
         self.session = session
         self.version = version
@@ -39,6 +46,34 @@ package struct FeedRecord: Sendable, Equatable {
         self.attributes = attributes
         self.full = full
         self.analytics = analytics
+        self.fromScene = toScene == nil ? nil : fromScene
+        self.toScene = toScene
+    }
+
+    /// The view a stage change is: the scenes of the visible tops before and after when the top
+    /// after is another screen than the one before (a creation: no `before`); nil when it is not
+    /// a view (a change of params, state or context, an end).
+    package static func view(before: SessionState?, after: SessionState?) -> (from: String?, to: String)? {
+        guard let top = after?.top, top.id != before?.top?.id else { return nil }
+        return (before?.top?.scene, top.scene)
+    }
+
+    /// ``toScene`` and ``fromScene`` read back from the full form's `from` and `to` screens, for
+    /// a record kept before they were kept beside it (a change log written by an older navd).
+    package static func view(fromFull full: [UInt8]) -> (from: String?, to: String)? {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.append(contentsOf: full)
+        guard let members = (try? JSONValue(parsing: bytes))?.objectValue else { return nil }
+        func screen(_ key: String) -> (id: String, scene: String)? {
+            guard let screen = members[key]?.objectValue?["screen"]?.objectValue, let id = screen["id"]?.stringValue,
+                let scene = screen["scene"]?.stringValue
+            else { return nil }
+            return (id, scene)
+        }
+        guard let to = screen("to") else { return nil }
+        let from = screen("from")
+        guard from?.id != to.id else { return nil }
+        return (from?.scene, to.scene)
     }
 
     /// `<session>:<version>`, or `<session>:end`: stable, the key every consumer deduplicates by.

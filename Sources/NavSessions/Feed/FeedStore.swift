@@ -33,4 +33,13 @@ package protocol FeedStore: Sendable {
 
     /// The records retained and the bytes they take, for `/metrics` (the budget `feed_bytes`).
     func feedUsage() -> (records: Int, bytes: Int)
+
+    /// The views of `graph` (every version) at times in `range` (ms since the epoch), by scene
+    /// and by edge (``FeedTraffic``), from what the store keeps beside each record
+    /// (``FeedRecord/toScene``, ``FeedRecord/fromScene``): no record's JSON is read.
+    func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic
+
+    /// The sessions that reached each step of `query` (``FunnelCounter``), from the views of its
+    /// graph in its range, in each session's order.
+    func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int]
 }

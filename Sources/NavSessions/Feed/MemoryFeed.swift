@@ -102,6 +102,35 @@ package struct MemoryFeed: Sendable {
         return swept
     }
 
+    /// The views of `graph` in `range`: a pass over the records, in place (no record copied),
+    /// counted by pair of scenes (one count a view), the scenes' totals from those.
+    package func traffic(graph: String, in range: Range<Int64>) -> FeedTraffic {
+        var pairs: [FeedTraffic.Pair: Int] = [:]
+        records.withUnsafeBufferPointer { records in
+            for index in head..<records.count {
+                guard let to = records[index].record.toScene, range.contains(records[index].record.time),
+                    records[index].record.graph == graph
+                else { continue }
+                pairs[FeedTraffic.Pair(from: records[index].record.fromScene, to: to), default: 0] += 1
+            }
+        }
+        return FeedTraffic(pairs: pairs)
+    }
+
+    /// The funnel's counts: the records are in cursor order, so each session's in version order.
+    package func funnel(_ query: FunnelQuery) -> [Int] {
+        var counter = FunnelCounter(steps: query.steps, within: query.within)
+        records.withUnsafeBufferPointer { records in
+            for index in head..<records.count {
+                guard let scene = records[index].record.toScene, query.range.contains(records[index].record.time),
+                    records[index].record.graph == query.graph
+                else { continue }
+                counter.add(session: records[index].record.session, time: records[index].record.time, scene: scene)
+            }
+        }
+        return counter.counts
+    }
+
     private mutating func compact() {
         records.removeFirst(head)
         head = 0

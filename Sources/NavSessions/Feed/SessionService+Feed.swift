@@ -79,6 +79,30 @@ extension SessionService {
         return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
     }
 
+    /// The time range a traffic or funnel query covers: from `since` (default: the oldest a
+    /// retained record can be, now less `--feed-retention`) up to `until` (default: now),
+    /// `until` excluded. - Returns: nil when the feed is off.
+    package func feedRange(since: Int64?, until: Int64?) -> Range<Int64>? {
+        guard let settings = configuration.feed else { return nil }
+        let now = currentTime()
+        let until = until ?? now
+        let since = since ?? min(until, now - settings.retention)
+        return since..<max(since, until)
+    }
+
+    /// `graph`'s views in `range`, by scene and edge (docs/design.md, "Traffic and funnels").
+    /// - Throws: 404 when the feed is off.
+    package func traffic(graph: String, in range: Range<Int64>) throws(ServiceError) -> FeedTraffic {
+        guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
+        return try storeCall { () throws(StoreError) in try store.traffic(graph: graph, in: range) }
+    }
+
+    /// The sessions that reached each step of `query`. - Throws: 404 when the feed is off.
+    package func funnel(_ query: FunnelQuery) throws(ServiceError) -> [Int] {
+        guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
+        return try storeCall { () throws(StoreError) in try store.funnel(query) }
+    }
+
     /// What `/metrics` shows of the feed.
     package func feedStatistics() -> FeedStatistics {
         let (views, changes, records) = feedCounts.snapshot

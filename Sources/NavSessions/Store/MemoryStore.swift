@@ -182,6 +182,19 @@ package final class MemoryStore: SessionStore {
     package func feedUsage() -> (records: Int, bytes: Int) {
         feed.withLock { ($0.count, $0.bytes) }
     }
+
+    /// The records retained, oldest first (for tests).
+    package var feedRecords: [FeedRecord] {
+        feed.withLock { feed in feed.records.suffix(feed.count).map(\.record) }
+    }
+
+    package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
+        feed.withLock { $0.traffic(graph: graph, in: range) }
+    }
+
+    package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
+        feed.withLock { $0.funnel(query) }
+    }
 }
 
 extension StoredSession {

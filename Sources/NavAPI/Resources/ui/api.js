@@ -61,6 +61,8 @@ export const api = {
     request("GET", `/v1/graphs/${encodeURIComponent(name)}${version ? `?version=${encodeURIComponent(version)}` : ""}`),
   diagram: (name, version) =>
     request("GET", `/v1/graphs/${encodeURIComponent(name)}/diagram?format=svg&version=${encodeURIComponent(version)}`, { accept: "image/svg+xml" }),
+  traffic: (name, token, since) =>
+    request("GET", `/v1/graphs/${encodeURIComponent(name)}/traffic?since=${encodeURIComponent(since)}`, { token }),
   create: (body) => request("POST", "/v1/sessions", { body }),
   view: (id, token) => request("GET", sessionPath(id), { token }),
   remove: (id, token) => request("DELETE", sessionPath(id), { token }),

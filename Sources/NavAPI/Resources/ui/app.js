@@ -156,6 +156,7 @@ function applyView(view, force = false) {
  * version, fetched again only when the version changes (an upgrade).
  */
 function loadGraph(current, { name, version }) {
+  trafficGraph = name;
   const key = `${name}@${version}`;
   if (current.graphKey === key) return;
   current.graphKey = key;
@@ -525,3 +526,32 @@ route();
 
 // Exposed for the browser test and for poking at from the console; nothing depends on it.
 window.navdClient = { get session() { return session; }, Problem };
+
+// The graph's traffic (GET /v1/graphs/{name}/traffic, docs/design.md, "Traffic and funnels"): it
+// shows what every user did, so it needs the admin token, asked here and kept nowhere.
+let trafficGraph = null;
+
+$("traffic-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const root = $("traffic");
+  if (!trafficGraph) return;
+  const since = new Date(Date.now() - 24 * 3600 * 1000).toISOString();
+  replace(root, h("p", { class: "muted", text: "counting…" }));
+  let answer;
+  try {
+    answer = await api.traffic(trafficGraph, $("traffic-token").value, since);
+  } catch (problem) {
+    replace(root, h("p", { class: "muted", text: `no traffic: ${problem.code} — ${problem.detail}` }));
+    return;
+  }
+  const scenes = Object.entries(answer && answer.scenes ? answer.scenes : {}).sort((a, b) => b[1] - a[1]);
+  const edges = Array.isArray(answer && answer.edges) ? answer.edges.slice(0, 10) : [];
+  replace(
+    root,
+    h("p", { class: "muted", text: `${scenes.reduce((sum, [, views]) => sum + views, 0)} views since ${answer.since}` }),
+    h("ol", { class: "traffic-scenes", "aria-label": "views by scene" }, ...scenes.map(([scene, views]) =>
+      h("li", { "data-scene": scene, text: `${scene}: ${views}` }))),
+    h("ol", { class: "traffic-edges", "aria-label": "moves between scenes, most first" }, ...edges.map((edge) =>
+      h("li", { text: `${edge.from} → ${edge.to}: ${edge.count}` }))),
+  );
+});

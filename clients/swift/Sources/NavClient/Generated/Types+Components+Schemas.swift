@@ -86,7 +86,8 @@ extension Components {
             public var offset: Swift.Int?
             /// `invalid_params`: the parameter at fault. `invalid_request`: the body member (as
             /// `params.<name>` inside `params`), query parameter or header at fault, or the field over
-            /// its limit.
+            /// its limit. `cursor_expired`: `after`. `unknown_scene`: `steps`, for a funnel's step
+            /// that is no scene of the graph (a navigation's unknown scene has none).
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/ProblemDocument/param`.
@@ -2547,6 +2548,243 @@ extension Components {
                     "session",
                     "attribute",
                     "value"
+                ])
+            }
+        }
+        /// A graph's screen views over a time range, by scene and by edge.
+        ///
+        /// - Remark: Generated from `#/components/schemas/GraphTraffic`.
+        public struct GraphTraffic: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/GraphTraffic/since`.
+            public var since: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/GraphTraffic/until`.
+            public var until: Foundation.Date
+            /// Views by the scene viewed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/GraphTraffic/scenes`.
+            public struct ScenesPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Swift.Int]
+                /// Creates a new `ScenesPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Swift.Int] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Views by the scene viewed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/GraphTraffic/scenes`.
+            public var scenes: Components.Schemas.GraphTraffic.ScenesPayload
+            /// Views by the scene before and the scene after, most first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/GraphTraffic/edges`.
+            public var edges: [Components.Schemas.TrafficEdge]
+            /// Creates a new `GraphTraffic`.
+            ///
+            /// - Parameters:
+            ///   - since:
+            ///   - until:
+            ///   - scenes: Views by the scene viewed.
+            ///   - edges: Views by the scene before and the scene after, most first.
+            public init(
+                since: Foundation.Date,
+                until: Foundation.Date,
+                scenes: Components.Schemas.GraphTraffic.ScenesPayload,
+                edges: [Components.Schemas.TrafficEdge]
+            ) {
+                self.since = since
+                self.until = until
+                self.scenes = scenes
+                self.edges = edges
+            }
+            public enum CodingKeys: String, CodingKey {
+                case since
+                case until
+                case scenes
+                case edges
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.since = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .since
+                )
+                self.until = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .until
+                )
+                self.scenes = try container.decode(
+                    Components.Schemas.GraphTraffic.ScenesPayload.self,
+                    forKey: .scenes
+                )
+                self.edges = try container.decode(
+                    [Components.Schemas.TrafficEdge].self,
+                    forKey: .edges
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "since",
+                    "until",
+                    "scenes",
+                    "edges"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TrafficEdge`.
+        public struct TrafficEdge: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TrafficEdge/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TrafficEdge/to`.
+            public var to: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TrafficEdge/count`.
+            public var count: Swift.Int
+            /// Creates a new `TrafficEdge`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            ///   - count:
+            public init(
+                from: Swift.String,
+                to: Swift.String,
+                count: Swift.Int
+            ) {
+                self.from = from
+                self.to = to
+                self.count = count
+            }
+            public enum CodingKeys: String, CodingKey {
+                case from
+                case to
+                case count
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.from = try container.decode(
+                    Swift.String.self,
+                    forKey: .from
+                )
+                self.to = try container.decode(
+                    Swift.String.self,
+                    forKey: .to
+                )
+                self.count = try container.decode(
+                    Swift.Int.self,
+                    forKey: .count
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "from",
+                    "to",
+                    "count"
+                ])
+            }
+        }
+        /// The sessions that reached each step of a funnel, in the steps' order.
+        ///
+        /// - Remark: Generated from `#/components/schemas/GraphFunnel`.
+        public struct GraphFunnel: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/GraphFunnel/since`.
+            public var since: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/GraphFunnel/until`.
+            public var until: Foundation.Date
+            /// The longest time between two steps' views, in seconds.
+            ///
+            /// - Remark: Generated from `#/components/schemas/GraphFunnel/within`.
+            public var within: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/GraphFunnel/steps`.
+            public var steps: [Components.Schemas.FunnelStep]
+            /// Creates a new `GraphFunnel`.
+            ///
+            /// - Parameters:
+            ///   - since:
+            ///   - until:
+            ///   - within: The longest time between two steps' views, in seconds.
+            ///   - steps:
+            public init(
+                since: Foundation.Date,
+                until: Foundation.Date,
+                within: Swift.Int,
+                steps: [Components.Schemas.FunnelStep]
+            ) {
+                self.since = since
+                self.until = until
+                self.within = within
+                self.steps = steps
+            }
+            public enum CodingKeys: String, CodingKey {
+                case since
+                case until
+                case within
+                case steps
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.since = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .since
+                )
+                self.until = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .until
+                )
+                self.within = try container.decode(
+                    Swift.Int.self,
+                    forKey: .within
+                )
+                self.steps = try container.decode(
+                    [Components.Schemas.FunnelStep].self,
+                    forKey: .steps
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "since",
+                    "until",
+                    "within",
+                    "steps"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FunnelStep`.
+        public struct FunnelStep: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FunnelStep/scene`.
+            public var scene: Swift.String
+            /// - Remark: Generated from `#/components/schemas/FunnelStep/sessions`.
+            public var sessions: Swift.Int
+            /// Creates a new `FunnelStep`.
+            ///
+            /// - Parameters:
+            ///   - scene:
+            ///   - sessions:
+            public init(
+                scene: Swift.String,
+                sessions: Swift.Int
+            ) {
+                self.scene = scene
+                self.sessions = sessions
+            }
+            public enum CodingKeys: String, CodingKey {
+                case scene
+                case sessions
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.scene = try container.decode(
+                    Swift.String.self,
+                    forKey: .scene
+                )
+                self.sessions = try container.decode(
+                    Swift.Int.self,
+                    forKey: .sessions
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "scene",
+                    "sessions"
                 ])
             }
         }

@@ -10783,7 +10783,17 @@ public enum Operations {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -10827,17 +10837,24 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/graphs/{name}/diagram/GET/query/version`.
                 public var version: Swift.Int?
+                /// Draw the graph's views since this time (RFC 3339); needs the admin token.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/diagram/GET/query/traffic`.
+                public var traffic: Foundation.Date?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - format: The diagram's format; default `svg`. Any other value is 400 `invalid_request` with `param` `format`.
                 ///   - version: A stored version of the graph; default the latest.
+                ///   - traffic: Draw the graph's views since this time (RFC 3339); needs the admin token.
                 public init(
                     format: Operations.GetGraphDiagram.Input.Query.FormatPayload? = nil,
-                    version: Swift.Int? = nil
+                    version: Swift.Int? = nil,
+                    traffic: Foundation.Date? = nil
                 ) {
                     self.format = format
                     self.version = version
+                    self.traffic = traffic
                 }
             }
             public var query: Operations.GetGraphDiagram.Input.Query
@@ -11020,6 +11037,56 @@ public enum Operations {
                     }
                 }
             }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
             /// only), `not_found` (no such screen, graph or route).
             ///
@@ -11161,6 +11228,789 @@ public enum Operations {
                     .imageSvgXml,
                     .textVnd_graphviz,
                     .plainText,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// How users moved through a graph (admin)
+    ///
+    /// The graph's screen views from the feed (docs/design.md, "Traffic and funnels"), over
+    /// every version of the graph: a *view* is a record whose `to` screen is another screen than
+    /// its `from` one (a creation included; a change of params, state or context is not one).
+    /// `scenes` counts views by the scene viewed; `edges` counts them by the scene of the visible
+    /// top before and after (a creation has no edge), most first. Records from `since`
+    /// (default: now less `--feed-retention`, which covers every record retained) up to `until`
+    /// (default: now, excluded); the answer echoes both. Counted from columns the store keeps
+    /// with each record: an answer within a second over a million retained records.
+    ///
+    /// Needs the admin token. A malformed `since` or `until`, or `until` before `since`: 400
+    /// `invalid_request` with `param`; an unknown graph: 404 `not_found`, as the other graph
+    /// routes; with `--feed-retention 0` there is no feed: 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/traffic`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)`.
+    public enum GetGraphTraffic {
+        public static let id: Swift.String = "getGraphTraffic"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// A graph name.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/path/name`.
+                public var name: Components.Parameters.GraphName
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - name: A graph name.
+                public init(name: Components.Parameters.GraphName) {
+                    self.name = name
+                }
+            }
+            public var path: Operations.GetGraphTraffic.Input.Path
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// From this time (RFC 3339, included); default now less `--feed-retention`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/query/since`.
+                public var since: Foundation.Date?
+                /// Up to this time (RFC 3339, excluded); default now.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/query/until`.
+                public var until: Foundation.Date?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - since: From this time (RFC 3339, included); default now less `--feed-retention`.
+                ///   - until: Up to this time (RFC 3339, excluded); default now.
+                public init(
+                    since: Foundation.Date? = nil,
+                    until: Foundation.Date? = nil
+                ) {
+                    self.since = since
+                    self.until = until
+                }
+            }
+            public var query: Operations.GetGraphTraffic.Input.Query
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetGraphTraffic.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetGraphTraffic.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetGraphTraffic.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.GetGraphTraffic.Input.Path,
+                query: Operations.GetGraphTraffic.Input.Query = .init(),
+                headers: Operations.GetGraphTraffic.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/responses/200/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetGraphTraffic.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/graphs/{name}/traffic/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.GraphTraffic)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.GraphTraffic {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetGraphTraffic.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetGraphTraffic.Output.Ok.Headers,
+                    body: Operations.GetGraphTraffic.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The graph's traffic.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetGraphTraffic.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetGraphTraffic.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
+            /// only), `not_found` (no such screen, graph or route).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
+            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// How many sessions went through scenes in order (admin)
+    ///
+    /// Of the graph's sessions (every version), how many viewed `steps[0]`, then `steps[1]`
+    /// within `within` of that view, and so on (docs/design.md, "Traffic and funnels"): a
+    /// session counts at a step when some view of that step's scene comes after a view that
+    /// counted at the step before, at most `within` later. Views are those of the `traffic`
+    /// route, from `since` up to `until` (the same defaults); the answer echoes them, and
+    /// `within` in seconds.
+    ///
+    /// Needs the admin token. `steps` is required: scene names separated by commas, at most
+    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
+    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
+    /// unknown graph, 404 `not_found`, as the other graph routes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/funnel`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)`.
+    public enum GetGraphFunnel {
+        public static let id: Swift.String = "getGraphFunnel"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// A graph name.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/path/name`.
+                public var name: Components.Parameters.GraphName
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - name: A graph name.
+                public init(name: Components.Parameters.GraphName) {
+                    self.name = name
+                }
+            }
+            public var path: Operations.GetGraphFunnel.Input.Path
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// The scenes, in order, separated by commas.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/steps`.
+                public var steps: Swift.String
+                /// The longest time from one step's view to the next one's; default `30m`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/within`.
+                public var within: Swift.String?
+                /// From this time (RFC 3339, included); default now less `--feed-retention`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/since`.
+                public var since: Foundation.Date?
+                /// Up to this time (RFC 3339, excluded); default now.
+                ///
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/until`.
+                public var until: Foundation.Date?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - steps: The scenes, in order, separated by commas.
+                ///   - within: The longest time from one step's view to the next one's; default `30m`.
+                ///   - since: From this time (RFC 3339, included); default now less `--feed-retention`.
+                ///   - until: Up to this time (RFC 3339, excluded); default now.
+                public init(
+                    steps: Swift.String,
+                    within: Swift.String? = nil,
+                    since: Foundation.Date? = nil,
+                    until: Foundation.Date? = nil
+                ) {
+                    self.steps = steps
+                    self.within = within
+                    self.since = since
+                    self.until = until
+                }
+            }
+            public var query: Operations.GetGraphFunnel.Input.Query
+            /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetGraphFunnel.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetGraphFunnel.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetGraphFunnel.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.GetGraphFunnel.Input.Path,
+                query: Operations.GetGraphFunnel.Input.Query,
+                headers: Operations.GetGraphFunnel.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/responses/200/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetGraphFunnel.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.GraphFunnel)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.GraphFunnel {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetGraphFunnel.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetGraphFunnel.Output.Ok.Headers,
+                    body: Operations.GetGraphFunnel.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The sessions at each step.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetGraphFunnel.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetGraphFunnel.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 403: `forbidden` (an admin route without the right admin token), `transition_refused`
+            /// (a scene's `requires` is not met by the session context).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
+            /// only), `not_found` (no such screen, graph or route).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 422: `unknown_scene`, `unknown_transition`, `unknown_graph` (`createSession` on a graph
+            /// that does not exist), `invalid_params` (with `param` when one parameter is at fault),
+            /// `invalid_graph` (with every `issues`), `stack_too_deep`, `idempotency_key_reused`,
+            /// `unknown_command`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
+            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }

@@ -378,7 +378,17 @@ public protocol APIProtocol: Sendable {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -389,6 +399,44 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/graphs/{name}/diagram`.
     /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)`.
     func getGraphDiagram(_ input: Operations.GetGraphDiagram.Input) async throws -> Operations.GetGraphDiagram.Output
+    /// How users moved through a graph (admin)
+    ///
+    /// The graph's screen views from the feed (docs/design.md, "Traffic and funnels"), over
+    /// every version of the graph: a *view* is a record whose `to` screen is another screen than
+    /// its `from` one (a creation included; a change of params, state or context is not one).
+    /// `scenes` counts views by the scene viewed; `edges` counts them by the scene of the visible
+    /// top before and after (a creation has no edge), most first. Records from `since`
+    /// (default: now less `--feed-retention`, which covers every record retained) up to `until`
+    /// (default: now, excluded); the answer echoes both. Counted from columns the store keeps
+    /// with each record: an answer within a second over a million retained records.
+    ///
+    /// Needs the admin token. A malformed `since` or `until`, or `until` before `since`: 400
+    /// `invalid_request` with `param`; an unknown graph: 404 `not_found`, as the other graph
+    /// routes; with `--feed-retention 0` there is no feed: 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/traffic`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)`.
+    func getGraphTraffic(_ input: Operations.GetGraphTraffic.Input) async throws -> Operations.GetGraphTraffic.Output
+    /// How many sessions went through scenes in order (admin)
+    ///
+    /// Of the graph's sessions (every version), how many viewed `steps[0]`, then `steps[1]`
+    /// within `within` of that view, and so on (docs/design.md, "Traffic and funnels"): a
+    /// session counts at a step when some view of that step's scene comes after a view that
+    /// counted at the step before, at most `within` later. Views are those of the `traffic`
+    /// route, from `since` up to `until` (the same defaults); the answer echoes them, and
+    /// `within` in seconds.
+    ///
+    /// Needs the admin token. `steps` is required: scene names separated by commas, at most
+    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
+    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
+    /// unknown graph, 404 `not_found`, as the other graph routes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/funnel`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)`.
+    func getGraphFunnel(_ input: Operations.GetGraphFunnel.Input) async throws -> Operations.GetGraphFunnel.Output
     /// Liveness
     ///
     /// 200 while the process serves requests.
@@ -1031,7 +1079,17 @@ extension APIProtocol {
     /// data-link="…">` (`data-from="*"` for a global link, no `data-link` on tab edges and
     /// redirects, `segue-push`, `segue-modal` or `segue-tab` on links and redirects). Its `<style>` is scoped to the
     /// root's class `navd-diagram`; adding the class `current` to a scene's group highlights
-    /// that scene. No authentication.
+    /// that scene. No authentication, but for `traffic`.
+    ///
+    /// With `traffic=T` (RFC 3339; the admin token, since it shows what users did) the SVG or DOT
+    /// also draws the graph's views since `T` (docs/design.md, "Traffic and funnels"): each
+    /// scene's count (SVG: `data-views` on every scene's group, `N views` above a viewed box;
+    /// DOT: a line of its label) and each link users followed (class `traffic`, SVG
+    /// `data-count`, DOT a line of its label, with a pen as wide as its share); DOT also draws
+    /// the moves no link draws (back to an earlier scene) as dashed edges of class `edge
+    /// traffic`. Mermaid ignores it. Such a drawing is not cached (`Cache-Control: no-store`). A malformed
+    /// `traffic` is 400 `invalid_request` with `param` `traffic`; without the admin token 401 or
+    /// 403; with `--feed-retention 0`, 404.
     ///
     /// Drawing is heavy work: a diagram is drawn once per graph version and format and then
     /// served from a cache; a graph of more than 5,000 scenes and links is not drawn (400
@@ -1047,6 +1105,64 @@ extension APIProtocol {
         headers: Operations.GetGraphDiagram.Input.Headers = .init()
     ) async throws -> Operations.GetGraphDiagram.Output {
         try await getGraphDiagram(Operations.GetGraphDiagram.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How users moved through a graph (admin)
+    ///
+    /// The graph's screen views from the feed (docs/design.md, "Traffic and funnels"), over
+    /// every version of the graph: a *view* is a record whose `to` screen is another screen than
+    /// its `from` one (a creation included; a change of params, state or context is not one).
+    /// `scenes` counts views by the scene viewed; `edges` counts them by the scene of the visible
+    /// top before and after (a creation has no edge), most first. Records from `since`
+    /// (default: now less `--feed-retention`, which covers every record retained) up to `until`
+    /// (default: now, excluded); the answer echoes both. Counted from columns the store keeps
+    /// with each record: an answer within a second over a million retained records.
+    ///
+    /// Needs the admin token. A malformed `since` or `until`, or `until` before `since`: 400
+    /// `invalid_request` with `param`; an unknown graph: 404 `not_found`, as the other graph
+    /// routes; with `--feed-retention 0` there is no feed: 404 `not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/traffic`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)`.
+    public func getGraphTraffic(
+        path: Operations.GetGraphTraffic.Input.Path,
+        query: Operations.GetGraphTraffic.Input.Query = .init(),
+        headers: Operations.GetGraphTraffic.Input.Headers = .init()
+    ) async throws -> Operations.GetGraphTraffic.Output {
+        try await getGraphTraffic(Operations.GetGraphTraffic.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// How many sessions went through scenes in order (admin)
+    ///
+    /// Of the graph's sessions (every version), how many viewed `steps[0]`, then `steps[1]`
+    /// within `within` of that view, and so on (docs/design.md, "Traffic and funnels"): a
+    /// session counts at a step when some view of that step's scene comes after a view that
+    /// counted at the step before, at most `within` later. Views are those of the `traffic`
+    /// route, from `since` up to `until` (the same defaults); the answer echoes them, and
+    /// `within` in seconds.
+    ///
+    /// Needs the admin token. `steps` is required: scene names separated by commas, at most
+    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
+    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
+    /// unknown graph, 404 `not_found`, as the other graph routes.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/graphs/{name}/funnel`.
+    /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)`.
+    public func getGraphFunnel(
+        path: Operations.GetGraphFunnel.Input.Path,
+        query: Operations.GetGraphFunnel.Input.Query,
+        headers: Operations.GetGraphFunnel.Input.Headers = .init()
+    ) async throws -> Operations.GetGraphFunnel.Output {
+        try await getGraphFunnel(Operations.GetGraphFunnel.Input(
             path: path,
             query: query,
             headers: headers

@@ -145,8 +145,10 @@ do {
         // The memory store's feed as MemoryStore keeps it (behind its lock), filled in place.
         var feed = MemoryFeed()
         for record in records { feed.append(record) }
-        time("memory traffic") { summary(feed.traffic(graph: "news", in: range)) }
-        time("memory funnel") { "\(feed.funnel(funnel))" }
+        // As MemoryStore reads it: a chunk at a time (there, each under its lock).
+        let reading: MemoryFeed.ChunkReader = { feed.scan(after: $0, limit: MemoryStore.feedScanChunk, $1) }
+        time("memory traffic") { summary(MemoryFeed.traffic(graph: "news", in: range, reading: reading)) }
+        time("memory funnel") { "\(MemoryFeed.funnel(funnel, reading: reading))" }
     } else if spec.hasPrefix("sqlite:") {
         let path = String(spec.dropFirst("sqlite:".count))
         let fill = now()

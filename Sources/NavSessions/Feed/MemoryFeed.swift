@@ -102,31 +102,46 @@ package struct MemoryFeed: Sendable {
         return swept
     }
 
-    /// The views of `graph` in `range`: a pass over the records, in place (no record copied),
-    /// counted by pair of scenes (one count a view), the scenes' totals from those.
-    package func traffic(graph: String, in range: Range<Int64>) -> FeedTraffic {
-        var pairs: [FeedTraffic.Pair: Int] = [:]
+    /// Calls `body` with the records after `cursor`, at most `limit` of them, in cursor order, in
+    /// place (no record copied). - Returns: the last one's cursor; nil when there was none.
+    package func scan(after cursor: FeedCursor, limit: Int, _ body: (FeedRecord) -> Void) -> FeedCursor? {
+        let first = firstIndex { $0.cursor > cursor }
+        let end = min(records.count, first + max(1, limit))
+        guard first < end else { return nil }
         records.withUnsafeBufferPointer { records in
-            for index in head..<records.count {
-                guard let to = records[index].record.toScene, range.contains(records[index].record.time),
-                    records[index].record.graph == graph
-                else { continue }
-                pairs[FeedTraffic.Pair(from: records[index].record.fromScene, to: to), default: 0] += 1
-            }
+            for index in first..<end { body(records[index].record) }
+        }
+        return records[end - 1].cursor
+    }
+
+    /// Reads records a chunk at a time: `body` gets each record after the cursor, up to a chunk;
+    /// the answer is the last one's cursor, nil when there was none.
+    package typealias ChunkReader = (_ after: FeedCursor, _ body: (FeedRecord) -> Void) -> FeedCursor?
+
+    /// Every record, oldest first, through `reading`, a chunk after another.
+    static func each(reading: ChunkReader, _ body: (FeedRecord) -> Void) {
+        withoutActuallyEscaping(body) { body in
+            var cursor = FeedCursor.start
+            while let last = reading(cursor, body) { cursor = last }
+        }
+    }
+
+    /// The views of `graph` in `range`, counted by pair of scenes (one count a view).
+    package static func traffic(graph: String, in range: Range<Int64>, reading: ChunkReader) -> FeedTraffic {
+        var pairs: [FeedTraffic.Pair: Int] = [:]
+        each(reading: reading) { record in
+            guard let to = record.toScene, range.contains(record.time), record.graph == graph else { return }
+            pairs[FeedTraffic.Pair(from: record.fromScene, to: to), default: 0] += 1
         }
         return FeedTraffic(pairs: pairs)
     }
 
-    /// The funnel's counts: the records are in cursor order, so each session's in version order.
-    package func funnel(_ query: FunnelQuery) -> [Int] {
+    /// The funnel's counts: the records come in cursor order, so each session's in version order.
+    package static func funnel(_ query: FunnelQuery, reading: ChunkReader) -> [Int] {
         var counter = FunnelCounter(steps: query.steps, within: query.within)
-        records.withUnsafeBufferPointer { records in
-            for index in head..<records.count {
-                guard let scene = records[index].record.toScene, query.range.contains(records[index].record.time),
-                    records[index].record.graph == query.graph
-                else { continue }
-                counter.add(session: records[index].record.session, time: records[index].record.time, scene: scene)
-            }
+        each(reading: reading) { record in
+            guard let scene = record.toScene, query.range.contains(record.time), record.graph == query.graph else { return }
+            counter.add(session: record.session, time: record.time, scene: scene)
         }
         return counter.counts
     }

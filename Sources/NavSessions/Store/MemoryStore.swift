@@ -189,11 +189,20 @@ package final class MemoryStore: SessionStore {
     }
 
     package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
-        feed.withLock { $0.traffic(graph: graph, in: range) }
+        MemoryFeed.traffic(graph: graph, in: range, reading: scanFeed)
     }
 
     package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
-        feed.withLock { $0.funnel(query) }
+        MemoryFeed.funnel(query, reading: scanFeed)
+    }
+
+    /// Records a pass over the feed reads under the lock at a time: a few milliseconds, so that
+    /// changes, which write their records under it, never wait for a whole pass over a million.
+    package static let feedScanChunk = 16_384
+
+    /// One chunk of a pass over the feed (``MemoryFeed/scan(after:limit:_:)``), under its lock.
+    private func scanFeed(after cursor: FeedCursor, _ body: (FeedRecord) -> Void) -> FeedCursor? {
+        feed.withLock { $0.scan(after: cursor, limit: Self.feedScanChunk, body) }
     }
 }
 

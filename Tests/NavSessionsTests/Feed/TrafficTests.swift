@@ -34,6 +34,27 @@ import Testing
         #expect(records.last?.isEnd == true && records.last?.toScene == nil)
     }
 
+    /// The memory store reads its feed for traffic a chunk at a time under its lock: chunks after
+    /// one another see every record once, in order, from the oldest retained.
+    @Test func aScanInChunksSeesEveryRecordOnce() throws {
+        let store = MemoryStore()
+        let clock = Locked<Int64>(0)
+        try TrafficJourneys.write(try TrafficJourneys.service(store, clock: clock), store, clock: clock)
+        var feed = MemoryFeed()
+        for record in store.feedRecords { feed.append(record) }
+        func scanAll(_ feed: MemoryFeed) -> [String] {
+            var ids: [String] = []
+            var cursor = FeedCursor.start
+            while let last = feed.scan(after: cursor, limit: 2, { ids.append($0.id) }) { cursor = last }
+            return ids
+        }
+        #expect(scanAll(feed) == store.feedRecords.map(\.id))
+        #expect(feed.scan(after: FeedCursor(position: feed.lastPosition), limit: 2) { _ in } == nil)
+        let cutoff = store.feedRecords[4].time
+        #expect(feed.sweep(olderThan: cutoff, maxBytes: .max) == 4)
+        #expect(scanAll(feed) == store.feedRecords.dropFirst(4).map(\.id))
+    }
+
     @Test func aFunnelContinuesFromTheLatestViewOfTheStepBefore() {
         var counter = FunnelCounter(steps: ["a", "b", "c"], within: 10)
         // s1: a at 0, a again at 100, b at 105 (within of the second a), c at 120 (too late).

@@ -174,6 +174,12 @@ struct SessionRoutes: Sendable {
     }
 
     private func read(_ context: RequestContext) throws -> HTTPResponse {
+        // `?version=V`: the view as the change to V left it (docs/design.md, "History").
+        if context.request.query["version"] != nil {
+            let version = try Query.int(context, "version", default: 1, range: 1...Int.max)
+            let past = try sessions.view(of: context.parameter("id"), credentials: context.credentials, at: version)
+            return .sessionView(past.bytes, version: past.version)
+        }
         let session = try sessions.read(context.parameter("id"), credentials: context.credentials, access: .read)
         return .sessionView(sessions.view(of: session), version: session.state.version)
     }

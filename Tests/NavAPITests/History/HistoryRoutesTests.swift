@@ -79,7 +79,9 @@ import Testing
     @Test func badAfterOrLimitIs400WithParam() throws {
         let navd = try Self.start()
         let session = try navd.createSession()
-        for (query, param) in [("after=abc", "after"), ("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=x", "limit")] {
+        for (query, param) in [
+            ("after=abc", "after"), ("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=x", "limit")
+        ] {
             let answer = try Self.history(navd, session, query)
             #expect(answer.status == 400, "\(query)")
             #expect(try answer.json()["param"]?.string == param, "\(query)")

@@ -363,6 +363,7 @@ extension Components {
             case unsupportedTransferCoding = "unsupported_transfer_coding"
             case graphInUse = "graph_in_use"
             case cursorExpired = "cursor_expired"
+            case versionExpired = "version_expired"
             case _internal = "internal"
         }
         /// Which optional members of a `Problem` come with which codes (constraints only, no members of their own).

@@ -783,7 +783,15 @@ public enum Operations {
             }
         }
     }
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
@@ -805,6 +813,21 @@ public enum Operations {
                 }
             }
             public var path: Operations.GetSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// A version of the session, 1 to its current version.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/query/version`.
+                public var version: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - version: A version of the session, 1 to its current version.
+                public init(version: Swift.Int? = nil) {
+                    self.version = version
+                }
+            }
+            public var query: Operations.GetSession.Input.Query
             /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/header`.
             public struct Headers: Sendable, Hashable {
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSession.AcceptableContentType>]
@@ -821,12 +844,15 @@ public enum Operations {
             ///
             /// - Parameters:
             ///   - path:
+            ///   - query:
             ///   - headers:
             public init(
                 path: Operations.GetSession.Input.Path,
+                query: Operations.GetSession.Input.Query = .init(),
                 headers: Operations.GetSession.Input.Headers = .init()
             ) {
                 self.path = path
+                self.query = query
                 self.headers = headers
             }
         }
@@ -912,6 +938,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
             /// the session, whether or not it exists. On admin routes, see the operation.
             ///
@@ -957,6 +1009,78 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Gone: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetSession.Output.Gone.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSession.Output.Gone.Body
+                /// Creates a new `Gone`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetSession.Output.Gone.Headers,
+                    body: Operations.GetSession.Output.Gone.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `version_expired`: the records that rebuild this version were swept or purged, or the graph version it ran on was removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/410`.
+            ///
+            /// HTTP response code: `410 gone`.
+            case gone(Operations.GetSession.Output.Gone)
+            /// The associated value of the enum case if `self` is `.gone`.
+            ///
+            /// - Throws: An error if `self` is not `.gone`.
+            /// - SeeAlso: `.gone`.
+            public var gone: Operations.GetSession.Output.Gone {
+                get throws {
+                    switch self {
+                    case let .gone(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "gone",
                             response: self
                         )
                     }

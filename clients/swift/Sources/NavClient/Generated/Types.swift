@@ -43,7 +43,15 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/sessions`.
     /// - Remark: Generated from `#/paths//v1/sessions/post(createSession)`.
     func createSession(_ input: Operations.CreateSession.Input) async throws -> Operations.CreateSession.Output
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
@@ -514,16 +522,26 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
     public func getSession(
         path: Operations.GetSession.Input.Path,
+        query: Operations.GetSession.Input.Query = .init(),
         headers: Operations.GetSession.Input.Headers = .init()
     ) async throws -> Operations.GetSession.Output {
         try await getSession(Operations.GetSession.Input(
             path: path,
+            query: query,
             headers: headers
         ))
     }

@@ -41,7 +41,8 @@ extension SessionService {
             past.graphVersion = base.graphVersion
             past.state = base.state
         } else {
-            guard let first = remaining.popFirst(), let created = Recorded(first), case .create(let start, let context) = created.step else {
+            guard let first = remaining.popFirst(), let created = Recorded(first), case .create(let start, let context) = created.step
+            else {
                 throw Self.expired(version, "the creation of session '\(session.id)' is no longer retained")
             }
             let graph = try recordedGraph(session.graphName, created.graphVersion, version: version)
@@ -86,7 +87,9 @@ extension SessionService {
     /// Graph version `number` of `name`, read through to the store; 410 when it was removed.
     private func recordedGraph(_ name: String, _ number: Int, version: Int) throws(ServiceError) -> GraphVersion {
         let found = try storeCall { () throws(StoreError) in try graphs.version(name, number, readingThrough: true) }
-        guard let found else { throw Self.expired(version, "version \(number) of graph '\(name)', which version \(version) ran on, was removed") }
+        guard let found else {
+            throw Self.expired(version, "version \(number) of graph '\(name)', which version \(version) ran on, was removed")
+        }
         return found
     }
 

@@ -144,4 +144,39 @@ import Testing
         #expect(try Self.at(navd, session, "3").status == 200)
         #expect(try navd.stop() == 0)
     }
+
+    @Test func aPurgedSessionsPastHasExpiredCheckpointsNotwithstanding() throws {
+        let navd = try HistoryRoutesTests.start()
+        let session = try navd.createSession()
+        for index in 0..<70 { #expect(try navd.navigate(session, "^/top/list_news(category=\(index))").status == 200) }
+        #expect(try Self.at(navd, session, "66").status == 200)
+        let purged = try navd.send("POST", "/v1/feed/purge", json: ["session": .string(session.id)], token: Self.admin)
+        #expect(purged.status == 200)
+        // Version 64 has a checkpoint; its records are gone all the same.
+        for version in ["1", "64", "65", "66"] {
+            #expect(try Self.at(navd, session, version).code == "version_expired", "\(version)")
+        }
+        #expect(try Self.at(navd, session, "71").status == 200)
+        #expect(try navd.stop() == 0)
+    }
+
+    @Test func aVersionOnAGraphVersionSinceRemovedHasExpired() throws {
+        let navd = try HistoryRoutesTests.start()
+        let session = try navd.createSession()
+        #expect(try navd.navigate(session, "list_news").status == 200)
+        let news = try String(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"), encoding: .utf8)
+        let admin = ["Content-Type": "application/json", "Authorization": "Bearer \(Self.admin)"]
+        let next = news.replacingOccurrences(of: #""help":        {}"#, with: #""help":        {"description": "v2"}"#)
+        #expect(next != news)
+        #expect(try navd.request("PUT", "/v1/graphs/news", headers: admin, body: Array(next.utf8)).status == 200)
+        let upgraded = try navd.send("POST", session.url + "/upgrade", json: [:], token: session.token)
+        #expect(try upgraded.json()["version"] == 3, "\(upgraded)")
+        #expect(try Self.at(navd, session, "2").status == 200)
+        let removed = try navd.request("DELETE", "/v1/graphs/news?version=1", headers: admin)
+        #expect(removed.status == 204, "\(removed)")
+        let expired = try Self.at(navd, session, "2")
+        #expect(expired.status == 410 && expired.code == "version_expired", "\(expired)")
+        #expect(try Self.at(navd, session, "3").status == 200)
+        #expect(try navd.stop() == 0)
+    }
 }

@@ -238,10 +238,13 @@ import Testing
         // 410: a feed cursor behind what the sweep removed. Past --max-feed-bytes the oldest
         // records go as soon as the daemon checks (every 64 records).
         let feedLimited = try startNavd(arguments: ["--admin-token", Self.adminToken, "--max-feed-bytes", "64K"])
-        _ = try feedLimited.createSession()
+        let early = try feedLimited.createSession()
         let firstCursor = try feedLimited.send("GET", "/v1/feed?limit=1", token: Self.adminToken).json()["next"]?.string ?? ""
+        #expect(try feedLimited.navigate(early, "list_news").status == 200)
         for _ in 0..<130 { _ = try feedLimited.createSession() }
         codes.expect(try feedLimited.send("GET", "/v1/feed?after=\(firstCursor)", token: Self.adminToken), 410, "cursor_expired")
+        // 410: a past version of a session whose records the sweep removed.
+        codes.expect(try feedLimited.send("GET", early.url + "?version=1", token: early.token), 410, "version_expired")
 
         let validator = try OpenAPIValidator.shared.get()
         let specCodes = Set(validator.schema(named: "KnownProblemCode")?["enum"]?.array?.compactMap(\.string) ?? [])

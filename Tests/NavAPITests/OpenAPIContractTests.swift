@@ -62,6 +62,7 @@ struct OpenAPIContractTests {
                     200
                 )
             case "listEvents": return ("GET", target + "?after=0&limit=10", auth, [], 200)
+            case "readHistory": return ("GET", target + "?after=0&limit=10", auth, [], 200)
             case "patchContext":
                 return (
                     "PATCH", target, auth.merging(["Content-Type": "application/merge-patch+json"]) { $1 }, Array(#"{"user":"u1"}"#.utf8),

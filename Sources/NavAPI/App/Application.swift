@@ -319,7 +319,7 @@ package final class Application: HTTPHandler {
         case .unauthorized, .forbidden: .unauthorized
         case .sessionNotFound, .notFound: .notFound
         case .tooManySessions, .storeUnavailable, .tooManyRequests, .overCapacity, .shuttingDown: .unavailable
-        case .graphInUse, .cursorExpired: .refused
+        case .graphInUse, .cursorExpired, .versionExpired: .refused
         case .internal: .failed
         }
     }

@@ -50,6 +50,9 @@ struct APIError: Error, Sendable {
         case graphInUse = "graph_in_use"
         /// A feed cursor older than the records retained: records after it were swept.
         case cursorExpired = "cursor_expired"
+        /// A past version of a session whose records are no longer retained, or whose graph
+        /// version was removed.
+        case versionExpired = "version_expired"
         case `internal`
 
         /// The wire code of NavCore's refusal.
@@ -82,7 +85,7 @@ struct APIError: Error, Sendable {
             case .methodNotAllowed: 405
             case .notRemovable, .stackUnderflow, .commandRefused, .confirmationRequired, .upgradeRefused, .graphInUse: 409
             case .versionConflict: 412
-            case .cursorExpired: 410
+            case .cursorExpired, .versionExpired: 410
             case .payloadTooLarge: 413
             case .unsupportedMediaType: 415
             case .unknownScene, .unknownTransition, .unknownGraph, .invalidParams, .invalidGraph, .stackTooDeep,
@@ -131,6 +134,7 @@ struct APIError: Error, Sendable {
             case .unsupportedTransferCoding: "Unsupported transfer coding"
             case .graphInUse: "Graph in use"
             case .cursorExpired: "Cursor expired"
+            case .versionExpired: "Version expired"
             case .internal: "Internal error"
             }
         }
@@ -174,6 +178,7 @@ struct APIError: Error, Sendable {
             case .graphInUse: .graphInUse
             case .notFound: .notFound
             case .cursorExpired: .cursorExpired
+            case .versionExpired: .versionExpired
             case .storeUnavailable: .storeUnavailable
             case .internal: .internal
             }

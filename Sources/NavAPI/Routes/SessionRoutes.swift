@@ -34,6 +34,7 @@ struct SessionRoutes: Sendable {
         router.on("GET", "/v1/sessions") { context in try list(context) }
         router.on("GET", "/v1/sessions/{id}") { context in try read(context) }
         router.on("DELETE", "/v1/sessions/{id}") { context in try delete(context) }
+        router.on("GET", "/v1/sessions/{id}/history") { context in try history(context) }
         router.on("POST", "/v1/sessions/{id}/navigate") { context in
             let fields = Fields(object: try context.jsonObject())
             try fields.only(["path"])
@@ -173,8 +174,35 @@ struct SessionRoutes: Sendable {
     }
 
     private func read(_ context: RequestContext) throws -> HTTPResponse {
+        // `?version=V`: the view as the change to V left it (docs/design.md, "History").
+        if context.request.query["version"] != nil {
+            let version = try Query.int(context, "version", default: 1, range: 1...Int.max)
+            let past = try sessions.view(of: context.parameter("id"), credentials: context.credentials, at: version)
+            return .sessionView(past.bytes, version: past.version)
+        }
         let session = try sessions.read(context.parameter("id"), credentials: context.credentials, access: .read)
         return .sessionView(sessions.view(of: session), version: session.state.version)
+    }
+
+    /// `{"changes": [record...], "oldest": V, "next": V}`: the session's retained records in the
+    /// full form, oldest first, after version `after` (exclusive), at most `limit` (1–1000, 100).
+    private func history(_ context: RequestContext) throws -> HTTPResponse {
+        // Parameters first: bad input is a 400 before anything else is looked at.
+        let after = try Query.int(context, "after", default: 0, range: 0...Int.max)
+        let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
+        let page = try sessions.history(of: context.parameter("id"), credentials: context.credentials, after: after, limit: limit)
+        var writer = JSONWriter(reservingCapacity: 64 + page.entries.reduce(0) { $0 + $1.members.count + 96 })
+        writer.writeLiteral("{\"changes\":[")
+        for (index, entry) in page.entries.enumerated() {
+            if index > 0 { writer.writeLiteral(",") }
+            entry.write(into: &writer)
+        }
+        writer.writeLiteral("],\"oldest\":")
+        if let oldest = page.oldest { writer.writeInt(oldest) } else { writer.writeLiteral("null") }
+        writer.writeLiteral(",\"next\":")
+        writer.writeInt(page.next)
+        writer.writeLiteral("}")
+        return .json(bytes: writer.finish())
     }
 
     private func delete(_ context: RequestContext) throws -> HTTPResponse {

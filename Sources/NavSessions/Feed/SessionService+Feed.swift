@@ -114,7 +114,13 @@ extension SessionService {
 
     /// Removes the records `purge` names from the feed and from history. - Returns: how many.
     package func purgeFeed(_ purge: FeedPurge) throws(ServiceError) -> Int {
-        try storeCall { () throws(StoreError) in try store.purgeFeed(purge) }
+        let purged = try storeCall { () throws(StoreError) in try store.purgeFeed(purge) }
+        // A checkpoint is no way around a purge: a purged session's past is not shown again.
+        switch purge {
+        case .session(let id): checkpoints.forget(id)
+        case .attribute: checkpoints.forget(nil)
+        }
+        return purged
     }
 }
 

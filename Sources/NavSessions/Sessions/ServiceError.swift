@@ -35,6 +35,9 @@ package struct ServiceError: Error, Sendable {
         case notFound
         /// A feed cursor older than the records retained.
         case cursorExpired
+        /// A past version of a session that can no longer be rebuilt: its records were swept or
+        /// purged, or the graph version it ran on was removed.
+        case versionExpired
         /// The store cannot take work now; nothing was changed.
         case storeUnavailable
         case `internal`

@@ -62,6 +62,8 @@ package final class SessionService: Sendable {
     package let answers: KeptAnswerLedger
     /// What `/metrics` counts of the feed records this process writes.
     package let feedCounts = FeedCounts()
+    /// Snapshots every ``checkpointInterval`` versions, to rebuild past versions from.
+    package let checkpoints = HistoryCheckpoints()
     /// With a store several processes share: the timer that has the feed's watchers look again.
     let feedPoll = Mutex<FeedPoll?>(nil)
     private let now: @Sendable () -> Int64
@@ -509,7 +511,12 @@ package final class SessionService: Sendable {
             if let kept { answers.remove(kept.key) }
             return nil
         }
-        if let record { feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state) }
+        if let record {
+            feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state)
+            if session.state.version % Self.checkpointInterval == 0 {
+                checkpoints.keep(session.id, version: session.state.version, graphVersion: graphVersion, state: session.state)
+            }
+        }
         session.mayBeStale = false
         return Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)
     }
@@ -541,23 +548,42 @@ package final class SessionService: Sendable {
             }
             do {
                 return (
-                    try target.navigator.upgrade(session.state, from: session.graphVersion, to: target.version), target.version,
+                    try Self.step(.upgrade(from: session.graphVersion, to: target), to: session.state), target.version,
                     feedOn ? .upgrade(version: target.version) : nil
                 )
             } catch {
                 throw ServiceError(error)
             }
         }
-        let navigator = try graph(of: session).navigator
+        let current = try graph(of: session)
         do {
             let told: FeedIntent? = feedOn ? (confirmed ? .confirm(intent) : .intent(intent)) : nil
-            return (try navigator.apply(intent, to: session.state, confirmed: confirmed), session.graphVersion, told)
+            return (
+                try Self.step(.intent(intent, confirmed: confirmed, on: current), to: session.state), session.graphVersion, told
+            )
         } catch {
             var refusal = ServiceError(error)
             if error.code == .confirmationRequired, let screen = error.screen {
                 refusal.confirmation = Confirmation.json(for: intent, screen: screen, session: session)
             }
             throw refusal
+        }
+    }
+
+    /// What NavCore is asked for a change, resolved: an intent on the graph version the session
+    /// runs on, or an upgrade to another version.
+    package enum Step {
+        case intent(Intent, confirmed: Bool, on: GraphVersion)
+        case upgrade(from: Int, to: GraphVersion)
+    }
+
+    /// Applies a resolved change with NavCore: the one call of the live service
+    /// (``write(_:ifMatch:to:keep:)``) and of the replay of a session's history
+    /// (``pastSession(_:at:)``), so both make the same stage of the same recorded intent.
+    package static func step(_ step: Step, to state: SessionState) throws(NavError) -> Outcome {
+        switch step {
+        case .intent(let intent, let confirmed, let graph): try graph.navigator.apply(intent, to: state, confirmed: confirmed)
+        case .upgrade(let from, let target): try target.navigator.upgrade(state, from: from, to: target.version)
         }
     }
 
@@ -590,6 +616,7 @@ package final class SessionService: Sendable {
             if deleted, let record { feedWritten(record, kind: .end, before: session.state, after: nil) }
         }
         answers.forget(sessions: [id])
+        checkpoints.forget(id)
         live.end(id, .deleted)
     }
 

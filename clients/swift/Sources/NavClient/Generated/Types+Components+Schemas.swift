@@ -364,6 +364,7 @@ extension Components {
             case unsupportedTransferCoding = "unsupported_transfer_coding"
             case graphInUse = "graph_in_use"
             case cursorExpired = "cursor_expired"
+            case versionExpired = "version_expired"
             case _internal = "internal"
         }
         /// Which optional members of a `Problem` come with which codes (constraints only, no members of their own).
@@ -2364,6 +2365,61 @@ extension Components {
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "records",
+                    "next"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/HistoryPage`.
+        public struct HistoryPage: Codable, Hashable, Sendable {
+            /// The session's records in the full form, oldest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/HistoryPage/changes`.
+            public var changes: [Components.Schemas.FeedRecord]
+            /// The version of the session's oldest retained record; null when none is retained.
+            ///
+            /// - Remark: Generated from `#/components/schemas/HistoryPage/oldest`.
+            public var oldest: Swift.Int?
+            /// The last version returned, or the `after` given when the page is empty.
+            ///
+            /// - Remark: Generated from `#/components/schemas/HistoryPage/next`.
+            public var next: Swift.Int
+            /// Creates a new `HistoryPage`.
+            ///
+            /// - Parameters:
+            ///   - changes: The session's records in the full form, oldest first.
+            ///   - oldest: The version of the session's oldest retained record; null when none is retained.
+            ///   - next: The last version returned, or the `after` given when the page is empty.
+            public init(
+                changes: [Components.Schemas.FeedRecord],
+                oldest: Swift.Int? = nil,
+                next: Swift.Int
+            ) {
+                self.changes = changes
+                self.oldest = oldest
+                self.next = next
+            }
+            public enum CodingKeys: String, CodingKey {
+                case changes
+                case oldest
+                case next
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.changes = try container.decode(
+                    [Components.Schemas.FeedRecord].self,
+                    forKey: .changes
+                )
+                self.oldest = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .oldest
+                )
+                self.next = try container.decode(
+                    Swift.Int.self,
+                    forKey: .next
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "changes",
+                    "oldest",
                     "next"
                 ])
             }

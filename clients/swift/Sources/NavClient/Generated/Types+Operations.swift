@@ -783,7 +783,15 @@ public enum Operations {
             }
         }
     }
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
@@ -805,6 +813,21 @@ public enum Operations {
                 }
             }
             public var path: Operations.GetSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// A version of the session, 1 to its current version.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/query/version`.
+                public var version: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - version: A version of the session, 1 to its current version.
+                public init(version: Swift.Int? = nil) {
+                    self.version = version
+                }
+            }
+            public var query: Operations.GetSession.Input.Query
             /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/header`.
             public struct Headers: Sendable, Hashable {
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSession.AcceptableContentType>]
@@ -821,12 +844,15 @@ public enum Operations {
             ///
             /// - Parameters:
             ///   - path:
+            ///   - query:
             ///   - headers:
             public init(
                 path: Operations.GetSession.Input.Path,
+                query: Operations.GetSession.Input.Query = .init(),
                 headers: Operations.GetSession.Input.Headers = .init()
             ) {
                 self.path = path
+                self.query = query
                 self.headers = headers
             }
         }
@@ -912,6 +938,32 @@ public enum Operations {
                     }
                 }
             }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
             /// the session, whether or not it exists. On admin routes, see the operation.
             ///
@@ -957,6 +1009,78 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Gone: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetSession.Output.Gone.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/410/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSession.Output.Gone.Body
+                /// Creates a new `Gone`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetSession.Output.Gone.Headers,
+                    body: Operations.GetSession.Output.Gone.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `version_expired`: the records that rebuild this version were swept or purged, or the graph version it ran on was removed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/410`.
+            ///
+            /// HTTP response code: `410 gone`.
+            case gone(Operations.GetSession.Output.Gone)
+            /// The associated value of the enum case if `self` is `.gone`.
+            ///
+            /// - Throws: An error if `self` is not `.gone`.
+            /// - SeeAlso: `.gone`.
+            public var gone: Operations.GetSession.Output.Gone {
+                get throws {
+                    switch self {
+                    case let .gone(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "gone",
                             response: self
                         )
                     }
@@ -7887,6 +8011,349 @@ public enum Operations {
             public static var allCases: [Self] {
                 [
                     .textEventStream,
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Read a session's history
+    ///
+    /// The session's own retained feed records (docs/design.md, "History"), in the full form
+    /// (every value: schema `FeedRecord`), oldest first: at most `limit` records whose version is
+    /// above `after` (exclusive). `next` is the last version returned, to pass as `after` to read
+    /// on (the `after` given when the page is empty); `oldest` is the version of the oldest record
+    /// retained (null when none is: the feed swept or purged them). Records are kept for
+    /// `--feed-retention` within `--max-feed-bytes`; with the feed off (`--feed-retention 0`) the
+    /// route answers 404. The session's token, its watch token or the admin token opens it, in the
+    /// `Authorization` header, refused as the session view is; the admin token also reads an
+    /// ended session's history while its records are retained.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/history`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)`.
+    public enum ReadHistory {
+        public static let id: Swift.String = "readHistory"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// The session id returned by `createSession`.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/path/id`.
+                public var id: Components.Parameters.SessionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The session id returned by `createSession`.
+                public init(id: Components.Parameters.SessionId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.ReadHistory.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// Return records with a version above this.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/query/after`.
+                public var after: Swift.Int?
+                /// The most records to return.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/query/limit`.
+                public var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - after: Return records with a version above this.
+                ///   - limit: The most records to return.
+                public init(
+                    after: Swift.Int? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.after = after
+                    self.limit = limit
+                }
+            }
+            public var query: Operations.ReadHistory.Input.Query
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadHistory.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadHistory.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.ReadHistory.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.ReadHistory.Input.Path,
+                query: Operations.ReadHistory.Input.Query = .init(),
+                headers: Operations.ReadHistory.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/responses/200/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    public init(xRequestId: Components.Headers.XRequestId) {
+                        self.xRequestId = xRequestId
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ReadHistory.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.HistoryPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.HistoryPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ReadHistory.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ReadHistory.Output.Ok.Headers,
+                    body: Operations.ReadHistory.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of the session's history.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ReadHistory.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.ReadHistory.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 400: `malformed_json` (the body is not JSON), `invalid_request` (a body, query or
+            /// header of the wrong shape), `invalid_path` (a path that does not parse; `offset` is the
+            /// character where parsing failed).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 401: `unauthorized`: no bearer token, or (on session routes) a token that is not valid for
+            /// the session, whether or not it exists. On admin routes, see the operation.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 404: `session_not_found` (no such session, or it expired; answered to the admin token
+            /// only), `not_found` (no such screen, graph or route).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 405: `method_not_allowed`; `Allow` lists the methods the route accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/405`.
+            ///
+            /// HTTP response code: `405 methodNotAllowed`.
+            case methodNotAllowed(Components.Responses.MethodNotAllowed)
+            /// The associated value of the enum case if `self` is `.methodNotAllowed`.
+            ///
+            /// - Throws: An error if `self` is not `.methodNotAllowed`.
+            /// - SeeAlso: `.methodNotAllowed`.
+            public var methodNotAllowed: Components.Responses.MethodNotAllowed {
+                get throws {
+                    switch self {
+                    case let .methodNotAllowed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "methodNotAllowed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 500: `internal`. The body never carries internals.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
+            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
+            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
                     .json,
                     .applicationProblemJson
                 ]

@@ -43,7 +43,15 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/sessions`.
     /// - Remark: Generated from `#/paths//v1/sessions/post(createSession)`.
     func createSession(_ input: Operations.CreateSession.Input) async throws -> Operations.CreateSession.Output
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
@@ -234,6 +242,22 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/sessions/{id}/events`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/events/get(listEvents)`.
     func listEvents(_ input: Operations.ListEvents.Input) async throws -> Operations.ListEvents.Output
+    /// Read a session's history
+    ///
+    /// The session's own retained feed records (docs/design.md, "History"), in the full form
+    /// (every value: schema `FeedRecord`), oldest first: at most `limit` records whose version is
+    /// above `after` (exclusive). `next` is the last version returned, to pass as `after` to read
+    /// on (the `after` given when the page is empty); `oldest` is the version of the oldest record
+    /// retained (null when none is: the feed swept or purged them). Records are kept for
+    /// `--feed-retention` within `--max-feed-bytes`; with the feed off (`--feed-retention 0`) the
+    /// route answers 404. The session's token, its watch token or the admin token opens it, in the
+    /// `Authorization` header, refused as the session view is; the admin token also reads an
+    /// ended session's history while its records are retained.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/history`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)`.
+    func readHistory(_ input: Operations.ReadHistory.Input) async throws -> Operations.ReadHistory.Output
     /// Read every applied change's record, wait for records, or follow the feed live
     ///
     /// The navigation feed (docs/design.md, "Navigation analytics"): one record (schema
@@ -548,16 +572,26 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Read a session
+    /// Read a session, now or at a past version
+    ///
+    /// The session view. With `version=V`, the view as the change that made version V answered
+    /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
+    /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
+    /// version answers exactly the view without `version`. A past version is rebuilt from the
+    /// session's retained feed records; one whose records are no longer retained, or that ran on
+    /// a graph version since removed, answers 410 `version_expired`.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)`.
     public func getSession(
         path: Operations.GetSession.Input.Path,
+        query: Operations.GetSession.Input.Query = .init(),
         headers: Operations.GetSession.Input.Headers = .init()
     ) async throws -> Operations.GetSession.Output {
         try await getSession(Operations.GetSession.Input(
             path: path,
+            query: query,
             headers: headers
         ))
     }
@@ -870,6 +904,32 @@ extension APIProtocol {
         headers: Operations.ListEvents.Input.Headers = .init()
     ) async throws -> Operations.ListEvents.Output {
         try await listEvents(Operations.ListEvents.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Read a session's history
+    ///
+    /// The session's own retained feed records (docs/design.md, "History"), in the full form
+    /// (every value: schema `FeedRecord`), oldest first: at most `limit` records whose version is
+    /// above `after` (exclusive). `next` is the last version returned, to pass as `after` to read
+    /// on (the `after` given when the page is empty); `oldest` is the version of the oldest record
+    /// retained (null when none is: the feed swept or purged them). Records are kept for
+    /// `--feed-retention` within `--max-feed-bytes`; with the feed off (`--feed-retention 0`) the
+    /// route answers 404. The session's token, its watch token or the admin token opens it, in the
+    /// `Authorization` header, refused as the session view is; the admin token also reads an
+    /// ended session's history while its records are retained.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/history`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)`.
+    public func readHistory(
+        path: Operations.ReadHistory.Input.Path,
+        query: Operations.ReadHistory.Input.Query = .init(),
+        headers: Operations.ReadHistory.Input.Headers = .init()
+    ) async throws -> Operations.ReadHistory.Output {
+        try await readHistory(Operations.ReadHistory.Input(
             path: path,
             query: query,
             headers: headers

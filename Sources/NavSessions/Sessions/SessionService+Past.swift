@@ -1,0 +1,203 @@
+import NavCore
+import NavJSON
+import NavWire
+import Synchronization
+
+/// The session as it was at a past version (docs/design.md, "History"): its recorded full-form
+/// intents applied again through NavCore, with the calls the live service makes
+/// (``SessionService/step(_:to:)``), from its creation record or from a checkpoint.
+extension SessionService {
+    /// A checkpoint is kept every this many versions, so that no answer replays more changes.
+    package static let checkpointInterval = 64
+
+    /// The session view at `version`, for a caller that may read the session (as the plain
+    /// view): the view the change to `version` answered, without its events.
+    /// - Throws: 404 `not_found` (`param: "version"`) above the current version; 410
+    ///   `version_expired` when the records to rebuild it are no longer retained, or its graph
+    ///   version was removed.
+    package func view(of id: String, credentials: Credentials, at version: Int) throws(ServiceError) -> (bytes: [UInt8], version: Int) {
+        let session = try read(id, credentials: credentials, access: .read)
+        guard version <= session.state.version else {
+            throw ServiceError(
+                .notFound, "session '\(id)' is at version \(session.state.version); it has no version \(version) yet", param: "version")
+        }
+        if version == session.state.version { return (view(of: session), version) }
+        let past = try pastSession(session, at: version)
+        return (view(of: past), version)
+    }
+
+    /// `session` as it was at `version` (below its current one).
+    func pastSession(_ session: StoredSession, at version: Int) throws(ServiceError) -> StoredSession {
+        guard configuration.feed != nil else { throw Self.expired(version, "the feed is off (--feed-retention 0): no history is kept") }
+        let base = checkpoints.base(of: session.id, below: version)
+        let after = base?.version ?? 0
+        let entries = try storeCall { () throws(StoreError) in try store.history(of: session.id, after: after, limit: version - after) }
+        guard entries.count == version - after, entries.first?.version == after + 1, entries.last?.version == version,
+            !entries.contains(where: \.isEnd)
+        else { throw Self.expired(version, "the records of session '\(session.id)' up to version \(version) are no longer retained") }
+        var past = session
+        var remaining = entries[...]
+        if let base {
+            past.graphVersion = base.graphVersion
+            past.state = base.state
+        } else {
+            guard let first = remaining.popFirst(), let created = Recorded(first), case .create(let start, let context) = created.step
+            else {
+                throw Self.expired(version, "the creation of session '\(session.id)' is no longer retained")
+            }
+            let graph = try recordedGraph(session.graphName, created.graphVersion, version: version)
+            do {
+                past.state = try graph.navigator.start(at: start, context: context).state
+            } catch {
+                throw ServiceError(.internal, "the creation of session '\(session.id)' could not be replayed")
+            }
+            past.graphVersion = created.graphVersion
+        }
+        var replayed = 0
+        for entry in remaining {
+            guard let recorded = Recorded(entry) else {
+                throw ServiceError(.internal, "the record of version \(entry.version) of session '\(session.id)' could not be read")
+            }
+            let current = try recordedGraph(session.graphName, past.graphVersion, version: version)
+            let target = try recordedGraph(session.graphName, recorded.graphVersion, version: version)
+            let change: Step
+            switch recorded.step {
+            case .create: throw ServiceError(.internal, "session '\(session.id)' was created twice in its records")
+            case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
+            case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
+            }
+            do {
+                past.state = try Self.step(change, to: past.state).state
+            } catch {
+                throw ServiceError(.internal, "version \(entry.version) of session '\(session.id)' could not be replayed")
+            }
+            past.graphVersion = recorded.graphVersion
+            replayed += 1
+            guard past.state.version == entry.version else {
+                throw ServiceError(.internal, "version \(entry.version) of session '\(session.id)' replayed as another version")
+            }
+            if entry.version % Self.checkpointInterval == 0 {
+                checkpoints.keep(session.id, version: entry.version, graphVersion: past.graphVersion, state: past.state)
+            }
+        }
+        checkpoints.count(replayed: replayed)
+        return past
+    }
+
+    /// Graph version `number` of `name`, read through to the store; 410 when it was removed.
+    private func recordedGraph(_ name: String, _ number: Int, version: Int) throws(ServiceError) -> GraphVersion {
+        let found = try storeCall { () throws(StoreError) in try graphs.version(name, number, readingThrough: true) }
+        guard let found else {
+            throw Self.expired(version, "version \(number) of graph '\(name)', which version \(version) ran on, was removed")
+        }
+        return found
+    }
+
+    private static func expired(_ version: Int, _ detail: String) -> ServiceError {
+        ServiceError(.versionExpired, "version \(version) can no longer be shown: \(detail)", param: "version")
+    }
+
+    /// One change as its full-form record tells it.
+    struct Recorded {
+        enum Step {
+            case create(start: String?, context: [String: JSONValue])
+            case intent(Intent, confirmed: Bool)
+            case upgrade
+        }
+
+        var step: Step
+        /// The graph version the session ran on after the change.
+        var graphVersion: Int
+
+        init?(_ entry: FeedEntry) {
+            guard entry.form == .full, !entry.isEnd else { return nil }
+            let bytes = [UInt8(ascii: "{")] + entry.members
+            guard let record = try? JSONValue(parsing: bytes), let graphVersion = record["graph"]?["version"]?.intValue,
+                let intent = record["intent"]?.objectValue
+            else { return nil }
+            self.graphVersion = graphVersion
+            if let create = intent["create"] {
+                guard let context = create["context"]?.objectValue else { return nil }
+                step = .create(start: create["start"]?.stringValue, context: context)
+            } else if intent["upgrade"] != nil {
+                step = .upgrade
+            } else if let confirmed = intent["confirm"] {
+                guard let asked = try? Intent(confirmed: confirmed) else { return nil }
+                step = .intent(asked, confirmed: true)
+            } else {
+                guard let asked = try? Intent(confirmed: .object(intent)) else { return nil }
+                step = .intent(asked, confirmed: false)
+            }
+        }
+    }
+}
+
+/// Snapshots of sessions every ``SessionService/checkpointInterval`` versions, kept by this
+/// process as it writes changes (and replays them), so that a past version is rebuilt from the
+/// nearest one below it. Bounded: past ``limit`` checkpoints the oldest kept go first; a past
+/// version without one is rebuilt from the session's creation record.
+package final class HistoryCheckpoints: Sendable {
+    package struct Checkpoint: Sendable {
+        package var version: Int
+        package var graphVersion: Int
+        package var state: SessionState
+    }
+
+    private struct Kept {
+        /// Per session, in version order.
+        var sessions: [String: [Checkpoint]] = [:]
+        /// Every checkpoint's session and version, oldest kept first.
+        var order: [(session: String, version: Int)] = []
+        var head = 0
+    }
+
+    private let kept = Mutex(Kept())
+    private let replayed = Atomic<Int>(0)
+    /// The most checkpoints kept (about 2 KB each for a plain session).
+    package let limit: Int
+
+    package init(limit: Int = 16_384) {
+        self.limit = limit
+    }
+
+    /// The changes replayed to rebuild past versions so far (tests read it).
+    package var changesReplayed: Int { replayed.load(ordering: .relaxed) }
+
+    func count(replayed changes: Int) {
+        replayed.add(changes, ordering: .relaxed)
+    }
+
+    /// The checkpoint of session `id` nearest below `version`.
+    func base(of id: String, below version: Int) -> Checkpoint? {
+        kept.withLock { kept in kept.sessions[id]?.last { $0.version < version } }
+    }
+
+    func keep(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
+        kept.withLock { kept in
+            var list = kept.sessions[id, default: []]
+            guard !list.contains(where: { $0.version == version }) else { return }
+            let index = list.firstIndex { $0.version > version } ?? list.count
+            list.insert(Checkpoint(version: version, graphVersion: graphVersion, state: state), at: index)
+            kept.sessions[id] = list
+            kept.order.append((id, version))
+            while kept.order.count - kept.head > limit {
+                let (oldest, at) = kept.order[kept.head]
+                kept.head += 1
+                kept.sessions[oldest]?.removeAll { $0.version == at }
+                if kept.sessions[oldest]?.isEmpty == true { kept.sessions[oldest] = nil }
+            }
+            if kept.head > 1024, kept.head * 2 > kept.order.count {
+                kept.order.removeFirst(kept.head)
+                kept.head = 0
+            }
+        }
+    }
+
+    /// Forgets session `id`'s checkpoints (its records were purged, or it ended); every
+    /// session's with nil.
+    func forget(_ id: String?) {
+        kept.withLock { kept in
+            if let id { kept.sessions[id] = nil } else { kept.sessions = [:] }
+        }
+    }
+}

@@ -58,7 +58,7 @@ import Testing
         arguments: [
             ("invalid_path without offset", problem("invalid_path")),
             ("offset on another code", problem("not_found", ["offset": 3])),
-            ("param on another code", problem("not_found", ["param": "id"])),
+            ("param on another code", problem("forbidden", ["param": "id"])),
             ("invalid_graph without issues", problem("invalid_graph")),
             ("issues on another code", problem("not_found", ["issues": []])),
             ("a code that is not a code's shape", problem("Teapot!", ["type": "urn:navd:problem:teapot"])),

@@ -1,0 +1,55 @@
+import NavCore
+
+/// Keeping the service's sessions current with the store: what other processes change in a
+/// shared store, and the sweep of idle sessions and old feed records.
+extension SessionService {
+    /// Follows what other processes change in a shared store (PostgreSQL), so that this process's
+    /// watchers see every change (docs/design.md, "Across processes"). Nothing for a store of one process.
+    package func followStore() {
+        guard let feed = store as? any ChangeFeed else { return }
+        startFeedPolling()
+        feed.follow { [live] notice in
+            // Another process's change may have written a record: the feed's watchers look too.
+            live.refresh(Self.feedWatchKey)
+            guard let notice else {
+                live.refreshAll()
+                return
+            }
+            switch notice.kind {
+            case .changed: live.refresh(notice.id)
+            case .deleted: live.end(notice.id, .deleted)
+            case .expired: live.end(notice.id, .expired)
+            }
+        }
+    }
+
+    /// Deletes idle sessions, ending their watchers. - Returns: how many.
+    package func sweep() throws(ServiceError) -> Int {
+        let time = currentTime()
+        let cutoff = time - configuration.sessionTTL
+        // Each expired session's end record, made by the store as it deletes the session.
+        var ending: (@Sendable (StoredSession) -> FeedRecord)? = nil
+        if let settings = configuration.feed {
+            let counts = feedCounts
+            ending = { session in
+                var ended = session
+                ended.touchedAt = time
+                let record = Self.endRecord(of: ended, reason: .expired, settings: settings)
+                counts.count(record, kind: .end, before: session.state, after: nil)
+                return record
+            }
+        }
+        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+        if let settings = configuration.feed {
+            _ = try storeCall { () throws(StoreError) in
+                try store.sweepFeed(olderThan: time - settings.retention, maxBytes: settings.maxBytes)
+            }
+        }
+        if !expired.isEmpty { feedSignal() }
+        // The store deleted their answers, and every change's answer older than the TTL.
+        answers.forget(sessions: expired)
+        answers.expire(before: cutoff)
+        for id in expired { live.end(id, .expired) }
+        return expired.count
+    }
+}

@@ -44,16 +44,26 @@ struct FeedRoutes: Sendable {
 
     /// `{"records": [...], "next": CURSOR}`.
     static func json(_ page: FeedPage) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 64 + page.entries.reduce(0) { $0 + $1.members.count + 96 })
-        writer.writeLiteral("{\"records\":[")
-        for (index, entry) in page.entries.enumerated() {
-            if index > 0 { writer.writeLiteral(",") }
-            entry.write(into: &writer)
-        }
-        writer.writeLiteral("],\"next\":")
+        var writer = startPage(page.entries, member: "records")
+        writer.writeLiteral(",\"next\":")
         writer.writeString(page.next.description)
         writer.writeLiteral("}")
         return writer.finish()
+    }
+
+    /// A writer holding `{"<member>":[...]` with `entries` in it, for the rest of a page to follow:
+    /// a feed page's records, a session history's changes.
+    static func startPage(_ entries: [FeedEntry], member: String) -> JSONWriter {
+        var writer = JSONWriter(reservingCapacity: 64 + entries.reduce(0) { $0 + $1.members.count + 96 })
+        writer.writeLiteral("{")
+        writer.writeString(member)
+        writer.writeLiteral(":[")
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { writer.writeLiteral(",") }
+            entry.write(into: &writer)
+        }
+        writer.writeLiteral("]")
+        return writer
     }
 
     static func isEmptyPage(_ response: HTTPResponse) -> Bool {

@@ -191,13 +191,8 @@ struct SessionRoutes: Sendable {
         let after = try Query.int(context, "after", default: 0, range: 0...Int.max)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
         let page = try sessions.history(of: context.parameter("id"), credentials: context.credentials, after: after, limit: limit)
-        var writer = JSONWriter(reservingCapacity: 64 + page.entries.reduce(0) { $0 + $1.members.count + 96 })
-        writer.writeLiteral("{\"changes\":[")
-        for (index, entry) in page.entries.enumerated() {
-            if index > 0 { writer.writeLiteral(",") }
-            entry.write(into: &writer)
-        }
-        writer.writeLiteral("],\"oldest\":")
+        var writer = FeedRoutes.startPage(page.entries, member: "changes")
+        writer.writeLiteral(",\"oldest\":")
         if let oldest = page.oldest { writer.writeInt(oldest) } else { writer.writeLiteral("null") }
         writer.writeLiteral(",\"next\":")
         writer.writeInt(page.next)

@@ -21,6 +21,7 @@ from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 WAIT = 8  # seconds for anything the page must show
@@ -235,6 +236,7 @@ class Steps:
             (self.tabs_and_a_modal_are_drawn_as_such, None),
             (self.the_diagram_marks_the_top_screens_scene, "diagram"),
             (self.the_traffic_panel_counts_views_with_the_admin_token, None),
+            (self.the_history_slider_shows_the_stage_at_a_past_version, None),
             (self.a_reload_keeps_the_session, None),
             (self.another_browser_with_the_watch_token_follows_read_only, None),
             (self.a_browser_with_only_the_write_token_follows_too, None),
@@ -451,6 +453,30 @@ class Steps:
             raise Failure("the creation's view of top is not counted")
         if not page.all("#traffic .traffic-edges li"):
             raise Failure("no moves between scenes are listed")
+
+    def the_history_slider_shows_the_stage_at_a_past_version(self):
+        page = self.first.focus()
+        now, version = page.path(), page.text("#current-version")
+        page.until("the history slider", lambda: page.displayed("#history-slider") and page.enabled("#history-slider"))
+        slider = page.find("#history-slider")
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+        # The keyboard moves a range input as a drag does: Home to the oldest, then one step on.
+        slider.send_keys(Keys.HOME)
+        page.until_path("/top")
+        if page.cards() != [("top", "e1")]:
+            raise Failure(f"cards at version 1: {page.cards()}")
+        slider.send_keys(Keys.ARROW_RIGHT)
+        page.until_path("/top/list_news(category=3)")
+        if page.cards() != [("top", "e1"), ("list_news", "e2")]:
+            raise Failure(f"cards at version 2: {page.cards()}")
+        page.until("the change that made version 2", lambda: page.text("#history-at .history-change") == "link news(category=3)")
+        if not page.text("#current-version").startswith("v2 of "):
+            raise Failure(f"the version reads {page.text('#current-version')!r}")
+        if any(element.is_enabled() for element in page.all("#actions button")):
+            raise Failure("a past version offers buttons that would change the session now")
+        page.click("#history-now")
+        page.until_path(now)
+        page.until("the version now", lambda: page.text("#current-version") == version)
 
     def the_diagram_marks_the_top_screens_scene(self):
         page = self.first.focus()

@@ -35,6 +35,7 @@ struct WebClientRoutes: Sendable {
         "dom.js": File(PackageResources.dom_js, "text/javascript; charset=utf-8"),
         "stage.js": File(PackageResources.stage_js, "text/javascript; charset=utf-8"),
         "timeline.js": File(PackageResources.timeline_js, "text/javascript; charset=utf-8"),
+        "history.js": File(PackageResources.history_js, "text/javascript; charset=utf-8"),
         "diagram.js": File(PackageResources.diagram_js, "text/javascript; charset=utf-8")
     ]
 

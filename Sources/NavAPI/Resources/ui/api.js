@@ -65,6 +65,10 @@ export const api = {
     request("GET", `/v1/graphs/${encodeURIComponent(name)}/traffic?since=${encodeURIComponent(since)}`, { token }),
   create: (body) => request("POST", "/v1/sessions", { body }),
   view: (id, token) => request("GET", sessionPath(id), { token }),
+  // The view as it was at `version` (docs/design.md, "The session at a past version").
+  pastView: (id, token, version) => request("GET", `${sessionPath(id)}?version=${encodeURIComponent(version)}`, { token }),
+  // `{changes, oldest, next}`: the session's records after version `after`, oldest first.
+  history: (id, token, after, limit) => request("GET", `${sessionPath(id)}/history?after=${after}&limit=${limit}`, { token }),
   remove: (id, token) => request("DELETE", sessionPath(id), { token }),
   events: (id, token, after) => request("GET", `${sessionPath(id)}/events?after=${after}&limit=1000`, { token }),
   navigate: (id, token, path) => request("POST", `${sessionPath(id)}/navigate`, { token, body: { path } }),

@@ -10,6 +10,7 @@ import { h, $, replace } from "./dom.js";
 import { renderStage, renderActions, commandsOf } from "./stage.js";
 import { Timeline } from "./timeline.js";
 import { Diagram } from "./diagram.js";
+import { HistorySlider } from "./history.js";
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 const NO_ACTIONS = { links: [], exit: false, back: 0 };
@@ -45,8 +46,16 @@ const saved = {
 
 const timeline = new Timeline($("timeline"));
 const diagram = new Diagram($("diagram"));
+const history = new HistorySlider((view) => {
+  if (!session) return;
+  session.past = view;
+  redraw();
+});
 
-/** `{id, token, watchToken, readOnly, view, graph, stream, ended}` while attached, else null. */
+/**
+ * `{id, token, watchToken, readOnly, view, past, graph, stream, ended}` while attached, else
+ * null. `view` is the session now; `past`, a past version the history slider shows instead.
+ */
 let session = null;
 
 function auth() {
@@ -55,7 +64,7 @@ function auth() {
 
 async function attach(id, entry) {
   detach();
-  const current = { id, token: entry.token || null, watchToken: entry.watchToken || null, view: null, graph: null, stream: null, ended: false };
+  const current = { id, token: entry.token || null, watchToken: entry.watchToken || null, view: null, past: null, graph: null, stream: null, ended: false };
   current.readOnly = !current.token;
   session = current;
   timeline.clear();
@@ -78,6 +87,7 @@ async function attach(id, entry) {
   }
   if (session !== current) return;
   applyView(view);
+  history.attach(id, auth(), view.version);
   try {
     const page = await api.events(id, auth(), 0);
     if (session === current && page) timeline.add(page.events);
@@ -90,6 +100,7 @@ async function attach(id, entry) {
 function detach() {
   if (session && session.stream) session.stream.close();
   session = null;
+  history.detach();
 }
 
 /**
@@ -115,7 +126,7 @@ function follow() {
   });
 }
 
-/** Draws a view, unless an answer or message already brought a newer one. */
+/** Takes a view of the session now, unless an answer or message already brought a newer one. */
 function applyView(view, force = false) {
   if (!session || !view) return;
   if (session.view && view.version < session.view.version) return;
@@ -124,9 +135,22 @@ function applyView(view, force = false) {
   if (!force && session.view && view.version === session.view.version) return;
   session.view = view;
   if (!session.ended) saved.put(session.id, { graph: view.graph.name, path: view.path });
+  history.follow(view.version);
+  if (!session.past) draw(view);
+}
+
+/** Draws what is shown again: the past version the slider is at, or now. */
+function redraw() {
+  if (session && (session.past || session.view)) draw(session.past || session.view);
+}
+
+/** Draws a view: the session now, or (`session.past`) as it was, with nothing to press. */
+function draw(view) {
+  const past = session.past === view;
   loadGraph(session, view.graph);
+  document.body.classList.toggle("past", past);
   $("current-path").textContent = view.path;
-  $("current-version").textContent = `v${view.version}`;
+  $("current-version").textContent = past ? `v${view.version} of ${session.view.version}` : `v${view.version}`;
   $("current-pending").hidden = !view.pending;
   $("pending-path").textContent = view.pending || "";
   $("bar-path").textContent = view.path;
@@ -135,7 +159,7 @@ function applyView(view, force = false) {
   replace($("stage"), renderStage(view, session.graph));
   replace(
     $("actions"),
-    renderActions(view.actions || NO_ACTIONS, session.readOnly || session.ended, {
+    renderActions(view.actions || NO_ACTIONS, session.readOnly || session.ended || past, {
       link: (name, params) => change(`link ${name}`, () => api.link(session.id, session.token, name, params)),
       back: (count) => change(count > 1 ? `back ${count}` : "back", () => api.back(session.id, session.token, count)),
       exit: () => change("exit", () => api.exit(session.id, session.token)),
@@ -167,7 +191,7 @@ function loadGraph(current, { name, version }) {
       // `{name, version, document}`: the document is the graph as uploaded.
       current.graph = answer && answer.document && typeof answer.document === "object" ? answer.document : null;
       renderExamples(current.graph);
-      applyView(current.view, true);
+      redraw();
     },
     () => {},
   );
@@ -180,6 +204,8 @@ function loadGraph(current, { name, version }) {
 async function change(what, send) {
   if (!session || session.readOnly || session.ended) return false;
   const current = session;
+  // A change applies to the session now: leave the past the slider shows first.
+  if (current.past) history.toNow();
   // The version this change was made from: the stream may bring the new view before the answer.
   const before = current.view ? current.view.version : 0;
   document.body.classList.add("busy");
@@ -204,11 +230,12 @@ function ended(reason) {
   session.ended = true;
   if (session.stream) session.stream.close();
   saved.forget(session.id);
+  history.freeze();
   setLive("ended", `This session ended (${reason}).`);
   $("ended").hidden = false;
   $("ended-reason").textContent = reason;
   for (const control of document.querySelectorAll("#path-form input, #path-form button, #context-form input, #context-form button")) control.disabled = true;
-  applyView(session.view, true);
+  redraw();
 }
 
 // ---- Refusals, shown next to the path bar ----------------------------------------------------

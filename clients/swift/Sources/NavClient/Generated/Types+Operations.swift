@@ -13697,6 +13697,7 @@ public enum Operations {
                     case dom_js = "dom.js"
                     case stage_js = "stage.js"
                     case timeline_js = "timeline.js"
+                    case history_js = "history.js"
                     case diagram_js = "diagram.js"
                     case style_css = "style.css"
                     case favicon_svg = "favicon.svg"

@@ -17,6 +17,25 @@ package struct MemoryFeed: Sendable {
     private(set) package var floor = FeedCursor.start
     /// The last position handed out.
     private(set) package var lastPosition: Int64 = 0
+    /// Each session's records by position, oldest first: a session's history is read without a
+    /// pass over every session's records under the lock that every change writes under.
+    private var sessions: [String: SessionPositions] = [:]
+
+    /// One session's record positions; the sweep drops them from the front.
+    private struct SessionPositions: Sendable {
+        var positions: [Int64] = []
+        var head = 0
+
+        var live: ArraySlice<Int64> { positions[head...] }
+
+        mutating func dropFirst() {
+            head += 1
+            if head > 64, head * 2 > positions.count {
+                positions.removeFirst(head)
+                head = 0
+            }
+        }
+    }
 
     package init(lastPosition: Int64 = 0) {
         self.lastPosition = lastPosition
@@ -24,12 +43,17 @@ package struct MemoryFeed: Sendable {
 
     package var count: Int { records.count - head }
 
+    /// The positions kept for sessions' histories, all sessions together (tests read it: the
+    /// sweep must take them with their records).
+    package var positionsKept: Int { sessions.values.reduce(0) { $0 + $1.live.count } }
+
     /// Appends `record` with the next position. - Returns: its cursor.
     @discardableResult
     package mutating func append(_ record: FeedRecord) -> FeedCursor {
         lastPosition += 1
         let cursor = FeedCursor(position: lastPosition)
         records.append(Kept(cursor: cursor, record: record))
+        sessions[record.session, default: SessionPositions()].positions.append(lastPosition)
         bytes += record.cost
         return cursor
     }
@@ -67,14 +91,31 @@ package struct MemoryFeed: Sendable {
         return FeedPage(entries: entries, next: next)
     }
 
-    /// Session `id`'s records above `version`, in the full form.
+    /// Session `id`'s records above `version`, in the full form: found through the session's own
+    /// positions, each a binary search away, so the cost grows with the page, not the feed.
     package func history(of id: String, after version: Int, limit: Int) -> [FeedEntry] {
+        guard let positions = sessions[id]?.live, limit > 0 else { return [] }
+        // A session's versions grow with its positions: the first above `version`, by bisection.
+        var low = positions.startIndex
+        var high = positions.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if let kept = record(at: positions[middle]), kept.record.version > version { high = middle } else { low = middle + 1 }
+        }
         var result: [FeedEntry] = []
-        for index in head..<records.count where records[index].record.session == id && records[index].record.version > version {
-            result.append(Self.entry(records[index], form: .full))
+        for position in positions[low...] {
+            guard let kept = record(at: position) else { continue }
+            result.append(Self.entry(kept, form: .full))
             if result.count == limit { break }
         }
         return result
+    }
+
+    /// The record at `position`, if it is still held.
+    private func record(at position: Int64) -> Kept? {
+        let index = firstIndex { $0.cursor.position >= position }
+        guard index < records.count, records[index].cursor.position == position else { return nil }
+        return records[index]
     }
 
     /// Removes the records `purge` names. - Returns: how many.
@@ -86,6 +127,10 @@ package struct MemoryFeed: Sendable {
             bytes -= kept.record.cost
             return true
         }
+        guard records.count != before else { return 0 }
+        // Rare (an operator's request): the positions are made again from what is left.
+        sessions = [:]
+        for kept in records { sessions[kept.record.session, default: SessionPositions()].positions.append(kept.cursor.position) }
         return before - records.count
     }
 
@@ -95,6 +140,10 @@ package struct MemoryFeed: Sendable {
         while head < records.count, records[head].record.time < cutoff || bytes > maxBytes {
             bytes -= records[head].record.cost
             floor = records[head].cursor
+            let session = records[head].record.session
+            // The oldest record is its session's oldest too.
+            sessions[session]?.dropFirst()
+            if sessions[session]?.live.isEmpty == true { sessions[session] = nil }
             head += 1
             swept += 1
         }

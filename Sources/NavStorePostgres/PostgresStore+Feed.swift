@@ -272,6 +272,10 @@ extension PostgresStore {
         return try pool.with { connection throws(StoreError) in
             try Self.inTransaction(on: connection) { () throws(StoreError) -> Int? in
                 try connection.execute("SELECT 1 FROM feed_state FOR UPDATE", prepare: true, reconnecting: false)
+                // A snapshot holds the session's context, which the purge is there to forget.
+                try connection.execute(
+                    "DELETE FROM feed_checkpoints WHERE session_id IN (SELECT session_id FROM feed WHERE \(condition))", parameters,
+                    prepare: true, reconnecting: false)
                 let result = try connection.execute(
                     """
                     WITH d AS (DELETE FROM feed WHERE \(condition) RETURNING transaction_id, position, cost),
@@ -381,6 +385,7 @@ extension PostgresStore {
                 String(floor.transaction), String(floor.position)
             ],
             prepare: true, reconnecting: false)
+        try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), on: connection)
         return swept
     }
 

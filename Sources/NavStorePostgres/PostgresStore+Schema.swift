@@ -129,6 +129,19 @@ extension PostgresStore {
         WHERE ('{' || full_form)::jsonb #>> '{to,screen,id}' IS NOT NULL
             AND ('{' || full_form)::jsonb #>> '{to,screen,id}' IS DISTINCT FROM ('{' || full_form)::jsonb #>> '{from,screen,id}';
         CREATE INDEX feed_views ON feed (graph, session_id, version) INCLUDE (time, to_scene, from_scene) WHERE to_scene IS NOT NULL;
+        """,
+        // Sessions' snapshots at past versions (`CheckpointStore`), by session and version;
+        // `kept` orders them by when they were kept, the oldest going first when their bytes
+        // exceed their budget.
+        """
+        CREATE TABLE feed_checkpoints (
+            session_id TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            snapshot TEXT NOT NULL,
+            kept BIGINT GENERATED ALWAYS AS IDENTITY,
+            PRIMARY KEY (session_id, version)
+        );
+        CREATE INDEX feed_checkpoints_kept ON feed_checkpoints (kept);
         """
     ]
 }

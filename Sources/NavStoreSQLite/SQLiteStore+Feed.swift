@@ -272,12 +272,14 @@ extension SQLiteStore {
                 let (count, bytes, newest) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
                     try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
                         var found: [(position: Int64, cost: Int)] = []
+                        var sessions: Set<String> = []
                         switch purge {
                         case .session(let id):
                             let rows = try connection.statement("SELECT position, cost FROM feed WHERE session_id = ?")
                             try rows.bind(1, id)
                             while try rows.step() { found.append((rows.int(0), Int(rows.int(1)))) }
                             rows.reset()
+                            sessions.insert(id)
                         case .attribute(let key, _):
                             let rows = try connection.statement(
                                 "SELECT f.position, f.cost, f.session_id, f.attributes FROM feed f, json_each(f.attributes) j WHERE j.key = ?"
@@ -287,11 +289,13 @@ extension SQLiteStore {
                                 let attributes = (try? JSONValue(parsing: rows.bytes(3)))?.objectValue ?? [:]
                                 if purge.matches(session: rows.text(2), attributes: attributes) {
                                     found.append((rows.int(0), Int(rows.int(1))))
+                                    sessions.insert(rows.text(2))
                                 }
                             }
                             rows.reset()
                         }
                         for row in found { try connection.statement("DELETE FROM feed WHERE position = ?").bind(1, row.position).run() }
+                        try Self.purgeCheckpoints(of: sessions, connection)
                         let newest = found.map(\.position).max() ?? 0
                         if !found.isEmpty { try Self.recordRemoved(through: newest, floor: false, connection) }
                         return (found.count, found.reduce(0) { $0 + $1.cost }, newest)
@@ -329,9 +333,12 @@ extension SQLiteStore {
                             through = rows.int(0)
                         }
                         rows.reset()
-                        guard count > 0 else { return (0, 0, 0) }
-                        try connection.statement("DELETE FROM feed WHERE position <= ?").bind(1, through).run()
-                        try Self.recordRemoved(through: through, floor: true, connection)
+                        if count > 0 {
+                            try connection.statement("DELETE FROM feed WHERE position <= ?").bind(1, through).run()
+                            try Self.recordRemoved(through: through, floor: true, connection)
+                        }
+                        // Also when no record went: a session that ended leaves its checkpoints behind.
+                        try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), connection)
                         return (count, bytes, through)
                     }
                 }

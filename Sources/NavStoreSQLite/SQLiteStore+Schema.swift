@@ -8,8 +8,9 @@ import NavSessions
 /// same tables as version 5 in four steps while it was developed and recorded them as versions
 /// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
 /// retry after a restart replays), version 7 the `feed` table (the analytics feed's records),
-/// version 8 the feed's view columns and their index (traffic and funnels). A file of an earlier
-/// version's tables — recorded as 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
+/// version 8 the feed's view columns and their index (traffic and funnels), version 9 the
+/// `feed_checkpoints` table (sessions' snapshots at past versions). A file of an earlier
+/// version's tables — recorded as 8, 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
 /// created (version 8's columns filled from the records kept) and the versions recorded, nothing
 /// else changed. Any other
 /// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
@@ -20,7 +21,7 @@ import NavSessions
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 8
+    static let schemaVersion = 9
     /// The first schema navd upgrades from: ``tables`` without ``additions``.
     static let previousSchemaVersion = 5
     /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
@@ -128,9 +129,24 @@ extension SQLiteStore {
 
         """
 
+    /// Schema version 9's addition: sessions' snapshots at past versions (``CheckpointStore``), by
+    /// session and version; the rowid orders them by when they were kept, oldest going first when
+    /// their bytes exceed their budget.
+    static let checkpointTable = """
+        CREATE TABLE feed_checkpoints (
+            session_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            PRIMARY KEY (session_id, version)
+        );
+
+        """
+
     /// What each schema version after ``previousSchemaVersion`` added, in order: an upgrade from
     /// version `v` runs the scripts of the versions after it.
-    static let additions: [(version: Int, script: String)] = [(6, idempotencyTables), (7, feedTables), (8, feedViewColumns)]
+    static let additions: [(version: Int, script: String)] = [
+        (6, idempotencyTables), (7, feedTables), (8, feedViewColumns), (9, checkpointTable)
+    ]
 
     /// The current tables, as one script.
     static let tables = previousTables + additions.map(\.script).joined()
@@ -310,7 +326,10 @@ extension SQLiteStore {
         case .upgrade(let from):
             let tables =
                 from < 6
-                ? "the idempotency and feed tables" : from < 7 ? "the feed table" : "the feed's view columns and their index"
+                ? "the idempotency, feed and checkpoint tables"
+                : from < 7
+                    ? "the feed and checkpoint tables"
+                    : from < 8 ? "the feed's view columns and their index, and the checkpoint table" : "the checkpoint table"
             return (
                 "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds \(tables), changing nothing else)",
                 false

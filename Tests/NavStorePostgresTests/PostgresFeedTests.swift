@@ -168,6 +168,39 @@ import Testing
         #expect(try services[1].feed(from: .oldest, limit: 10, form: .full).entries.isEmpty)
     }
 
+    /// A checkpoint one process keeps is a base for the other (docs/design.md, "The session at a
+    /// past version"): it rebuilds a past version replaying at most one interval of changes, not
+    /// the session's whole history; a purge by attribute forgets the snapshots with the records.
+    @Test func aCheckpointOneProcessKeepsIsTheOthersBase() throws {
+        let database = try Database()
+        var configuration = SessionService.Configuration()
+        configuration.feed = FeedSettings(attributes: ["tenant"])
+        let services = try (0..<2).map { _ in
+            SessionService(store: try database.store(), graphs: database.graphs, configuration: configuration, now: Clock.milliseconds)
+        }
+        let created = try services[0].create(graph: nil, start: nil, context: ["tenant": .string("t1")])
+        let credentials = Credentials(bearer: Token.digest(created.token))
+        let id = created.session.id
+        let interval = SessionService.checkpointInterval
+        var answers: [Int: [UInt8]] = [:]
+        for index in 0..<(2 * interval + 5) {
+            let path = index % 2 == 0 ? NewsPaths.pathA : NewsPaths.pathB
+            try services[0].apply(.intent(.navigate(path)), to: id, credentials: credentials, ifMatch: nil) { mutation in
+                answers[mutation.session.state.version] = services[0].view(of: mutation.session)
+            }
+        }
+        let connection = try database.connection()
+        defer { connection.close() }
+        #expect(try connection.execute("SELECT count(*) FROM feed_checkpoints WHERE session_id = $1", [id]).int(0, 0) == 2)
+        for version in [2 * interval + 3, interval + 2] {
+            let before = services[1].checkpoints.changesReplayed
+            #expect(try services[1].view(of: id, credentials: credentials, at: version).bytes == answers[version])
+            #expect(services[1].checkpoints.changesReplayed - before <= interval)
+        }
+        #expect(try services[1].purgeFeed(.attribute("tenant", .string("t1"))) > 0)
+        #expect(try connection.execute("SELECT count(*) FROM feed_checkpoints").int(0, 0) == 0)
+    }
+
     /// Only cursors the feed handed out are given, by whichever process: a record's, an empty
     /// page's `next`, one whose record was purged; not one of a transaction still running (its
     /// record is not handed out yet), nor one above the horizon or the sequence, nor one without

@@ -178,13 +178,15 @@ extension SQLiteSchemaTests {
 
         #expect(
             try Self.objects(at: path) == [
-                "table event_log", "index event_log_session", "table feed", "index feed_session", "index feed_views", "table graphs",
+                "table event_log", "index event_log_session", "table feed", "table feed_checkpoints", "index feed_session",
+                "index feed_views",
+                "table graphs",
                 "table idempotency",
                 "index idempotency_created_at", "index idempotency_session", "table migrations", "table sessions",
                 "index sessions_touched_at", "table store_meta"
             ]
         )
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["8"], "one step, version 8")
+        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["9"], "one step, version 9")
         // And where the change log lives (docs/design.md, "A store is named by what it is").
         let meta = try Self.rows("store_meta", at: path)
         #expect(meta.count == 4 && meta[0] == "'compacted_seq'|0", "\(meta)")
@@ -210,7 +212,7 @@ extension SQLiteSchemaTests {
             objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true,
             "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 8"))
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 9"))
     }
 
     /// A file navd wrote before schema version 5 — built here by that navd's own statements, with
@@ -255,7 +257,8 @@ extension SQLiteSchemaTests {
         #expect(!check.damaged)
         #expect(
             check.lines.contains {
-                $0.hasPrefix("  schema: version 4 (navd upgrades it to 8 when it next starts: it adds the idempotency and feed tables")
+                $0.hasPrefix(
+                    "  schema: version 4 (navd upgrades it to 9 when it next starts: it adds the idempotency, feed and checkpoint tables")
             }, "\(check.lines)")
 
         do {
@@ -278,8 +281,8 @@ extension SQLiteSchemaTests {
         #expect(try Self.rows("store_meta", at: path).contains("'log_prefix'|'\(path)'"))
         let versions = try Self.rows("migrations", at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
-        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8"], "\(versions)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 8"))
+        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"], "\(versions)")
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 9"))
 
         // And they go on: each takes a change, which survives reopening.
         do {
@@ -298,7 +301,7 @@ extension SQLiteSchemaTests {
             #expect(try reopened.allEvents(id) == entry.events)
         }
         reopened.store.close()
-        #expect(try Self.rows("migrations", at: path).count == 8, "upgraded once")
+        #expect(try Self.rows("migrations", at: path).count == 9, "upgraded once")
     }
 
     /// A file of schema version 5 (the tables before the idempotency table) gets that table and the
@@ -308,7 +311,7 @@ extension SQLiteSchemaTests {
         let path = "\(folder.path)/navd.db"
         try Self.makeOldDatabase(at: path, through: 4)
         try Self.execute("INSERT INTO migrations VALUES (5, 0)", at: path)
-        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 8") })
+        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 9") })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
@@ -317,11 +320,12 @@ extension SQLiteSchemaTests {
             try Self.objects(at: path)
                 == (before + [
                     "table idempotency", "index idempotency_created_at", "index idempotency_session", "table feed", "index feed_session",
-                    "index feed_views"
+                    "index feed_views", "table feed_checkpoints"
                 ]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8"])
+        #expect(
+            try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
         #expect(try Self.rows("sessions", at: path).count == 1)
         #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
     }
@@ -335,7 +339,7 @@ extension SQLiteSchemaTests {
         try Self.execute("BEGIN; \(SQLiteStore.idempotencyTables); INSERT INTO migrations VALUES (5, 0), (6, 0); COMMIT", at: path)
         #expect(
             try SQLiteStore.inspect(path: path).lines.contains {
-                $0.hasPrefix("  schema: version 6 (navd upgrades it to 8 when it next starts: it adds the feed table,")
+                $0.hasPrefix("  schema: version 6 (navd upgrades it to 9 when it next starts: it adds the feed and checkpoint tables,")
             })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
@@ -344,10 +348,11 @@ extension SQLiteSchemaTests {
         fixture.store.close()
         #expect(
             try Self.objects(at: path)
-                == (before + ["table feed", "index feed_session", "index feed_views"]).sorted {
+                == (before + ["table feed", "index feed_session", "index feed_views", "table feed_checkpoints"]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8"])
+        #expect(
+            try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
         #expect(try Self.rows("feed", at: path).count == 1)
     }
 
@@ -391,7 +396,7 @@ extension SQLiteSchemaTests {
         }
         fixture.store.close()
         #expect(ChangeLog.files(prefix: path).isEmpty, "folded into the database")
-        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("8|") == true)
+        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("9|") == true)
     }
 }
 
@@ -429,8 +434,8 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "a newer navd's version",
-            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0)"),
-            found: ["found schema version 9 (migrations 1…9), newer than this navd's 8"]
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0)"),
+            found: ["found schema version 10 (migrations 1…10), newer than this navd's 9"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
@@ -458,7 +463,7 @@ extension SQLiteSchemaTests {
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
                     + "index feed_session, index feed_views, index idempotency_created_at, index idempotency_session, "
-                    + "index sessions_touched_at and 7 more"
+                    + "index sessions_touched_at and 8 more"
             ]
         )
     ]

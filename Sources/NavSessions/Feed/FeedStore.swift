@@ -43,3 +43,23 @@ package protocol FeedStore: Sendable {
     /// graph in its range, in each session's order.
     func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int]
 }
+
+/// Snapshots of sessions at past versions kept in a durable store (docs/design.md, "The session at
+/// a past version"): a shortcut for rebuilding a past version that survives a restart and that
+/// every process of a shared store reads. Never the truth: one missing costs a longer replay,
+/// nothing else. The store removes them with their session's records (its purges, and its sweep:
+/// a checkpoint whose next record is gone, or whose session is, can no longer be a base), and
+/// keeps their bytes within an eighth of the feed's byte budget, dropping the oldest kept first.
+package protocol CheckpointStore: Sendable {
+    /// Keeps session `id`'s snapshot (with its graph version) at `version`; a second one for the
+    /// same version changes nothing.
+    func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8]) throws(StoreError)
+
+    /// Session `id`'s newest checkpoint below `version`.
+    func checkpoint(of id: String, below version: Int) throws(StoreError) -> (version: Int, snapshot: [UInt8])?
+}
+
+extension CheckpointStore {
+    /// The most bytes of checkpoints kept for a feed of at most `feedBytes`.
+    package static func checkpointBytes(forFeedBytes feedBytes: Int) -> Int { feedBytes / 8 }
+}

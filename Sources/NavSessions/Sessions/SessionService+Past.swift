@@ -1,5 +1,6 @@
 import NavCore
 import NavJSON
+import NavSnapshot
 import NavWire
 import Synchronization
 
@@ -26,62 +27,107 @@ extension SessionService {
         return (view(of: past), version)
     }
 
+    /// The most records read from the store at once while replaying: a long replay holds a page,
+    /// not the whole history.
+    static let replayPage = 1024
+
     /// `session` as it was at `version` (below its current one).
     func pastSession(_ session: StoredSession, at version: Int) throws(ServiceError) -> StoredSession {
         guard configuration.feed != nil else { throw Self.expired(version, "the feed is off (--feed-retention 0): no history is kept") }
-        let base = checkpoints.base(of: session.id, below: version)
-        let after = base?.version ?? 0
-        let entries = try storeCall { () throws(StoreError) in try store.history(of: session.id, after: after, limit: version - after) }
-        guard entries.count == version - after, entries.first?.version == after + 1, entries.last?.version == version,
-            !entries.contains(where: \.isEnd)
-        else { throw Self.expired(version, "the records of session '\(session.id)' up to version \(version) are no longer retained") }
         var past = session
-        var remaining = entries[...]
-        if let base {
+        var at = 0
+        if let base = try nearestCheckpoint(session, below: version) {
             past.graphVersion = base.graphVersion
             past.state = base.state
-        } else {
-            guard let first = remaining.popFirst(), let created = Recorded(first), case .create(let start, let context) = created.step
-            else {
-                throw Self.expired(version, "the creation of session '\(session.id)' is no longer retained")
-            }
-            let graph = try recordedGraph(session.graphName, created.graphVersion, version: version)
-            do {
-                past.state = try graph.navigator.start(at: start, context: context).state
-            } catch {
-                throw ServiceError(.internal, "the creation of session '\(session.id)' could not be replayed")
-            }
-            past.graphVersion = created.graphVersion
+            at = base.version
         }
         var replayed = 0
-        for entry in remaining {
-            guard let recorded = Recorded(entry) else {
-                throw ServiceError(.internal, "the record of version \(entry.version) of session '\(session.id)' could not be read")
-            }
-            let current = try recordedGraph(session.graphName, past.graphVersion, version: version)
-            let target = try recordedGraph(session.graphName, recorded.graphVersion, version: version)
-            let change: Step
-            switch recorded.step {
-            case .create: throw ServiceError(.internal, "session '\(session.id)' was created twice in its records")
-            case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
-            case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
-            }
-            do {
-                past.state = try Self.step(change, to: past.state).state
-            } catch {
-                throw ServiceError(.internal, "version \(entry.version) of session '\(session.id)' could not be replayed")
-            }
-            past.graphVersion = recorded.graphVersion
-            replayed += 1
-            guard past.state.version == entry.version else {
-                throw ServiceError(.internal, "version \(entry.version) of session '\(session.id)' replayed as another version")
-            }
-            if entry.version % Self.checkpointInterval == 0 {
-                checkpoints.keep(session.id, version: entry.version, graphVersion: past.graphVersion, state: past.state)
+        while at < version {
+            let wanted = min(version - at, Self.replayPage)
+            let from = at
+            let entries = try storeCall { () throws(StoreError) in try store.history(of: session.id, after: from, limit: wanted) }
+            // Versions have no gaps: `wanted` records from `at + 1` to `at + wanted`, or some are gone.
+            guard entries.count == wanted, entries.first?.version == at + 1, entries.last?.version == at + wanted,
+                !entries.contains(where: \.isEnd)
+            else { throw Self.expired(version, "the records of session '\(session.id)' up to version \(version) are no longer retained") }
+            for entry in entries {
+                try replay(entry, onto: &past, of: session.id, at: version)
+                at = entry.version
+                if at == 1 { continue }
+                replayed += 1
+                if at % Self.checkpointInterval == 0 {
+                    keepCheckpoint(session.id, version: at, graphVersion: past.graphVersion, state: past.state)
+                }
             }
         }
         checkpoints.count(replayed: replayed)
         return past
+    }
+
+    /// Applies one recorded change to `past`: its creation (the first record), or a change after it.
+    private func replay(_ entry: FeedEntry, onto past: inout StoredSession, of id: String, at version: Int) throws(ServiceError) {
+        guard let recorded = Recorded(entry) else {
+            if entry.version == 1 { throw Self.expired(version, "the creation of session '\(id)' is no longer retained") }
+            throw ServiceError(.internal, "the record of version \(entry.version) of session '\(id)' could not be read")
+        }
+        if entry.version == 1 {
+            guard case .create(let start, let context) = recorded.step else {
+                throw Self.expired(version, "the creation of session '\(id)' is no longer retained")
+            }
+            let graph = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
+            do {
+                past.state = try graph.navigator.start(at: start, context: context).state
+            } catch {
+                throw ServiceError(.internal, "the creation of session '\(id)' could not be replayed")
+            }
+            past.graphVersion = recorded.graphVersion
+            return
+        }
+        let current = try recordedGraph(past.graphName, past.graphVersion, version: version)
+        let target = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
+        let change: Step
+        switch recorded.step {
+        case .create: throw ServiceError(.internal, "session '\(id)' was created twice in its records")
+        case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
+        case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
+        }
+        do {
+            past.state = try Self.step(change, to: past.state).state
+        } catch {
+            throw ServiceError(.internal, "version \(entry.version) of session '\(id)' could not be replayed")
+        }
+        past.graphVersion = recorded.graphVersion
+        guard past.state.version == entry.version else {
+            throw ServiceError(.internal, "version \(entry.version) of session '\(id)' replayed as another version")
+        }
+    }
+
+    /// The nearest checkpoint below `version`: this process's, or the store's when it is nearer
+    /// (one kept before a restart, or by another process).
+    private func nearestCheckpoint(_ session: StoredSession, below version: Int) throws(ServiceError) -> HistoryCheckpoints.Checkpoint? {
+        let kept = checkpoints.base(of: session.id, below: version)
+        guard let durable = store as? any CheckpointStore else { return kept }
+        let stored = try storeCall { () throws(StoreError) in try durable.checkpoint(of: session.id, below: version) }
+        guard let stored, stored.version > (kept?.version ?? 0) else { return kept }
+        // A snapshot that no longer reads (its graph version removed) is no base: replay instead.
+        guard let json = try? JSONValue(parsing: stored.snapshot), let graphVersion = json["graphVersion"]?.intValue,
+            let graph = try? recordedGraph(session.graphName, graphVersion, version: version),
+            let state = try? SessionState(snapshot: json, graph: graph.graph)
+        else { return kept }
+        checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, state: state)
+        return HistoryCheckpoints.Checkpoint(version: stored.version, graphVersion: graphVersion, state: state)
+    }
+
+    /// Keeps a checkpoint in this process and, on a durable store, in the store too. Storing it
+    /// is a shortcut for later, so a store that refuses it is let be: the next read replays more.
+    func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
+        checkpoints.keep(id, version: version, graphVersion: graphVersion, state: state)
+        guard let durable = store as? any CheckpointStore else { return }
+        do {
+            try durable.keepCheckpoint(of: id, version: version, snapshot: state.snapshotBytes(graphVersion: graphVersion))
+        } catch {
+            checkpoints.countUnstored()
+        }
     }
 
     /// Graph version `number` of `name`, read through to the store; 410 when it was removed.
@@ -153,6 +199,7 @@ package final class HistoryCheckpoints: Sendable {
 
     private let kept = Mutex(Kept())
     private let replayed = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
     /// The most checkpoints kept (about 2 KB each for a plain session).
     package let limit: Int
 
@@ -162,6 +209,13 @@ package final class HistoryCheckpoints: Sendable {
 
     /// The changes replayed to rebuild past versions so far (tests read it).
     package var changesReplayed: Int { replayed.load(ordering: .relaxed) }
+
+    /// The checkpoints a durable store refused to keep (tests read it).
+    package var unstored: Int { refused.load(ordering: .relaxed) }
+
+    func countUnstored() {
+        refused.add(1, ordering: .relaxed)
+    }
 
     func count(replayed changes: Int) {
         replayed.add(changes, ordering: .relaxed)

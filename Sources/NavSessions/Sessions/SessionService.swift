@@ -514,7 +514,7 @@ package final class SessionService: Sendable {
         if let record {
             feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state)
             if session.state.version % Self.checkpointInterval == 0 {
-                checkpoints.keep(session.id, version: session.state.version, graphVersion: graphVersion, state: session.state)
+                keepCheckpoint(session.id, version: session.state.version, graphVersion: graphVersion, state: session.state)
             }
         }
         session.mayBeStale = false

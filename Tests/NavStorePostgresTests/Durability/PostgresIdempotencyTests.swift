@@ -193,7 +193,7 @@ import Testing
         #expect(answer.status == 200)
         #expect(try first.stop() == 0)
         _ = try cluster.query(
-            "UPDATE idempotency SET key = session_id || ' ' || '\(key["Idempotency-Key"] ?? "")'; DELETE FROM migrations WHERE version >= 5; DROP TABLE store_meta, feed, feed_state"
+            "UPDATE idempotency SET key = session_id || ' ' || '\(key["Idempotency-Key"] ?? "")'; DELETE FROM migrations WHERE version >= 5; DROP TABLE store_meta, feed, feed_state, feed_checkpoints"
         )
         #expect(try cluster.query("SELECT count(*) FROM idempotency WHERE key LIKE '%upgrade-%'") == "1")
 

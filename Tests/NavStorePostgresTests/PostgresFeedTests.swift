@@ -189,6 +189,7 @@ import Testing
                 answers[mutation.session.state.version] = services[0].view(of: mutation.session)
             }
         }
+        services[0].checkpoints.flush()
         let connection = try database.connection()
         defer { connection.close() }
         #expect(try connection.execute("SELECT count(*) FROM feed_checkpoints WHERE session_id = $1", [id]).int(0, 0) == 2)

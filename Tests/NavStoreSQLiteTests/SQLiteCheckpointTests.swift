@@ -29,8 +29,10 @@ import Testing
 
     /// The versions of the checkpoints in the file, every session's, in order.
     static func checkpoints(_ path: String) throws -> [Int] {
-        try SQLiteSchemaTests.rows("feed_checkpoints", at: path).compactMap { row in row.split(separator: "|").dropFirst().first.flatMap { Int($0) } }
-            .sorted()
+        try SQLiteSchemaTests.rows("feed_checkpoints", at: path).compactMap { row in
+            row.split(separator: "|").dropFirst().first.flatMap { Int($0) }
+        }
+        .sorted()
     }
 
     @Test func aProcessStartedAgainReplaysFromTheStoredCheckpoint() throws {
@@ -42,6 +44,7 @@ import Testing
         do {
             let fixture = try Fixture(path: path, threshold: 16, clock: clock)
             session = try Self.longSession(fixture, changes: 3 * interval + 9)
+            fixture.sessions.checkpoints.flush()
             fixture.store.close()
         }
         #expect(try Self.checkpoints(path) == [interval, 2 * interval, 3 * interval])
@@ -65,6 +68,7 @@ import Testing
         let purged = try Self.longSession(fixture, changes: interval + 1)
         let ended = try Self.longSession(fixture, changes: interval + 1)
         let swept = try Self.longSession(fixture, changes: 2 * interval + 1)
+        fixture.sessions.checkpoints.flush()
         fixture.store.close()
         #expect(try Self.checkpoints(path).count == 4)
 
@@ -85,6 +89,7 @@ import Testing
             try reopened.sessions.view(of: swept.id, credentials: swept.owner, at: 2 * interval + 1).bytes
                 == swept.answers[2 * interval + 1])
         _ = try Self.longSession(reopened, changes: 2 * interval + 1)
+        reopened.sessions.checkpoints.flush()
         reopened.store.close()
 
         // Their bytes stay within their budget, the newest kept first.

@@ -1,3 +1,4 @@
+import Dispatch
 import NavCore
 import NavJSON
 import NavSnapshot
@@ -118,16 +119,14 @@ extension SessionService {
         return HistoryCheckpoints.Checkpoint(version: stored.version, graphVersion: graphVersion, state: state)
     }
 
-    /// Keeps a checkpoint in this process and, on a durable store, in the store too. Storing it
-    /// is a shortcut for later, so a store that refuses it is let be: the next read replays more.
+    /// Keeps a checkpoint in this process and, on a durable store, in the store too, off the
+    /// caller's thread (``HistoryCheckpoints/store(_:)``). Storing it is a shortcut for later, so
+    /// a store that refuses it is let be: the next read replays more.
     func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
         checkpoints.keep(id, version: version, graphVersion: graphVersion, state: state)
         guard let durable = store as? any CheckpointStore else { return }
-        do {
-            try durable.keepCheckpoint(of: id, version: version, snapshot: state.snapshotBytes(graphVersion: graphVersion))
-        } catch {
-            checkpoints.countUnstored()
-        }
+        let snapshot = state.snapshotBytes(graphVersion: graphVersion)
+        checkpoints.store { () throws(StoreError) in try durable.keepCheckpoint(of: id, version: version, snapshot: snapshot) }
     }
 
     /// Graph version `number` of `name`, read through to the store; 410 when it was removed.
@@ -200,6 +199,8 @@ package final class HistoryCheckpoints: Sendable {
     private let kept = Mutex(Kept())
     private let replayed = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
+    private let waiting = Atomic<Int>(0)
+    private let storing = DispatchQueue(label: "navd.checkpoints")
     /// The most checkpoints kept (about 2 KB each for a plain session).
     package let limit: Int
 
@@ -210,11 +211,35 @@ package final class HistoryCheckpoints: Sendable {
     /// The changes replayed to rebuild past versions so far (tests read it).
     package var changesReplayed: Int { replayed.load(ordering: .relaxed) }
 
-    /// The checkpoints a durable store refused to keep (tests read it).
+    /// The checkpoints a durable store refused to keep, or that were dropped waiting for it
+    /// (tests read it).
     package var unstored: Int { refused.load(ordering: .relaxed) }
 
-    func countUnstored() {
-        refused.add(1, ordering: .relaxed)
+    /// The most checkpoints waiting to be written to the store; one more is dropped.
+    package static let storeQueueLimit = 256
+
+    /// Writes a checkpoint to the store on a queue of its own, one at a time: on SQLite the write
+    /// takes the writing connection, which may wait for a fold's chunk, and the change that made
+    /// the checkpoint must not wait for it.
+    func store(_ write: @escaping @Sendable () throws(StoreError) -> Void) {
+        guard waiting.add(1, ordering: .relaxed).newValue <= Self.storeQueueLimit else {
+            waiting.subtract(1, ordering: .relaxed)
+            refused.add(1, ordering: .relaxed)
+            return
+        }
+        storing.async { [self] in
+            do {
+                try write()
+            } catch {
+                refused.add(1, ordering: .relaxed)
+            }
+            waiting.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Returns once every checkpoint handed to the store so far is written (or refused).
+    package func flush() {
+        storing.sync {}
     }
 
     func count(replayed changes: Int) {

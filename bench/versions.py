@@ -5,8 +5,8 @@
 
 Starts navd, makes one session and navigates it to `--versions` versions, then times
 `GET /v1/sessions/{id}?version=V` over one keep-alive connection: reads spread over every version,
-then among the newest. With the SQLite store it then restarts navd on the same file (checkpoints
-are held in memory) and times the first reads again. Python standard library only.
+then among the newest. With the SQLite store it then restarts navd on the same file (the checkpoints
+the store keeps are then the only ones) and times the first reads again. Python standard library only.
 """
 import argparse
 import http.client

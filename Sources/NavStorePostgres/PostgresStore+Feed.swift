@@ -261,21 +261,22 @@ extension PostgresStore {
     package func purgeFeed(_ purge: FeedPurge) throws(StoreError) -> Int {
         let condition: String
         let parameters: [String?]
+        let snapshots: String
         switch purge {
         case .session(let id):
             condition = "session_id = $1"
             parameters = [id]
+            snapshots = "DELETE FROM feed_checkpoints WHERE session_id = $1"
         case .attribute(let key, let value):
             condition = "attributes -> $1::text = $2::jsonb"
             parameters = [key, value.jsonString]
+            snapshots = "DELETE FROM feed_checkpoints WHERE session_id IN (SELECT session_id FROM feed WHERE \(condition))"
         }
         return try pool.with { connection throws(StoreError) in
             try Self.inTransaction(on: connection) { () throws(StoreError) -> Int? in
                 try connection.execute("SELECT 1 FROM feed_state FOR UPDATE", prepare: true, reconnecting: false)
                 // A snapshot holds the session's context, which the purge is there to forget.
-                try connection.execute(
-                    "DELETE FROM feed_checkpoints WHERE session_id IN (SELECT session_id FROM feed WHERE \(condition))", parameters,
-                    prepare: true, reconnecting: false)
+                try connection.execute(snapshots, parameters, prepare: true, reconnecting: false)
                 let result = try connection.execute(
                     """
                     WITH d AS (DELETE FROM feed WHERE \(condition) RETURNING transaction_id, position, cost),

@@ -8,7 +8,10 @@ last message. `Watch` opens it with the session's token in the `Authorization` h
   heartbeat) or an `end` of `lagging` or `shutdown`, waits the daemon's `retry` and opens it
   again with `Last-Event-ID`, the last `seq` it yielded, so navd replays what came after;
   before any event was yielded it asks for every retained event and skips those of changes the
-  view it yielded already showed;
+  view it yielded already showed. navd opens a resumed stream with the view as it is now and
+  replays the missed events after it; the watcher reads those events from the log first
+  (`GET …/events`) and yields them before that view, so events always come before the view
+  they lead to;
 - never yields an event twice (a `seq` at or below the last yielded is dropped), and yields a
   view only when its version is newer than the last view yielded;
 - stops after yielding `end` with `deleted` or `expired` (or a reason it does not know);
@@ -143,6 +146,10 @@ class Watch:
                         message = self._message(item, skip_up_to_version)
                         if message is None:
                             continue
+                        if resuming and isinstance(message, ViewMessage):
+                            # navd sends the view as it is now first, then replays what was
+                            # missed: the missed events are read first, so that they come before it.
+                            yield from self._missed(message.view.version, skip_up_to_version)
                         if isinstance(message, EndMessage):
                             if message.reason in RESUMABLE_ENDS:
                                 raise _Dropped(True)
@@ -152,6 +159,20 @@ class Watch:
                     elif isinstance(item, Comment):
                         delivered = True
         raise _Dropped(delivered)
+
+    def _missed(self, version: int, skip_up_to_version: int | None) -> Iterator[Message]:
+        """The retained events after the last one yielded, up to those of `version`, from the log's pages."""
+        while True:
+            page = self.session.events(after=self.last_seq or 0, limit=1000)
+            fresh = [e for e in page.events if e.transition <= version]
+            for event in fresh:
+                if skip_up_to_version is None or event.transition > skip_up_to_version:
+                    self.last_seq = event.seq
+                    yield LifecycleMessage(event)
+                else:
+                    self.last_seq = max(self.last_seq or 0, event.seq)
+            if len(fresh) < len(page.events) or not page.events:
+                return
 
     def _message(self, item: ServerSentEvent, skip_up_to_version: int | None) -> Message | None:
         try:

@@ -167,6 +167,16 @@ class NavDaemon:
         with self._changed:
             return "\n".join(self.lines[since:])
 
+    def settle(self, quiet: float = 0.1, limit: float = 1.0) -> None:
+        """Waits until nothing was logged for `quiet` seconds (navd logs a request after answering it)."""
+        deadline = time.monotonic() + limit
+        with self._changed:
+            while time.monotonic() < deadline:
+                count = len(self.lines)
+                self._changed.wait(quiet)
+                if len(self.lines) == count:
+                    return
+
     def mark(self) -> int:
         """A position in the log, for `log(since=...)`."""
         with self._changed:

@@ -59,17 +59,18 @@ class DaemonPool:
         self.failures: dict[tuple[str, ...], str] = {}
 
     def get(self, graphs: tuple[str, ...]) -> NavDaemon:
-        if graphs in self.failures:
-            pytest.fail(self.failures[graphs], pytrace=False)
+        """The daemon of `graphs`; a test that asks for one that could not start fails with navd's words."""
         daemon = self.daemons.get(graphs)
-        if daemon is None:
-            daemon = NavDaemon(graphs, port=self.port)
+        if daemon is None and graphs not in self.failures:
+            started = NavDaemon(graphs, port=self.port)
             try:
-                daemon.start()
+                started.start()
             except DaemonError as error:
                 self.failures[graphs] = str(error)
-                pytest.fail(str(error), pytrace=False)
-            self.daemons[graphs] = daemon
+            else:
+                self.daemons[graphs] = daemon = started
+        if daemon is None:
+            pytest.fail(self.failures[graphs], pytrace=False)
         return daemon
 
     def stop(self) -> None:
@@ -143,6 +144,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     used = item.stash.get(_USED, None)
     if used is not None and report.failed:
         daemon, mark = used
+        daemon.settle()
         report.sections.append(("navd log", daemon.log(since=mark) or "(nothing logged during the test)"))
     return report
 
@@ -150,7 +152,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     for name in config.getoption("--navd-tours"):
         path = (config.invocation_params.dir / name).resolve()
-        items.extend(ToursFile.from_parent(session, path=path).collect())
+        try:
+            nodeid = str(path.relative_to(config.rootpath))
+        except ValueError:
+            nodeid = str(path)
+        items.extend(ToursFile.from_parent(session, path=path, nodeid=nodeid).collect())
 
 
 class ToursFile(pytest.File):
@@ -195,7 +201,7 @@ class TourItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.path.name}::{self.name}"
+        return self.path, 0, self.name
 
 
 __all__ = ["DaemonPool", "ToursFile", "TourItem", "configured_graphs"]

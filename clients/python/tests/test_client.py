@@ -9,7 +9,7 @@ from typing import Callable
 import httpx
 import pytest
 
-from navd_client import KNOWN_CODES, Change, Client, NavProblem, Session, UnexpectedResponse
+from navd_client import KNOWN_CODES, Change, Client, NavDaemon, NavProblem, RetryPolicy, Session, UnexpectedResponse
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -230,3 +230,17 @@ def test_history_pages_and_iterates(navd_client: Client) -> None:
     assert records[-1].to.path == "/top/list_news(category=4)"
     assert records[-1].events == ["paramsChanged"]
     assert list(session.history_all(after=6)) == []
+
+
+def test_daemon_wide_bounds_are_refused_with_retry_after() -> None:
+    examples = REPOSITORY / "Examples"
+    with NavDaemon([examples / "news.json"], args=["--max-sessions", "1", "--max-watchers-per-session", "1"]) as daemon:
+        with Client(daemon.url, retry=RetryPolicy(max_attempts=1)) as client:
+            session = client.create_session()
+            full = refused(client.create_session)
+            assert (full.code, full.status) == ("too_many_sessions", 503) and full.retry_after is not None
+            stream = session.watch()
+            assert next(stream).view.version == 1  # type: ignore[union-attr]
+            busy = refused(lambda: session.events(after=1000, wait=5))
+            assert (busy.code, busy.status) == ("too_many_requests", 429) and busy.retry_after is not None
+            stream.close()  # type: ignore[attr-defined]

@@ -109,6 +109,9 @@ def test_a_watch_cut_mid_message_resumes_without_a_gap_or_a_repeat(navd_client: 
     proxy.release()
     version = session.view().version
     seen += follower.events_until_view(version)
+    # And live again after it: what navd replays on the new connection is not yielded again.
+    applied += session.navigate("^/top").events
+    seen += follower.events_until_view(version + 1)
     assert [e.seq for e in seen] == [e.seq for e in applied]
     assert seen == applied
     assert proxy.accepted >= 2
@@ -177,3 +180,42 @@ def test_a_line_over_the_bound_is_an_error_not_a_buffer() -> None:
             list(parser.feed(b"data: " + b"x" * 100))
     assert len(parser._buffer) == 0
     assert list(ServerSentEventParser(max_line=1024).feed(b"data: " + b"x" * 1000 + b"\n\n"))
+
+
+def test_retry_is_honoured_and_last_event_id_sent(tmp_path: Path) -> None:
+    """A stand-in server: the first connection asks `retry: 50` and drops after one event; the second ends."""
+    import http.server
+    import time
+
+    view = '{"id":"s","graph":{"name":"g","version":1},"version":%d,"path":"/a","screens":[],"context":{},"actions":{"links":[],"exit":false,"back":0}}'
+    event = '{"seq":%d,"type":"stateChanged","screen":"e1","scene":"a","transition":%d}'
+    connections: list[tuple[float, str | None]] = []
+
+    class Stream(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            connections.append((time.monotonic(), self.headers.get("Last-Event-ID")))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            if len(connections) == 1:
+                body = f"retry: 50\n\nevent: view\ndata: {view % 1}\n\nid: 1\nevent: lifecycle\ndata: {event % (1, 2)}\n\nevent: view\ndata: {view % 2}\n\n"
+            else:
+                body = f"event: view\ndata: {view % 2}\n\nevent: end\ndata: {{\"reason\":\"deleted\"}}\n\n"
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stream)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{server.server_address[1]}") as client:
+            session = client.session("s", "token")
+            session.events = lambda **_: pytest.fail("nothing was missed: the log is not read")  # type: ignore[method-assign]
+            messages = list(session.watch())
+        kinds = [type(m).__name__ for m in messages]
+        assert kinds == ["ViewMessage", "LifecycleMessage", "ViewMessage", "EndMessage"]
+        assert [c[1] for c in connections] == [None, "1"]
+        assert connections[1][0] - connections[0][0] < 1.0
+    finally:
+        server.shutdown()

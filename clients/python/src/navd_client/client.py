@@ -91,8 +91,9 @@ class Client:
 
     def graph(self, name: str, version: int | None = None) -> dict[str, Any]:
         """`GET /v1/graphs/{name}`: `{name, version, start, document, warnings}`."""
-        params = {"version": version} if version is not None else None
-        return json_object(self.transport.request("GET", f"/v1/graphs/{_segment(name)}", token=self.token, params=params))
+        return json_object(
+            self.transport.request("GET", f"/v1/graphs/{_segment(name)}", token=self.token, params=_query(version=version))
+        )
 
     def put_graph(self, name: str, document: Mapping[str, JSON] | str) -> dict[str, Any]:
         """`PUT /v1/graphs/{name}` (admin): a new version, from a JSON object or YAML text."""
@@ -243,19 +244,12 @@ class Session:
 
     def view(self, version: int | None = None) -> View:
         """The session now, or as the change to `version` answered it."""
-        params = {"version": version} if version is not None else None
-        response = self.client.transport.request("GET", self._base, token=self._read_token, params=params)
+        response = self.client.transport.request("GET", self._base, token=self._read_token, params=_query(version=version))
         return View.from_json(json_object(response))
 
     def events(self, after: int | None = None, limit: int | None = None, wait: int | None = None) -> EventPage:
         """A page of the retained events after `after` (a long poll of `wait` seconds when there is none)."""
-        params: dict[str, str | int] = {}
-        if after is not None:
-            params["after"] = after
-        if limit is not None:
-            params["limit"] = limit
-        if wait is not None:
-            params["wait"] = wait
+        params = _query(after=after, limit=limit, wait=wait)
         answer = json_object(
             self.client.transport.request("GET", self._base + "/events", token=self._read_token, params=params)
         )
@@ -265,11 +259,7 @@ class Session:
 
     def history(self, after: int | None = None, limit: int | None = None) -> HistoryPage:
         """A page of the session's retained history records, oldest first."""
-        params: dict[str, str | int] = {}
-        if after is not None:
-            params["after"] = after
-        if limit is not None:
-            params["limit"] = limit
+        params = _query(after=after, limit=limit)
         answer = json_object(
             self.client.transport.request("GET", self._base + "/history", token=self._read_token, params=params)
         )
@@ -322,6 +312,11 @@ class Session:
 def _replayed(response: httpx.Response) -> bool:
     replayed: str = response.headers.get("idempotent-replayed", "")
     return replayed.lower() == "true"
+
+
+def _query(**values: int | None) -> dict[str, str | int]:
+    """The query parameters given, those left out (None) not sent."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def _segment(text: str) -> str:

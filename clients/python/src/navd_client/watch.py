@@ -147,6 +147,7 @@ class Watch:
                         if message is None:
                             continue
                         if resuming and isinstance(message, ViewMessage):
+                            resuming = False
                             # navd sends the view as it is now first, then replays what was
                             # missed: the missed events are read first, so that they come before it.
                             yield from self._missed(message.view.version, skip_up_to_version)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -244,3 +246,24 @@ def test_daemon_wide_bounds_are_refused_with_retry_after() -> None:
             busy = refused(lambda: session.events(after=1000, wait=5))
             assert (busy.code, busy.status) == ("too_many_requests", 429) and busy.retry_after is not None
             stream.close()  # type: ignore[attr-defined]
+
+
+def test_past_versions_and_a_stopping_daemon() -> None:
+    with NavDaemon([REPOSITORY / "Examples" / "news.json"]) as daemon:
+        admin = Client(daemon.url, daemon.admin_token)
+        with Client(daemon.url, retry=RetryPolicy(max_attempts=1)) as client:
+            session = client.create_session()
+            session.navigate("list_news")
+            above = refused(lambda: session.view(version=9))
+            assert (above.code, above.param) == ("not_found", "version")
+            admin.transport.request("POST", "/v1/feed/purge", token=admin.token, body={"session": session.id})
+            assert refused(lambda: session.view(version=1)).code == "version_expired"
+            # A long poll in progress when navd stops is answered, not dropped.
+            answers: list[NavProblem] = []
+            poll = threading.Thread(target=lambda: answers.append(refused(lambda: session.events(after=1000, wait=30))))
+            poll.start()
+            time.sleep(0.5)
+            daemon.stop()
+            poll.join(20)
+            assert [(a.code, a.status) for a in answers] == [("shutting_down", 503)]
+        admin.close()

@@ -43,6 +43,10 @@ def test_the_fixtures_give_a_daemon_a_client_and_a_session(pytester: pytest.Pyte
             assert navd_session.created.graph.name == "news"
             assert navd_server.graph_names == ["news", "stopwatch"]
 
+        @pytest.mark.parametrize("navd_session", ["stopwatch", {"graph": "news", "start": "/top/help"}], indirect=True)
+        def test_param(navd_session):
+            assert navd_session.created.path in ("/stopwatch", "/top/help")
+
         @pytest.mark.navd_session(graph="stopwatch", context={"user": "ann"})
         def test_marker(navd_session, navd_admin):
             assert navd_session.created.path == "/stopwatch"
@@ -51,7 +55,7 @@ def test_the_fixtures_give_a_daemon_a_client_and_a_session(pytester: pytest.Pyte
         """
     )
     result = pytester.runpytest_subprocess("--navd-graph", NEWS, "--navd-graph", STOPWATCH)
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
 
 
 def test_a_failing_test_shows_the_daemons_log(pytester: pytest.Pytester) -> None:

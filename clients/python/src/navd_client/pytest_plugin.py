@@ -7,8 +7,8 @@
   lines written during it in its report (section "navd log").
 - `navd_client`: a `Client` of that daemon; `navd_admin`: one with its admin token.
 - `navd_session`: a fresh session for each test, deleted after it: of the graph the
-  `navd_session(graph=..., start=..., context=...)` marker names, else the daemon's default (its
-  first graph).
+  `navd_session(graph=..., start=..., context=...)` marker or an indirect parameter names, else
+  the daemon's default (its first graph, the only one when one is loaded).
 - `--navd-tours FILE` (repeatable): each tour of the document is a test item, run against
   `--navd-url` (with `--navd-token`, the backend token) or the plugin's own daemon.
 """
@@ -127,9 +127,15 @@ def navd_admin(navd_server: NavDaemon) -> Iterator[Client]:
 
 @pytest.fixture
 def navd_session(request: pytest.FixtureRequest, navd_client: Client) -> Iterator[Session]:
-    """A fresh session for the test (the `navd_session` marker's graph, start and context), deleted after it."""
+    """A fresh session for the test, deleted after it: of the graph, start and context of the
+    `navd_session` marker or of an indirect parameter (a graph name, or those options)."""
     marker = request.node.get_closest_marker("navd_session")
     options: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    param = getattr(request, "param", None)  # parametrized indirectly: a graph name, or the marker's options
+    if isinstance(param, str):
+        options["graph"] = param
+    elif isinstance(param, dict):
+        options.update(param)
     session = navd_client.create_session(options.get("graph"), options.get("start"), options.get("context"))
     yield session
     try:

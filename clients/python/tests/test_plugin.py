@@ -19,7 +19,7 @@ STOPWATCH = str(EXAMPLES / "stopwatch.json")
 
 def planned_tours(tmp_path: Path, graph: str = NEWS) -> Path:
     target = tmp_path / "tours.json"
-    subprocess.run([find_binary(), "tours", graph, "--cover", "links", "--output", str(target)], check=True, capture_output=True)
+    subprocess.run([find_binary(), "tours", graph, "--output", str(target)], check=True, capture_output=True)
     return target
 
 
@@ -125,12 +125,14 @@ def test_a_changed_expectation_fails_naming_the_step(pytester: pytest.Pytester, 
     document = json.loads(tours.read_text())
     step = document["tours"][0]["steps"][1]
     step["events"] = step["events"][:-1]
+    document["tours"][1]["steps"][0]["intent"] = {"params": {"screen": "e1"}}
     tours.write_text(json.dumps(document))
     result = pytester.runpytest_subprocess("--navd-tours", str(tours), "--navd-graph", NEWS)
     result.stdout.fnmatch_lines(
         [f"*tours.json: tour 1, step 2 ({json.dumps(step['intent'], separators=(',', ':'), sort_keys=True)}): expected path {step['path']}*got path {step['path']}*"]
     )
-    result.assert_outcomes(failed=1, passed=len(document["tours"]) - 1)
+    result.stdout.fnmatch_lines(["*tours.json: tour 2, step 1: an intent of no known form: {\"params\":{\"screen\":\"e1\"}} (KeyError('params'))"])
+    result.assert_outcomes(failed=2, passed=len(document["tours"]) - 2)
 
 
 def recorded_tours(url: str, tmp_path: Path) -> Path:
@@ -209,3 +211,10 @@ def test_the_fingerprint_is_the_one_navd_tours_writes() -> None:
     for graph in (NEWS, STOPWATCH, str(EXAMPLES / "kabukit.json")):
         written = subprocess.run([find_binary(), "tours", graph], check=True, capture_output=True).stdout
         assert fingerprint(json.loads(Path(graph).read_text())) == json.loads(written)["graph"]["fingerprint"]
+
+
+def test_a_file_that_is_no_tours_document_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "graph.json").write_text(Path(NEWS).read_text())
+    result = pytester.runpytest_subprocess("--navd-tours", "graph.json", "--navd-tours", "missing.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(['*--navd-tours: *graph.json: not a tours document: "format" must be "navd-tours/1"'])

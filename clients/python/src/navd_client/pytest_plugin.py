@@ -162,17 +162,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             nodeid = str(path.relative_to(config.rootpath))
         except ValueError:
             nodeid = str(path)
-        items.extend(ToursFile.from_parent(session, path=path, nodeid=nodeid).collect())
+        try:
+            items.extend(ToursFile.from_parent(session, path=path, nodeid=nodeid).collect())
+        except ToursError as error:
+            raise pytest.UsageError(f"--navd-tours: {error}") from None
 
 
 class ToursFile(pytest.File):
     """A tours document: one test item per tour."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        try:
-            document = load(self.path)
-        except ToursError as error:
-            raise self.CollectError(str(error)) from None
+        document = load(self.path)
         for index, tour in enumerate(document.tours):
             start = tour.get("start", {})
             target = start.get("path", "") if isinstance(start, dict) else ""
@@ -202,7 +202,7 @@ class TourItem(pytest.Item):
             run_tour(client, self.document, self.index)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, TourFailure):
+        if isinstance(excinfo.value, (TourFailure, ToursError)):
             return f"{self.path.name}: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 

@@ -163,6 +163,8 @@ def run_tour(client: Client, document: ToursDocument, index: int) -> None:
                     answer, refused = apply(session, intent), None
                 except NavProblem as problem:
                     answer, refused = None, problem
+                except (KeyError, TypeError, AttributeError) as error:
+                    raise ToursError(f"tour {number}, step {step_index + 1}: an intent of no known form: {shown} ({error!r})") from None
                 _compare(number, step_index + 1, shown, step, answer, refused)
         finally:
             try:

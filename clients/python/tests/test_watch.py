@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -20,6 +21,7 @@ from navd_client import (
     Session,
     StreamError,
     ViewMessage,
+    Watch,
 )
 from navd_client.sse import Comment, Retry, ServerSentEvent, ServerSentEventParser, parse
 
@@ -182,40 +184,67 @@ def test_a_line_over_the_bound_is_an_error_not_a_buffer() -> None:
     assert list(ServerSentEventParser(max_line=1024).feed(b"data: " + b"x" * 1000 + b"\n\n"))
 
 
-def test_retry_is_honoured_and_last_event_id_sent(tmp_path: Path) -> None:
-    """A stand-in server: the first connection asks `retry: 50` and drops after one event; the second ends."""
-    import http.server
-    import time
+VIEW = '{"id":"s","graph":{"name":"g","version":1},"version":%d,"path":"/a","screens":[],"context":{},"actions":{"links":[],"exit":false,"back":0}}'
+EVENT = '{"seq":%d,"type":"stateChanged","screen":"e1","scene":"a","transition":%d}'
 
-    view = '{"id":"s","graph":{"name":"g","version":1},"version":%d,"path":"/a","screens":[],"context":{},"actions":{"links":[],"exit":false,"back":0}}'
-    event = '{"seq":%d,"type":"stateChanged","screen":"e1","scene":"a","transition":%d}'
-    connections: list[tuple[float, str | None]] = []
 
-    class Stream(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            connections.append((time.monotonic(), self.headers.get("Last-Event-ID")))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            if len(connections) == 1:
-                body = f"retry: 50\n\nevent: view\ndata: {view % 1}\n\nid: 1\nevent: lifecycle\ndata: {event % (1, 2)}\n\nevent: view\ndata: {view % 2}\n\n"
-            else:
-                body = f"event: view\ndata: {view % 2}\n\nevent: end\ndata: {{\"reason\":\"deleted\"}}\n\n"
-            self.wfile.write(body.encode())
+class StandIn:
+    """A stand-in event stream: connection N gets `bodies[N]`, then is held open `hold` seconds (0: closed)."""
 
-        def log_message(self, *args: object) -> None:
-            pass
+    def __init__(self, bodies: list[str], hold: float = 0.0) -> None:
+        import http.server
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stream)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.connections: list[tuple[float, str | None]] = []
+        stand_in = self
+
+        class Stream(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                stand_in.connections.append((time.monotonic(), self.headers.get("Last-Event-ID")))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(bodies[min(len(stand_in.connections), len(bodies)) - 1].encode())
+                self.wfile.flush()
+                time.sleep(hold if len(stand_in.connections) == 1 else 0)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stream)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def session(self) -> Session:
+        session = Client(f"http://127.0.0.1:{self.server.server_address[1]}").session("s", "token")
+        session.events = lambda **_: pytest.fail("nothing was missed: the log is not read")  # type: ignore[method-assign]
+        return session
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def ended(version: int) -> str:
+    return f"event: view\ndata: {VIEW % version}\n\nevent: end\ndata: {{\"reason\":\"deleted\"}}\n\n"
+
+
+def test_retry_is_honoured_and_last_event_id_sent() -> None:
+    first = f"retry: 50\n\nevent: view\ndata: {VIEW % 1}\n\nid: 1\nevent: lifecycle\ndata: {EVENT % (1, 2)}\n\nevent: view\ndata: {VIEW % 2}\n\n"
+    stand_in = StandIn([first, ended(2)])
     try:
-        with Client(f"http://127.0.0.1:{server.server_address[1]}") as client:
-            session = client.session("s", "token")
-            session.events = lambda **_: pytest.fail("nothing was missed: the log is not read")  # type: ignore[method-assign]
-            messages = list(session.watch())
-        kinds = [type(m).__name__ for m in messages]
-        assert kinds == ["ViewMessage", "LifecycleMessage", "ViewMessage", "EndMessage"]
-        assert [c[1] for c in connections] == [None, "1"]
-        assert connections[1][0] - connections[0][0] < 1.0
+        messages = list(stand_in.session().watch())
+        assert [type(m).__name__ for m in messages] == ["ViewMessage", "LifecycleMessage", "ViewMessage", "EndMessage"]
+        assert [c[1] for c in stand_in.connections] == [None, "1"]
+        assert stand_in.connections[1][0] - stand_in.connections[0][0] < 1.0
     finally:
-        server.shutdown()
+        stand_in.close()
+
+
+def test_a_silent_stream_is_replaced_after_the_idle_timeout() -> None:
+    stand_in = StandIn([f"retry: 10\n\nevent: view\ndata: {VIEW % 1}\n\n", ended(1)], hold=5.0)
+    try:
+        started = time.monotonic()
+        messages = list(Watch(stand_in.session(), idle_timeout=0.3))
+        assert [type(m).__name__ for m in messages] == ["ViewMessage", "EndMessage"]  # the same view not twice
+        assert len(stand_in.connections) == 2 and time.monotonic() - started < 3
+    finally:
+        stand_in.close()

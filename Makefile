@@ -123,7 +123,7 @@ client-test: deps
 
 ## The Python client and pytest plugin (clients/python/): a fresh $(CLIENT_VENV) with the package, its
 ## pytest extra and the pinned mypy (clients/python/requirements-dev.txt); `mypy --strict`; then its
-## tests against the debug navd. About a minute and a half.
+## tests against the debug navd. One and a half to two minutes.
 CLIENT_VENV := .build/venv-client
 python-client-venv: python-tool
 	rm -rf $(CLIENT_VENV) clients/python/build

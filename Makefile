@@ -16,7 +16,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: format format-check all build release run check test deps test-deps python-deps browser-deps openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
+.PHONY: format format-check all build release run check test deps test-deps python-tool python-deps browser-deps python-client-venv python-client-test openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
 
 all: build
 
@@ -39,12 +39,15 @@ test-deps: deps browser-deps python-deps
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(GRAPHVIZ_PACKAGES) >/dev/null; \
 	fi
 
-## $(VENV) with scripts/requirements-test.txt installed (again only when that file changes).
-python-deps:
+## python3 with its venv module, from apt-get when missing.
+python-tool:
 	@if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then \
 		echo "installing $(PYTHON_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PYTHON_PACKAGES) >/dev/null; \
 	fi
+
+## $(VENV) with scripts/requirements-test.txt installed (again only when that file changes).
+python-deps: python-tool
 	@[ -x $(PYTHON) ] || python3 -m venv $(VENV)
 	@cmp -s scripts/requirements-test.txt $(VENV)/requirements-test.txt \
 		|| { $(PYTHON) -m pip install -q -r scripts/requirements-test.txt && cp scripts/requirements-test.txt $(VENV)/requirements-test.txt; }
@@ -76,12 +79,13 @@ check: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(CHECK_SKIP)'
 
-## Unit, integration, contract and browser tests, NavClient's, the container checks, the /metrics
+## Unit, integration, contract and browser tests, NavClient's and the Python client's, the container checks, the /metrics
 ## check, then a short run of each fuzz target.
 test: test-deps openapi-check format-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) client-test
+	$(MAKE) python-client-test
 	scripts/contract-test.sh
 	scripts/browser-test.sh
 	scripts/metrics-check.sh
@@ -117,6 +121,19 @@ client-test: deps
 	$(SWIFT) build --package-path clients/swift --build-tests
 	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path clients/swift --skip-build
 
+## The Python client and pytest plugin (clients/python/): a fresh $(CLIENT_VENV) with the package, its
+## pytest extra and the pinned mypy (clients/python/requirements-dev.txt); `mypy --strict`; then its
+## tests against the debug navd. One and a half to two minutes.
+CLIENT_VENV := .build/venv-client
+python-client-venv: python-tool
+	rm -rf $(CLIENT_VENV) clients/python/build
+	python3 -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/pip install -q './clients/python[pytest]' -r clients/python/requirements-dev.txt
+python-client-test: deps python-client-venv
+	$(SWIFT) build --product navd
+	cd clients/python && $(CURDIR)/$(CLIENT_VENV)/bin/mypy --strict src tests
+	cd clients/python && NAVD_BINARY=$(CURDIR)/.build/debug/navd $(CURDIR)/$(CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider tests
+
 ## Regenerate NavClient's sources after a change to openapi.yaml (commit them).
 client-codegen:
 	SWIFT=$(SWIFT) scripts/client-codegen.sh
@@ -148,7 +165,7 @@ metrics-check: python-deps deps
 	scripts/metrics-check.sh
 
 ## Every link and citation of the docs leads somewhere; the examples of README.md, docs/guide.md,
-## docs/paths.md and docs/client-guide.md, run against a live debug navd (scripts/docs-check.sh;
+## docs/paths.md, docs/client-guide.md and clients/python/README.md, run against a live debug navd (scripts/docs-check.sh;
 ## installs jq and curl when missing).
 docs-check: deps
 	$(SWIFT) build --product navd

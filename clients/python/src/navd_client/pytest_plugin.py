@@ -199,7 +199,12 @@ class TourItem(pytest.Item):
             if warning is not None:
                 self.add_report_section("call", "navd tours", warning)
                 self.warn(pytest.PytestWarning(warning))
-            run_tour(client, self.document, self.index)
+            try:
+                run_tour(client, self.document, self.index)
+            except TourFailure as failure:
+                if warning is None:
+                    raise
+                raise TourFailure(f"{failure} (note: {warning})") from None
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (TourFailure, ToursError)):

@@ -41,7 +41,7 @@ extension SessionService {
             past.graphVersion = base.graphVersion
             past.state = base.state
         } else {
-            guard let first = remaining.popFirst(), let created = Recorded(first), case .create(let start, let context) = created.step
+            guard let first = remaining.popFirst(), let created = RecordedChange(first), case .create(let start, let context) = created.step
             else {
                 throw Self.expired(version, "the creation of session '\(session.id)' is no longer retained")
             }
@@ -55,14 +55,14 @@ extension SessionService {
         }
         var replayed = 0
         for entry in remaining {
-            guard let recorded = Recorded(entry) else {
+            guard let recorded = RecordedChange(entry), let step = recorded.step else {
                 throw ServiceError(.internal, "the record of version \(entry.version) of session '\(session.id)' could not be read")
             }
             let current = try recordedGraph(session.graphName, past.graphVersion, version: version)
             let target = try recordedGraph(session.graphName, recorded.graphVersion, version: version)
             let change: Step
-            switch recorded.step {
-            case .create: throw ServiceError(.internal, "session '\(session.id)' was created twice in its records")
+            switch step {
+            case .create, .end: throw ServiceError(.internal, "version \(entry.version) of session '\(session.id)' is no change to replay")
             case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
             case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
             }
@@ -95,40 +95,6 @@ extension SessionService {
 
     private static func expired(_ version: Int, _ detail: String) -> ServiceError {
         ServiceError(.versionExpired, "version \(version) can no longer be shown: \(detail)", param: "version")
-    }
-
-    /// One change as its full-form record tells it.
-    struct Recorded {
-        enum Step {
-            case create(start: String?, context: [String: JSONValue])
-            case intent(Intent, confirmed: Bool)
-            case upgrade
-        }
-
-        var step: Step
-        /// The graph version the session ran on after the change.
-        var graphVersion: Int
-
-        init?(_ entry: FeedEntry) {
-            guard entry.form == .full, !entry.isEnd else { return nil }
-            let bytes = [UInt8(ascii: "{")] + entry.members
-            guard let record = try? JSONValue(parsing: bytes), let graphVersion = record["graph"]?["version"]?.intValue,
-                let intent = record["intent"]?.objectValue
-            else { return nil }
-            self.graphVersion = graphVersion
-            if let create = intent["create"] {
-                guard let context = create["context"]?.objectValue else { return nil }
-                step = .create(start: create["start"]?.stringValue, context: context)
-            } else if intent["upgrade"] != nil {
-                step = .upgrade
-            } else if let confirmed = intent["confirm"] {
-                guard let asked = try? Intent(confirmed: confirmed) else { return nil }
-                step = .intent(asked, confirmed: true)
-            } else {
-                guard let asked = try? Intent(confirmed: .object(intent)) else { return nil }
-                step = .intent(asked, confirmed: false)
-            }
-        }
     }
 }
 

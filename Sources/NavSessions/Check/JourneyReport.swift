@@ -167,7 +167,8 @@ package struct JourneyReport: Sendable {
             }
             if !orphanLines.isEmpty {
                 let shown = orphanLines.prefix(10).map(String.init).joined(separator: ", ")
-                lines.append("  lines unreadable (no session named): \(orphanLines.count) (line \(shown)\(orphanLines.count > 10 ? ", …" : ""))")
+                lines.append(
+                    "  lines unreadable (no session named): \(orphanLines.count) (line \(shown)\(orphanLines.count > 10 ? ", …" : ""))")
             }
         }
         lines.append(summary)

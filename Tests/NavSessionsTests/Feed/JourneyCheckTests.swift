@@ -110,7 +110,8 @@ import Testing
         var lines = try Self.lines(fixture)
         let firstSession = try #require(try JSONValue(parsing: lines[0])["session"]?.stringValue)
         // The third session's creation is gone; the first's second record broken.
-        let thirdCreation = try #require(lines.firstIndex { $0.contains(#""kind":"create""#) && $0.contains(#""start":null"#) && !$0.contains("u1") })
+        let thirdCreation = try #require(
+            lines.firstIndex { $0.contains(#""kind":"create""#) && $0.contains(#""start":null"#) && !$0.contains("u1") })
         lines.remove(at: thirdCreation)
         let cut = try #require(lines[1].range(of: #""graph""#))
         lines[1] = String(lines[1][..<cut.lowerBound])
@@ -139,14 +140,18 @@ import Testing
         var lines = try Self.lines(try Self.recorded())
         lines = try lines.map { line in
             let record = try JSONValue(parsing: line)
-            let event: JSONValue = ["specversion": "1.0", "id": record["id"] ?? .null, "subject": record["session"] ?? .null, "data": record]
+            let event: JSONValue = [
+                "specversion": "1.0", "id": record["id"] ?? .null, "subject": record["session"] ?? .null, "data": record
+            ]
             return event.jsonString
         }
         let (agreeing, _) = Self.check(lines, against: try Self.candidate())
         #expect(agreeing.summary == "checked 3 sessions, 0 diverge, 0 not replayed", "\(agreeing.lines)")
         lines.remove(at: 2)
         let (report, _) = Self.check(lines, against: try Self.candidate())
-        #expect(report.lines.contains { $0.hasPrefix("  a gap in versions: 1 session(s), e.g. ") && $0.hasSuffix("(after version 2)") }, "\(report.lines)")
+        #expect(
+            report.lines.contains { $0.hasPrefix("  a gap in versions: 1 session(s), e.g. ") && $0.hasSuffix("(after version 2)") },
+            "\(report.lines)")
     }
 
     /// A recorded upgrade stays on the candidate: it must leave the path as recorded.

@@ -32,7 +32,10 @@ import Testing
         #expect(asked.status == 409)
         let token = try #require(try asked.json()["confirmation"]?["token"]?.string)
         #expect(try daemon.send("POST", editor.url + "/confirm", json: ["token": .string(token)], token: editor.token).status == 200)
-        #expect(try daemon.send("PATCH", editor.url + "/context", json: ["locale": "fr"], token: editor.token, contentType: "application/merge-patch+json").status == 200)
+        #expect(
+            try daemon.send(
+                "PATCH", editor.url + "/context", json: ["locale": "fr"], token: editor.token, contentType: "application/merge-patch+json"
+            ).status == 200)
         #expect(try daemon.send("DELETE", editor.url, token: editor.token).status == 204)
 
         let visitor = try daemon.createSession()
@@ -105,7 +108,9 @@ import Testing
         let events = try lines.map { line -> String in
             guard line.hasPrefix("{\"id\":\"") else { return line }
             let record = try JSONValue(parsing: line)
-            let event: JSONValue = ["specversion": "1.0", "type": "dev.navd.navigation.changed", "id": record["id"] ?? .null, "data": record]
+            let event: JSONValue = [
+                "specversion": "1.0", "type": "dev.navd.navigation.changed", "id": record["id"] ?? .null, "data": record
+            ]
             return event.jsonString
         }
         let mixed = events + analytics.map { $0.replacingOccurrences(of: #""session":""#, with: #""session":"a-"#) }
@@ -158,7 +163,9 @@ import Testing
         #expect(try cli.run(["feed", "--bogus"]).status == 64, "other commands keep ArgumentParser's status")
         let help = try cli.run(["check", "--help"])
         #expect(help.status == 0 && help.output.contains("USAGE: navd check"), "\(help)")
-        let broken = try Self.candidate(cli, "broken.json") { $0 = $0.replacingOccurrences(of: #""start": "/top""#, with: #""start": "/nowhere""#) }
+        let broken = try Self.candidate(cli, "broken.json") {
+            $0 = $0.replacingOccurrences(of: #""start": "/top""#, with: #""start": "/nowhere""#)
+        }
         let run = try cli.run(["check", broken, "--journeys", "feed.jsonl"])
         #expect(run.status == 2, "\(run)")
         let validate = try cli.run(["validate", broken])

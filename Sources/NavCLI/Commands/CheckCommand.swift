@@ -98,7 +98,8 @@ struct CheckCommand: ParsableCommand {
     static func time(_ text: String) throws -> String {
         if Timestamp.milliseconds(parsing: text) != nil { return text }
         guard let ago = DurationText.milliseconds(text) else {
-            throw ClientExit.fail(usageStatus, "--since must be an RFC 3339 time (2026-11-27T16:00:00Z) or a duration (7d, 30m), not '\(text)'")
+            throw ClientExit.fail(
+                usageStatus, "--since must be an RFC 3339 time (2026-11-27T16:00:00Z) or a duration (7d, 30m), not '\(text)'")
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         return Timestamp.text(milliseconds: max(0, now - ago))
@@ -132,7 +133,9 @@ struct CheckCommand: ParsableCommand {
         }
         var number = 0
         var messages: [String] = []
-        _ = try FeedPages(client: client, bearer: bearer, full: true).read(from: since.map { "&since=" + Driver.escaped($0) } ?? "", wait: nil) {
+        _ = try FeedPages(client: client, bearer: bearer, full: true).read(
+            from: since.map { "&since=" + Driver.escaped($0) } ?? "", wait: nil
+        ) {
             records in
             for record in records {
                 number += 1

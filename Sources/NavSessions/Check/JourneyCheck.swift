@@ -58,11 +58,14 @@ package struct JourneyCheck: Sendable {
             return .notReplayed(.anotherGraph(other.graphName))
         }
         if let line = unreadable.min() { return .notReplayed(.unreadable(line: line)) }
-        if records.contains(where: { !$0.isFull }) { return .notReplayed(.analytics) }
-        // The same record twice (a feed dump and a webhook's copy) counts once.
+        // The same record twice (a feed dump and a webhook's copy) counts once, in the full form
+        // when the input has it.
         var byVersion: [Int: RecordedChange] = [:]
-        for record in records where byVersion[record.version] == nil { byVersion[record.version] = record }
+        for record in records where byVersion[record.version].map({ !$0.isFull && record.isFull }) ?? true {
+            byVersion[record.version] = record
+        }
         let changes = byVersion.keys.sorted().compactMap { byVersion[$0] }
+        if changes.contains(where: { !$0.isFull }) { return .notReplayed(.analytics) }
         guard let first = changes.first, first.version == 1, case .create(let start, let context)? = first.step else {
             return .notReplayed(.swept)
         }

@@ -65,16 +65,34 @@ struct FeedCommand: ParsableCommand {
         } catch {
             throw ClientExit.fail(ClientExit.usage, error.description)
         }
+        var query = ""
+        if let after { query = "&after=" + Driver.escaped(after) } else if let since { query = "&since=" + Driver.escaped(since) }
+        let next = try FeedPages(client: client, bearer: bearer, full: full).read(from: query, wait: follow ? wait : nil) { records in
+            for record in records { StandardStream.output.write(line: record.jsonString) }
+        }
+        StandardStream.error.write(line: "next: \(next ?? "")")
+    }
+}
+
+/// `GET /v1/feed`, page after page, as `navd feed` and `navd check --url` read it.
+struct FeedPages {
+    let client: DaemonClient
+    let bearer: String?
+    /// `form=full`, else the analytics form.
+    let full: Bool
+
+    /// Reads from where `start` (`&after=C`, `&since=T`, or empty for the oldest retained) says,
+    /// handing each page's records to `each`, until a page is empty, or with `wait` for ever (long
+    /// polls of that many seconds). Answers the cursor to go on from.
+    func read(from start: String, wait: Int?, _ each: ([JSONValue]) throws -> Void) throws -> String? {
         let paging = "limit=1000" + (full ? "&form=full" : "")
-        var query = paging
-        if let after { query += "&after=" + Driver.escaped(after) } else if let since { query += "&since=" + Driver.escaped(since) }
         var next: String?
         while true {
             let answer: DaemonClient.Answer
             do {
-                let page = next.map { paging + "&after=" + Driver.escaped($0) } ?? query
+                let page = next.map { paging + "&after=" + Driver.escaped($0) } ?? paging + start
                 answer = try client.send(
-                    "GET", "/v1/feed?" + page + (follow ? "&wait=\(wait)" : ""),
+                    "GET", "/v1/feed?" + page + (wait.map { "&wait=\($0)" } ?? ""),
                     headers: bearer.map { [("Authorization", "Bearer " + $0)] } ?? [])
             } catch {
                 throw ClientExit.fail(ClientExit.unavailable, error.description)
@@ -86,10 +104,9 @@ struct FeedCommand: ParsableCommand {
                 let code = problem?["code"]?.stringValue ?? "HTTP \(answer.status)"
                 throw ClientExit.fail(ClientExit.refused, "the daemon refused the feed: \(code): \(problem?["detail"]?.stringValue ?? "")")
             }
-            for record in records { StandardStream.output.write(line: record.jsonString) }
+            try each(records)
             next = cursor
-            if records.isEmpty, !follow { break }
+            if records.isEmpty, wait == nil { return next }
         }
-        StandardStream.error.write(line: "next: \(next ?? "")")
     }
 }

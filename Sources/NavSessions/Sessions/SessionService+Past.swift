@@ -67,12 +67,12 @@ extension SessionService {
 
     /// Applies one recorded change to `past`: its creation (the first record), or a change after it.
     private func replay(_ entry: FeedEntry, onto past: inout StoredSession, of id: String, at version: Int) throws(ServiceError) {
-        guard let recorded = Recorded(entry) else {
+        guard let recorded = RecordedChange(entry), let step = recorded.step else {
             if entry.version == 1 { throw Self.expired(version, "the creation of session '\(id)' is no longer retained") }
             throw ServiceError(.internal, "the record of version \(entry.version) of session '\(id)' could not be read")
         }
         if entry.version == 1 {
-            guard case .create(let start, let context) = recorded.step else {
+            guard case .create(let start, let context) = step else {
                 throw Self.expired(version, "the creation of session '\(id)' is no longer retained")
             }
             let graph = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
@@ -87,8 +87,8 @@ extension SessionService {
         let current = try recordedGraph(past.graphName, past.graphVersion, version: version)
         let target = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
         let change: Step
-        switch recorded.step {
-        case .create: throw ServiceError(.internal, "session '\(id)' was created twice in its records")
+        switch step {
+        case .create, .end: throw ServiceError(.internal, "version \(entry.version) of session '\(id)' is no change to replay")
         case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
         case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
         }
@@ -140,40 +140,6 @@ extension SessionService {
 
     private static func expired(_ version: Int, _ detail: String) -> ServiceError {
         ServiceError(.versionExpired, "version \(version) can no longer be shown: \(detail)", param: "version")
-    }
-
-    /// One change as its full-form record tells it.
-    struct Recorded {
-        enum Step {
-            case create(start: String?, context: [String: JSONValue])
-            case intent(Intent, confirmed: Bool)
-            case upgrade
-        }
-
-        var step: Step
-        /// The graph version the session ran on after the change.
-        var graphVersion: Int
-
-        init?(_ entry: FeedEntry) {
-            guard entry.form == .full, !entry.isEnd else { return nil }
-            let bytes = [UInt8(ascii: "{")] + entry.members
-            guard let record = try? JSONValue(parsing: bytes), let graphVersion = record["graph"]?["version"]?.intValue,
-                let intent = record["intent"]?.objectValue
-            else { return nil }
-            self.graphVersion = graphVersion
-            if let create = intent["create"] {
-                guard let context = create["context"]?.objectValue else { return nil }
-                step = .create(start: create["start"]?.stringValue, context: context)
-            } else if intent["upgrade"] != nil {
-                step = .upgrade
-            } else if let confirmed = intent["confirm"] {
-                guard let asked = try? Intent(confirmed: confirmed) else { return nil }
-                step = .intent(asked, confirmed: true)
-            } else {
-                guard let asked = try? Intent(confirmed: .object(intent)) else { return nil }
-                step = .intent(asked, confirmed: false)
-            }
-        }
     }
 }
 

@@ -175,6 +175,8 @@ export class NavClientError extends Error {
   constructor(code: NavClientErrorCode, message: string, cause?: unknown);
   name: "NavClientError";
   code: NavClientErrorCode;
+  /** The message again, as a NavProblem has it. */
+  detail: string;
 }
 
 export const MAX_LINE_BYTES: number;
@@ -235,7 +237,8 @@ export class NavClient {
   graphs(options?: CallOptions): Promise<{ graphs: GraphSummary[] }>;
   graph(name: string, options?: { version?: number } & CallOptions): Promise<JSONObject>;
   diagram(name: string, options?: { version?: number; format?: "svg" | "dot" | "mermaid"; traffic?: string } & CallOptions): Promise<string>;
-  traffic(name: string, options?: { since?: string; until?: string } & CallOptions): Promise<JSONObject>;
+  /** Views by scene and edge: the admin token (the client's, or `token`). */
+  traffic(name: string, options?: { since?: string; until?: string; token?: string | null } & CallOptions): Promise<JSONObject>;
 }
 
 export type WatchMessage =
@@ -249,6 +252,8 @@ export interface WatchOptions {
   signal?: AbortSignal;
   /** Connections in a row that may fail before the error is thrown (5). */
   maxFailures?: number;
+  /** Told `connecting` before each connection, `live` once its opening view came. */
+  onState?: (state: "connecting" | "live") => void;
 }
 
 export class NavSession {

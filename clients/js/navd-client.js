@@ -49,6 +49,7 @@ export class NavClientError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "NavClientError";
     this.code = code;
+    this.detail = message;
   }
 }
 
@@ -329,7 +330,7 @@ export class NavClient {
     return this.json("GET", `/v1/graphs/${encodeURIComponent(name)}/diagram${query({ format, version, traffic })}`, { accept, text: true, ...options });
   }
 
-  /** @param {string} name @param {{since?: string, until?: string} & CallOptions} options */
+  /** @param {string} name @param {{since?: string, until?: string, token?: string | null} & CallOptions} options */
   traffic(name, { since, until, ...options } = {}) {
     return this.json("GET", `/v1/graphs/${encodeURIComponent(name)}/traffic${query({ since, until })}`, options);
   }
@@ -436,17 +437,18 @@ export class NavSession {
   /**
    * Follows the session live (docs/design.md, "Event stream"): `view`, `lifecycle` and `end`
    * messages, resumed with `Last-Event-ID` after a drop, a silence or an `end` that asks for it.
-   * Cancelled by `signal` or by the iterator's `return()`.
+   * Cancelled by `signal` or by the iterator's `return()`. `onState` hears `connecting` before
+   * each connection and `live` once its opening view came (yielded or not, being no newer).
    * @param {WatchOptions} options
    */
-  watch({ after, signal, maxFailures = 5 } = {}) {
+  watch({ after, signal, maxFailures = 5, onState } = {}) {
     const controller = new AbortController();
     const abort = () => controller.abort(signal && signal.reason);
     if (signal) {
       if (signal.aborted) abort();
       else signal.addEventListener("abort", abort, { once: true });
     }
-    const messages = follow(this, { after, signal: controller.signal, maxFailures });
+    const messages = follow(this, { after, signal: controller.signal, maxFailures, onState: onState || (() => {}) });
     const stop = () => {
       if (signal) signal.removeEventListener("abort", abort);
       controller.abort();
@@ -477,7 +479,7 @@ export class NavSession {
 const DEFAULT_HEARTBEAT = 15;
 
 /** The watch loop behind `NavSession.watch`: connects, reads, and reconnects until told to stop. */
-async function* follow(session, { after, signal, maxFailures }) {
+async function* follow(session, { after, signal, maxFailures, onState }) {
   const state = {
     // The last seq handed out (or given as `after`); null before the first.
     lastSeq: Number.isInteger(after) ? after : null,
@@ -487,6 +489,7 @@ async function* follow(session, { after, signal, maxFailures }) {
     viewVersion: 0,
     retry: 2000,
     heartbeat: DEFAULT_HEARTBEAT,
+    onState,
   };
   let failures = 0;
   while (!signal.aborted) {
@@ -524,6 +527,7 @@ async function* connect(session, state, parentSignal) {
   const controller = new AbortController();
   const onAbort = () => controller.abort();
   parentSignal.addEventListener("abort", onAbort, { once: true });
+  state.onState("connecting");
   const headers = { Accept: "text/event-stream" };
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   const resumeFrom = state.lastSeq ?? (state.shownVersion !== null ? 0 : null);
@@ -577,6 +581,7 @@ async function* connect(session, state, parentSignal) {
         const message = decode(item);
         if (message === null) continue;
         if (message.type === "view") {
+          if (!opened) state.onState("live");
           opened = true;
           if (state.shownVersion === null && state.lastSeq === null) state.shownVersion = message.view.version;
           if (message.view.version <= state.viewVersion) continue;

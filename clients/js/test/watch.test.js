@@ -53,11 +53,11 @@ test("after: every retained event after it first, then live ones; none twice", a
 });
 
 /** A new session, and a watch of it through a proxy (closed when test `t` ends), past its first view. */
-async function proxied(t) {
+async function proxied(t, options = {}) {
   const created = await new NavClient({ url: navd.url }).createSession();
   const proxy = await startProxy(navd.address);
   t.after(() => proxy.close());
-  const watcher = new NavClient({ url: proxy.url }).session(created.id, created.token).watch();
+  const watcher = new NavClient({ url: proxy.url }).session(created.id, created.token).watch(options);
   await collect(watcher, (m) => m.type === "view");
   return { session: created.session, proxy, watcher };
 }
@@ -78,7 +78,8 @@ test("a stream cut in the middle of a message resumes with nothing missed or twi
 });
 
 test("a stream frozen without closing is taken for dead after two heartbeats and resumed", async (t) => {
-  const { session, proxy, watcher } = await proxied(t);
+  const states = [];
+  const { session, proxy, watcher } = await proxied(t, { onState: (state) => states.push(state) });
   proxy.freeze();
   const started = Date.now();
   await session.navigate("list_news");
@@ -86,6 +87,7 @@ test("a stream frozen without closing is taken for dead after two heartbeats and
   const messages = await collect(watcher, reached(last), 10000);
   // --heartbeat 1, announced: silent for 2 s means dead (well before TCP would tell).
   assert.ok(Date.now() - started >= 1500, "resumed before the silence was long enough");
+  assert.deepEqual(states, ["connecting", "live", "connecting", "live"]);
   assert.deepEqual(seqs(messages), (await retained(session)).filter((seq) => seq > 5));
   await watcher.return();
 });

@@ -303,7 +303,8 @@ export class NavClient {
     if (start !== undefined) body.start = start;
     if (context !== undefined) body.context = context;
     const created = await this.json("POST", "/v1/sessions", { ...options, body });
-    return Object.assign(created, { session: this.session(created.id, created.token) });
+    // Not enumerable: the answer stays navd's JSON when it is logged, compared or stored.
+    return Object.defineProperty(created, "session", { value: this.session(created.id, created.token), enumerable: false });
   }
 
   /** A session by id, acted on with `token` (its token, its watch token, or the admin token). */

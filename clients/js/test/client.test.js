@@ -34,6 +34,7 @@ test("every intent, each answered with the view and its events", async () => {
   assert.equal(typeof created.watchToken, "string");
   const session = created.session;
   assert.equal(session.id, created.id);
+  assert.equal(JSON.parse(JSON.stringify(created)).session, undefined);
 
   let moved = await session.link("news", { category: 2 });
   assert.equal(moved.path, "/top/list_news(category=2)");
@@ -170,4 +171,21 @@ test("every problem code a session's client can meet", async () => {
 test("a network failure is a NavClientError after the retries", async () => {
   const nowhere = new NavClient({ url: "http://127.0.0.1:9", retries: 1, retryDelay: 10 });
   await assert.rejects(nowhere.createSession(), (error) => error instanceof NavClientError && error.code === "network");
+});
+
+test("the daemon's bounds: payload_too_large, too_many_sessions, too_many_requests", async (t) => {
+  const bounded = await startNavd({ args: ["--max-body", "2048", "--max-sessions", "2", "--max-watchers-per-session", "1"] });
+  t.after(() => bounded.stop());
+  const strict = new NavClient({ url: bounded.url, retries: 0 });
+  const { session } = await strict.createSession();
+  await refused(session.state("e1", { text: "x".repeat(4096) }), "payload_too_large", { status: 413 });
+  await strict.createSession();
+  const full = await refused(strict.createSession(), "too_many_sessions", { status: 503 });
+  assert.ok(full.retryAfter > 0, "a 503 names when to come back");
+  const first = session.watch();
+  assert.equal((await first.next()).value.type, "view");
+  const second = session.watch({ maxFailures: 1 });
+  const busy = await refused(second.next(), "too_many_requests", { status: 429 });
+  assert.ok(busy.retryAfter > 0);
+  await first.return();
 });

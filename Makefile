@@ -8,6 +8,8 @@ PG_PACKAGES := postgresql
 GRAPHVIZ_PACKAGES := graphviz
 # The browser test: Debian's Chromium and its driver.
 BROWSER_PACKAGES := chromium chromium-driver
+# The JavaScript client's type check: Debian's TypeScript (tsc 4.8), Node itself.
+JS_PACKAGES := nodejs node-typescript
 # Every Python package the tests use (schemathesis, Selenium, the OpenAPI validator, hadolint,
 # prometheus-client) goes into one virtual environment made here, pinned in
 # scripts/requirements-test.txt: Debian's own Python refuses `pip install` (PEP 668), and a
@@ -16,7 +18,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: format format-check all build release run check test deps test-deps python-tool python-deps browser-deps python-client-venv python-client-test openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
+.PHONY: format format-check all build release run check test deps test-deps python-tool python-deps browser-deps js-deps js-test python-client-venv python-client-test openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
 
 all: build
 
@@ -29,7 +31,7 @@ deps:
 
 ## What the tests need beyond the build: PostgreSQL server binaries, Graphviz, the browser
 ## test's Chromium, and the Python packages in $(VENV).
-test-deps: deps browser-deps python-deps
+test-deps: deps browser-deps python-deps js-deps
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing $(PG_PACKAGES)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PG_PACKAGES) >/dev/null; \
@@ -86,6 +88,7 @@ test: test-deps openapi-check format-check
 	$(SWIFT) test --skip-build
 	$(MAKE) client-test
 	$(MAKE) python-client-test
+	$(MAKE) js-test
 	scripts/contract-test.sh
 	scripts/browser-test.sh
 	scripts/metrics-check.sh
@@ -134,6 +137,20 @@ python-client-test: deps python-client-venv
 	cd clients/python && $(CURDIR)/$(CLIENT_VENV)/bin/mypy --strict src tests
 	cd clients/python && NAVD_BINARY=$(CURDIR)/.build/debug/navd $(CURDIR)/$(CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider tests
 
+## Node and tsc for the JavaScript client (clients/js/), with apt-get when either is missing.
+js-deps:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v tsc >/dev/null 2>&1; then \
+		echo "installing $(JS_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(JS_PACKAGES) >/dev/null; \
+	fi
+
+## The JavaScript client (clients/js/): its types checked against the module (tsc --checkJs,
+## clients/js/tsconfig.json), then its tests against the debug navd (node --test).
+js-test: js-deps deps
+	$(SWIFT) build --product navd
+	tsc -p clients/js
+	NAVD_BINARY=$(CURDIR)/.build/debug/navd node --test clients/js/test/
+
 ## Regenerate NavClient's sources after a change to openapi.yaml (commit them).
 client-codegen:
 	SWIFT=$(SWIFT) scripts/client-codegen.sh
@@ -165,9 +182,9 @@ metrics-check: python-deps deps
 	scripts/metrics-check.sh
 
 ## Every link and citation of the docs leads somewhere; the examples of README.md, docs/guide.md,
-## docs/paths.md, docs/client-guide.md and clients/python/README.md, run against a live debug navd (scripts/docs-check.sh;
+## docs/paths.md, docs/client-guide.md, clients/js/README.md and clients/python/README.md, run against a live debug navd (scripts/docs-check.sh;
 ## installs jq and curl when missing).
-docs-check: deps
+docs-check: deps js-deps
 	$(SWIFT) build --product navd
 	scripts/docs-check.sh
 

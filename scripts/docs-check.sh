@@ -3,8 +3,8 @@
 # Markdown files to files and headings, citations of a document's heading in code and docs, and no
 # citation of a section number or tracker issue that readers cannot follow. Then the docs'
 # examples, run: for each of README.md, docs/guide.md, docs/paths.md, docs/client-guide.md and
-# clients/python/README.md (whose pytest runs in the Python client's .build/venv-client, made
-# here when missing),
+# clients/js/README.md (whose Node example needs node) and clients/python/README.md (whose pytest
+# runs in the Python client's .build/venv-client, made here when missing),
 # starts the debug navd (NAVD_BINARY, else .build/debug/navd) on a free port (memory store, the
 # two example graphs `make run` serves, an admin token) and runs scripts/docs_check.py over the
 # file: every block and table marked `<!-- check -->` runs and must print what the file says it
@@ -41,7 +41,7 @@ trap cleanup EXIT
 
 # One daemon per file, so that one file's graph upload or sessions cannot change another's answers.
 STATUS=0
-for FILE in README.md docs/guide.md docs/paths.md docs/client-guide.md clients/python/README.md; do
+for FILE in README.md docs/guide.md docs/paths.md docs/client-guide.md clients/js/README.md clients/python/README.md; do
     PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
     "$BINARY" serve --listen "127.0.0.1:$PORT" --store memory --graph Examples/news.json --graph Examples/stopwatch.json \
         --admin-token "$ADMIN" --log-level warning --drain 0 >"$WORK/navd.log" 2>&1 &

@@ -21,7 +21,7 @@ Only what a file marks is run, so prose and illustrations stay free:
 In expected output `…` matches any text within a line, and a line that is only `…` any number of
 lines. DOCS_CHECK_SHOW=1 prints every command's output too. Every checked block of one file runs in one bash process, in a fresh directory (with the
 repository's Examples/ linked in), in order,
-with NAVD_URL set to the daemon, so a variable set in one block is there in the next.
+with NAVD_URL set to the daemon (and the JavaScript client at node_modules/navd-client), so a variable set in one block is there in the next.
 """
 
 import json
@@ -214,7 +214,11 @@ def check_file(path, url):
             raise SystemExit(f"{path}:{first_line}: a checked block must be sh or console, not {kind!r}")
     with tempfile.TemporaryDirectory() as workdir:
         # As a reader in a checkout would: the example graphs at Examples/.
-        os.symlink(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Examples"), os.path.join(workdir, "Examples"))
+        repository = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        os.symlink(os.path.join(repository, "Examples"), os.path.join(workdir, "Examples"))
+        # And the JavaScript client as a reader who installed it has it: `import … from "navd-client"`.
+        os.mkdir(os.path.join(workdir, "node_modules"))
+        os.symlink(os.path.abspath(os.path.join(repository, "clients", "js")), os.path.join(workdir, "node_modules", "navd-client"))
         outputs = run_shell(shell_commands, url, workdir) if shell_commands else []
     if len(outputs) != len(shell_commands):
         failures.append(f"{len(shell_commands)} commands printed {len(outputs)} pieces of output: a command the check cannot cut out on its own (a loop or a quote over several lines?)")

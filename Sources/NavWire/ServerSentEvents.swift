@@ -70,6 +70,16 @@ extension JSONWriter {
         writeLiteral("}\n\n")
     }
 
+    /// `: heartbeat <seconds>`, a stream's first line: how often a `: ping` comes, so that a
+    /// client can tell a stream gone silent (no message or comment within two intervals) from a
+    /// quiet one. A comment, which EventSource skips.
+    package mutating func writeHeartbeatAnnouncement(seconds: Int?) {
+        guard let seconds else { return }
+        writeLiteral(": heartbeat ")
+        writeInt(seconds)
+        writeLiteral("\n\n")
+    }
+
     /// A retry hint for the client's reconnection (EventSource waits this long, in milliseconds).
     package mutating func writeRetry(milliseconds: Int) {
         writeLiteral("retry: ")

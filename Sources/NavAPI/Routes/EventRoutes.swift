@@ -66,6 +66,7 @@ struct EventRoutes: Sendable {
         try Self.add(watcher, to: id, in: sessions.live)
         stream.onClose { [sessions] in sessions.live.remove(watcher, from: id) }
         var opening = JSONWriter(reservingCapacity: 1024)
+        opening.writeHeartbeatAnnouncement(seconds: sessions.live.heartbeatSeconds)
         opening.writeRetry(milliseconds: 2000)
         opening.writeViewMessage(sessions.view(of: session))
         stream.write(opening.finish())

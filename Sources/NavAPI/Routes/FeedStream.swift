@@ -54,6 +54,7 @@ final class FeedStream: SessionWatcher {
         try EventRoutes.add(watcher, to: SessionService.feedWatchKey, in: sessions.live, limit: Int.max)
         stream.onClose { [sessions] in sessions.live.remove(watcher, from: SessionService.feedWatchKey) }
         var opening = JSONWriter(reservingCapacity: 32)
+        opening.writeHeartbeatAnnouncement(seconds: sessions.live.heartbeatSeconds)
         opening.writeRetry(milliseconds: 2000)
         _ = stream.write(opening.finish())
         watcher.refresh()

@@ -26,12 +26,14 @@ struct WebClientRoutes: Sendable {
     }
 
     /// The client's files by name (`Sources/NavAPI/Resources/ui/`, embedded whole by Package.swift).
+    /// `navd-client.js` there is a link to `clients/js/navd-client.js`, the JavaScript client: one
+    /// file, served to pages and used by this client's own modules.
     static let files: [String: File] = [
         "index.html": File(PackageResources.index_html, "text/html; charset=utf-8"),
         "style.css": File(PackageResources.style_css, "text/css; charset=utf-8"),
         "favicon.svg": File(PackageResources.favicon_svg, "image/svg+xml; charset=utf-8"),
         "app.js": File(PackageResources.app_js, "text/javascript; charset=utf-8"),
-        "api.js": File(PackageResources.api_js, "text/javascript; charset=utf-8"),
+        "navd-client.js": File(PackageResources.navd_client_js, "text/javascript; charset=utf-8"),
         "dom.js": File(PackageResources.dom_js, "text/javascript; charset=utf-8"),
         "stage.js": File(PackageResources.stage_js, "text/javascript; charset=utf-8"),
         "timeline.js": File(PackageResources.timeline_js, "text/javascript; charset=utf-8"),
@@ -47,7 +49,7 @@ struct WebClientRoutes: Sendable {
     ///   diagram's (`GET /v1/graphs/{name}/diagram?format=svg`), which the client inserts inline
     ///   to mark the current scene and which carries its own `<style>` — the same drawing an
     ///   exported file shows. Any other inline style (an element or a `style` attribute) is refused.
-    /// - `Referrer-Policy: no-referrer`: the event stream's URL carries the read-only watch token.
+    /// - `Referrer-Policy: no-referrer`: nothing of a page's address leaves with its requests.
     static let securityHeaders: [(String, String)] = [
         (
             "Content-Security-Policy",

@@ -71,6 +71,15 @@ package final class LiveSessions: Sendable {
     package let watchersDropped = Atomic<Int>(0)
     /// Heartbeat timer ticks so far: which slice of the watchers is pinged next.
     private let heartbeatTicks = Atomic<Int>(0)
+    /// Seconds between a stream's heartbeats, rounded up, while they run (0 when they do not):
+    /// what a new stream announces first, so that its client knows how long a silence may last.
+    private let heartbeatInterval = Atomic<Int>(0)
+
+    /// The seconds a new stream announces in its `: heartbeat` comment; nil when no heartbeat runs.
+    package var heartbeatSeconds: Int? {
+        let seconds = heartbeatInterval.load(ordering: .relaxed)
+        return seconds > 0 ? seconds : nil
+    }
 
     /// A timer source, used only under `heartbeat`'s mutex (Dispatch's sources are thread-safe).
     private struct Heartbeat: @unchecked Sendable {
@@ -213,6 +222,7 @@ package final class LiveSessions: Sendable {
             return state
         }
         previous?.timer.cancel()
+        heartbeatInterval.store(max(1, Int(seconds.rounded(.up))), ordering: .relaxed)
     }
 
     /// Heartbeat slices per interval: 10,000 watchers at the default 15 s are pinged 625 at a time,
@@ -227,6 +237,7 @@ package final class LiveSessions: Sendable {
     }
 
     package func stopHeartbeat() {
+        heartbeatInterval.store(0, ordering: .relaxed)
         let previous = heartbeat.withLock { state in
             defer { state = nil }
             return state

@@ -199,6 +199,8 @@ import Testing
         let stream = try EventStreamClient(
             port: navd.port, target: "/v1/feed", headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": first])
         #expect(stream.status == 200)
+        // The feed's stream announces its heartbeat too (the daemon's default, 15 s).
+        #expect(try stream.next()?.data == "heartbeat 15")
         let resumed = try #require(try stream.nextMessage())
         #expect(resumed.event == "record")
         #expect(resumed.json?["id"]?.string == session.id + ":2")

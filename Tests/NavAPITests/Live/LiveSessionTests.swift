@@ -140,6 +140,19 @@ struct LiveSessionTests {
         #expect(stream.ended)
     }
 
+    /// The first line of a stream announces the heartbeat interval (`--heartbeat 1` here), before
+    /// the retry hint and the view: a client that hears nothing for two intervals knows the stream
+    /// is dead.
+    @Test func aStreamAnnouncesItsHeartbeatIntervalFirst() throws {
+        let session = try daemon().createSession()
+        let stream = try watch(session)
+        let opening = [try stream.next(), try stream.next(), try stream.next()]
+        #expect(opening.map { $0?.event } == ["comment", "retry", "view"])
+        #expect(opening.first??.data == "heartbeat 1")
+        #expect(opening[1]?.data == "2000")
+        stream.close()
+    }
+
     @Test func heartbeatsKeepComingAndAWatcherThatLeavesIsLetGo() throws {
         let navd = try daemon()
         let session = try navd.createSession()

@@ -52,6 +52,8 @@ import Testing
         for _ in 0..<8 {
             polls.append(try Self.longPoll(navd, session.url + "/events?access_token=\(watchToken)&after=1000&wait=60"))
             let stream = try EventStreamClient(port: navd.port, target: session.url + "/events?access_token=\(watchToken)")
+            // The interval announced is the daemon's own, whatever it is.
+            #expect(try stream.next() == EventStreamClient.Message(event: "comment", id: nil, data: "heartbeat 600"))
             #expect(try stream.nextMessage()?.event == "view")
             streams.append(stream)
         }

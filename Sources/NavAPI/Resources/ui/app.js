@@ -2,10 +2,10 @@
 //
 // The session id lives in the URL fragment (/ui/#<id>); its tokens live in this browser's
 // localStorage, keyed by id, so another window on the same URL attaches to the same session and
-// a reload keeps it. The write token never goes into a URL; the read-only watch token goes into
-// the event stream's URL only, because EventSource cannot send headers.
+// a reload keeps it. No token goes into a URL: every request, the event stream's too, is sent by
+// the JavaScript client (navd-client.js, clients/js/README.md) with the token in its header.
 
-import { api, watch, watchWithToken, Problem } from "./api.js";
+import { NavClient, NavProblem } from "./navd-client.js";
 import { h, $, replace } from "./dom.js";
 import { renderStage, renderActions, commandsOf } from "./stage.js";
 import { Timeline } from "./timeline.js";
@@ -14,6 +14,8 @@ import { HistorySlider } from "./history.js";
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 const NO_ACTIONS = { links: [], exit: false, back: 0 };
+/** navd, at this page's origin. */
+const navd = new NavClient();
 
 // ---- Tokens kept in this browser ---------------------------------------------------------------
 
@@ -53,26 +55,25 @@ const history = new HistorySlider((view) => {
 });
 
 /**
- * `{id, token, watchToken, readOnly, view, past, graph, stream, ended}` while attached, else
- * null. `view` is the session now; `past`, a past version the history slider shows instead.
+ * `{id, token, watchToken, remote, readOnly, view, past, graph, stream, ended}` while attached,
+ * else null. `remote` is the session on navd (navd-client.js), acted on with the token, or read
+ * with the watch token when this browser holds only that. `view` is the session now; `past`, a
+ * past version the history slider shows instead.
  */
 let session = null;
-
-function auth() {
-  return session.token || session.watchToken;
-}
 
 async function attach(id, entry) {
   detach();
   const current = { id, token: entry.token || null, watchToken: entry.watchToken || null, view: null, past: null, graph: null, stream: null, ended: false };
   current.readOnly = !current.token;
+  current.remote = navd.session(id, current.token || current.watchToken);
   session = current;
   timeline.clear();
   showSession();
   setLive("connecting");
   let view;
   try {
-    view = await api.view(id, current.token || current.watchToken);
+    view = await current.remote.view();
   } catch (problem) {
     if (session !== current) return;
     session = null;
@@ -87,9 +88,9 @@ async function attach(id, entry) {
   }
   if (session !== current) return;
   applyView(view);
-  history.attach(id, auth(), view.version);
+  history.attach(current.remote, view.version);
   try {
-    const page = await api.events(id, auth(), 0);
+    const page = await current.remote.events({ after: 0, limit: 1000 });
     if (session === current && page) timeline.add(page.events);
   } catch {
     // The log is a convenience: the stage works without it.
@@ -104,26 +105,33 @@ function detach() {
 }
 
 /**
- * Follows the session over its event stream: EventSource with the watch token when this browser
- * has it, else fetch with the write token in its header (api.js `watch`, `watchWithToken`).
+ * Follows the session over its event stream (`watch` of navd-client.js), after the last event
+ * the timeline holds: it reconnects by itself after a drop or a silence, and stops on an end or a
+ * refusal.
  */
 function follow() {
   const current = session;
   if (current.stream) current.stream.close();
-  const follower = current.watchToken ? watch.bind(null, current.id, current.watchToken) : watchWithToken.bind(null, current.id, current.token);
-  current.stream = follower(timeline.lastSeq, {
-    view: (view) => session === current && applyView(view),
-    lifecycle: (event) => session === current && timeline.add([event]),
-    status: (status) => session === current && !current.ended && setLive(status),
-    end: ({ reason }) => {
-      if (session !== current) return;
-      if (reason === "deleted" || reason === "expired") {
-        ended(reason);
-      } else {
-        setLive("closed", `The stream ended (${reason}).`);
-      }
-    },
+  const controller = new AbortController();
+  current.stream = { close: () => controller.abort() };
+  const messages = current.remote.watch({
+    after: timeline.lastSeq,
+    signal: controller.signal,
+    onState: (state) => session === current && !current.ended && setLive(state),
   });
+  (async () => {
+    try {
+      for await (const message of messages) {
+        if (session !== current) return;
+        if (message.type === "view") applyView(message.view);
+        else if (message.type === "lifecycle") timeline.add([message.event]);
+        else if (message.reason === "deleted" || message.reason === "expired") ended(message.reason);
+        else setLive("closed", `The stream ended (${message.reason}).`);
+      }
+    } catch (problem) {
+      if (session === current && !current.ended && !controller.signal.aborted) setLive("closed", `The stream stopped: ${problem.code} — ${problem.detail}`);
+    }
+  })();
 }
 
 /** Takes a view of the session now, unless an answer or message already brought a newer one. */
@@ -160,12 +168,12 @@ function draw(view) {
   replace(
     $("actions"),
     renderActions(view.actions || NO_ACTIONS, session.readOnly || session.ended || past, {
-      link: (name, params) => change(`link ${name}`, () => api.link(session.id, session.token, name, params)),
-      back: (count) => change(count > 1 ? `back ${count}` : "back", () => api.back(session.id, session.token, count)),
-      exit: () => change("exit", () => api.exit(session.id, session.token)),
+      link: (name, params) => change(`link ${name}`, () => session.remote.link(name, params)),
+      back: (count) => change(count > 1 ? `back ${count}` : "back", () => session.remote.back({ count })),
+      exit: () => change("exit", () => session.remote.exit()),
       command: (name, args) => {
         const top = view.screens[view.screens.length - 1];
-        return change(`command ${name}`, () => api.command(session.id, session.token, top.id, name, args));
+        return change(`command ${name}`, () => session.remote.command(top.id, name, args));
       },
     }, view.screens && view.screens.length ? commandsOf(session.graph, view.screens[view.screens.length - 1].scene) : []),
   );
@@ -185,7 +193,7 @@ function loadGraph(current, { name, version }) {
   if (current.graphKey === key) return;
   current.graphKey = key;
   diagram.load(name, version);
-  api.graph(name, version).then(
+  navd.graph(name, { version }).then(
     (answer) => {
       if (session !== current || current.graphKey !== key) return;
       // `{name, version, document}`: the document is the graph as uploaded.
@@ -266,7 +274,7 @@ function showRefusal(what, problem) {
     const token = problem.confirmation.token;
     parts.push(
       " ",
-      h("button", { type: "button", id: "confirm-leave", class: "danger", on: { click: () => change(`${what} (confirmed)`, () => api.confirm(session.id, session.token, token)) } }, "Leave anyway"),
+      h("button", { type: "button", id: "confirm-leave", class: "danger", on: { click: () => change(`${what} (confirmed)`, () => session.remote.confirm(token)) } }, "Leave anyway"),
     );
   }
   replace(box, parts);
@@ -396,7 +404,7 @@ function route() {
 async function loadGraphs() {
   const select = $("create-graph");
   try {
-    const answer = await api.graphs();
+    const answer = await navd.graphs();
     const graphs = (answer && answer.graphs) || [];
     replace(select, graphs.map((graph) => h("option", { value: graph.name, dataset: { start: graph.start }, text: `${graph.name} (v${graph.version}, starts at ${graph.start})` })));
     if (!graphs.length) replace(select, h("option", { value: "", text: "no graphs loaded" }));
@@ -440,7 +448,7 @@ $("create-form").addEventListener("submit", async (event) => {
     body.context = context;
   }
   try {
-    const created = await api.create(body);
+    const created = await navd.createSession(body);
     saved.put(created.id, { token: created.token, watchToken: created.watchToken || null, graph: created.graph.name });
     location.hash = created.id;
   } catch (problem) {
@@ -470,7 +478,7 @@ $("path-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const path = $("path-input").value.trim();
   if (!path || !session) return;
-  change(`navigate ${path}`, () => api.navigate(session.id, session.token, path)).then((applied) => {
+  change(`navigate ${path}`, () => session.remote.navigate(path)).then((applied) => {
     if (applied && $("path-input").value.trim() === path) $("path-input").value = "";
   });
 });
@@ -488,7 +496,7 @@ $("context-form").addEventListener("submit", (event) => {
     showRefusal("context", { code: "malformed_json", detail: `not JSON: ${error.message}` });
     return;
   }
-  change("context", () => api.context(session.id, session.token, patch)).then((applied) => {
+  change("context", () => session.remote.context(patch)).then((applied) => {
     if (applied) $("context-input").value = "";
   });
 });
@@ -540,7 +548,7 @@ $("delete-session").addEventListener("click", async () => {
     return;
   }
   try {
-    await api.remove(session.id, session.token);
+    await session.remote.delete();
     ended("deleted");
   } catch (problem) {
     showRefusal("end session", problem);
@@ -552,7 +560,7 @@ loadGraphs();
 route();
 
 // Exposed for the browser test and for poking at from the console; nothing depends on it.
-window.navdClient = { get session() { return session; }, Problem };
+window.navdClient = { get session() { return session; }, NavProblem };
 
 // The graph's traffic (GET /v1/graphs/{name}/traffic, docs/design.md, "Traffic and funnels"): it
 // shows what every user did, so it needs the admin token, asked here and kept nowhere.
@@ -566,7 +574,7 @@ $("traffic-form").addEventListener("submit", async (event) => {
   replace(root, h("p", { class: "muted", text: "counting…" }));
   let answer;
   try {
-    answer = await api.traffic(trafficGraph, $("traffic-token").value, since);
+    answer = await navd.traffic(trafficGraph, { since, token: $("traffic-token").value });
   } catch (problem) {
     replace(root, h("p", { class: "muted", text: `no traffic: ${problem.code} — ${problem.detail}` }));
     return;

@@ -6,8 +6,10 @@
 // draws `.scene.current`. It is the one piece of markup from the server the client inserts:
 // navd wrote it, and it is parsed as SVG (an XML document), never as HTML.
 
-import { api } from "./api.js";
+import { NavClient } from "./navd-client.js";
 import { h, replace } from "./dom.js";
+
+const navd = new NavClient();
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -28,7 +30,7 @@ export class Diagram {
     replace(this.root, h("p", { class: "muted", text: "drawing the graph…" }));
     let text;
     try {
-      text = await api.diagram(name, version);
+      text = await navd.diagram(name, { version });
     } catch (problem) {
       if (this.graph === key) replace(this.root, h("p", { class: "muted", text: `no diagram: ${problem.code} — ${problem.detail}` }));
       return;

@@ -3,7 +3,6 @@
 // now. A past version is read from navd (`GET /v1/sessions/{id}?version=V`) with the record of
 // the change that made it, so the page keeps nothing of the past itself.
 
-import { api } from "./api.js";
 import { $, replace, h } from "./dom.js";
 
 export class HistorySlider {
@@ -20,9 +19,9 @@ export class HistorySlider {
     this.now.addEventListener("click", () => this.toNow());
   }
 
-  /** A newly attached session at `version`: its oldest retained version is asked once. */
-  async attach(id, token, version) {
-    const current = { id, token, oldest: version };
+  /** A newly attached session (navd-client.js's) at `version`: its oldest retained version is asked once. */
+  async attach(remote, version) {
+    const current = { remote, oldest: version };
     this.session = current;
     this.setRange(version, version);
     this.box.hidden = false;
@@ -30,7 +29,7 @@ export class HistorySlider {
     this.describe(null);
     let page;
     try {
-      page = await api.history(id, token, 0, 1);
+      page = await remote.history({ after: 0, limit: 1 });
     } catch (problem) {
       if (this.session !== current) return;
       // 404 with the feed off (`--feed-retention 0`): navd keeps no history to slide through.
@@ -99,8 +98,8 @@ export class HistorySlider {
         let record = null;
         try {
           const [past, page] = await Promise.all([
-            api.pastView(current.id, current.token, version),
-            api.history(current.id, current.token, version - 1, 1),
+            current.remote.view({ version }),
+            current.remote.history({ after: version - 1, limit: 1 }),
           ]);
           view = past;
           record = page && Array.isArray(page.changes) ? page.changes.find((change) => change.version === version) || null : null;

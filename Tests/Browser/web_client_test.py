@@ -453,6 +453,17 @@ class Steps:
             raise Failure("the creation's view of top is not counted")
         if not page.all("#traffic .traffic-edges li"):
             raise Failure("no moves between scenes are listed")
+        # The same counts drawn on the graph, the session's scene still marked.
+        page.until("the diagram with views", lambda: page.all('#diagram svg .scene[data-scene="show_coupon"][data-views]'))
+        views = page.attribute('#diagram svg .scene[data-scene="show_coupon"]', "data-views")
+        if not views or int(views) < 1:
+            raise Failure(f"show_coupon's views on the diagram: {views!r}")
+        page.until("the current scene marked on it", lambda: page.all("#diagram svg .scene.current"))
+        # Followed edges are drawn wider (their width set by script: the policy refuses style attributes).
+        widths = self.driver.execute_script(
+            "return [...document.querySelectorAll('#diagram svg [data-pen]')].map((node) => node.style.strokeWidth)")
+        if not widths or not all(width.endswith("px") for width in widths):
+            raise Failure(f"the followed edges' pens: {widths!r}")
 
     def the_history_slider_shows_the_stage_at_a_past_version(self):
         page = self.first.focus()

@@ -589,4 +589,7 @@ $("traffic-form").addEventListener("submit", async (event) => {
     h("ol", { class: "traffic-edges", "aria-label": "moves between scenes, most first" }, ...edges.map((edge) =>
       h("li", { text: `${edge.from} → ${edge.to}: ${edge.count}` }))),
   );
+  // And on the graph: the same counts drawn over the diagram of the version shown.
+  const shown = session && (session.past || session.view);
+  if (shown && shown.graph.name === trafficGraph) diagram.load(trafficGraph, shown.graph.version, { since, token: $("traffic-token").value });
 });

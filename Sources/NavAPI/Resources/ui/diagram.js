@@ -21,16 +21,20 @@ export class Diagram {
     this.view = null;
   }
 
-  /** Fetches and inserts the diagram of version `version` of graph `name` (once per version). */
-  async load(name, version) {
-    const key = `${name}@${version}`;
+  /**
+   * Fetches and inserts the diagram of version `version` of graph `name` (once per version); with
+   * `traffic` (`{since, token}`: the admin token), the same drawing with the views since then on
+   * its scenes and edges (`?traffic=`, docs/design.md, "Traffic and funnels").
+   */
+  async load(name, version, traffic = null) {
+    const key = `${name}@${version}` + (traffic ? ` traffic since ${traffic.since}` : "");
     if (this.graph === key && this.svg) return;
     this.graph = key;
     this.svg = null;
     replace(this.root, h("p", { class: "muted", text: "drawing the graph…" }));
     let text;
     try {
-      text = await navd.diagram(name, { version });
+      text = await navd.diagram(name, traffic ? { version, traffic: traffic.since, token: traffic.token } : { version });
     } catch (problem) {
       if (this.graph === key) replace(this.root, h("p", { class: "muted", text: `no diagram: ${problem.code} — ${problem.detail}` }));
       return;
@@ -63,19 +67,31 @@ export class Diagram {
   }
 }
 
-/** The SVG root of `text`, imported into this document, or null. */
+/**
+ * The SVG root of `text`, imported into this document, or null.
+ *
+ * A traffic diagram widens each followed edge's pen with `style="stroke-width: Npx"`. The page's
+ * policy refuses style attributes from markup (parsing one is already a violation), but not a
+ * property set by script: each such width is moved to `data-pen` before parsing and set again
+ * after, and any other style attribute is dropped.
+ */
 function parse(text) {
-  const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
+  const pens = text.replace(/ style="stroke-width: ([0-9.]+)px"/g, ' data-pen="$1"');
+  const parsed = new DOMParser().parseFromString(pens, "image/svg+xml");
   const root = parsed.documentElement;
   if (!root || root.namespaceURI !== SVG || root.localName !== "svg" || parsed.getElementsByTagName("parsererror").length) return null;
   // navd drew it, but a diagram is no place for code: drop scripts, foreign HTML and handlers.
   for (const node of root.querySelectorAll("script, foreignObject")) node.remove();
   for (const node of [root, ...root.querySelectorAll("*")]) {
     for (const attribute of [...node.attributes]) {
-      if (/^on/i.test(attribute.name) || /^\s*javascript:/i.test(attribute.value)) node.removeAttribute(attribute.name);
+      if (/^on/i.test(attribute.name) || /^\s*javascript:/i.test(attribute.value) || attribute.name === "style") node.removeAttribute(attribute.name);
     }
   }
   const svg = document.importNode(root, true);
+  for (const node of svg.querySelectorAll("[data-pen]")) {
+    const width = Number(node.getAttribute("data-pen"));
+    if (Number.isFinite(width)) node.style.setProperty("stroke-width", `${width}px`);
+  }
   if (!svg.hasAttribute("viewBox") && svg.hasAttribute("width") && svg.hasAttribute("height")) {
     svg.setAttribute("viewBox", `0 0 ${parseFloat(svg.getAttribute("width"))} ${parseFloat(svg.getAttribute("height"))}`);
   }

@@ -23,6 +23,15 @@ import Testing
             let bytes = Array(try Data(contentsOf: Self.folder.appendingPathComponent(name)))
             #expect(answer.body == bytes, "/ui/\(name) differs from the file on disk: rebuild navd, which compiles it in")
         }
+        // And openapi.yaml names the same files, the `file` of `/ui/{file}`.
+        let spec = try String(contentsOf: OpenAPIValidator.specURL, encoding: .utf8)
+        let listed = spec.split(separator: "\n").first { $0.contains("enum: [index.html") }
+        let files = listed.map { line in
+            line.split(separator: "[").last?.split(separator: "]").first?.split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            } ?? []
+        }
+        #expect(files?.sorted() == names, "openapi.yaml's /ui/{file} enum and Sources/NavAPI/Resources/ui differ")
     }
 
     @Test(arguments: [

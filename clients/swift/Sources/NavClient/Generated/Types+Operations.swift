@@ -13693,7 +13693,7 @@ public enum Operations {
                 @frozen public enum FilePayload: String, Codable, Hashable, Sendable, CaseIterable {
                     case index_html = "index.html"
                     case app_js = "app.js"
-                    case api_js = "api.js"
+                    case navdClient_js = "navd-client.js"
                     case dom_js = "dom.js"
                     case stage_js = "stage.js"
                     case timeline_js = "timeline.js"

@@ -59,7 +59,9 @@ import Testing
     static func graph(_ edit: (inout [String: NavJSON.JSONValue]) -> Void) throws -> JSON {
         let news = try NavJSON.JSONValue(
             parsing: Array(try Data(contentsOf: DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json"))))
-        guard case .object(var members) = news, case .object(var scenes)? = members["scenes"] else { throw JSON.ParseError(description: "news") }
+        guard case .object(var members) = news, case .object(var scenes)? = members["scenes"] else {
+            throw JSON.ParseError(description: "news")
+        }
         edit(&scenes)
         members["scenes"] = .object(scenes)
         return try JSON(parsing: NavJSON.JSONValue.object(members).jsonString)
@@ -110,7 +112,8 @@ import Testing
         let failed = try cli.run(["replay", file.path, "--url", "http://127.0.0.1:\(lost.port)"])
         #expect(failed.status == 1, "\(failed)")
         #expect(failed.errorLines.count == 2, "\(failed)")
-        #expect(failed.errorLines.first?.hasPrefix("navd: warning: the daemon serves graph 'news' version 1 (fnv1a64:") == true, "\(failed)")
+        #expect(
+            failed.errorLines.first?.hasPrefix("navd: warning: the daemon serves graph 'news' version 1 (fnv1a64:") == true, "\(failed)")
         #expect(
             failed.errorLines.last?.hasPrefix(
                 "navd: tour 1, step 5 (link show(id=7)): expected path \(steps[4].path), got refused: unknown_transition: ") == true,
@@ -154,7 +157,8 @@ import Testing
             "POST", "/v1/feed/purge", json: ["session": .string(session.id)], headers: ["Authorization": "Bearer \(Self.admin)"])
         #expect((200..<300).contains(purged.status), "\(purged)")
         let none = try cli.run(["record", session.id, "--url", url, "--token", session.token])
-        #expect(none.status == 1 && none.errors == "navd: cannot record session \(session.id): none of its records is retained\n", "\(none)")
+        #expect(
+            none.status == 1 && none.errors == "navd: cannot record session \(session.id): none of its records is retained\n", "\(none)")
         #expect(try daemon.send("POST", session.url + "/transitions", json: ["name": "login"], token: session.token).status == 200)
         let swept = try cli.run(["record", session.id, "--url", url, "--token", session.token])
         #expect(swept.status == 1 && swept.errors.contains("its creation (version 1) is no longer retained"), "\(swept)")

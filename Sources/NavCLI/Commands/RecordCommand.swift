@@ -83,7 +83,8 @@ struct RecordCommand: ParsableCommand {
         )
         StandardStream.output.write(Array(ReadableJSON.text(document.json).utf8))
         StandardStream.error.write(
-            line: "recorded session \(driver.id): versions 1 to \(last) (\(steps.count) step(s)) of graph '\(graph)' version \(graphVersion)")
+            line:
+                "recorded session \(driver.id): versions 1 to \(last) (\(steps.count) step(s)) of graph '\(graph)' version \(graphVersion)")
     }
 
     /// The session's records from its creation to `--to` (or its current version), end record left out.
@@ -113,7 +114,9 @@ struct RecordCommand: ParsableCommand {
                 }
             }
             for record in changes {
-                guard record["kind"]?.stringValue != "end", let version = record["version"]?.intValue else { return try upTo(records, driver) }
+                guard record["kind"]?.stringValue != "end", let version = record["version"]?.intValue else {
+                    return try upTo(records, driver)
+                }
                 if let to, version > to { return records }
                 records.append(record)
             }

@@ -57,8 +57,9 @@ let package = Package(
         // renderers (SVG). Pure: no I/O.
         .target(name: "NavDiagram", dependencies: ["NavJSON", "NavCore"]),
         // Tours of a graph (intent sequences that cover its scenes or links, with the paths and
-        // events the engine answers) and the document `navd tours` writes. Pure: no I/O.
-        .target(name: "NavTours", dependencies: ["NavJSON", "NavCore"]),
+        // events the engine answers) and the document `navd tours` writes and `navd record` writes.
+        // Pure: no I/O. Its intents are NavWire's batch-item form, read and written by NavWire.
+        .target(name: "NavTours", dependencies: ["NavJSON", "NavCore", "NavWire"]),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",

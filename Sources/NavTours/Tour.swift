@@ -1,18 +1,27 @@
 import NavJSON
 
-/// One tour: a new session created at the graph's start path (with the document's context), then
-/// the steps in order.
+/// One tour: a new session created at the graph's start path, or at `request` (with the document's
+/// context, or the tour's own), then the steps in order.
 public struct Tour: Sendable, Hashable {
     /// The canonical path the new session must show, and the types of its opening events.
     public var startPath: String
     public var startEvents: [String]
     public var startCovers: [String]
+    /// The start path sent when creating the session; `nil`: none sent, the graph's start.
+    public var request: String?
+    /// The creation context; `nil`: the document's.
+    public var context: [String: JSONValue]?
     public var steps: [TourStep]
 
-    public init(startPath: String, startEvents: [String], startCovers: [String] = [], steps: [TourStep]) {
+    public init(
+        startPath: String, startEvents: [String], startCovers: [String] = [], request: String? = nil,
+        context: [String: JSONValue]? = nil, steps: [TourStep]
+    ) {
         self.startPath = startPath
         self.startEvents = startEvents
         self.startCovers = startCovers
+        self.request = request
+        self.context = context
         self.steps = steps
     }
 }
@@ -37,13 +46,13 @@ public struct TourStep: Sendable, Hashable {
 
 extension Tour {
     var json: JSONValue {
-        [
-            "start": [
-                "path": .string(startPath), "events": .array(startEvents.map(JSONValue.string)),
-                "covers": .array(startCovers.map(JSONValue.string))
-            ],
-            "steps": .array(steps.map(\.json))
+        var start: [String: JSONValue] = [
+            "path": .string(startPath), "events": .array(startEvents.map(JSONValue.string)),
+            "covers": .array(startCovers.map(JSONValue.string))
         ]
+        if let request { start["request"] = .string(request) }
+        if let context { start["context"] = .object(context) }
+        return ["start": .object(start), "steps": .array(steps.map(\.json))]
     }
 
     init(json: JSONValue, at pointer: String) throws(TourDocumentError) {
@@ -53,6 +62,17 @@ extension Tour {
         }
         let events = try Self.strings(start["events"], at: pointer + "/start/events")
         let covers = try Self.strings(start["covers"] ?? .array([]), at: pointer + "/start/covers")
+        let request: String?
+        switch start["request"] {
+        case nil, .null?: request = nil
+        case .string(let text)?: request = text
+        default: throw TourDocumentError(pointer + "/start/request", "must be a path string or null")
+        }
+        var context: [String: JSONValue]?
+        if let given = start["context"] {
+            guard let members = given.objectValue else { throw TourDocumentError(pointer + "/start/context", "must be an object") }
+            context = members
+        }
         guard let stepValues = members["steps"]?.arrayValue else { throw TourDocumentError(pointer + "/steps", "must be an array") }
         var steps: [TourStep] = []
         for (index, value) in stepValues.enumerated() {
@@ -67,7 +87,7 @@ extension Tour {
                     covers: try Self.strings(step["covers"] ?? .array([]), at: at + "/covers")
                 ))
         }
-        self.init(startPath: path, startEvents: events, startCovers: covers, steps: steps)
+        self.init(startPath: path, startEvents: events, startCovers: covers, request: request, context: context, steps: steps)
     }
 
     static func strings(_ value: JSONValue?, at pointer: String) throws(TourDocumentError) -> [String] {

@@ -11,25 +11,48 @@ import NavJSON
 ///             "steps": [{"intent": {"link": "news", "params": {"category": 0}},
 ///                        "path": "/top/list_news(category=0)", "events": […], "covers": ["list_news"]}, …]}]}
 /// ```
+///
+/// A document `navd record` writes has the cover `recorded` (``cover`` `nil`) and says which session
+/// it was recorded from (``recording``); its one tour is that session's changes (docs/design.md, "Tours").
 public struct TourDocument: Sendable, Hashable {
     public static let format = "navd-tours/1"
+    public static let recordedCover = "recorded"
+
+    /// Where a recorded document comes from (informative: replay does not read it).
+    public struct Recording: Sendable, Hashable {
+        public var session: String
+        /// The graph version the session was created on.
+        public var graphVersion: Int
+        /// The last version recorded.
+        public var to: Int
+
+        public init(session: String, graphVersion: Int, to: Int) {
+            self.session = session
+            self.graphVersion = graphVersion
+            self.to = to
+        }
+    }
 
     public var graphName: String
-    /// ``GraphFingerprint`` of the graph document the tours were computed from.
+    /// ``GraphFingerprint`` of the graph document the tours were computed from (for a recorded
+    /// document, the graph version the session was created on).
     public var fingerprint: String
-    public var cover: Coverage
+    /// What planned tours cover; `nil` for a recorded document.
+    public var cover: Coverage?
+    public var recording: Recording?
     /// The session context every tour's session is created with: each key a scene `requires`.
     public var context: [String: JSONValue]
     public var tours: [Tour]
     public var summary: TourSummary?
 
     public init(
-        graphName: String, fingerprint: String, cover: Coverage, context: [String: JSONValue], tours: [Tour],
-        summary: TourSummary? = nil
+        graphName: String, fingerprint: String, cover: Coverage?, context: [String: JSONValue], tours: [Tour],
+        summary: TourSummary? = nil, recording: Recording? = nil
     ) {
         self.graphName = graphName
         self.fingerprint = fingerprint
         self.cover = cover
+        self.recording = recording
         self.context = context
         self.tours = tours
         self.summary = summary
@@ -42,12 +65,18 @@ extension TourDocument {
     public var json: JSONValue {
         var members: [String: JSONValue] = [
             "format": .string(Self.format),
-            "cover": .string(cover.rawValue),
+            "cover": .string(cover?.rawValue ?? Self.recordedCover),
             "graph": ["name": .string(graphName), "fingerprint": .string(fingerprint)],
             "context": .object(context),
             "tours": .array(tours.map(\.json))
         ]
         if let summary { members["summary"] = summary.json }
+        if let recording {
+            members["recorded"] = [
+                "session": .string(recording.session),
+                "graph": ["name": .string(graphName), "version": .int(recording.graphVersion)], "to": .int(recording.to)
+            ]
+        }
         return .object(members)
     }
 
@@ -63,8 +92,19 @@ extension TourDocument {
         else {
             throw TourDocumentError("/graph", "must be {\"name\", \"fingerprint\"}, both strings")
         }
-        guard let coverText = members["cover"]?.stringValue, let cover = Coverage(rawValue: coverText) else {
-            throw TourDocumentError("/cover", "must be \"scenes\" or \"links\"")
+        let coverText = members["cover"]?.stringValue
+        let cover = coverText.flatMap(Coverage.init(rawValue:))
+        guard cover != nil || coverText == Self.recordedCover else {
+            throw TourDocumentError("/cover", "must be \"scenes\", \"links\" or \"recorded\"")
+        }
+        var recording: Recording?
+        if let recorded = members["recorded"] {
+            guard let session = recorded["session"]?.stringValue, let version = recorded["graph"]?["version"]?.intValue,
+                let to = recorded["to"]?.intValue
+            else {
+                throw TourDocumentError("/recorded", "must be {\"session\", \"graph\": {\"name\", \"version\"}, \"to\"}")
+            }
+            recording = Recording(session: session, graphVersion: version, to: to)
         }
         guard let context = (members["context"] ?? .object([:])).objectValue else {
             throw TourDocumentError("/context", "must be an object")
@@ -74,6 +114,6 @@ extension TourDocument {
         for (index, value) in tourValues.enumerated() {
             tours.append(try Tour(json: value, at: "/tours/\(index)"))
         }
-        self.init(graphName: name, fingerprint: fingerprint, cover: cover, context: context, tours: tours)
+        self.init(graphName: name, fingerprint: fingerprint, cover: cover, context: context, tours: tours, recording: recording)
     }
 }

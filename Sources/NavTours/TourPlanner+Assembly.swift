@@ -120,10 +120,11 @@ extension TourPlanner {
                 }
                 guard var open = current else { continue }
                 for node in route[from...] {
-                    guard let intent = nodes[node].intent else { continue }
+                    // The planner's moves are intents, never upgrades.
+                    guard let intent = nodes[node].intent, let applied = intent.intent else { continue }
                     let outcome: Outcome
                     do {
-                        outcome = try planner.navigator.apply(intent.intent, to: open.state)
+                        outcome = try planner.navigator.apply(applied, to: open.state)
                     } catch {
                         throw TourPlanningError(message: "replaying '\(intent)' was refused: \(error)")
                     }
@@ -157,7 +158,8 @@ extension TourPlanner {
             var candidates: [TourIntent] = (1..<max(1, state.screens.count)).map { .back($0) }
             if let path = nodes.first(where: { $0.key == key })?.state.pathText { candidates.append(.navigate("^" + path)) }
             for intent in candidates {
-                if let outcome = try? planner.navigator.apply(intent.intent, to: state), outcome.changed, planner.key(outcome.state) == key
+                if let applied = intent.intent, let outcome = try? planner.navigator.apply(applied, to: state), outcome.changed,
+                    planner.key(outcome.state) == key
                 {
                     return (intent, outcome)
                 }
@@ -181,7 +183,7 @@ extension TourPlanner {
             case .scenes:
                 for scene in planner.shownScenes(after) where covered.insert(scene).inserted { result.append(scene) }
             case .links:
-                if case .link(let name, _)? = intent {
+                if case .apply(.link(let name, _))? = intent {
                     let id = planner.linkID(name, from: before)
                     if covered.insert(id).inserted { result.append(id) }
                 }

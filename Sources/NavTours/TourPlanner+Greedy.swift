@@ -79,7 +79,9 @@ extension TourPlanner {
                 }
                 guard var current = open else { return nil }
                 for intent in route {
-                    guard let outcome = try? planner.navigator.apply(intent.intent, to: current.state) else { return nil }
+                    guard let applied = intent.intent, let outcome = try? planner.navigator.apply(applied, to: current.state) else {
+                        return nil
+                    }
                     current.tour.steps.append(
                         TourStep(
                             intent: intent, path: outcome.state.pathText, events: outcome.events.map(\.type.rawValue),

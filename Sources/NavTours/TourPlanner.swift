@@ -99,10 +99,9 @@ public struct TourPlanner: Sendable {
             }
             var reason = "it changes nothing where it was tried"
             for params in candidates {
-                let intent = TourIntent.link(action.name, params: params)
                 do {
-                    let outcome = try navigator.apply(intent.intent, to: state)
-                    if outcome.changed { result.append(Move(intent: intent, link: id, outcome: outcome)) }
+                    let outcome = try navigator.apply(.link(name: action.name, params: params), to: state)
+                    if outcome.changed { result.append(Move(intent: .link(action.name, params: params), link: id, outcome: outcome)) }
                     reason = ""
                     break
                 } catch {
@@ -115,9 +114,9 @@ public struct TourPlanner: Sendable {
             guard let tabs = state.screens[index].tabs, let names = graph.scenes[state.screens[index].scene]?.tabs else { continue }
             let bar = Path(state.screens[...index].map(\.component)).description
             for name in names where name != tabs.selected {
-                let intent = TourIntent.navigate("^" + bar + "#" + name)
-                if let outcome = try? navigator.apply(intent.intent, to: state), outcome.changed {
-                    result.append(Move(intent: intent, link: nil, outcome: outcome))
+                let path = "^" + bar + "#" + name
+                if let outcome = try? navigator.apply(.navigate(path), to: state), outcome.changed {
+                    result.append(Move(intent: .navigate(path), link: nil, outcome: outcome))
                 }
             }
         }

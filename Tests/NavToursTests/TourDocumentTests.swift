@@ -26,7 +26,27 @@ import Testing
         ),
         (
             #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"back": 0}, "path": "/b", "events": []}]}]}"#,
+            "/tours/0/steps/0/intent/back"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "recorded", "tours": [{"start": {"path": "/a", "events": [], "request": 5}, "steps": []}]}"#,
+            "/tours/0/start/request"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "recorded", "tours": [{"start": {"path": "/a", "events": [], "context": []}, "steps": []}]}"#,
+            "/tours/0/start/context"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "recorded", "recorded": {"session": 1}}"#,
+            "/recorded"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "recorded", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"upgrade": {"version": 1}, "back": 1}, "path": "/b", "events": []}]}]}"#,
             "/tours/0/steps/0/intent"
+        ),
+        (
+            #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "recorded", "tours": [{"start": {"path": "/a", "events": []}, "steps": [{"intent": {"state": {"screen": 3, "patch": {}}}, "path": "/b", "events": []}]}]}"#,
+            "/tours/0/steps/0/intent/state/screen"
         ),
         (
             #"{"format": "navd-tours/1", "graph": {"name": "n", "fingerprint": "f"}, "cover": "links", "tours": [{"start": {"path": "/a", "events": [1]}, "steps": []}]}"#,
@@ -43,7 +63,23 @@ import Testing
         (TourIntent.navigate("^/top#home"), #"{"navigate":"^/top#home"}"#, "navigate ^/top#home"),
         (.link("show", params: ["id": 4, "q": "a b"]), #"{"link":"show","params":{"id":4,"q":"a b"}}"#, "link show(id=4,q=a b)"),
         (.back(2), #"{"back":2}"#, "back 2"),
-        (.exit, #"{"exit":{}}"#, "exit")
+        (.exit, #"{"exit":{}}"#, "exit"),
+        (.link("news", params: [:]), #"{"link":"news"}"#, "link news"),
+        (.apply(.back(1, result: "x")), #"{"back":1,"result":"x"}"#, #"{"back":1,"result":"x"}"#),
+        (.apply(.exit(result: ["n": 3])), #"{"exit":{"result":{"n":3}}}"#, #"{"exit":{"result":{"n":3}}}"#),
+        (
+            .apply(.command(screen: "s3", name: "type", args: ["text": "hi"])),
+            #"{"command":{"args":{"text":"hi"},"name":"type","screen":"s3"}}"#,
+            #"{"command":{"args":{"text":"hi"},"name":"type","screen":"s3"}}"#
+        ),
+        (.apply(.patchContext(["user": "u1"])), #"{"context":{"user":"u1"}}"#, #"{"context":{"user":"u1"}}"#),
+        (
+            .apply(.batch([.navigate("^/top"), .back(1)])), #"{"intents":[{"navigate":"^/top"},{"back":1}]}"#,
+            #"{"intents":[{"navigate":"^/top"},{"back":1}]}"#
+        ),
+        (.confirm(.navigate("^/top")), #"{"confirm":{"navigate":"^/top"}}"#, "confirm navigate ^/top"),
+        (.upgrade(version: 2), #"{"upgrade":{"version":2}}"#, "upgrade to version 2"),
+        (.upgrade(version: nil), #"{"upgrade":{}}"#, "upgrade")
     ])
     func intentForms(_ intent: TourIntent, _ json: String, _ text: String) throws {
         var writer = JSONWriter()
@@ -51,6 +87,25 @@ import Testing
         #expect(String(decoding: writer.finish(), as: UTF8.self) == json)
         #expect(try TourIntent(json: try JSONValue(parsing: json), at: "") == intent)
         #expect(intent.description == text)
+    }
+
+    /// A recorded document (what `navd record` writes) reads back as written.
+    @Test func recordedRoundTrip() throws {
+        let document = TourDocument(
+            graphName: "news", fingerprint: "fnv1a64:0123456789abcdef", cover: nil, context: ["locale": "en"],
+            tours: [
+                Tour(
+                    startPath: "/top/help", startEvents: ["transitionStart"], request: "^/top/help", context: ["user": "u1"],
+                    steps: [
+                        TourStep(intent: .confirm(.batch([.navigate("^/top")])), path: "/top", events: ["transitionStart"]),
+                        TourStep(intent: .upgrade(version: 2), path: "/top", events: ["graphChanged"])
+                    ])
+            ],
+            recording: .init(session: "abc", graphVersion: 1, to: 3)
+        )
+        let read = try TourDocument(json: try JSONValue(parsing: ReadableJSON.text(document.json)))
+        #expect(read == document)
+        #expect(document.json["cover"] == "recorded")
     }
 
     /// The fingerprint follows the content, not the text: key order and spacing do not change it.

@@ -15,7 +15,7 @@ import Testing
             }
             var state = start.state
             for (index, step) in tour.steps.enumerated() {
-                guard let outcome = try? navigator.apply(step.intent.intent, to: state) else {
+                guard let intent = step.intent.intent, let outcome = try? navigator.apply(intent, to: state) else {
                     return "tour \(number) step \(index): \(step.intent) refused"
                 }
                 if outcome.state.pathText != step.path { return "tour \(number) step \(index): path \(outcome.state.pathText)" }
@@ -57,7 +57,7 @@ import Testing
         let (graph, document) = try example("news.json")
         let plan = try TourPlanner(graph: graph, document: document).plan(.scenes)
         for step in plan.tours.flatMap(\.steps) {
-            guard case .navigate = step.intent else { continue }
+            guard case .apply(.navigate) = step.intent else { continue }
             for scene in step.covers {
                 #expect(
                     [
@@ -67,7 +67,7 @@ import Testing
                     .contains(scene), "\(scene) by \(step.intent)")
             }
         }
-        let byLink = plan.tours.flatMap(\.steps).filter { if case .link = $0.intent { true } else { false } }.flatMap(\.covers)
+        let byLink = plan.tours.flatMap(\.steps).filter { if case .apply(.link) = $0.intent { true } else { false } }.flatMap(\.covers)
         #expect(Set(byLink) == ["list_coupon", "login", "list_news", "show_news"])
     }
 

@@ -18,13 +18,23 @@ struct Driver {
     /// Resolves the daemon and the session from the options, the environment and ./.navd/session.
     /// - Throws: `ExitCode` 64 (a bad URL, no session) after printing why.
     init(_ options: SessionCommand.Options, needsSession: Bool = true) throws {
+        try self.init(
+            url: options.url, session: options.session, token: options.token, json: options.json, timeout: options.timeout,
+            needsSession: needsSession)
+    }
+
+    /// As for a `navd session` command's options; `lastToken` is the token taken when neither
+    /// `token`, NAVD_TOKEN nor the remembered session gives one (`navd record`: NAVD_ADMIN_TOKEN).
+    init(
+        url optionURL: String?, session: String?, token: String?, json: Bool = false, timeout: Int, needsSession: Bool = true,
+        lastToken: String? = nil
+    ) throws {
         let environment = ProcessInfo.processInfo.environment
         func given(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
         // The remembered session fills in only what the options and the environment leave out:
         // a broken file is in the way only of a command that needs something from it.
         let given3 = [
-            options.url ?? environment["NAVD_URL"], options.session ?? environment["NAVD_SESSION"],
-            options.token ?? environment["NAVD_TOKEN"]
+            optionURL ?? environment["NAVD_URL"], session ?? environment["NAVD_SESSION"], token ?? environment["NAVD_TOKEN"] ?? lastToken
         ]
         let file: SessionFile
         do {
@@ -33,15 +43,16 @@ struct Driver {
             guard given3.allSatisfy({ given($0) != nil }) else { throw ClientExit.fail(ClientExit.usage, error.message) }
             file = SessionFile()
         }
-        let url = given(options.url) ?? given(environment["NAVD_URL"]) ?? given(file.url) ?? SessionFile.defaultURL
+        let url = given(optionURL) ?? given(environment["NAVD_URL"]) ?? given(file.url) ?? SessionFile.defaultURL
         do {
-            client = try DaemonClient(url: url, timeout: max(0, options.timeout))
+            client = try DaemonClient(url: url, timeout: max(0, timeout))
         } catch {
             throw ClientExit.fail(ClientExit.usage, error.description)
         }
-        json = options.json
-        let chosen = given(options.session) ?? given(environment["NAVD_SESSION"]) ?? given(file.id)
-        let chosenToken = given(options.token) ?? given(environment["NAVD_TOKEN"]) ?? (chosen == file.id ? given(file.token) : nil)
+        self.json = json
+        let chosen = given(session) ?? given(environment["NAVD_SESSION"]) ?? given(file.id)
+        let chosenToken =
+            given(token) ?? given(environment["NAVD_TOKEN"]) ?? (chosen == file.id ? given(file.token) : nil) ?? given(lastToken)
         if needsSession {
             guard let chosen else {
                 throw ClientExit.fail(ClientExit.usage, "no session: run `navd session new`, or set NAVD_SESSION and NAVD_TOKEN")
@@ -50,10 +61,10 @@ struct Driver {
                 throw ClientExit.fail(ClientExit.usage, "no token for session \(chosen): set NAVD_TOKEN or pass --token")
             }
             id = chosen
-            token = chosenToken
+            self.token = chosenToken
         } else {
             id = ""
-            token = ""
+            self.token = ""
         }
     }
 

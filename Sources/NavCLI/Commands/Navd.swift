@@ -26,7 +26,7 @@ struct Navd: ParsableCommand {
         version: version,
         subcommands: [
             ServeCommand.self, ValidateCommand.self, PathCommand.self, GraphCommand.self, HealthCommand.self, StoreCommand.self,
-            SessionCommand.self, ToursCommand.self, ReplayCommand.self, FeedCommand.self, CheckCommand.self
+            SessionCommand.self, ToursCommand.self, ReplayCommand.self, RecordCommand.self, FeedCommand.self, CheckCommand.self
         ],
         defaultSubcommand: nil
     )

@@ -1,7 +1,9 @@
 import ArgumentParser
+import NavCore
 import NavHTTPClient
 import NavJSON
 import NavTours
+import NavWire
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -82,18 +84,21 @@ struct ReplayCommand: ParsableCommand {
         let backendToken: String?
         var matchingVersions: Set<Int> = []
 
-        /// Fails unless the daemon's graph (its latest, or `version`) is the tours' graph.
+        /// Fails unless the daemon's graph (its latest, or `version`) is the tours' graph; for a
+        /// recorded document, another graph is a warning (once per version) and the replay goes on.
         mutating func checkGraph(version: Int?) throws {
             if let version, matchingVersions.contains(version) { return }
-            let path = "/v1/graphs/\(Driver.escaped(document.graphName))" + (version.map { "?version=\($0)" } ?? "")
-            let answer = try send("GET", path, body: nil, token: nil)
-            guard answer.status == 200, let graph = answer.json, let served = graph["document"], let number = graph["version"]?.intValue
+            guard let graph = try graph(version: version), let served = graph["document"], let number = graph["version"]?.intValue
             else {
-                let code = answer.json?["code"]?.stringValue ?? "HTTP \(answer.status)"
-                throw ClientExit.fail(ClientExit.refused, "the daemon does not serve graph '\(document.graphName)' (\(code))")
+                throw ClientExit.fail(ClientExit.refused, "the daemon does not serve graph '\(document.graphName)' (not_found)")
             }
             let fingerprint = GraphFingerprint.of(served)
-            guard fingerprint == document.fingerprint else {
+            if fingerprint != document.fingerprint, document.cover == nil {
+                StandardStream.error.write(
+                    line:
+                        "navd: warning: the daemon serves graph '\(document.graphName)' version \(number) (\(fingerprint)), not the graph the session was recorded on (\(document.fingerprint)): replaying all the same"
+                )
+            } else if fingerprint != document.fingerprint {
                 throw ClientExit.fail(
                     ClientExit.refused,
                     "the daemon serves graph '\(document.graphName)' version \(number) (\(fingerprint)), not the graph these tours were computed from (\(document.fingerprint)): compute the tours again, or replay against a daemon serving that graph"
@@ -102,12 +107,25 @@ struct ReplayCommand: ParsableCommand {
             matchingVersions.insert(number)
         }
 
+        /// `GET /v1/graphs/{name}` (of `version`, else the latest); `nil` when the daemon has no such graph or version.
+        func graph(version: Int?) throws -> JSONValue? {
+            let path = "/v1/graphs/\(Driver.escaped(document.graphName))" + (version.map { "?version=\($0)" } ?? "")
+            let answer = try send("GET", path, body: nil, token: nil)
+            if answer.status == 404 { return nil }
+            guard answer.status == 200, let graph = answer.json else {
+                let code = answer.json?["code"]?.stringValue ?? "HTTP \(answer.status)"
+                throw ClientExit.fail(ClientExit.refused, "the daemon does not serve graph '\(document.graphName)' (\(code))")
+            }
+            return graph
+        }
+
         mutating func run(_ tour: Tour, number: Int) throws {
-            let created = try send(
-                "POST", "/v1/sessions", body: ["graph": .string(document.graphName), "context": .object(document.context)],
-                token: backendToken.flatMap { $0.isEmpty ? nil : $0 }
-            )
-            let view = try observe(created, tour: number, step: 0, intent: "new session", path: tour.startPath, events: tour.startEvents)
+            var body: [String: JSONValue] = ["graph": .string(document.graphName), "context": .object(tour.context ?? document.context)]
+            if let request = tour.request { body["start"] = .string(request) }
+            let created = try send("POST", "/v1/sessions", body: .object(body), token: backendToken.flatMap { $0.isEmpty ? nil : $0 })
+            let view = try observe(
+                created, tour: number, step: 0, intent: "new session" + (tour.request.map { " at \($0)" } ?? ""), path: tour.startPath,
+                events: tour.startEvents)
             guard let id = view["id"]?.stringValue, let token = view["token"]?.stringValue else {
                 throw ClientExit.fail(ClientExit.unavailable, "the daemon's answer has no session id and token")
             }
@@ -115,18 +133,65 @@ struct ReplayCommand: ParsableCommand {
             let session = "/v1/sessions/\(Driver.escaped(id))"
             defer { _ = try? send("DELETE", session, body: nil, token: token) }
             for (index, step) in tour.steps.enumerated() {
+                let place = "tour \(number), step \(index + 1) (\(step.intent))"
                 let answer: DaemonClient.Answer
                 switch step.intent {
-                case .navigate(let path): answer = try send("POST", session + "/navigate", body: ["path": .string(path)], token: token)
-                case .link(let name, let params):
+                case .apply(let intent):
+                    let route = Self.route(of: intent, session: session)
+                    answer = try send(route.method, route.path, body: route.body, token: token)
+                case .confirm(let intent):
+                    let route = Self.route(of: intent, session: session)
+                    let asked = try send(route.method, route.path, body: route.body, token: token)
+                    guard asked.status == 409, let confirmation = asked.json?["confirmation"]?["token"]?.stringValue else {
+                        throw ClientExit.fail(
+                            ClientExit.refused, "\(place): expected 409 confirmation_required, got \(Self.outcome(of: asked))")
+                    }
+                    answer = try send("POST", session + "/confirm", body: ["token": .string(confirmation)], token: token)
+                case .upgrade(let version):
+                    if let version, try graph(version: version) == nil {
+                        StandardStream.error.write(
+                            line:
+                                "navd: warning: \(place): the daemon has no version \(version) of graph '\(document.graphName)'; step skipped"
+                        )
+                        continue
+                    }
                     answer = try send(
-                        "POST", session + "/transitions", body: ["name": .string(name), "params": .object(params)], token: token)
-                case .back(let count): answer = try send("POST", session + "/back", body: ["count": .int(count)], token: token)
-                case .exit: answer = try send("POST", session + "/exit", body: nil, token: token)
+                        "POST", session + "/upgrade", body: .object(version.map { ["version": .int($0)] } ?? [:]), token: token)
                 }
                 _ = try observe(
                     answer, tour: number, step: index + 1, intent: step.intent.description, path: step.path, events: step.events)
             }
+        }
+
+        /// The route a batch item (or a batch) has of its own, and the body it takes
+        /// (docs/api.md): the same change as the item sent in a batch of one.
+        static func route(of intent: Intent, session: String) -> (method: String, path: String, body: JSONValue?) {
+            let screens = session + "/screens/"
+            switch intent {
+            case .navigate(let path): return ("POST", session + "/navigate", ["path": .string(path)])
+            case .link(let name, let params): return ("POST", session + "/transitions", ["name": .string(name), "params": .object(params)])
+            case .exit(let result): return ("POST", session + "/exit", result.map { ["result": $0] })
+            case .back(let count, let result):
+                return ("POST", session + "/back", .object(["count": .int(count)].merging(result.map { ["result": $0] } ?? [:]) { $1 }))
+            case .setParams(let screen, let params): return ("PUT", screens + Driver.escaped(screen) + "/params", .object(params))
+            case .patchState(let screen, let patch): return ("PATCH", screens + Driver.escaped(screen) + "/state", patch)
+            case .command(let screen, let name, let args):
+                return (
+                    "POST", screens + Driver.escaped(screen) + "/commands",
+                    .object(["name": .string(name)].merging(args.isEmpty ? [:] : ["args": .object(args)]) { $1 })
+                )
+            case .patchContext(let patch): return ("PATCH", session + "/context", patch)
+            case .batch: return ("POST", session + "/intents", intent.wireJSON)
+            }
+        }
+
+        /// An answer in a mismatch's words: `path P` or `refused: CODE: DETAIL`.
+        static func outcome(of answer: DaemonClient.Answer) -> String {
+            let view = answer.json ?? .null
+            guard (200..<300).contains(answer.status) else {
+                return "refused: \(view["code"]?.stringValue ?? "HTTP \(answer.status)"): \(view["detail"]?.stringValue ?? "")"
+            }
+            return "path \(view["path"]?.stringValue ?? "")"
         }
 
         /// The answer's view when it agrees with the expectation.

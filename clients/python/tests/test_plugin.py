@@ -211,6 +211,20 @@ def test_recorded_tours_run_every_intent_form_and_warn_on_another_graph(pytester
     )
 
 
+def test_a_recorded_upgrade_to_a_version_not_loaded_is_skipped(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    # A fresh daemon numbers its graph versions from 1: the recorded session's version 7 is not
+    # there, so the step is skipped with a warning, as `navd replay` skips it.
+    with NavDaemon([NEWS]) as daemon:
+        tours = recorded_tours(daemon.url, tmp_path)
+        document = json.loads(tours.read_text())
+        steps = document["tours"][0]["steps"]
+        steps.append({"intent": {"upgrade": {"version": 7}}, "path": steps[-1]["path"], "events": ["graphChanged"]})
+        tours.write_text(json.dumps(document))
+        result = pytester.runpytest_subprocess("--navd-tours", str(tours), "--navd-url", daemon.url, "-W", "default")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*step * ({\"upgrade\":{\"version\":7}}): that graph version is not loaded here; skipped*"])
+
+
 def test_the_fingerprint_is_the_one_navd_tours_writes() -> None:
     from navd_client.tours import fingerprint
 

@@ -206,8 +206,10 @@ public struct EventStream: AsyncSequence, Sendable {
             switch item {
             case .retry(let milliseconds):
                 retry = .milliseconds(milliseconds)
-            case .comment:
-                queue.append(.ping)
+            case .comment(let text):
+                // A stream opens with `: heartbeat <seconds>`, the daemon's interval: an
+                // announcement, not a heartbeat of a quiet stream.
+                if !text.hasPrefix("heartbeat ") { queue.append(.ping) }
             case .message(let event, let data, _):
                 switch event {
                 case "view":

@@ -189,3 +189,29 @@ test("the daemon's bounds: payload_too_large, too_many_sessions, too_many_reques
   assert.ok(busy.retryAfter > 0);
   await first.return();
 });
+
+test("past versions and history: every version read back, and the problems of the past", async (t) => {
+  const created = await client.createSession({ graph: "news" });
+  const { session } = created;
+  const answers = [created];
+  answers.push(await session.navigate("/top/list_news(category=2)"));
+  answers.push(await session.link("show", { id: 7 }));
+  for (const answer of answers) {
+    const past = await session.view({ version: answer.version });
+    assert.equal(past.version, answer.version);
+    assert.equal(past.path, answer.path);
+  }
+  const page = await session.history({ after: 1, limit: 10 });
+  assert.deepEqual(page.changes.map((record) => record.kind), ["navigate", "link"]);
+  assert.equal(page.oldest, 1);
+  await refused(session.view({ version: 99 }), "not_found", { status: 404, param: "version" });
+  await refused(session.view({ version: 0 }), "invalid_request", { status: 400, param: "version" });
+
+  // With the feed off nothing of the past is kept: a past version is gone, and so is the history.
+  const forgetful = await startNavd({ args: ["--feed-retention", "0"] });
+  t.after(() => forgetful.stop());
+  const other = await new NavClient({ url: forgetful.url }).createSession({ graph: "news" });
+  await other.session.navigate("/top/list_news(category=2)");
+  await refused(other.session.view({ version: 1 }), "version_expired", { status: 410, param: "version" });
+  await refused(other.session.history(), "not_found", { status: 404 });
+});

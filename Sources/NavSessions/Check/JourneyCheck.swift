@@ -66,7 +66,7 @@ package struct JourneyCheck: Sendable {
         }
         let changes = byVersion.keys.sorted().compactMap { byVersion[$0] }
         if changes.contains(where: { !$0.isFull }) { return .notReplayed(.analytics) }
-        guard let first = changes.first, first.version == 1, case .create(let start, let context)? = first.step else {
+        guard let first = changes.first, first.version == 1, case .create? = first.step else {
             return .notReplayed(.swept)
         }
         for (before, after) in zip(changes, changes.dropFirst()) where after.version != before.version + 1 {
@@ -75,24 +75,16 @@ package struct JourneyCheck: Sendable {
         var state = SessionState()
         var scene: String?
         for change in changes {
-            let answer: Result<NavCore.Outcome, NavError>
-            switch change.step {
-            case .create?: answer = Result { () throws(NavError) in try candidate.navigator.start(at: start, context: context) }
-            case .intent(let intent, let confirmed)?:
-                answer = Result { () throws(NavError) in
-                    try SessionService.step(.intent(intent, confirmed: confirmed, on: candidate), to: state)
-                }
-            case .upgrade?:
-                // The session stays on the candidate: an upgrade to itself, which refits the stage.
-                answer = Result { () throws(NavError) in
-                    try SessionService.step(.upgrade(from: candidate.version, to: candidate), to: state)
-                }
-            case .end?, nil: return .agrees
+            guard let step = change.step else { return .agrees }
+            // The session stays on the candidate: an upgrade is one to itself, which refits the stage.
+            let answer = Result { () throws(NavError) in
+                try SessionService.replay(step, to: state, on: candidate, upgradingTo: candidate)
             }
             let divergence = JourneyReport.Divergence(session: session, change: change, scene: scene)
             switch answer {
             case .failure(let error): return .diverges(divergence.refused(error))
-            case .success(let outcome):
+            case .success(nil): return .agrees
+            case .success(let outcome?):
                 let events = outcome.events.map(\.type.rawValue)
                 let path = outcome.state.pathText
                 if path != change.path { return .diverges(divergence.answered(.otherPath, path: path, events: events)) }

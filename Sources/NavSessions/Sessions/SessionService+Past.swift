@@ -71,35 +71,40 @@ extension SessionService {
             if entry.version == 1 { throw Self.expired(version, "the creation of session '\(id)' is no longer retained") }
             throw ServiceError(.internal, "the record of version \(entry.version) of session '\(id)' could not be read")
         }
-        if entry.version == 1 {
-            guard case .create(let start, let context) = step else {
-                throw Self.expired(version, "the creation of session '\(id)' is no longer retained")
-            }
-            let graph = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
-            do {
-                past.state = try graph.navigator.start(at: start, context: context).state
-            } catch {
-                throw ServiceError(.internal, "the creation of session '\(id)' could not be replayed")
-            }
-            past.graphVersion = recorded.graphVersion
-            return
+        let isCreation: Bool
+        if case .create = step { isCreation = true } else { isCreation = false }
+        // The first record is the creation, and no other is.
+        guard isCreation == (entry.version == 1) else {
+            if entry.version == 1 { throw Self.expired(version, "the creation of session '\(id)' is no longer retained") }
+            throw ServiceError(.internal, "version \(entry.version) of session '\(id)' is no change to replay")
         }
-        let current = try recordedGraph(past.graphName, past.graphVersion, version: version)
         let target = try recordedGraph(past.graphName, recorded.graphVersion, version: version)
-        let change: Step
-        switch step {
-        case .create, .end: throw ServiceError(.internal, "version \(entry.version) of session '\(id)' is no change to replay")
-        case .intent(let intent, let confirmed): change = .intent(intent, confirmed: confirmed, on: current)
-        case .upgrade: change = .upgrade(from: past.graphVersion, to: target)
-        }
+        let current = isCreation ? target : try recordedGraph(past.graphName, past.graphVersion, version: version)
+        let outcome: NavCore.Outcome?
         do {
-            past.state = try Self.step(change, to: past.state).state
+            outcome = try Self.replay(step, to: past.state, on: current, upgradingTo: target)
         } catch {
             throw ServiceError(.internal, "version \(entry.version) of session '\(id)' could not be replayed")
         }
-        past.graphVersion = recorded.graphVersion
-        guard past.state.version == entry.version else {
+        guard let outcome, outcome.state.version == entry.version else {
             throw ServiceError(.internal, "version \(entry.version) of session '\(id)' replayed as another version")
+        }
+        past.state = outcome.state
+        past.graphVersion = recorded.graphVersion
+    }
+
+    /// Applies one recorded change again, as the live service applied it: a creation on `target`
+    /// (the graph version it recorded), an intent on `current` (the version the session ran on
+    /// before it), an upgrade from `current` to `target`; nil for an end, which changes nothing.
+    /// The one replay of a record, for a past version and for `navd check` (``JourneyCheck``).
+    package static func replay(
+        _ step: RecordedChange.Step, to state: SessionState, on current: GraphVersion, upgradingTo target: GraphVersion
+    ) throws(NavError) -> NavCore.Outcome? {
+        switch step {
+        case .create(let start, let context): try target.navigator.start(at: start, context: context)
+        case .intent(let intent, let confirmed): try Self.step(.intent(intent, confirmed: confirmed, on: current), to: state)
+        case .upgrade: try Self.step(.upgrade(from: current.version, to: target), to: state)
+        case .end: nil
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NavHTTPClient
 import NavJSON
+import NavSessions
 import NavTours
 
 #if canImport(FoundationEssentials)
@@ -54,31 +55,43 @@ struct RecordCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let driver = try Driver(
             url: url, session: session, token: token, timeout: timeout, lastToken: environment["NAVD_ADMIN_TOKEN"])
-        let records = try history(driver)
-        guard let creation = records.first, let graph = creation["graph"]?["name"]?.stringValue,
-            let graphVersion = creation["graph"]?["version"]?.intValue, let create = creation["intent"]?["create"],
-            let startPath = creation["to"]?["path"]?.stringValue
+        // Each record read as every replay of one reads it (``RecordedChange``).
+        var changes: [RecordedChange] = []
+        for record in try history(driver) {
+            do {
+                changes.append(try RecordedChange(record: record))
+            } catch {
+                let version = record["version"]?.intValue ?? 0
+                throw ClientExit.fail(
+                    ClientExit.refused,
+                    version == 1
+                        ? "the creation record of session \(driver.id) is not one navd record can read: \(error)"
+                        : "the record of version \(version) of session \(driver.id): \(error)")
+            }
+        }
+        guard let creation = changes.first, case .create(let start, let context)? = creation.step, let startPath = creation.path
         else {
             throw ClientExit.fail(ClientExit.refused, "the creation record of session \(driver.id) is not one navd record can read")
         }
-        let last = records.last?["version"]?.intValue ?? 1
+        let graph = creation.graphName
+        let graphVersion = creation.graphVersion
+        let last = changes.last?.version ?? 1
         var steps: [TourStep] = []
-        for record in records.dropFirst() {
-            let version = record["version"]?.intValue ?? 0
-            do {
-                steps.append(
-                    TourStep(
-                        intent: try TourIntent(json: record["intent"] ?? .null, at: "/intent"),
-                        path: record["to"]?["path"]?.stringValue ?? "", events: Self.events(of: record)))
-            } catch {
-                throw ClientExit.fail(ClientExit.refused, "the record of version \(version) of session \(driver.id): \(error)")
+        for change in changes.dropFirst() {
+            let intent: TourIntent
+            switch change.step {
+            case .intent(let asked, let confirmed)?: intent = confirmed ? .confirm(asked) : .apply(asked)
+            case .upgrade(let version)?: intent = .upgrade(version: version)
+            case .create?, .end?, nil:
+                throw ClientExit.fail(
+                    ClientExit.refused, "the record of version \(change.version) of session \(driver.id) is no change a tour can make")
             }
+            steps.append(TourStep(intent: intent, path: change.path ?? "", events: change.events))
         }
-        let tour = Tour(
-            startPath: startPath, startEvents: Self.events(of: creation), request: create["start"]?.stringValue, steps: steps)
+        let tour = Tour(startPath: startPath, startEvents: creation.events, request: start, steps: steps)
         let document = TourDocument(
             graphName: graph, fingerprint: try fingerprint(driver, graph: graph, version: graphVersion), cover: nil,
-            context: create["context"]?.objectValue ?? [:], tours: [tour],
+            context: context, tours: [tour],
             recording: TourDocument.Recording(session: driver.id, graphVersion: graphVersion, to: last)
         )
         StandardStream.output.write(Array(ReadableJSON.text(document.json).utf8))
@@ -145,9 +158,5 @@ struct RecordCommand: ParsableCommand {
             )
         }
         return GraphFingerprint.of(document)
-    }
-
-    private static func events(of record: JSONValue) -> [String] {
-        (record["events"]?.arrayValue ?? []).compactMap(\.stringValue)
     }
 }

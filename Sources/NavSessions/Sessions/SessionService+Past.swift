@@ -112,7 +112,10 @@ extension SessionService {
     /// (one kept before a restart, or by another process).
     private func nearestCheckpoint(_ session: StoredSession, below version: Int) throws(ServiceError) -> HistoryCheckpoints.Checkpoint? {
         let kept = checkpoints.base(of: session.id, below: version)
-        guard let durable = store as? any CheckpointStore else { return kept }
+        // Checkpoints fall on multiples of the interval: one this process holds at the last
+        // multiple below `version` is as near as any the store could give.
+        let nearest = (version - 1) / Self.checkpointInterval * Self.checkpointInterval
+        guard let durable = store as? any CheckpointStore, (kept?.version ?? 0) < nearest else { return kept }
         let stored = try storeCall { () throws(StoreError) in try durable.checkpoint(of: session.id, below: version) }
         guard let stored, stored.version > (kept?.version ?? 0) else { return kept }
         // A snapshot that no longer reads (its graph version removed) is no base: replay instead.

@@ -309,6 +309,9 @@ import Testing
             #expect(try fixture.sessions.feed(from: .after(newest), limit: 10, form: .full).next == newest)
             #expect(try fixture.store.purgeFeed(.session(b)) == 2)
             #expect(try fixture.store.feedGave(newest))
+            // No fold still running when it is dropped: one would hold the store, and its lock on
+            // the file, past the end of this scope, and the reopening below would find it in use.
+            fixture.store.waitForCompaction()
         }
         let reopened = try Fixture(path: path, threshold: 4, clock: clock)
         defer { reopened.store.close() }

@@ -18,7 +18,7 @@ PYTHON_PACKAGES := python3 python3-venv
 VENV := .build/venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: format format-check all build release run check test deps test-deps python-tool python-deps browser-deps js-deps js-test python-client-venv python-client-test openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-codegen
+.PHONY: format format-check all build release run check test deps test-deps python-tool python-deps browser-deps js-deps js-test python-client-venv python-client-test openapi-check metrics-check docs-check contract-test browser-test ui-screenshots docker-check bench bench-live clean fuzz fuzz-smoke client-test client-build client-codegen
 
 all: build
 
@@ -82,19 +82,26 @@ check: deps
 	$(SWIFT) test --skip-build --skip '$(CHECK_SKIP)'
 
 ## Unit, integration, contract and browser tests, NavClient's and the Python client's, the container checks, the /metrics
-## check, then a short run of each fuzz target.
+## check, then a short run of each fuzz target. The container's release build and NavClient's build start in the
+## background (scripts/background.sh, at the lowest CPU priority) once the Swift tests are done, and use the cores
+## the client, contract, browser and docs tests leave idle.
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --product navd --scratch-path .build-static
 test: test-deps openapi-check format-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	$(MAKE) client-test
+	scripts/background.sh start static-release $(STATIC_BUILD)
+	scripts/background.sh start navclient $(MAKE) client-build
 	$(MAKE) python-client-test
 	$(MAKE) js-test
 	scripts/contract-test.sh
 	scripts/browser-test.sh
 	scripts/metrics-check.sh
 	scripts/docs-check.sh
+	scripts/background.sh wait static-release
 	scripts/check-docker-libs.sh
 	scripts/check-dockerfile.sh
+	scripts/background.sh wait navclient
+	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path clients/swift --skip-build
 	$(MAKE) fuzz-smoke
 
 ## Every Swift file but NavClient's generated sources, in the project's style (.swift-format: the
@@ -118,11 +125,13 @@ fuzz-smoke: deps
 
 ## NavClient (clients/swift/, a package of its own): its committed generated sources are exactly what
 ## swift-openapi-generator writes from openapi.yaml now, then its tests against the debug navd.
-client-test: deps
-	SWIFT=$(SWIFT) scripts/client-codegen.sh --check
+client-test: client-build
 	$(SWIFT) build --product navd
-	$(SWIFT) build --package-path clients/swift --build-tests
 	NAVD_BINARY=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path clients/swift --skip-build
+## The codegen check and NavClient's build with its tests, in clients/swift/ only (never the daemon's .build/).
+client-build: deps
+	SWIFT=$(SWIFT) scripts/client-codegen.sh --check
+	$(SWIFT) build --package-path clients/swift --build-tests
 
 ## The Python client and pytest plugin (clients/python/): a fresh $(CLIENT_VENV) with the package, its
 ## pytest extra and the pinned mypy (clients/python/requirements-dev.txt); `mypy --strict`; then its

@@ -81,7 +81,7 @@ check: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip '$(CHECK_SKIP)'
 
-## Unit, integration, contract and browser tests, NavClient's and the Python client's, the container checks, the /metrics
+## Unit, integration, contract and browser tests, NavClient's and the JavaScript and Python clients', the container checks, the /metrics
 ## check, then a short run of each fuzz target. The container's release build and NavClient's build start in the
 ## background (scripts/background.sh, at the lowest CPU priority) once the Swift tests are done, and use the cores
 ## the client, contract, browser and docs tests leave idle.

@@ -19,13 +19,16 @@ case "$action" in
 start)
     [ $# -ge 1 ] || usage
     mkdir -p "$dir"
+    # One of the same name still running (a `make test` stopped halfway) goes first, with every
+    # process it started: it would hold its package's build folder.
+    if [ -f "$dir/$name.pid" ] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+        kill -- -"$(cat "$dir/$name.pid")" 2>/dev/null || true
+    fi
     rm -f "$dir/$name.rc" "$dir/$name.pid"
-    # The exit status is written when the command ends; `wait` reads it.
-    (
-        status=0
-        nice -n 19 "$@" >"$dir/$name.log" 2>&1 </dev/null || status=$?
-        echo "$status" >"$dir/$name.rc"
-    ) >/dev/null 2>&1 &
+    # A process group of its own (setsid), so that it can be stopped whole; its exit status is
+    # written when the command ends, and `wait` reads it.
+    setsid bash -c 'status=0; nice -n 19 "${@:2}" >"$1.log" 2>&1 </dev/null || status=$?; echo "$status" >"$1.rc"' \
+        bash "$dir/$name" "$@" >/dev/null 2>&1 &
     echo $! >"$dir/$name.pid"
     echo "background: $name started ($*)" >&2
     ;;

@@ -7,7 +7,7 @@ import NavSessions
 extension PostgresStore: CheckpointStore {
     package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8]) throws(StoreError) {
         try pool.with { connection throws(StoreError) in
-            try connection.execute(
+            _ = try connection.execute(
                 "INSERT INTO feed_checkpoints (session_id, version, snapshot) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                 [id, String(version), String(decoding: snapshot, as: UTF8.self)], prepare: true)
         }

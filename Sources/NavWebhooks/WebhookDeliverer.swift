@@ -104,15 +104,25 @@ package final class WebhookDeliverer: Sendable {
         }
     }
 
-    /// Stops delivering: a post in progress is cut short, the lease given up. Waits for the thread.
+    /// Stops delivering, and gives the lease up. A post in progress gets ``stopGrace`` to be
+    /// answered, so that a batch the receiver took is acknowledged here rather than sent again by
+    /// whoever delivers next; one still unanswered then is cut short. Waits for the thread.
     package func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        poster.cancel()
         wake.signal()
-        guard started.load(ordering: .relaxed) else { return }
-        finished.wait()
+        guard started.load(ordering: .relaxed) else {
+            poster.cancel()
+            return
+        }
+        if finished.wait(timeout: .now() + Self.stopGrace) == .timedOut {
+            poster.cancel()
+            finished.wait()
+        }
         lease.stop()
     }
+
+    /// How long ``stop()`` lets a post in progress finish before cutting it short.
+    static let stopGrace = DispatchTimeInterval.seconds(2)
 
     // MARK: The loop
 
@@ -271,7 +281,8 @@ package final class WebhookDeliverer: Sendable {
 
     /// Sends the batch once; on a 2xx moves the position past it, else waits before the next try.
     private func attempt(_ progress: inout Progress) throws(WebhookError) {
-        guard var batch = progress.batch else { return }
+        // Stopping: no new post (one already under way is let finish, see stop()).
+        guard var batch = progress.batch, !stopped.load(ordering: .relaxed) else { return }
         if progress.attempts > 0 {
             // Retried only while its records are retained.
             let floor = try WebhookError.store { () throws(StoreError) in try sessions.store.feedFloor() }

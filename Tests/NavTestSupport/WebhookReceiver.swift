@@ -15,6 +15,8 @@ final class WebhookReceiver: Sendable {
     enum Action: Sendable {
         /// Answers with this status.
         case answer(Int)
+        /// Takes the batch (it counts as received) and answers this status so many seconds later.
+        case answerAfter(Int, Double)
         /// Answers nothing for so many seconds, then closes the connection.
         case hang(Double)
         /// Closes the connection without an answer.
@@ -136,10 +138,18 @@ final class WebhookReceiver: Sendable {
             let index = requests.add(1, ordering: .relaxed).oldValue
             var delivery = check(headers: headers, body: body)
             var action = script(index)
-            if !delivery.signatureValid, case .answer = action { action = .answer(401) }
+            if !delivery.signatureValid {
+                switch action {
+                case .answer, .answerAfter: action = .answer(401)
+                case .hang, .close: break
+                }
+            }
             delivery.action = "\(action)"
             let keep: Bool
-            if case .answer(let status) = action, (200...299).contains(status) { keep = true } else { keep = false }
+            switch action {
+            case .answer(let status), .answerAfter(let status, _): keep = (200...299).contains(status)
+            case .hang, .close: keep = false
+            }
             state.withLock { state in
                 state.deliveries.append(delivery)
                 if keep {
@@ -148,6 +158,10 @@ final class WebhookReceiver: Sendable {
             }
             switch action {
             case .answer(let status):
+                let head = Array("HTTP/1.1 \(status) Status\r\nContent-Length: 0\r\n\r\n".utf8)
+                guard Self.writeAll(connection, head) else { return }
+            case .answerAfter(let status, let seconds):
+                usleep(UInt32(seconds * 1_000_000))
                 let head = Array("HTTP/1.1 \(status) Status\r\nContent-Length: 0\r\n\r\n".utf8)
                 guard Self.writeAll(connection, head) else { return }
             case .hang(let seconds):

@@ -248,6 +248,32 @@ import Testing
         #expect(receiver.deliveries.flatMap(\.ids).count == all.count)
     }
 
+    /// Stopped while the receiver has taken a batch but not yet answered: the answer is waited
+    /// for, so the batch is acknowledged here and whoever delivers next does not send it again.
+    @Test func aBatchTheReceiverTookWhileStoppingIsNotSentAgain() throws {
+        let navd = try Self.daemon()
+        let receiver = try WebhookReceiver(secrets: [Self.secret]) { index in index == 0 ? .answerAfter(200, 1.2) : .answer(200) }
+        let first = Self.deliverer(navd, receiver, secrets: [Self.secret])
+        first.start()
+        try #require(Self.waitUntilReady(first))
+        try Self.changes(navd, sessions: 1)
+        let all = try Self.feedIDs(navd)
+        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= all.count })
+        // The answer is still 1.2 s away: less than the grace stop() gives it.
+        first.stop()
+        #expect(first.status.delivered == all.count)
+
+        let second = Self.deliverer(navd, receiver, secrets: [Self.secret])
+        second.start()
+        defer { second.stop() }
+        try #require(Self.waitUntilReady(second))
+        try Self.changes(navd, sessions: 1)
+        let more = try Self.feedIDs(navd)
+        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= more.count })
+        #expect(receiver.uniqueIDs == more)
+        #expect(receiver.deliveries.flatMap(\.ids).count == more.count)
+    }
+
     /// Records swept (`--feed-retention`) while the receiver could not take them: delivery skips
     /// to the oldest record retained, counts the loss and logs it, and goes on.
     @Test func recordsThatExpiredWhileTheReceiverWasDownAreSkippedAndCounted() throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import NavSessions
 import Synchronization
@@ -22,13 +23,20 @@ package final class Webhooks: Sendable {
         deliverers.withLock { $0 += started }
     }
 
-    /// Stops every deliverer (posts in progress cut short, leases given up).
+    /// Stops every deliverer (leases given up; posts in progress answered or cut short), all at
+    /// once: each may wait for its post's answer (``WebhookDeliverer/stop()``), and one endpoint's
+    /// slow receiver must not add to another's wait.
     package func stop() {
         let all = deliverers.withLock { all in
             defer { all = [] }
             return all
         }
-        for deliverer in all { deliverer.stop() }
+        let stopped = DispatchGroup()
+        for deliverer in all {
+            // A queue of its own each: a stop blocks its thread until the deliverer's has ended.
+            DispatchQueue(label: "navd.webhook.stop").async(group: stopped) { deliverer.stop() }
+        }
+        stopped.wait()
     }
 
     /// Each endpoint's status, in the order configured.

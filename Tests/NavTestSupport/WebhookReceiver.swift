@@ -157,11 +157,8 @@ final class WebhookReceiver: Sendable {
                 }
             }
             switch action {
-            case .answer(let status):
-                let head = Array("HTTP/1.1 \(status) Status\r\nContent-Length: 0\r\n\r\n".utf8)
-                guard Self.writeAll(connection, head) else { return }
-            case .answerAfter(let status, let seconds):
-                usleep(UInt32(seconds * 1_000_000))
+            case .answer(let status), .answerAfter(let status, _):
+                if case .answerAfter(_, let seconds) = action { usleep(UInt32(seconds * 1_000_000)) }
                 let head = Array("HTTP/1.1 \(status) Status\r\nContent-Length: 0\r\n\r\n".utf8)
                 guard Self.writeAll(connection, head) else { return }
             case .hang(let seconds):

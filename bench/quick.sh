@@ -10,7 +10,8 @@
 # ceiling of this run, and the server's own CPU time per request (user and system,
 # from /proc/PID/stat: what a request costs the server, whatever the machine's other
 # tenants do to the throughput). SERVERS="memory sqlite" skips the ceiling; NAVD_FLAGS adds
-# `navd serve` flags; THREADS (default: the cores) is both servers' pool size, as in bench/run.sh.
+# `navd serve` flags; SQLITE_SUFFIX is appended to the SQLite store's path (`?compact=N`, `?sync=full`);
+# THREADS (default: the cores) is both servers' pool size, as in bench/run.sh.
 # bench/run.sh is the full, recorded benchmark.
 set -euo pipefail
 
@@ -82,7 +83,7 @@ for server in $SERVERS; do
         ;;
     memory | sqlite)
         store=$server
-        [[ $server == sqlite ]] && store="sqlite:$TMP/navd.db"
+        [[ $server == sqlite ]] && store="sqlite:$TMP/navd.db${SQLITE_SUFFIX:-}"
         # shellcheck disable=SC2086
         start_server "$TMP/$server.log" "$url/healthz" "$NAVD" serve --graph "$GRAPH" --store "$store" \
             --listen "127.0.0.1:$port" --threads "$THREADS" $NAVD_FLAGS

@@ -268,38 +268,48 @@ package final class ChangeLog {
     /// events are bounded by the request limits), so a length read from garbage ends the file.
     static let maximumPayload = 64 << 20
 
+    /// Writes each field in place: no array is made for a field or a list of them, since this runs
+    /// under the store's append lock.
     static func encode(_ record: Record, into bytes: inout [UInt8]) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: 12))
-        for value in [record.seq, record.version, record.touchedAt, record.firstEvent, record.lastEvent] {
-            append(UInt64(bitPattern: value), to: &bytes)
-        }
-        for field in [Array(record.sessionID.utf8), record.snapshot, record.events] {
-            append(field, to: &bytes)
-        }
+        append(record.seq, to: &bytes)
+        append(record.version, to: &bytes)
+        append(record.touchedAt, to: &bytes)
+        append(record.firstEvent, to: &bytes)
+        append(record.lastEvent, to: &bytes)
+        append(record.sessionID, to: &bytes)
+        append(record.snapshot, to: &bytes)
+        append(record.events, to: &bytes)
         if let answer = record.answer {
-            append(UInt64(bitPattern: Int64(answer.status)), to: &bytes)
-            append(UInt64(bitPattern: answer.createdAt), to: &bytes)
-            for field in [Array(answer.key.utf8), answer.fingerprint, answer.headersJSON, answer.body] {
-                append(field, to: &bytes)
-            }
+            append(Int64(answer.status), to: &bytes)
+            append(answer.createdAt, to: &bytes)
+            append(answer.key, to: &bytes)
+            append(answer.fingerprint, to: &bytes)
+            append(answer.headersJSON, to: &bytes)
+            append(answer.body, to: &bytes)
         }
         if let feed = record.feed {
             // The session is the change's: its id is not written twice.
-            for value in [feedTag, feed.position, Int64(feed.record.version), feed.record.isEnd ? 1 : 0, feed.record.time] {
-                append(UInt64(bitPattern: value), to: &bytes)
-            }
-            for field in [Array(feed.record.graph.utf8), feed.record.attributesJSON, feed.record.full, feed.record.analyticsIfDifferent] {
-                append(field, to: &bytes)
-            }
+            append(feedTag, to: &bytes)
+            append(feed.position, to: &bytes)
+            append(Int64(feed.record.version), to: &bytes)
+            append(Int64(feed.record.isEnd ? 1 : 0), to: &bytes)
+            append(feed.record.time, to: &bytes)
+            append(feed.record.graph, to: &bytes)
+            append(feed.record.attributesJSON, to: &bytes)
+            append(feed.record.full, to: &bytes)
+            append(feed.record.analyticsIfDifferent, to: &bytes)
             // The view's scenes (none: not a view; a scene name is never empty).
-            append(Array((feed.record.toScene ?? "").utf8), to: &bytes)
-            append(Array((feed.record.fromScene ?? "").utf8), to: &bytes)
+            append(feed.record.toScene ?? "", to: &bytes)
+            append(feed.record.fromScene ?? "", to: &bytes)
         }
         let length = UInt32(bytes.count - start - 12)
-        withUnsafeBytes(of: length.littleEndian) { bytes.replaceSubrange(start..<start + 4, with: $0) }
         let sum = bytes.withUnsafeBytes { checksum(length: length, UnsafeRawBufferPointer(rebasing: $0[(start + 12)...])) }
-        withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(start + 4..<start + 12, with: $0) }
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: sum.littleEndian, toByteOffset: start + 4, as: UInt64.self)
+        }
     }
 
     /// The record at `offset` and the offset after it, or nil for the end, a short record or a
@@ -393,10 +403,20 @@ package final class ChangeLog {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    private static func append(_ value: Int64, to bytes: inout [UInt8]) {
+        append(UInt64(bitPattern: value), to: &bytes)
+    }
+
     /// A field: its length, then its bytes.
     private static func append(_ field: [UInt8], to bytes: inout [UInt8]) {
         append(UInt32(field.count), to: &bytes)
         bytes.append(contentsOf: field)
+    }
+
+    /// A text field: its UTF-8 length, then its UTF-8 bytes.
+    private static func append(_ field: String, to bytes: inout [UInt8]) {
+        append(UInt32(field.utf8.count), to: &bytes)
+        bytes.append(contentsOf: field.utf8)
     }
 
     /// A 64-bit hash of the length and the payload, eight bytes at a time (multiply, xor-shift):

@@ -92,8 +92,11 @@ package struct FeedRecord: Sendable, Equatable {
     /// is never empty, so empty bytes read back as "the full form".
     package var analyticsIfDifferent: [UInt8] { analytics == full ? [] : analytics }
 
-    /// The attributes as a JSON object's bytes, as stores keep them beside the record.
-    package var attributesJSON: [UInt8] { JSONValue.object(attributes).jsonBytes }
+    /// The attributes as a JSON object's bytes, as stores keep them beside the record (most
+    /// records have none: `{}`, not encoded each time).
+    package var attributesJSON: [UInt8] { attributes.isEmpty ? Self.noAttributes : JSONValue.object(attributes).jsonBytes }
+
+    private static let noAttributes: [UInt8] = Array("{}".utf8)
 }
 
 /// Which form of a record a reader wants.

@@ -114,9 +114,6 @@ func time(_ name: String, _ body: () throws -> String) rethrows {
     var answer = try body()
     var samples: [Double] = []
     for _ in 0..<runs {
-        /// The bench reads no session.
-        let noSessions: SnapshotDecoder = { _, _, _ throws(StoreError) in throw StoreError(message: "no sessions in this bench") }
-
         let began = now()
         answer = try body()
         samples.append((now() - began) * 1000)

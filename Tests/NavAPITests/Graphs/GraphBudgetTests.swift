@@ -80,7 +80,7 @@ import Testing
     /// `Retry-After`; `/healthz`, reads and diagrams already drawn still answer.
     @Test func heavyWorkBudget() throws {
         let navd = try InProcessHarness(arguments: ["--admin-token", Self.admin, "--max-graph-work", "1"])
-        defer { _ = try? navd.stop() }
+        defer { _ = navd.stop() }
         let work = try #require(navd.application.budgets["graph_work"])
         #expect(work.limit == 1)
         #expect(try navd.request("GET", "/v1/graphs/news/diagram?format=dot").status == 200)
@@ -105,7 +105,7 @@ import Testing
     @Test func theDefaultWorkBudgetLeavesAThreadFree() throws {
         for threads in [2, 3, 8] {
             let navd = try InProcessHarness(arguments: ["--threads", String(threads)])
-            defer { _ = try? navd.stop() }
+            defer { _ = navd.stop() }
             #expect(navd.application.budgets["graph_work"]?.limit == threads - 1)
         }
     }

@@ -227,6 +227,6 @@ import Testing
             "PATCH", target, json: ["count": 2], token: session.token, headers: state, contentType: "application/merge-patch+json")
         #expect(patchReused.status == 422 && patchReused.code == "idempotency_key_reused")
         #expect(version != nil)
-        try navd.stop()
+        _ = navd.stop()
     }
 }

@@ -27,8 +27,8 @@ extension SessionService {
     /// A record was written: counted, and the feed's watchers told. Every so many records the
     /// feed's bytes are checked against `--max-feed-bytes`, and the oldest swept when over it,
     /// so the budget holds between the periodic sweeps too.
-    func feedWritten(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) {
-        let written = feedCounts.count(record, kind: kind, before: before, after: after)
+    func feedWritten(_ record: FeedRecord, kind: FeedKind) {
+        let written = feedCounts.count(record, kind: kind)
         feedSignal()
         if written % Self.feedBudgetCheck == 0, let settings = configuration.feed, store.feedUsage().bytes > settings.maxBytes {
             _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: settings.maxBytes)
@@ -143,6 +143,11 @@ package final class FeedCounts: Sendable {
     private struct GraphCounts {
         var kinds = [Int](repeating: 0, count: FeedKind.allCases.count)
         var views: [String: Int] = [:]
+
+        mutating func count(_ kindIndex: Int, view scene: String?) {
+            kinds[kindIndex] += 1
+            if let scene { views[scene, default: 0] += 1 }
+        }
     }
 
     private struct Counts {
@@ -161,16 +166,15 @@ package final class FeedCounts: Sendable {
 
     package init() {}
 
-    /// Counts `record`: a screen view when its visible top is another screen than before.
+    /// Counts `record`: a screen view when it is one (``FeedRecord/toScene``: its visible top is
+    /// another screen than before).
     /// - Returns: the records counted so far.
     @discardableResult
-    func count(_ record: FeedRecord, kind: FeedKind, before: SessionState?, after: SessionState?) -> Int {
-        let viewed = after?.top.flatMap { top in top.id == before?.top?.id ? nil : top.scene }
+    func count(_ record: FeedRecord, kind: FeedKind) -> Int {
         let kindIndex = Self.kindIndex[kind] ?? 0
         return counts.withLock { counts in
             counts.records += 1
-            counts.graphs[record.graph, default: GraphCounts()].kinds[kindIndex] += 1
-            if let viewed { counts.graphs[record.graph, default: GraphCounts()].views[viewed, default: 0] += 1 }
+            counts.graphs[record.graph, default: GraphCounts()].count(kindIndex, view: record.toScene)
             return counts.records
         }
     }

@@ -35,7 +35,7 @@ extension SessionService {
                 var ended = session
                 ended.touchedAt = time
                 let record = Self.endRecord(of: ended, reason: .expired, settings: settings)
-                counts.count(record, kind: .end, before: session.state, after: nil)
+                counts.count(record, kind: .end)
                 return record
             }
         }

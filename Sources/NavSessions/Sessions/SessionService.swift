@@ -224,7 +224,7 @@ package final class SessionService: Sendable {
             throw error
         }
         if !inserted, let answer { answers.remove(answer.key) }
-        if inserted, let record { feedWritten(record, kind: .create, before: nil, after: session.state) }
+        if inserted, let record { feedWritten(record, kind: .create) }
         return inserted ? created : nil
     }
 
@@ -512,7 +512,7 @@ package final class SessionService: Sendable {
             return nil
         }
         if let record {
-            feedWritten(record, kind: change.feedKind, before: outcome.state, after: session.state)
+            feedWritten(record, kind: change.feedKind)
             if session.state.version % Self.checkpointInterval == 0 {
                 keepCheckpoint(session.id, version: session.state.version, graphVersion: graphVersion, state: session.state)
             }
@@ -613,7 +613,7 @@ package final class SessionService: Sendable {
             try Self.check(ifMatch, session.state.version)
             let record = configuration.feed.map { endRecord(of: session, reason: .deleted, settings: $0) }
             let deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
-            if deleted, let record { feedWritten(record, kind: .end, before: session.state, after: nil) }
+            if deleted, let record { feedWritten(record, kind: .end) }
         }
         answers.forget(sessions: [id])
         checkpoints.forget(id)

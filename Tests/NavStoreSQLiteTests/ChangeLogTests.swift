@@ -100,35 +100,25 @@ import Testing
     /// then its graph, attributes, full form, analytics form (empty: the full form's) and view's
     /// scenes. Every integer is little-endian, every field its UInt32 length and its bytes.
     @Test func aRecordWithAnAnswerAndAFeedRecordIsTheseBytes() throws {
-        var payload: [UInt8] = []
-        func int(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { payload += $0 } }
-        func field(_ bytes: [UInt8]) {
-            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
-            payload += bytes
-        }
-        func field(_ text: String) { field(Array(text.utf8)) }
-        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { int(value) }
-        field("s1")
-        field(#"{"v":7}"#)
-        field(#"[{"seq":7}]"#)
-        int(201)
-        int(1_700_000_000_007)
-        field("s1 k")
-        field(Array(0..<32))
-        field(#"[["ETag","\"3\""]]"#)
-        field(#"{"version":3}"#)
-        for value: Int64 in [-1, 12, 3, 0, 1_700_000_000_007] { int(value) }
-        field("news")
-        field("{}")
-        field(#""time":"x"}"#)
-        field("")
-        field("list_news")
-        field("top")
-        let length = UInt32(payload.count)
-        var bytes: [UInt8] = []
-        withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
-        withUnsafeBytes(of: payload.withUnsafeBytes { ChangeLog.checksum(length: length, $0) }.littleEndian) { bytes += $0 }
-        bytes += payload
+        var built = HandBuiltRecord()
+        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { built.int(value) }
+        built.field("s1")
+        built.field(#"{"v":7}"#)
+        built.field(#"[{"seq":7}]"#)
+        built.int(201)
+        built.int(1_700_000_000_007)
+        built.field("s1 k")
+        built.field(Array(0..<32))
+        built.field(#"[["ETag","\"3\""]]"#)
+        built.field(#"{"version":3}"#)
+        for value: Int64 in [-1, 12, 3, 0, 1_700_000_000_007] { built.int(value) }
+        built.field("news")
+        built.field("{}")
+        built.field(#""time":"x"}"#)
+        built.field("")
+        built.field("list_news")
+        built.field("top")
+        let bytes = built.bytes
 
         var record = ChangeLog.Record(
             seq: 7, sessionID: "s1", version: 3, touchedAt: 1_700_000_000_007, firstEvent: 70, lastEvent: 74,
@@ -179,17 +169,12 @@ import Testing
     /// each after its UInt32 length. It reads back without an answer, and a change made without
     /// an `Idempotency-Key` is still written as exactly those bytes.
     @Test func aRecordWrittenBeforeAnswersWereKeptStillReads() throws {
-        var payload: [UInt8] = []
-        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { withUnsafeBytes(of: value.littleEndian) { payload += $0 } }
-        for field in [Array("s1".utf8), Array(#"{"v":7}"#.utf8), Array(#"[{"seq":7}]"#.utf8)] {
-            withUnsafeBytes(of: UInt32(field.count).littleEndian) { payload += $0 }
-            payload += field
-        }
-        let length = UInt32(payload.count)
-        var bytes: [UInt8] = []
-        withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
-        withUnsafeBytes(of: payload.withUnsafeBytes { ChangeLog.checksum(length: length, $0) }.littleEndian) { bytes += $0 }
-        bytes += payload
+        var built = HandBuiltRecord()
+        for value: Int64 in [7, 3, 1_700_000_000_007, 70, 74] { built.int(value) }
+        built.field("s1")
+        built.field(#"{"v":7}"#)
+        built.field(#"[{"seq":7}]"#)
+        let bytes = built.bytes
         let expected = ChangeLog.Record(
             seq: 7, sessionID: "s1", version: 3, touchedAt: 1_700_000_000_007, firstEvent: 70, lastEvent: 74,
             snapshot: Array(#"{"v":7}"#.utf8), events: Array(#"[{"seq":7}]"#.utf8))
@@ -259,5 +244,30 @@ import Testing
         try handle.close()
         #expect(try ChangeLog.read(prefix: prefix).records == [Self.record(1)])
         #expect(try ChangeLog.read(prefix: prefix).lastGeneration == 5)
+    }
+}
+
+/// A change log record built by hand from the format, as a test states it: the payload's
+/// integers (little-endian Int64s) and fields (a little-endian UInt32 length, then the bytes),
+/// framed by its length and checksum.
+struct HandBuiltRecord {
+    private var payload: [UInt8] = []
+
+    mutating func int(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { payload += $0 } }
+
+    mutating func field(_ bytes: [UInt8]) {
+        withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
+        payload += bytes
+    }
+
+    mutating func field(_ text: String) { field(Array(text.utf8)) }
+
+    /// `[length][checksum][payload]`.
+    var bytes: [UInt8] {
+        let length = UInt32(payload.count)
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: length.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: payload.withUnsafeBytes { ChangeLog.checksum(length: length, $0) }.littleEndian) { bytes += $0 }
+        return bytes + payload
     }
 }

@@ -21,6 +21,14 @@ final class WebhookReceiver: Sendable {
         case hang(Double)
         /// Closes the connection without an answer.
         case close
+
+        /// The status it answers with; nil when it answers none.
+        var status: Int? {
+            switch self {
+            case .answer(let status), .answerAfter(let status, _): status
+            case .hang, .close: nil
+            }
+        }
     }
 
     /// One request as it arrived.
@@ -138,18 +146,9 @@ final class WebhookReceiver: Sendable {
             let index = requests.add(1, ordering: .relaxed).oldValue
             var delivery = check(headers: headers, body: body)
             var action = script(index)
-            if !delivery.signatureValid {
-                switch action {
-                case .answer, .answerAfter: action = .answer(401)
-                case .hang, .close: break
-                }
-            }
+            if !delivery.signatureValid, action.status != nil { action = .answer(401) }
             delivery.action = "\(action)"
-            let keep: Bool
-            switch action {
-            case .answer(let status), .answerAfter(let status, _): keep = (200...299).contains(status)
-            case .hang, .close: keep = false
-            }
+            let keep = action.status.map { (200...299).contains($0) } ?? false
             state.withLock { state in
                 state.deliveries.append(delivery)
                 if keep {

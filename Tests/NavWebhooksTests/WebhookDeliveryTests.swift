@@ -56,6 +56,16 @@ import Testing
         }
     }
 
+    /// ``changes(_:sessions:)``, then waits up to `seconds` for the receiver to hold every record
+    /// of the feed. - Returns: the feed's ids, and whether they all arrived in time.
+    static func changesDelivered(
+        _ navd: InProcessHarness, to receiver: WebhookReceiver, sessions: Int, within seconds: Double = 10
+    ) throws -> (ids: [String], arrived: Bool) {
+        try changes(navd, sessions: sessions)
+        let ids = try feedIDs(navd)
+        return (ids, receiver.wait(seconds: seconds) { $0.uniqueIDs.count >= ids.count })
+    }
+
     /// A few sessions, each with a few changes, and one ended.
     static func changes(_ navd: InProcessHarness, sessions: Int = 5) throws {
         for index in 0..<sessions {
@@ -200,9 +210,7 @@ import Testing
         var deliverer = Self.deliverer(navd, receiver, secrets: [Self.secret], meta: store)
         deliverer.start()
         try #require(Self.waitUntilReady(deliverer))
-        try Self.changes(navd, sessions: 3)
-        let first = try Self.feedIDs(navd)
-        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= first.count })
+        #expect(try Self.changesDelivered(navd, to: receiver, sessions: 3).arrived)
         deliverer.stop()
         store.close()
 
@@ -235,14 +243,11 @@ import Testing
         defer { second.stop() }
         usleep(300_000)
         #expect(!second.status.leaseHeld)
-        try Self.changes(navd, sessions: 2)
-        let before = try Self.feedIDs(navd)
-        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= before.count })
+        #expect(try Self.changesDelivered(navd, to: receiver, sessions: 2).arrived)
         first.stop()
-        try Self.changes(navd, sessions: 2)
-        let all = try Self.feedIDs(navd)
         // The lease given up on stopping is taken at the other's next renewal (5 s).
-        #expect(receiver.wait(seconds: 15) { $0.uniqueIDs.count >= all.count })
+        let (all, arrived) = try Self.changesDelivered(navd, to: receiver, sessions: 2, within: 15)
+        #expect(arrived)
         #expect(receiver.uniqueIDs == all)
         #expect(second.status.leaseHeld)
         #expect(receiver.deliveries.flatMap(\.ids).count == all.count)
@@ -256,9 +261,8 @@ import Testing
         let first = Self.deliverer(navd, receiver, secrets: [Self.secret])
         first.start()
         try #require(Self.waitUntilReady(first))
-        try Self.changes(navd, sessions: 1)
-        let all = try Self.feedIDs(navd)
-        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= all.count })
+        let (all, arrived) = try Self.changesDelivered(navd, to: receiver, sessions: 1)
+        #expect(arrived)
         // The answer is still 1.2 s away: less than the grace stop() gives it.
         first.stop()
         #expect(first.status.delivered == all.count)
@@ -267,9 +271,8 @@ import Testing
         second.start()
         defer { second.stop() }
         try #require(Self.waitUntilReady(second))
-        try Self.changes(navd, sessions: 1)
-        let more = try Self.feedIDs(navd)
-        #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.count >= more.count })
+        let (more, delivered) = try Self.changesDelivered(navd, to: receiver, sessions: 1)
+        #expect(delivered)
         #expect(receiver.uniqueIDs == more)
         #expect(receiver.deliveries.flatMap(\.ids).count == more.count)
     }

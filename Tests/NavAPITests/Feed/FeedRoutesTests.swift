@@ -93,8 +93,8 @@ import Testing
         var sessions: [NavdSession] = []
         for _ in 0..<4 {
             let session = try Self.session(navd)
-            try navd.navigate(session, "list_news")
-            try navd.navigate(session, "show_news(id=3)")
+            _ = try navd.navigate(session, "list_news")
+            _ = try navd.navigate(session, "show_news(id=3)")
             sessions.append(session)
         }
         #expect(try navd.request("DELETE", sessions[0].url, headers: ["Authorization": "Bearer \(sessions[0].token)"]).status == 204)
@@ -129,7 +129,7 @@ import Testing
         let empty = try #require(try Self.feed(navd).json()["next"]?.string)
         #expect(try Self.feed(navd, "after=\(empty)").status == 200)
         let session = try Self.session(navd)
-        try navd.navigate(session, "list_news")
+        _ = try navd.navigate(session, "list_news")
         let newest = try #require(try Self.all(navd).last?["cursor"]?.string)
         let above = try #require(Int(newest)) + 1
         func refused(_ query: String, headers: [String: String] = [:]) throws {
@@ -180,7 +180,7 @@ import Testing
             navd, "/v1/feed?after=\(next)&wait=20", headers: ["Authorization": "Bearer \(Self.admin)"])
         Thread.sleep(forTimeInterval: 0.3)
         let started = Date()
-        try navd.navigate(session, "list_news")
+        _ = try navd.navigate(session, "list_news")
         let answer = try poll.readResponse()
         #expect(Date().timeIntervalSince(started) < 5)
         let records = try answer.json()["records"]?.array ?? []
@@ -194,7 +194,7 @@ import Testing
     func aStreamResumesAfterLastEventIDAndFollows(store: String) throws {
         let navd = try Self.start(store)
         let session = try Self.session(navd)
-        try navd.navigate(session, "list_news")
+        _ = try navd.navigate(session, "list_news")
         let first = try #require(try Self.feed(navd).json()["records"]?[0]?["cursor"]?.string)
         let stream = try EventStreamClient(
             port: navd.port, target: "/v1/feed", headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": first])
@@ -205,7 +205,7 @@ import Testing
         #expect(resumed.event == "record")
         #expect(resumed.json?["id"]?.string == session.id + ":2")
         #expect(resumed.id == resumed.json?["cursor"]?.string)
-        try navd.navigate(session, "show_news(id=5)")
+        _ = try navd.navigate(session, "show_news(id=5)")
         let live = try #require(try stream.nextMessage())
         #expect(live.json?["id"]?.string == session.id + ":3")
         #expect(live.json?["to"]?["screen"]?["params"]?["id"]?.int == 5)
@@ -220,13 +220,13 @@ import Testing
         let navd = try Self.start(store)
         let secret = "secret-\(UUID().uuidString)"
         let session = try Self.session(navd, ["user": "u1", "card": .string(secret)])
-        try navd.navigate(session, "^/top/profile/edit_profile")
+        _ = try navd.navigate(session, "^/top/profile/edit_profile")
         let screen = try #require(try navd.view(session)["screens"]?.array?.last?["id"]?.string)
         let command = try navd.send(
             "POST", session.url + "/screens/\(screen)/commands", json: ["name": "type", "args": ["text": .string(secret)]],
             token: session.token)
         #expect(command.status == 200)
-        try navd.patchState(session, screen: screen, ["note": .string(secret)])
+        _ = try navd.patchState(session, screen: screen, ["note": .string(secret)])
         let context = try navd.send(
             "PATCH", session.url + "/context", json: ["pin": .string(secret)], token: Self.backend,
             contentType: "application/merge-patch+json")
@@ -243,7 +243,7 @@ import Testing
     func purgeForgetsBySessionAndByAttribute(store: String) throws {
         let navd = try Self.start(store)
         let first = try Self.session(navd, ["user": "u1"])
-        try navd.navigate(first, "list_news")
+        _ = try navd.navigate(first, "list_news")
         let second = try Self.session(navd, ["user": "u2"])
         _ = try Self.session(navd)
         func purge(_ body: String) throws -> HTTPMessage {
@@ -264,7 +264,7 @@ import Testing
     @Test func metricsCountViewsAndKinds() throws {
         let navd = try Self.start()
         let session = try Self.session(navd)
-        try navd.navigate(session, "list_news")
+        _ = try navd.navigate(session, "list_news")
         let text = try navd.request("GET", "/metrics").text
         #expect(text.contains(#"navd_screen_views_total{graph="news",scene="top"} 1"#))
         #expect(text.contains(#"navd_screen_views_total{graph="news",scene="list_news"} 1"#))

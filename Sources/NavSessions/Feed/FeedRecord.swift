@@ -52,10 +52,12 @@ package struct FeedRecord: Sendable, Equatable {
 
     /// The view a stage change is: the scenes of the visible tops before and after when the top
     /// after is another screen than the one before (a creation: no `before`); nil when it is not
-    /// a view (a change of params, state or context, an end).
-    package static func view(before: SessionState?, after: SessionState?) -> (from: String?, to: String)? {
-        guard let top = after?.top, top.id != before?.top?.id else { return nil }
-        return (before?.top?.scene, top.scene)
+    /// a view (a change of params, state or context, an end). The tops are read in place.
+    package static func view(before: [Screen]?, after: [Screen]?) -> (from: String?, to: String)? {
+        guard let after, let to = after.indices.last else { return nil }
+        let from = before?.indices.last
+        guard let before, let from else { return (nil, after[to].scene) }
+        return after[to].id == before[from].id ? nil : (before[from].scene, after[to].scene)
     }
 
     /// ``toScene`` and ``fromScene`` read back from the full form's `from` and `to` screens, for

@@ -308,43 +308,58 @@ extension SQLiteStore {
     }
 
     /// From the table's oldest rows (by position, no scan): those older than `cutoff`, then while
-    /// the feed's running total of bytes is over `maxBytes`; once every logged change is folded in,
-    /// and only below the tail and every position in flight, so no record is left below the floor.
+    /// the feed's running total of bytes is over `maxBytes`; only below the tail and every position
+    /// in flight, so no record is left below the floor. Every logged change is folded in first
+    /// when the sweep reaches into the tail (a tail record older than `cutoff`, or a tail alone
+    /// over `maxBytes`); otherwise the table's rows are enough, and a feed at its budget, swept
+    /// every few dozen records by the write that passed it, neither folds its log each time nor
+    /// waits for a fold under way (either halved navigations/s): it takes the writer only, as a
+    /// fold's chunks do, and deletes only rows below the generation being folded.
     package func sweepFeed(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int {
-        try folding { fold throws(StoreError) -> Int in
+        let (tailBytes, tailOldest) = withPublished { published -> (Int, Int64) in
+            let tail = published.feedTail
+            return (tail.reduce(0) { $0 + $1.record.cost }, tail.lazy.map(\.record.time).min() ?? .max)
+        }
+        guard tailBytes > maxBytes || tailOldest < cutoff else { return try sweepTable(olderThan: cutoff, maxBytes: maxBytes) }
+        return try folding { fold throws(StoreError) -> Int in
             try compactEverything(fold)
-            return try withWriter { connection throws(StoreError) -> Int in
-                let (total, below) = withPublished { published -> (Int, Int64) in
-                    (
-                        published.feed.bytes,
-                        min(
-                            published.feed.visibleLimit,
-                            (published.compacting?.feed.first ?? published.feed.pending.first)?.position ?? .max)
-                    )
-                }
-                let (count, bytes, through) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
-                    try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
-                        let rows = try connection.statement("SELECT position, time, cost FROM feed WHERE position < ? ORDER BY position")
-                        try rows.bind(1, below)
-                        var (count, bytes, through) = (0, 0, Int64(0))
-                        while try rows.step(), rows.int(1) < cutoff || total - bytes > maxBytes {
-                            count += 1
-                            bytes += Int(rows.int(2))
-                            through = rows.int(0)
-                        }
-                        rows.reset()
-                        if count > 0 {
-                            try connection.statement("DELETE FROM feed WHERE position <= ?").bind(1, through).run()
-                            try Self.recordRemoved(through: through, floor: true, connection)
-                        }
-                        // Also when no record went: a session that ended leaves its checkpoints behind.
-                        try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), connection)
-                        return (count, bytes, through)
-                    }
-                }
-                if count > 0 { withPublished { $0.feed.swept(records: count, bytes: bytes, through: through) } }
-                return count
+            return try sweepTable(olderThan: cutoff, maxBytes: maxBytes)
+        }
+    }
+
+    /// ``sweepFeed(olderThan:maxBytes:)``'s deletion, from the table's rows below the tail.
+    private func sweepTable(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int {
+        try withWriter { connection throws(StoreError) -> Int in
+            let (total, below) = withPublished { published -> (Int, Int64) in
+                (
+                    published.feed.bytes,
+                    min(
+                        published.feed.visibleLimit,
+                        (published.compacting?.feed.first ?? published.feed.pending.first)?.position ?? .max)
+                )
             }
+            let (count, bytes, through) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
+                try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
+                    let rows = try connection.statement("SELECT position, time, cost FROM feed WHERE position < ? ORDER BY position")
+                    try rows.bind(1, below)
+                    var (count, bytes, through) = (0, 0, Int64(0))
+                    while try rows.step(), rows.int(1) < cutoff || total - bytes > maxBytes {
+                        count += 1
+                        bytes += Int(rows.int(2))
+                        through = rows.int(0)
+                    }
+                    rows.reset()
+                    if count > 0 {
+                        try connection.statement("DELETE FROM feed WHERE position <= ?").bind(1, through).run()
+                        try Self.recordRemoved(through: through, floor: true, connection)
+                    }
+                    // Also when no record went: a session that ended leaves its checkpoints behind.
+                    try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), connection)
+                    return (count, bytes, through)
+                }
+            }
+            if count > 0 { withPublished { $0.feed.swept(records: count, bytes: bytes, through: through) } }
+            return count
         }
     }
 

@@ -236,7 +236,7 @@ import Testing
         #expect(crowding.headers["retry-after"] != nil)
 
         // 410: a feed cursor behind what the sweep removed. Past --max-feed-bytes the oldest
-        // records go as soon as the daemon checks (every 64 records).
+        // records go with the write that passed it.
         let feedLimited = try startNavd(arguments: ["--admin-token", Self.adminToken, "--max-feed-bytes", "64K"])
         let early = try feedLimited.createSession()
         let firstCursor = try feedLimited.send("GET", "/v1/feed?limit=1", token: Self.adminToken).json()["next"]?.string ?? ""

@@ -24,19 +24,26 @@ extension SessionService {
         return Self.endRecord(of: ended, reason: reason, settings: settings)
     }
 
-    /// A record was written: counted, and the feed's watchers told. Every so many records the
-    /// feed's bytes are checked against `--max-feed-bytes`, and the oldest swept when over it,
-    /// so the budget holds between the periodic sweeps too.
+    /// A record was written: counted, and the feed's watchers told. The feed's bytes are checked
+    /// against `--max-feed-bytes` after every record, and the write that passes the budget sweeps
+    /// the oldest before it answers, so the budget holds between the periodic sweeps too. The
+    /// bytes are a counter in memory; on PostgreSQL, which processes share, a figure read at most
+    /// every ``StoreStatistics/sessionCountSeconds``, so there it holds to what that long adds.
+    /// The sweep goes a slack below the budget (``feedSweepSlack(_:)``): a feed at its budget
+    /// sweeps a batch every so many records, not one record with every write.
     func feedWritten(_ record: FeedRecord, kind: FeedKind) {
-        let written = feedCounts.count(record, kind: kind)
+        feedCounts.count(record, kind: kind)
         feedSignal()
-        if written % Self.feedBudgetCheck == 0, let settings = configuration.feed, store.feedUsage().bytes > settings.maxBytes {
-            _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: settings.maxBytes)
-        }
+        guard let settings = configuration.feed, store.feedUsage().bytes > settings.maxBytes else { return }
+        let target = settings.maxBytes - Self.feedSweepSlack(settings.maxBytes)
+        _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: target)
     }
 
-    /// How many records are written between two checks of the feed's bytes.
-    static let feedBudgetCheck = 64
+    /// How far below the budget a sweep the budget started goes: a sixteenth of it, at most 64 KiB
+    /// (some 80 records).
+    static func feedSweepSlack(_ maxBytes: Int) -> Int {
+        min(maxBytes / 16, 64 << 10)
+    }
 
     /// Tells the feed's watchers to look for new records. With a store several processes share,
     /// also once a second (``followStore()``): a record another process wrote is handed out only

@@ -11,14 +11,15 @@ import Testing
     static let backend = "feed-backend-token-0123456789"
 
     /// A daemon on `store`: `memory`, or `sqlite` on a file of its own (removed when the test ends).
-    static func start(_ store: String = "memory") throws -> DaemonHarness {
+    static func start(_ store: String = "memory", arguments: [String] = []) throws -> DaemonHarness {
         var spec = "memory"
         if store == "sqlite" {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-feed-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             spec = "sqlite:\(directory.path)/navd.db"
         }
-        return try DaemonHarness(store: spec, arguments: ["--admin-token", admin, "--backend-token", backend, "--feed-attribute", "user"])
+        return try DaemonHarness(
+            store: spec, arguments: ["--admin-token", admin, "--backend-token", backend, "--feed-attribute", "user"] + arguments)
     }
 
     /// Creates a session with the backend token and `context`.
@@ -272,6 +273,28 @@ import Testing
         #expect(text.contains(#"navd_transitions_total{graph="news",kind="navigate"} 1"#))
         #expect(text.contains("navd_feed_records_total 2"))
         #expect(text.contains(#"navd_budget_limit{resource="feed_bytes"} 268435456"#))
+        #expect(try navd.stop() == 0)
+    }
+
+    /// `--max-feed-bytes` holds after every write, not only at the periodic sweep: the write that
+    /// passes it sweeps the oldest records before it answers.
+    @Test(arguments: ["memory", "sqlite"]) func theFeedStaysWithinItsBytesAfterEveryWrite(store: String) throws {
+        let navd = try Self.start(store, arguments: ["--max-feed-bytes", "64K"])
+        let session = try Self.session(navd)
+        var most = 0
+        for index in 0..<200 {
+            _ = try navd.navigate(session, index % 2 == 0 ? "list_news" : "^/top")
+            let metrics = try navd.request("GET", "/metrics").text
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"navd_budget_used{resource="feed_bytes"} "#) }
+            let used = try #require(line?.split(separator: " ").last.flatMap { Int($0) })
+            #expect(used <= 64 << 10, "after navigation \(index + 1): \(used) bytes")
+            most = max(most, used)
+        }
+        // Near the budget, not emptied: the oldest went, the newest stayed.
+        #expect(most > 48 << 10)
+        let records = try Self.feed(navd, "limit=1000").json()["records"]?.array ?? []
+        #expect(records.first?["id"]?.string != "\(session.id):1")
+        #expect(records.last?["id"]?.string == "\(session.id):201")
         #expect(try navd.stop() == 0)
     }
 

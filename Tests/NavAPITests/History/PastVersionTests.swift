@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func aVersionWhoseRecordsWereSweptHasExpired() throws {
-        // Past --max-feed-bytes the oldest records go as soon as the daemon checks (every 64).
+        // Past --max-feed-bytes the oldest records go with the write that passed it.
         let navd = try HistoryRoutesTests.start(arguments: ["--max-feed-bytes", "64K"])
         let session = try navd.createSession()
         #expect(try navd.navigate(session, "list_news").status == 200)

@@ -126,23 +126,32 @@ final class FeedStream: SessionWatcher {
             let finished = progress.withLock { progress -> Bool in
                 guard !progress.done else { return true }
                 progress.pause = Self.shortestPause
+                var next = page.next
                 if !page.entries.isEmpty {
-                    var messages = JSONWriter(reservingCapacity: page.entries.reduce(0) { $0 + $1.members.count + 160 })
+                    // What fills the buffer to half (one record at least): a page of large records
+                    // goes in parts, each a write the buffer takes, never one it refuses whole (the
+                    // stream would be cut, and its resume would ask for the same page again).
+                    let room = max(1, stream.bufferLimit / 2 - stream.bufferedCount)
+                    var messages = JSONWriter(reservingCapacity: min(room, page.entries.reduce(0) { $0 + $1.members.count + 160 }))
+                    var sent = 0
                     for entry in page.entries {
                         messages.writeLiteral("id: ")
                         messages.writeRaw(bytes: Array(entry.cursor.description.utf8))
                         messages.writeLiteral("\nevent: record\ndata: ")
                         entry.write(into: &messages)
                         messages.writeLiteral("\n\n")
+                        sent += 1
+                        if messages.writtenCount >= room { break }
                     }
                     if !stream.write(messages.finish()) {
                         stop(&progress)
                         return true
                     }
-                    sessions.live.messagesSent.add(page.entries.count, ordering: .relaxed)
+                    sessions.live.messagesSent.add(sent, ordering: .relaxed)
+                    if sent < page.entries.count { next = page.entries[sent - 1].cursor }
                 }
-                progress.start = .after(page.next)
-                if page.entries.count == Self.page { return false }
+                progress.start = .after(next)
+                if page.entries.count == Self.page || next != page.next { return false }
                 if progress.again {
                     progress.again = false
                     return false

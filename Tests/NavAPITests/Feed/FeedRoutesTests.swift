@@ -214,6 +214,27 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// Records that together pass the stream's buffer (1 MiB) go in parts: the stream reads on,
+    /// where a page written whole was refused, cut the stream, and its resume asked for it again.
+    @Test func aStreamSendsMoreThanItsBufferHoldsInParts() throws {
+        let navd = try Self.start()
+        let session = try Self.session(navd)
+        let large = String(repeating: "x", count: 40_000)
+        for index in 0..<30 {
+            #expect(try navd.patchState(session, screen: "e1", ["note": .string(large + String(index))]).status == 200)
+        }
+        let stream = try EventStreamClient(
+            port: navd.port, target: "/v1/feed?form=full", headers: ["Authorization": "Bearer \(Self.admin)"])
+        #expect(stream.status == 200)
+        var ids: [String] = []
+        while ids.count < 31, let message = try stream.nextMessage() {
+            if message.event == "record", let id = message.json?["id"]?.string { ids.append(id) }
+        }
+        #expect(ids == (1...31).map { "\(session.id):\($0)" })
+        stream.close()
+        #expect(try navd.stop() == 0)
+    }
+
     /// A secret in a context, a state patch and a command's arguments is in no analytics page;
     /// the attribute named by `--feed-attribute` is.
     @Test(arguments: ["memory", "sqlite"])

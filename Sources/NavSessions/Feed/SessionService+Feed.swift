@@ -76,14 +76,25 @@ extension SessionService {
                     "cursor \(cursor) was never handed out by this feed (pass a record's cursor or a page's 'next'; start again "
                         + "from since or the oldest record)", param: param)
             }
-            let floor = try storeCall { () throws(StoreError) in try store.feedFloor() }
-            guard cursor >= floor else {
-                throw ServiceError(
-                    .cursorExpired, "records after cursor \(cursor) were swept (older than --feed-retention or beyond --max-feed-bytes)",
-                    param: param)
-            }
+            try expireIfSwept(after: cursor, param: param)
+            let page = try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+            // A sweep (another request's write may pass the budget) can have run between the check
+            // and the read: the floor only rises, so one still at or below the cursor now means no
+            // record after it went before the read ended.
+            try expireIfSwept(after: cursor, param: param)
+            return page
         }
         return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+    }
+
+    /// 410 `cursor_expired` when records after `cursor` were swept (the floor is past it).
+    private func expireIfSwept(after cursor: FeedCursor, param: String) throws(ServiceError) {
+        let floor = try storeCall { () throws(StoreError) in try store.feedFloor() }
+        guard cursor >= floor else {
+            throw ServiceError(
+                .cursorExpired, "records after cursor \(cursor) were swept (older than --feed-retention or beyond --max-feed-bytes)",
+                param: param)
+        }
     }
 
     /// The time range a traffic or funnel query covers: from `since` (default: the oldest a

@@ -305,11 +305,15 @@ extension PostgresStore {
     /// change updated would be one row every transaction of every process writes, and they would
     /// commit one at a time; summing the whole table each time would read all of it every sweep.
     package func sweepFeed(olderThan cutoff: Int64, maxBytes: Int) throws(StoreError) -> Int {
-        try pool.with { connection throws(StoreError) in
+        let swept = try pool.with { connection throws(StoreError) in
             try Self.inTransaction(on: connection) { () throws(StoreError) -> Int? in
                 try sweep(olderThan: cutoff, maxBytes: maxBytes, on: connection)
             }
         }
+        // The usage read next is read anew: a figure from before the sweep would have every write
+        // that follows sweep again, until it is due.
+        feedUsageCache.withLock { $0.at = -.infinity }
+        return swept
     }
 
     private func sweep(olderThan cutoff: Int64, maxBytes: Int, on connection: PostgresConnection) throws(StoreError) -> Int {

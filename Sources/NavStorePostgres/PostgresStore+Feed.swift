@@ -164,7 +164,8 @@ extension PostgresStore {
         ORDER BY r.transaction_id, r.position
         """
 
-    /// Up to $2 records from the first below the horizon written at or after $1, as ``feedAfterSQL``.
+    /// Up to $2 records from the first below the horizon written at or after $1 and after ($4,
+    /// $5), as ``feedAfterSQL``.
     private static let feedSinceSQL = """
         SELECT h.horizon::text, r.transaction_id::text, r.position, r.session_id, r.version, r.is_end, r.time, r.members
         FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS horizon) h
@@ -172,7 +173,8 @@ extension PostgresStore {
             SELECT f.transaction_id, f.position, f.session_id, f.version, f.is_end, f.time,
                 CASE WHEN $3::boolean THEN f.full_form ELSE COALESCE(NULLIF(f.analytics, ''), f.full_form) END AS members
             FROM feed f, (
-                SELECT transaction_id, position FROM feed WHERE time >= $1 AND transaction_id < h.horizon
+                SELECT transaction_id, position FROM feed
+                WHERE time >= $1 AND (transaction_id, position) > ($4::xid8, $5::bigint) AND transaction_id < h.horizon
                 ORDER BY transaction_id, position LIMIT 1) start_at
             WHERE (f.transaction_id, f.position) >= (start_at.transaction_id, start_at.position) AND f.transaction_id < h.horizon
             ORDER BY f.transaction_id, f.position LIMIT $2) r ON true
@@ -190,8 +192,10 @@ extension PostgresStore {
             case .after(let cursor):
                 try connection.execute(
                     Self.feedAfterSQL, [String(cursor.transaction), String(cursor.position), String(max(0, limit)), full], prepare: true)
-            case .since(let time):
-                try connection.execute(Self.feedSinceSQL, [String(time), String(max(0, limit)), full], prepare: true)
+            case .since(let time, let cursor):
+                try connection.execute(
+                    Self.feedSinceSQL,
+                    [String(time), String(max(0, limit)), full, String(cursor.transaction), String(cursor.position)], prepare: true)
             }
         }
         var entries: [FeedEntry] = []
@@ -201,8 +205,10 @@ extension PostgresStore {
         if let last = entries.last { return FeedPage(entries: entries, next: last.cursor) }
         if case .after(let cursor) = start { return FeedPage(entries: [], next: cursor) }
         // Every record written from now on has a transaction id at or above the horizon and a
-        // position above 0: after this cursor.
-        return FeedPage(entries: [], next: FeedCursor(transaction: UInt64(result.text(0, 0)) ?? 0, position: 0))
+        // position above 0: after this cursor (and every record below it was older than `since`).
+        let horizon = FeedCursor(transaction: UInt64(result.text(0, 0)) ?? 0, position: 0)
+        if case .since(_, let cursor) = start { return FeedPage(entries: [], next: max(horizon, cursor)) }
+        return FeedPage(entries: [], next: horizon)
     }
 
     /// The entry of `row` whose columns start at `offset` (``entryColumns(form:)``).

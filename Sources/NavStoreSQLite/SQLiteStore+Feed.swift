@@ -190,29 +190,30 @@ extension SQLiteStore {
         var after: Int64
         switch start {
         case .oldest: after = 0
-        case .after(let cursor):
+        case .after(let cursor), .since(_, let cursor):
             // A cursor of another store (PostgreSQL's, with a transaction) is after every position here.
             guard cursor.transaction == 0 else { return FeedPage(entries: [], next: cursor) }
             after = max(0, cursor.position)
-        case .since: after = 0
         }
         let (tail, visible, newest) = withPublished { published -> ([LoggedFeedRecord], Int64, Int64) in
             (published.feedTail, published.feed.visibleLimit, published.feed.newest)
         }
         // An empty analytics form is the full form's bytes (``FeedRecord/analyticsIfDifferent``).
         let column = form == .full ? "full" : "COALESCE(NULLIF(analytics, ''), full)"
-        if case .since(let time) = start {
+        if case .since(let time, _) = start {
             // The first record at or after `time`, by position (times grow with positions, so the
             // search stops at the first newer record).
             let inTable = try withReader { reader throws(StoreError) -> Int64? in
-                let statement = try reader.statement("SELECT position FROM feed WHERE time >= ? AND position < ? ORDER BY position LIMIT 1")
-                try statement.bind(1, time).bind(2, visible)
+                let statement = try reader.statement(
+                    "SELECT position FROM feed WHERE time >= ? AND position > ? AND position < ? ORDER BY position LIMIT 1")
+                try statement.bind(1, time).bind(2, after).bind(3, visible)
                 defer { statement.reset() }
                 return try statement.step() ? statement.int(0) : nil
             }
-            let inTail = tail.first { $0.record.time >= time && $0.position < visible }?.position
+            let inTail = tail.first { $0.record.time >= time && $0.position > after && $0.position < visible }?.position
             guard let first = [inTable, inTail].compactMap({ $0 }).min() else {
-                return FeedPage(entries: [], next: FeedCursor(position: newest))
+                // Every record up to the newest shown is older: a reader goes on after them.
+                return FeedPage(entries: [], next: FeedCursor(position: max(newest, after)))
             }
             after = first - 1
         }

@@ -306,9 +306,16 @@ import Testing
         #expect(since.entries.map(\.id) == Array(written.suffix(8)))
         let late = try store.feed(from: .since(10_000), limit: 100, form: .full)
         #expect(late.entries.isEmpty)
+        // From a time among the records after a cursor.
+        let sinceAfter = try store.feed(from: .since(300, after: since.entries[2].cursor), limit: 100, form: .full)
+        #expect(sinceAfter.entries.map(\.id) == Array(written.suffix(5)))
+        let lateAfter = try store.feed(from: .since(10_000, after: since.entries[0].cursor), limit: 100, form: .full)
+        #expect(try lateAfter.entries.isEmpty && lateAfter.next > #require(since.entries.last?.cursor))
         let (session, events) = try database.session()
         #expect(try store.insert(session, events: events, keeping: nil, record: Self.record(session.id, 1, time: 20_000)))
         #expect(try store.feed(from: .after(late.next), limit: 100, form: .full).entries.map(\.id) == [session.id + ":1"])
+        #expect(
+            try store.feed(from: .since(15_000, after: lateAfter.next), limit: 100, form: .full).entries.map(\.id) == [session.id + ":1"])
     }
 
     /// A record whose transaction is still open is not handed out, nor any written after it: a

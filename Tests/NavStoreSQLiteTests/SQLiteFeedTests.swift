@@ -126,6 +126,13 @@ import Testing
         #expect(since.entries.map(\.id) == Array(expected.dropFirst(2)))
         let none = try fixture.store.feed(from: .since(Int64.max), limit: 100, form: .full)
         #expect(none.entries.isEmpty && none.next == full.entries.last?.cursor)
+        // From a time among the records after a cursor: where a reader that asked for a time and
+        // has had no record yet goes on from.
+        let time = full.entries[4].time
+        let sinceAfter = try fixture.store.feed(from: .since(time, after: full.entries[1].cursor), limit: 100, form: .full)
+        #expect(sinceAfter.entries.map(\.id) == full.entries.dropFirst(2).drop { $0.time < time }.map(\.id))
+        let laterThanAll = try fixture.store.feed(from: .since(Int64.max, after: full.entries[1].cursor), limit: 100, form: .full)
+        #expect(laterThanAll.entries.isEmpty && laterThanAll.next == full.entries.last?.cursor)
         // After the last: nothing, and the same cursor to read on from.
         let past = try fixture.store.feed(from: .after(full.next), limit: 100, form: .full)
         #expect(past.entries.isEmpty && past.next == full.next)

@@ -36,10 +36,18 @@ struct FeedRoutes: Sendable {
         }
         let (first, next) = try page(start)
         guard wait > 0, context.request.method == "GET", Self.isEmptyPage(first) else { return first }
-        // Waits for what comes after the page it answered (an empty page's `next`).
+        // Waits for what comes after the page it answered (an empty page's `next`), and for a
+        // `since` still from that time. Each empty read moves the start past what it looked at,
+        // so a wake reads only what came since the one before.
+        let from = Locked(start.continuing(after: FeedPage(entries: [], next: next)))
         return try LongPoll.start(
             SessionService.feedWatchKey, sessions: sessions, seconds: wait, limit: Int.max, isEmpty: Self.isEmptyPage
-        ) { () throws(ServiceError) in try page(.after(next)).0 }
+        ) { () throws(ServiceError) in
+            let start = from.withLock { $0 }
+            let (response, next) = try page(start)
+            from.withLock { $0 = start.continuing(after: FeedPage(entries: [], next: next)) }
+            return response
+        }
     }
 
     /// `{"records": [...], "next": CURSOR}`.
@@ -79,8 +87,9 @@ struct FeedRoutes: Sendable {
         return form
     }
 
-    /// Where to start: `Last-Event-ID` (a stream's reconnection), else `after`, else `since`,
-    /// else the oldest record retained. Each one given is checked, whichever wins: bad input is a
+    /// Where to start: `Last-Event-ID` (a stream's reconnection), else `after` (with `since`,
+    /// from the first record at or after it among those after the cursor), else `since`, else the
+    /// oldest record retained. Each one given is checked, whichever wins: bad input is a
     /// 400 even where another parameter would have been used. - Returns: where to start, and the
     /// parameter a cursor came from (a cursor the feed never gave is refused naming it).
     private static func start(_ context: RequestContext) throws(APIError) -> (FeedStart, String) {
@@ -107,8 +116,10 @@ struct FeedRoutes: Sendable {
             }
             since = time
         }
+        // A stream that reconnects has had records, so its `since` (in the URL it reconnects to)
+        // no longer applies: a later record may be a millisecond older than an earlier one.
         if let lastEventID { return (.after(lastEventID), "Last-Event-ID") }
-        if let after { return (.after(after), "after") }
+        if let after { return (since.map { .since($0, after: after) } ?? .after(after), "after") }
         if let since { return (.since(since), "since") }
         return (.oldest, "after")
     }

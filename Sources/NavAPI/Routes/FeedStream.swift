@@ -150,7 +150,7 @@ final class FeedStream: SessionWatcher {
                     sessions.live.messagesSent.add(sent, ordering: .relaxed)
                     if sent < page.entries.count { next = page.entries[sent - 1].cursor }
                 }
-                progress.start = .after(next)
+                progress.start = page.entries.isEmpty ? start.continuing(after: page) : .after(next)
                 if page.entries.count == Self.page || next != page.next { return false }
                 if progress.again {
                     progress.again = false

@@ -87,10 +87,14 @@ struct FeedPages {
     func read(from start: String, wait: Int?, _ each: ([JSONValue]) throws -> Void) throws -> String? {
         let paging = "limit=1000" + (full ? "&form=full" : "")
         var next: String?
+        // `since` goes with `after` until a record has come: records written meanwhile can be
+        // older than it. Once one has, `after` alone reads on (a later record may be a
+        // millisecond older than an earlier one, and must not be skipped).
+        var since = start.hasPrefix("&since=") ? start : ""
         while true {
             let answer: DaemonClient.Answer
             do {
-                let page = next.map { paging + "&after=" + Driver.escaped($0) } ?? paging + start
+                let page = next.map { paging + "&after=" + Driver.escaped($0) + since } ?? paging + start
                 answer = try client.send(
                     "GET", "/v1/feed?" + page + (wait.map { "&wait=\($0)" } ?? ""),
                     headers: bearer.map { [("Authorization", "Bearer " + $0)] } ?? [])
@@ -105,6 +109,7 @@ struct FeedPages {
                 throw ClientExit.fail(ClientExit.refused, "the daemon refused the feed: \(code): \(problem?["detail"]?.stringValue ?? "")")
             }
             try each(records)
+            if !records.isEmpty { since = "" }
             next = cursor
             if records.isEmpty, wait == nil { return next }
         }

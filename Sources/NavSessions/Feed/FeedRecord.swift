@@ -206,8 +206,26 @@ package enum FeedStart: Sendable, Equatable {
     case oldest
     /// After this cursor (exclusive).
     case after(FeedCursor)
-    /// From the first record at or after this time (ms since the epoch).
-    case since(Int64)
+    /// From the first record at or after this time (ms since the epoch) among those after the
+    /// cursor: where a reader that asked for a time starts, and goes on from while it has had no
+    /// record yet (records written meanwhile may still be older than that time).
+    case since(Int64, after: FeedCursor = .start)
+
+    /// Where a reader that read a page from here goes on: after the page's `next`, and still from
+    /// this start's time while the reader has had no record.
+    package func continuing(after page: FeedPage) -> FeedStart {
+        if page.entries.isEmpty, case .since(let time, _) = self { return .since(time, after: page.next) }
+        return .after(page.next)
+    }
+
+    /// The cursor this start reads after, if it names one.
+    package var cursor: FeedCursor? {
+        switch self {
+        case .oldest: nil
+        case .after(let cursor): cursor
+        case .since(_, let cursor): cursor == .start ? nil : cursor
+        }
+    }
 }
 
 /// Which records a purge removes (`POST /v1/feed/purge`).

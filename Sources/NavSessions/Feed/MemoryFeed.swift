@@ -70,10 +70,10 @@ package struct MemoryFeed: Sendable {
         switch start {
         case .oldest: index = head
         case .after(let cursor): index = firstIndex { $0.cursor > cursor }
-        case .since(let time):
+        case .since(let time, let cursor):
             // Times grow per session, not strictly across sessions (each change reads the clock
             // before it takes the lock): the first record at or after `time`, by a scan.
-            index = records[head...].firstIndex { $0.record.time >= time } ?? records.count
+            index = records[firstIndex { $0.cursor > cursor }...].firstIndex { $0.record.time >= time } ?? records.count
         }
         var entries: [FeedEntry] = []
         while index < records.count, entries.count < limit {

@@ -69,7 +69,7 @@ extension SessionService {
     ///   when the feed is off.
     package func feed(from start: FeedStart, limit: Int, form: FeedForm, param: String = "after") throws(ServiceError) -> FeedPage {
         guard configuration.feed != nil else { throw ServiceError(.notFound, "the feed is off (--feed-retention 0)") }
-        if case .after(let cursor) = start {
+        if let cursor = start.cursor {
             guard try storeCall({ () throws(StoreError) in try store.feedGave(cursor) }) else {
                 throw ServiceError(
                     .invalidRequest,

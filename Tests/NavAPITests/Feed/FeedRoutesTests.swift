@@ -189,6 +189,66 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// An RFC 3339 time `seconds` from now, in milliseconds.
+    static func timeFromNow(_ seconds: Double) -> (text: String, date: Date) {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = Date().addingTimeInterval(seconds)
+        return (formatter.string(from: date), date)
+    }
+
+    /// Sleeps until `date` has passed by a margin.
+    static func sleep(pastDate date: Date) {
+        Thread.sleep(forTimeInterval: max(0, date.timeIntervalSinceNow) + 0.2)
+    }
+
+    /// A reader that asks for a time still to come gets nothing older, however it waits: a long
+    /// poll answers the first record at or after it, not one written before it; a page with
+    /// `after` and `since` (a reader that has had no record yet) skips the older records and
+    /// moves `next` past them.
+    @Test(arguments: ["memory", "sqlite"])
+    func aReaderAskingForATimeToComeGetsNothingOlder(store: String) throws {
+        let navd = try Self.start(store)
+        let session = try Self.session(navd)
+        let since = Self.timeFromNow(1.5)
+        let poll = try WatcherTests.longPoll(
+            navd, "/v1/feed?since=\(since.text)&wait=20", headers: ["Authorization": "Bearer \(Self.admin)"])
+        let empty = try Self.feed(navd, "since=\(since.text)").json()
+        let next = try #require(empty["next"]?.string)
+        #expect(empty["records"]?.array?.isEmpty == true)
+        _ = try navd.navigate(session, "list_news")
+        let skipped = try Self.feed(navd, "after=\(next)&since=\(since.text)").json()
+        #expect(skipped["records"]?.array?.isEmpty == true)
+        let movedOn = try #require(skipped["next"]?.string)
+        #expect(movedOn != next)
+        Self.sleep(pastDate: since.date)
+        _ = try navd.navigate(session, "show_news(id=2)")
+        let answer = try poll.readResponse()
+        #expect(try answer.json()["records"]?.array?.map { $0["id"]?.string } == [session.id + ":3"])
+        let page = try Self.feed(navd, "after=\(movedOn)&since=\(since.text)").json()
+        #expect(page["records"]?.array?.map { $0["id"]?.string } == [session.id + ":3"])
+        #expect(try navd.stop() == 0)
+    }
+
+    /// A stream that starts at a time still to come sends no record written before it.
+    @Test(arguments: ["memory", "sqlite"])
+    func aStreamFromATimeToComeSendsNothingOlder(store: String) throws {
+        let navd = try Self.start(store)
+        let session = try Self.session(navd)
+        let since = Self.timeFromNow(1.5)
+        let stream = try EventStreamClient(
+            port: navd.port, target: "/v1/feed?since=\(since.text)", headers: ["Authorization": "Bearer \(Self.admin)"])
+        #expect(stream.status == 200)
+        #expect(try stream.next()?.data == "heartbeat 15")
+        _ = try navd.navigate(session, "list_news")
+        Self.sleep(pastDate: since.date)
+        _ = try navd.navigate(session, "show_news(id=2)")
+        let first = try #require(try stream.nextMessage())
+        #expect(first.json?["id"]?.string == session.id + ":3")
+        stream.close()
+        #expect(try navd.stop() == 0)
+    }
+
     /// A stream sends what is retained after `Last-Event-ID`, then every new record, each with
     /// its cursor as `id`.
     @Test(arguments: ["memory", "sqlite"])

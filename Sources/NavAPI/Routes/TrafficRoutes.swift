@@ -107,15 +107,31 @@ struct TrafficRoutes: Sendable {
         return steps
     }
 
-    /// `within`: a duration (`90s`, `30m`, `7d`), more than 0; 30 minutes when absent.
+    /// `within`: a whole number of seconds, minutes, hours or days (`90s`, `30m`, `24h`, `7d`, or
+    /// plain seconds), at least a second; 30 minutes when absent. Exactly openapi.yaml's pattern:
+    /// 1 to 9 digits, no leading zero, so every duration it admits is answered (999,999,999 days
+    /// fit in milliseconds) and echoed in seconds exactly, never a fraction rounded to 0.
     static func within(_ context: RequestContext) throws(APIError) -> Int64 {
         guard let text = context.request.query["within"] else { return defaultWithin }
-        // Digits first (no sign), as openapi.yaml's pattern says.
-        guard text.utf8.first.map({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) == true,
-            let within = DurationText.milliseconds(text), within > 0
-        else {
-            throw APIError(.invalidRequest, "query parameter 'within' must be a duration such as 90s, 30m, 24h or 7d", param: "within")
+        var digits = Substring(text).utf8[...]
+        var unit: Int64 = 1000
+        if let last = digits.last, let scale = withinUnits[last] {
+            unit = scale
+            digits = digits.dropLast()
         }
-        return within
+        guard (1...9).contains(digits.count), digits.first != UInt8(ascii: "0"),
+            let amount = DecimalDigits.parse(digits, sign: .none)
+        else {
+            throw APIError(
+                .invalidRequest,
+                "query parameter 'within' must be a whole number of seconds, minutes, hours or days, such as 90s, "
+                    + "30m, 24h or 7d", param: "within")
+        }
+        return Int64(amount) * unit
     }
+
+    /// A funnel's units, in milliseconds.
+    private static let withinUnits: [UInt8: Int64] = [
+        UInt8(ascii: "s"): 1000, UInt8(ascii: "m"): 60_000, UInt8(ascii: "h"): 3_600_000, UInt8(ascii: "d"): 86_400_000
+    ]
 }

@@ -94,6 +94,10 @@ import Testing
         #expect(try funnel("steps=top,top") == [["scene": "top", "sessions": 3], ["scene": "top", "sessions": 1]])
         let answer = try Self.get(navd, "/v1/graphs/news/funnel?steps=top&within=90s").json()
         #expect(answer["within"] == 90)
+        // The longest the pattern admits is answered, not refused as an overflow.
+        let longest = try Self.get(navd, "/v1/graphs/news/funnel?steps=top&within=999999999d")
+        #expect(longest.status == 200)
+        #expect(try longest.json()["within"] == .int(999_999_999 * 86_400))
         #expect(try funnel("steps=top&since=2030-01-01T00:00:00Z&until=2030-01-02T00:00:00Z") == [["scene": "top", "sessions": 0]])
     }
 
@@ -108,6 +112,9 @@ import Testing
             ("/v1/graphs/news/funnel?steps=" + Array(repeating: "top", count: 21).joined(separator: ","), "steps"),
             ("/v1/graphs/news/funnel?steps=top&within=soon", "within"), ("/v1/graphs/news/funnel?steps=top&within=0", "within"),
             ("/v1/graphs/news/funnel?steps=top&within=-5m", "within"), ("/v1/graphs/news/funnel?steps=top&within=%2B5m", "within"),
+            // Under a second would be echoed as 0 seconds; ten digits pass what the pattern admits.
+            ("/v1/graphs/news/funnel?steps=top&within=1ms", "within"), ("/v1/graphs/news/funnel?steps=top&within=999ms", "within"),
+            ("/v1/graphs/news/funnel?steps=top&within=1000000000s", "within"), ("/v1/graphs/news/funnel?steps=top&within=05m", "within"),
             ("/v1/graphs/news/funnel?steps=top&since=now", "since"),
             ("/v1/graphs/news/funnel?steps=top&since=2026-11-27T00:00:00Z&until=2026-11-26T00:00:00Z", "until")
         ] {

@@ -446,6 +446,57 @@ import Testing
         #expect(try fixture.store.history(of: a, after: 0, limit: 10).last?.isEnd == true)
     }
 
+    /// A feed watcher that reads on from where it got to whenever it is told to look, as a long
+    /// poll or a stream does.
+    final class FeedReader: SessionWatcher {
+        let store: SQLiteStore
+        let seen = Locked<(after: FeedCursor, ids: [String])>((.start, []))
+
+        init(store: SQLiteStore) { self.store = store }
+
+        func receive(_ change: LiveChange) { refresh() }
+        func refresh() {
+            seen.withLock { seen in
+                guard let page = try? store.feed(from: .after(seen.after), limit: 100, form: .analytics) else { return }
+                seen.ids += page.entries.map(\.id)
+                seen.after = page.next
+            }
+        }
+        func end(_ reason: EndReason) {}
+        func ping() {}
+    }
+
+    /// A write that took a feed position and then failed held back a record written after it;
+    /// when it fails, the feed's watchers are told, and read that record at once, not at the next
+    /// write or the end of their wait.
+    @Test func aFailedWriteThatHeldBackARecordTellsTheWatchers() throws {
+        let folder = try TemporaryFolder()
+        let faults = ChangeLogFaults()
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 100, files: faults)
+        defer { fixture.store.close() }
+        let a = try fixture.create()
+        let reader = FeedReader(store: fixture.store)
+        try fixture.sessions.live.add(reader, to: SessionService.feedWatchKey, limit: Int.max)
+        reader.refresh()
+        #expect(reader.seen.withLock { $0.ids } == ["\(a):1"])
+
+        // The navigation takes the next position and waits in its `pwrite`, then fails.
+        faults.holdNextWrite(failingWith: EIO)
+        let failed = DispatchSemaphore(value: 0)
+        let navigation = Thread {
+            _ = try? fixture.navigate(a, Self.pathA)
+            failed.signal()
+        }
+        navigation.start()
+        try #require(faults.waitUntilHeld())
+        // A create meanwhile takes the position after it: written, but not shown past the hole.
+        let b = try fixture.create()
+        #expect(reader.seen.withLock { $0.ids } == ["\(a):1"])
+        faults.releaseHeldWrite()
+        #expect(failed.wait(timeout: .now() + 10) == .success)
+        #expect(reader.seen.withLock { $0.ids } == ["\(a):1", "\(b):1"])
+    }
+
     /// A change the change log cannot take, and a create or a delete SQLite cannot commit, leave
     /// no record; what is written after they heal comes after every earlier record.
     @Test func aFailedWriteLeavesNoRecord() throws {

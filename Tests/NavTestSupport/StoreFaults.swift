@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Synchronization
 
 @testable import NavSessions
@@ -12,6 +13,17 @@ import Synchronization
 /// `EIO` as a failing one) and passing through to the real ones otherwise.
 final class ChangeLogFaults: ChangeLogFiles {
     private let failures = Mutex<(write: Int32?, sync: Int32?)>((nil, nil))
+    /// The next `pwrite` to wait for ``releaseHeldWrite()`` and then fail with this `errno`.
+    private let held = Mutex<Int32?>(nil)
+    private let holding = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// The next `pwrite` waits, holding its place in the log (and the append lock), until
+    /// ``releaseHeldWrite()``, then fails with `code`.
+    func holdNextWrite(failingWith code: Int32) { held.withLock { $0 = code } }
+    /// Waits until a write is held (at most `seconds`); whether one is.
+    func waitUntilHeld(seconds: Double = 10) -> Bool { holding.wait(timeout: .now() + seconds) == .success }
+    func releaseHeldWrite() { released.signal() }
 
     /// Every `pwrite` fails with `code` (nil: none does).
     func failWrites(_ code: Int32?) { failures.withLock { $0.write = code } }
@@ -21,6 +33,16 @@ final class ChangeLogFaults: ChangeLogFiles {
     func heal() { failures.withLock { $0 = (nil, nil) } }
 
     func pwrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+        let hold = held.withLock { code in
+            defer { code = nil }
+            return code
+        }
+        if let code = hold {
+            holding.signal()
+            released.wait()
+            errno = code
+            return -1
+        }
         if let code = failures.withLock({ $0.write }) {
             errno = code
             return -1

@@ -39,6 +39,14 @@ extension SessionService {
         _ = try? store.sweepFeed(olderThan: currentTime() - settings.retention, maxBytes: target)
     }
 
+    /// A write that carried a record wrote none (it failed, or found nothing to change). A store
+    /// may have held a position for it, and shows no record written after that position until
+    /// the write ends (SQLite's ``FeedState``): those records are visible now, and the watchers
+    /// told of them while they were held back are told again.
+    func feedWriteFailed() {
+        feedSignal()
+    }
+
     /// How far below the budget a sweep the budget started goes: a sixteenth of it, at most 64 KiB
     /// (some 80 records).
     static func feedSweepSlack(_ maxBytes: Int) -> Int {

@@ -39,7 +39,13 @@ extension SessionService {
                 return record
             }
         }
-        let expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+        let expired: [String]
+        do {
+            expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+        } catch {
+            if ending != nil { feedWriteFailed() }
+            throw error
+        }
         if let settings = configuration.feed {
             _ = try storeCall { () throws(StoreError) in
                 try store.sweepFeed(olderThan: time - settings.retention, maxBytes: settings.maxBytes)

@@ -221,10 +221,11 @@ package final class SessionService: Sendable {
             }
         } catch {
             if let answer { answers.remove(answer.key) }
+            if record != nil { feedWriteFailed() }
             throw error
         }
         if !inserted, let answer { answers.remove(answer.key) }
-        if inserted, let record { feedWritten(record, kind: .create) }
+        if let record { inserted ? feedWritten(record, kind: .create) : feedWriteFailed() }
         return inserted ? created : nil
     }
 
@@ -505,10 +506,12 @@ package final class SessionService: Sendable {
             }
         } catch {
             if let kept { answers.remove(kept.key) }
+            if record != nil { feedWriteFailed() }
             throw error
         }
         guard written else {
             if let kept { answers.remove(kept.key) }
+            if record != nil { feedWriteFailed() }
             return nil
         }
         if let record {
@@ -612,8 +615,14 @@ package final class SessionService: Sendable {
             let session = try read(id, credentials: credentials)
             try Self.check(ifMatch, session.state.version)
             let record = configuration.feed.map { endRecord(of: session, reason: .deleted, settings: $0) }
-            let deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
-            if deleted, let record { feedWritten(record, kind: .end) }
+            let deleted: Bool
+            do throws(ServiceError) {
+                deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
+            } catch {
+                if record != nil { feedWriteFailed() }
+                throw error
+            }
+            if let record { deleted ? feedWritten(record, kind: .end) : feedWriteFailed() }
         }
         answers.forget(sessions: [id])
         checkpoints.forget(id)

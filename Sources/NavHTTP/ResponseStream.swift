@@ -11,7 +11,11 @@ import Synchronization
 ///
 /// Bounded: a stream buffers at most `bufferLimit` bytes the client has not taken yet. A write
 /// that would go past it closes the stream instead (the connection is dropped), so a reader
-/// that cannot keep up never holds a writer up or grows memory: it reconnects and resumes.
+/// that cannot keep up never holds a writer up or grows memory: it reconnects and resumes. One
+/// message larger than that still goes to a reader that keeps up (at most half the limit
+/// waiting): a record or a view navd made within its own bounds (`--max-body` raised far, say)
+/// would otherwise cut every stream it is sent on, again at every resume. So a stream holds at
+/// most half its limit plus one message, and the pool counts all of it.
 ///
 /// A client that went away is noticed at once, suspended or not: the server watches the socket
 /// of every streamed answer for a hang-up (``HangupWatch``) and cuts the stream. Once the
@@ -104,7 +108,8 @@ package final class ResponseStream: Sendable {
 
     /// Queues `bytes` to be sent.
     /// - Returns: false when the stream no longer takes writes (see ``isOpen``), or when these
-    ///   bytes would go past `bufferLimit`: then the stream is closed and its connection dropped.
+    ///   bytes would go past `bufferLimit` while more than half of it waits: then the stream is
+    ///   closed and its connection dropped.
     @discardableResult
     package func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return isOpen }
@@ -117,7 +122,7 @@ package final class ResponseStream: Sendable {
                 delta = state.held - before
                 heldNow.store(state.held, ordering: .relaxed)
             }
-            guard state.unsent + bytes.count <= bufferLimit else {
+            guard state.unsent + bytes.count <= bufferLimit || state.unsent <= bufferLimit / 2 else {
                 state.closed = true
                 state.overflowed = true
                 state.discard(keepingPartial: false)

@@ -79,6 +79,26 @@ import Testing
         #expect(try client.readsToTheEnd())
     }
 
+    /// A message larger than the whole buffer goes to a reader that keeps up (it arrives whole),
+    /// where refusing it would cut the stream at every resume; one past the buffer while more
+    /// than half of it waits still drops the reader.
+    @Test func aMessageLargerThanTheBufferGoesToAReaderThatKeepsUp() throws {
+        let (server, streams) = try Self.start(bufferLimit: 4096)
+        defer { server.stop() }
+        let client = try StreamClient(port: server.boundPort)
+        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try client.readHead()
+        let stream = try streams.next()
+        let large = String(repeating: "y", count: 10_000)
+        let taken = stream.write(Array(large.utf8))
+        #expect(taken)
+        #expect(try client.readChunk() == large)
+        let offline = ResponseStream(bufferLimit: 4096)
+        #expect(offline.write([UInt8](repeating: 1, count: 3000)))
+        #expect(!offline.write([UInt8](repeating: 2, count: 10_000)))
+        #expect(!offline.isOpen)
+    }
+
     @Test func stoppingTheServerEndsEveryStream() throws {
         let (server, streams) = try Self.start()
         let client = try StreamClient(port: server.boundPort)

@@ -295,6 +295,31 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// A record larger than the stream's whole buffer (1 MiB), as `--max-body` raised far allows
+    /// (a batch of 20 state patches of 60 KB each, every value in the full form), still goes out
+    /// whole, where it cut the stream, and its resume asked for it again.
+    @Test func aStreamSendsARecordLargerThanItsBuffer() throws {
+        let navd = try Self.start(arguments: ["--max-body", "4M"])
+        let session = try Self.session(navd)
+        let items = (0..<20).map { index in
+            #"{"state":{"screen":"e1","patch":{"note":"\#(String(repeating: "z", count: 60_000))\#(index)"}}}"#
+        }
+        let batch = try navd.request(
+            "POST", session.url + "/intents", headers: ["Authorization": "Bearer \(session.token)", "Content-Type": "application/json"],
+            body: Array(#"{"intents":[\#(items.joined(separator: ","))]}"#.utf8))
+        #expect(batch.status == 200)
+        let stream = try EventStreamClient(
+            port: navd.port, target: "/v1/feed?form=full", headers: ["Authorization": "Bearer \(Self.admin)"])
+        #expect(stream.status == 200)
+        var ids: [String] = []
+        while ids.count < 2, let message = try stream.nextMessage() {
+            if message.event == "record", let id = message.json?["id"]?.string { ids.append(id) }
+        }
+        #expect(ids == ["\(session.id):1", "\(session.id):2"])
+        stream.close()
+        #expect(try navd.stop() == 0)
+    }
+
     /// A secret in a context, a state patch and a command's arguments is in no analytics page;
     /// the attribute named by `--feed-attribute` is.
     @Test(arguments: ["memory", "sqlite"])

@@ -52,7 +52,15 @@ func read(
     pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
     let headEnd = method.map { UnsafeRawPointer($0) + navd_mhd_request_header_size(connection) }
     guard requestLineIsClean, let method, let version, let headEnd, let check = values.check, check.endsHead(at: headEnd) else {
-        return .malformed(reason: "the request line or a header contains a NUL byte")
+        // A folded header (a line starting with a blank, obsolete since RFC 7230) moves what
+        // MHD parsed the same way a NUL does, so the answer names both.
+        return .malformed(reason: "the request line or a header contains a NUL byte, or a header is folded over several lines")
+    }
+    // A target in absolute-form routes by its path (RFC 9112 §3.2.2).
+    switch FramingFault.absoluteFormPath(pending.request.path) {
+    case .path(let path)?: pending.request.path = path
+    case .refused(let fault)?: return fault
+    case nil: break
     }
     // The request line: a method is a token, a target holds no control byte (RFC 9112 §3).
     // MHD splits the line at spaces only and keeps a bare CR or a tab in either piece, where a

@@ -26,7 +26,9 @@ package enum FramingFault: Equatable, Sendable {
     /// - `Transfer-Encoding` on HTTP/1.0 (which has no chunked coding), or other than exactly
     ///   `chunked` (empty, `chunked` twice, blanks around it); a coding other than `chunked` is
     ///   unsupported;
-    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice.
+    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice;
+    /// - `Authorization` sent twice: which credentials count would be a guess, and a proxy or
+    ///   a log may pick the other one.
     ///
     /// A `Content-Length` MHD cannot read as one number (`-1`, `abc`, `2, 3`) never gets here:
     /// MHD answers it itself before calling the access handler (docs/design.md, "HTTP framing").
@@ -40,6 +42,9 @@ package enum FramingFault: Equatable, Sendable {
         let host = headers.occurrence("host")
         if host.repeated { return .malformed(reason: "the Host header field is sent more than once") }
         if !host.sent, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
+        if headers.occurrence("authorization").repeated {
+            return .malformed(reason: "the Authorization header field is sent more than once")
+        }
         let length = headers.occurrence("content-length")
         if length.repeated { return .malformed(reason: "the Content-Length header field is sent more than once") }
         guard let codings = headers["transfer-encoding"] else { return nil }
@@ -58,6 +63,55 @@ package enum FramingFault: Equatable, Sendable {
             }
         }
         return .malformed(reason: "Transfer-Encoding must be exactly \"chunked\", once")
+    }
+
+    /// The path to route for a request target in absolute-form (`http://host:8080/v1/graphs`),
+    /// which a server must accept (RFC 9112 §3.2.2): what follows the authority, `/` when
+    /// nothing does. MHD has already split the query off. The authority is only checked, never
+    /// used: navd serves one origin, and reads no `Host` beyond the framing checks.
+    /// - Returns: nil for a target not in absolute-form (an origin-form path, `*`, anything
+    ///   else, which routes as it is); a fault when its authority is not a plain `host[:port]`
+    ///   (user information, a percent sign, a blank: nothing a proxy could read another way).
+    package static func absoluteFormPath(_ target: String) -> AbsoluteTarget? {
+        let utf8 = target.utf8
+        guard let first = utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H") else { return nil }
+        let schemeLength: Int
+        if Self.hasPrefix(utf8, "http://") {
+            schemeLength = 7
+        } else if Self.hasPrefix(utf8, "https://") {
+            schemeLength = 8
+        } else {
+            return nil
+        }
+        let rest = utf8.dropFirst(schemeLength)
+        let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+        let authority = rest[..<end]
+        guard !authority.isEmpty, authority.allSatisfy(isAuthorityByte) else {
+            return .refused(.malformed(reason: "an absolute-form request target must name a host and an optional port, nothing else"))
+        }
+        let path = Substring(rest[end...])
+        return .path(path.isEmpty ? "/" : String(path))
+    }
+
+    /// Whether `utf8` starts with the lowercase ASCII `prefix`, in any case.
+    private static func hasPrefix(_ utf8: String.UTF8View, _ prefix: StaticString) -> Bool {
+        guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
+        return zip(utf8, UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)).allSatisfy { sent, lower in
+            sent == lower || ((UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower) && sent | 0x20 == lower)
+        }
+    }
+
+    /// A byte of a `host[:port]` authority: a name or an IPv4 address, an IPv6 address in
+    /// brackets, a port (RFC 3986 §3.2.2, without percent-encoding or user information).
+    private static func isAuthorityByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default:
+            false
+        }
     }
 
     /// Whether `byte` may appear in a header field name (`tchar`, RFC 9110 §5.6.2).
@@ -81,4 +135,12 @@ package enum FramingFault: Equatable, Sendable {
         for byte in name where !isTokenByte(byte) { return false }
         return true
     }
+}
+
+/// What ``FramingFault/absoluteFormPath(_:)`` makes of a target in absolute-form.
+package enum AbsoluteTarget: Equatable, Sendable {
+    /// The path to route.
+    case path(String)
+    /// The authority is not a plain `host[:port]`.
+    case refused(FramingFault)
 }

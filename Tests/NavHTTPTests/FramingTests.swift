@@ -100,6 +100,44 @@ struct FramingTests {
         #expect(try connection.readResponse().status == 200)
     }
 
+    /// A target in absolute-form routes by its path, as RFC 9112 asks of every server: a
+    /// health check, a navigation, the scheme in any case, no path at all; the connection stays
+    /// open.
+    @Test func anAbsoluteFormTargetRoutesByItsPath() throws {
+        let (port, victim, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(Array("GET http://127.0.0.1:\(port)/healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
+        try connection.send(Array("GET HTTPS://[::1]:8080/v1/graphs/news?version=1 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let graph = try connection.readResponse()
+        #expect(graph.status == 200, "\(graph)")
+        #expect(graph.headers["connection"]?.lowercased() != "close")
+        let body = #"{"path":"help"}"#
+        try connection.send(
+            Array(
+                ("POST http://navd.example\(victim.url)/navigate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(victim.token)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8))
+        let navigated = try connection.readResponse()
+        #expect(navigated.status == 200, "\(navigated)")
+        #expect(try DaemonHarness.shared().view(victim)["path"]?.string?.hasSuffix("help") == true)
+        try connection.send(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let root = try connection.readResponse()
+        try connection.send(Array("GET http://x HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let noPath = try connection.readResponse()
+        #expect(noPath.status == root.status && noPath.headers["location"] == root.headers["location"], "\(noPath)")
+    }
+
+    /// A folded header is refused as a NUL byte is (both move what libmicrohttpd parsed), and
+    /// the answer says so rather than naming a NUL byte alone.
+    @Test func aFoldedHeaderIsNamedInTheAnswer() throws {
+        let (port, _, _) = try setUp()
+        let connection = try HTTPConnection(port: port, timeout: 5)
+        try connection.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n".utf8))
+        let answer = try connection.readResponse()
+        #expect(answer.status == 400)
+        #expect(try answer.json()["detail"]?.string?.contains("folded") == true, "\(answer)")
+    }
+
     @Test func anHTTP10RequestNeedsNoHost() throws {
         let (port, _, _) = try setUp()
         let connection = try HTTPConnection(port: port, timeout: 5)

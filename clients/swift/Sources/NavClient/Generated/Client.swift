@@ -7870,9 +7870,10 @@ public struct Client: APIProtocol {
     /// idempotent replays write none. Records come in cursor order; per session in version order.
     ///
     /// - **A page**: at most `limit` records after `after` (a cursor this route gave: `next`, or a
-    ///   record's `cursor`), from the first record at or after `since` (RFC 3339), or from the
-    ///   oldest record retained; `next` is the cursor to pass as `after` (the `after` given when
-    ///   the page is empty). A reader that pages with `next` reads every record exactly once,
+    ///   record's `cursor`), from the first record at or after `since` (RFC 3339; with `after`,
+    ///   the first such record after it), or from the oldest record retained; `next` is the
+    ///   cursor to pass as `after` (the `after` given when the page is empty, or past the older
+    ///   records a `since` skipped). A reader that pages with `next` reads every record exactly once,
     ///   also with several navd processes on one PostgreSQL store.
     /// - **A long poll** with `wait=S` (1 to 60): an empty page waits until a record arrives or
     ///   `S` seconds pass.
@@ -11081,8 +11082,8 @@ public struct Client: APIProtocol {
     /// `within` in seconds.
     ///
     /// Needs the admin token. `steps` is required: scene names separated by commas, at most
-    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
-    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// 20, none empty; `within` is a whole number of seconds, minutes, hours or days (`90s`,
+    /// `30m`, `24h`, `7d`; default `30m`; at least a second). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
     /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
     /// unknown graph, 404 `not_found`, as the other graph routes.
     ///

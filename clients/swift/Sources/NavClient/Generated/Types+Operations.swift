@@ -8368,9 +8368,10 @@ public enum Operations {
     /// idempotent replays write none. Records come in cursor order; per session in version order.
     ///
     /// - **A page**: at most `limit` records after `after` (a cursor this route gave: `next`, or a
-    ///   record's `cursor`), from the first record at or after `since` (RFC 3339), or from the
-    ///   oldest record retained; `next` is the cursor to pass as `after` (the `after` given when
-    ///   the page is empty). A reader that pages with `next` reads every record exactly once,
+    ///   record's `cursor`), from the first record at or after `since` (RFC 3339; with `after`,
+    ///   the first such record after it), or from the oldest record retained; `next` is the
+    ///   cursor to pass as `after` (the `after` given when the page is empty, or past the older
+    ///   records a `since` skipped). A reader that pages with `next` reads every record exactly once,
     ///   also with several navd processes on one PostgreSQL store.
     /// - **A long poll** with `wait=S` (1 to 60): an empty page waits until a record arrives or
     ///   `S` seconds pass.
@@ -8402,7 +8403,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/feed/GET/query/after`.
                 public var after: Components.Schemas.FeedCursor?
-                /// Without `after`, from the first record at or after this time (RFC 3339).
+                /// From the first record at or after this time (RFC 3339); with `after`, the first such record after that cursor (what a reader sends until it has had a record, since records written meanwhile may be older). A long poll or a stream started here sends nothing older. `Last-Event-ID` wins over it.
                 ///
                 /// - Remark: Generated from `#/paths/v1/feed/GET/query/since`.
                 public var since: Foundation.Date?
@@ -8427,7 +8428,7 @@ public enum Operations {
                 ///
                 /// - Parameters:
                 ///   - after: Records after this cursor (exclusive), one this feed handed out (else 400).
-                ///   - since: Without `after`, from the first record at or after this time (RFC 3339).
+                ///   - since: From the first record at or after this time (RFC 3339); with `after`, the first such record after that cursor (what a reader sends until it has had a record, since records written meanwhile may be older). A long poll or a stream started here sends nothing older. `Last-Event-ID` wins over it.
                 ///   - limit: The most records to return.
                 ///   - wait: A long poll's longest wait, in seconds (0, the default, answers at once).
                 ///   - form: `analytics` (the default) or `full` (every value; the admin token only).
@@ -12081,8 +12082,8 @@ public enum Operations {
     /// `within` in seconds.
     ///
     /// Needs the admin token. `steps` is required: scene names separated by commas, at most
-    /// 20, none empty; `within` is a duration (`90s`, `30m`, `24h`, `7d`; default `30m`, more
-    /// than 0). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
+    /// 20, none empty; `within` is a whole number of seconds, minutes, hours or days (`90s`,
+    /// `30m`, `24h`, `7d`; default `30m`; at least a second). A malformed parameter is 400 `invalid_request` with `param`; a step that is no
     /// scene of the graph's latest version, 422 `unknown_scene` with `param` `steps`; an
     /// unknown graph, 404 `not_found`, as the other graph routes.
     ///
@@ -12113,7 +12114,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/steps`.
                 public var steps: Swift.String
-                /// The longest time from one step's view to the next one's; default `30m`.
+                /// The longest time from one step's view to the next one's, a whole number of seconds (plain, or with `s`), minutes (`m`), hours (`h`) or days (`d`); default `30m`.
                 ///
                 /// - Remark: Generated from `#/paths/v1/graphs/{name}/funnel/GET/query/within`.
                 public var within: Swift.String?
@@ -12129,7 +12130,7 @@ public enum Operations {
                 ///
                 /// - Parameters:
                 ///   - steps: The scenes, in order, separated by commas.
-                ///   - within: The longest time from one step's view to the next one's; default `30m`.
+                ///   - within: The longest time from one step's view to the next one's, a whole number of seconds (plain, or with `s`), minutes (`m`), hours (`h`) or days (`d`); default `30m`.
                 ///   - since: From this time (RFC 3339, included); default now less `--feed-retention`.
                 ///   - until: Up to this time (RFC 3339, excluded); default now.
                 public init(

@@ -236,6 +236,9 @@ extension SQLiteStore {
         FeedCursor(position: withPublished { $0.feed.floor })
     }
 
+    /// A write takes its position before it is durable (``FeedState``).
+    package var holdsBackLaterRecords: Bool { true }
+
     package func feedGave(_ cursor: FeedCursor) throws(StoreError) -> Bool {
         withPublished { $0.feed.gave(cursor) }
     }

@@ -34,6 +34,11 @@ package protocol FeedStore: Sendable {
     /// The records retained and the bytes they take, for `/metrics` (the budget `feed_bytes`).
     func feedUsage() -> (records: Int, bytes: Int)
 
+    /// Whether a write takes its record's place in the feed before the record is durable, so
+    /// that no record written after it is handed out until the write ends (SQLite): a write that
+    /// ends without a record then lets those through, and the feed's watchers must be told.
+    var holdsBackLaterRecords: Bool { get }
+
     /// The views of `graph` (every version) at times in `range` (ms since the epoch), by scene
     /// and by edge (``FeedTraffic``), from what the store keeps beside each record
     /// (``FeedRecord/toScene``, ``FeedRecord/fromScene``): no record's JSON is read.
@@ -42,6 +47,12 @@ package protocol FeedStore: Sendable {
     /// The sessions that reached each step of `query` (``FunnelCounter``), from the views of its
     /// graph in its range, in each session's order.
     func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int]
+}
+
+extension FeedStore {
+    /// Records are numbered as they become visible (memory), or a reader waits for a horizon it
+    /// polls (PostgreSQL): no write holds back another's record.
+    package var holdsBackLaterRecords: Bool { false }
 }
 
 /// Snapshots of sessions at past versions kept in a durable store (docs/design.md, "The session at

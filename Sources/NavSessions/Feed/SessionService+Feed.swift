@@ -40,11 +40,12 @@ extension SessionService {
     }
 
     /// A write that carried a record wrote none (it failed, or found nothing to change). A store
-    /// may have held a position for it, and shows no record written after that position until
-    /// the write ends (SQLite's ``FeedState``): those records are visible now, and the watchers
-    /// told of them while they were held back are told again.
+    /// that held a position for it shows no record written after that position until the write
+    /// ends (``FeedStore/holdsBackLaterRecords``, SQLite): those records are visible now, and the
+    /// watchers told of them while they were held back are told again. Other stores hold nothing
+    /// back, so a lost compare-and-set on PostgreSQL wakes no watcher.
     func feedWriteFailed() {
-        feedSignal()
+        if store.holdsBackLaterRecords { feedSignal() }
     }
 
     /// How far below the budget a sweep the budget started goes: a sixteenth of it, at most 64 KiB

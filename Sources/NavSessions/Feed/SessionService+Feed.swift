@@ -48,6 +48,21 @@ extension SessionService {
         if store.holdsBackLaterRecords { feedSignal() }
     }
 
+    /// Runs a store write that carries `record` (nil: the feed is off), telling the feed's
+    /// watchers (``feedWriteFailed()``) when it ends without writing it: it answers false, or
+    /// throws. - Returns: whether it wrote.
+    func writing(_ record: FeedRecord?, _ write: () throws(ServiceError) -> Bool) throws(ServiceError) -> Bool {
+        let written: Bool
+        do {
+            written = try write()
+        } catch {
+            if record != nil { feedWriteFailed() }
+            throw error
+        }
+        if !written, record != nil { feedWriteFailed() }
+        return written
+    }
+
     /// How far below the budget a sweep the budget started goes: a sixteenth of it, at most 64 KiB
     /// (some 80 records).
     static func feedSweepSlack(_ maxBytes: Int) -> Int {

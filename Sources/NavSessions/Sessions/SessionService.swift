@@ -216,16 +216,17 @@ package final class SessionService: Sendable {
         }
         let inserted: Bool
         do {
-            inserted = try storeCall { () throws(StoreError) in
-                try store.insert(session, events: outcome.events, keeping: answer, record: record)
+            inserted = try writing(record) { () throws(ServiceError) in
+                try storeCall { () throws(StoreError) in
+                    try store.insert(session, events: outcome.events, keeping: answer, record: record)
+                }
             }
         } catch {
             if let answer { answers.remove(answer.key) }
-            if record != nil { feedWriteFailed() }
             throw error
         }
         if !inserted, let answer { answers.remove(answer.key) }
-        if let record { inserted ? feedWritten(record, kind: .create) : feedWriteFailed() }
+        if inserted, let record { feedWritten(record, kind: .create) }
         return inserted ? created : nil
     }
 
@@ -500,18 +501,18 @@ package final class SessionService: Sendable {
         }
         let written: Bool
         do {
-            written = try storeCall { () throws(StoreError) in
-                try store.update(
-                    session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept, record: record)
+            written = try writing(record) { () throws(ServiceError) in
+                try storeCall { () throws(StoreError) in
+                    try store.update(
+                        session, expectedVersion: expected, events: outcome.events, eventsJSON: eventsJSON, keeping: kept, record: record)
+                }
             }
         } catch {
             if let kept { answers.remove(kept.key) }
-            if record != nil { feedWriteFailed() }
             throw error
         }
         guard written else {
             if let kept { answers.remove(kept.key) }
-            if record != nil { feedWriteFailed() }
             return nil
         }
         if let record {
@@ -615,14 +616,10 @@ package final class SessionService: Sendable {
             let session = try read(id, credentials: credentials)
             try Self.check(ifMatch, session.state.version)
             let record = configuration.feed.map { endRecord(of: session, reason: .deleted, settings: $0) }
-            let deleted: Bool
-            do throws(ServiceError) {
-                deleted = try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
-            } catch {
-                if record != nil { feedWriteFailed() }
-                throw error
+            let deleted = try writing(record) { () throws(ServiceError) in
+                try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
             }
-            if let record { deleted ? feedWritten(record, kind: .end) : feedWriteFailed() }
+            if deleted, let record { feedWritten(record, kind: .end) }
         }
         answers.forget(sessions: [id])
         checkpoints.forget(id)

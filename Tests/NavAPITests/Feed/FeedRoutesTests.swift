@@ -189,6 +189,10 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// How far ahead a test's `since` lies: its first navigation must come before it, on a
+    /// loaded machine too.
+    static let timeToCome = 3.0
+
     /// An RFC 3339 time `seconds` from now, in milliseconds.
     static func timeFromNow(_ seconds: Double) -> (text: String, date: Date) {
         let formatter = ISO8601DateFormatter()
@@ -210,7 +214,7 @@ import Testing
     func aReaderAskingForATimeToComeGetsNothingOlder(store: String) throws {
         let navd = try Self.start(store)
         let session = try Self.session(navd)
-        let since = Self.timeFromNow(1.5)
+        let since = Self.timeFromNow(Self.timeToCome)
         let poll = try WatcherTests.longPoll(
             navd, "/v1/feed?since=\(since.text)&wait=20", headers: ["Authorization": "Bearer \(Self.admin)"])
         let empty = try Self.feed(navd, "since=\(since.text)").json()
@@ -235,7 +239,7 @@ import Testing
     func aStreamFromATimeToComeSendsNothingOlder(store: String) throws {
         let navd = try Self.start(store)
         let session = try Self.session(navd)
-        let since = Self.timeFromNow(1.5)
+        let since = Self.timeFromNow(Self.timeToCome)
         let stream = try EventStreamClient(
             port: navd.port, target: "/v1/feed?since=\(since.text)", headers: ["Authorization": "Bearer \(Self.admin)"])
         #expect(stream.status == 200)

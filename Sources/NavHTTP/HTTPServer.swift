@@ -23,9 +23,10 @@ package protocol HTTPHandler: Sendable {
     /// Answers a request refused before it reached ``handle(_:)``: its request line or a header
     /// holds a NUL byte, which libmicrohttpd would have read as the end of that text, or its
     /// framing is ambiguous (``FramingFault``: both `Content-Length` and `Transfer-Encoding`, a
-    /// repeated `Content-Length` or `Host`, no `Host` on HTTP/1.1, a header name that is not a
-    /// token, a line ended by a bare LF, a CR inside a value). The answer closes the connection,
-    /// the body unread.
+    /// repeated `Content-Length`, `Host` or `Authorization`, no `Host` on HTTP/1.1, a header name
+    /// that is not a token, a line ended by a bare LF, a CR inside a value, an absolute-form
+    /// target whose authority is not `host[:port]`). The answer closes the connection, the body
+    /// unread.
     ///
     /// - Parameters:
     ///   - request: the request as far as it could be read, with an empty body.

@@ -71,7 +71,7 @@ package enum FramingFault: Equatable, Sendable {
     /// used: navd serves one origin, and reads no `Host` beyond the framing checks.
     /// - Returns: nil for a target not in absolute-form (an origin-form path, `*`, anything
     ///   else, which routes as it is); a fault when its authority is not a plain `host[:port]`
-    ///   (user information, a percent sign, a blank: nothing a proxy could read another way).
+    ///   (``isHostAndPort(_:)``: nothing a proxy could read another way).
     package static func absoluteFormPath(_ target: String) -> AbsoluteTarget? {
         let utf8 = target.utf8
         guard let first = utf8.first, first == UInt8(ascii: "h") || first == UInt8(ascii: "H") else { return nil }
@@ -86,7 +86,7 @@ package enum FramingFault: Equatable, Sendable {
         let rest = utf8.dropFirst(schemeLength)
         let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
         let authority = rest[..<end]
-        guard !authority.isEmpty, authority.allSatisfy(isAuthorityByte) else {
+        guard Self.isHostAndPort(authority) else {
             return .refused(.malformed(reason: "an absolute-form request target must name a host and an optional port, nothing else"))
         }
         let path = Substring(rest[end...])
@@ -101,13 +101,49 @@ package enum FramingFault: Equatable, Sendable {
         }
     }
 
-    /// A byte of a `host[:port]` authority: a name or an IPv4 address, an IPv6 address in
-    /// brackets, a port (RFC 3986 §3.2.2, without percent-encoding or user information).
-    private static func isAuthorityByte(_ byte: UInt8) -> Bool {
+    /// Whether `authority` is `host[:port]` (RFC 3986 §3.2.2, §3.2.3): a host name or IPv4
+    /// address of unreserved characters (letters, digits, `-`, `.`, `_`, `~`), or an IPv6
+    /// address in brackets, then optionally `:` and a port of digits only. Narrower than
+    /// RFC 3986 on purpose: no user information, no percent-encoding, no sub-delimiters (`;`,
+    /// `,`, `=`…), which no host name needs and which parsers split differently. An empty host
+    /// is refused as RFC 9110 §4.2.1 requires of an `http` URI.
+    private static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
+        let port: Substring.UTF8View
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let address = authority[authority.index(after: authority.startIndex)..<close]
+            guard address.contains(UInt8(ascii: ":")), address.allSatisfy(isIPv6Byte) else { return false }
+            port = authority[authority.index(after: close)...]
+        } else {
+            let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+            let name = authority[..<colon]
+            guard !name.isEmpty, name.allSatisfy(isNameByte) else { return false }
+            port = authority[colon...]
+        }
+        // RFC 3986 allows an empty port (`host:`), which means the scheme's default.
+        guard let separator = port.first else { return true }
+        return separator == UInt8(ascii: ":") && port.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// A byte of a host name or IPv4 address: RFC 3986's unreserved characters.
+    private static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// A byte of an IPv6 address between brackets: hex digits, colons, and the dots of an IPv4
+    /// tail (`::ffff:127.0.0.1`). A zone (`%25eth0`) or an `IPvFuture` is refused.
+    private static func isIPv6Byte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: ":"), UInt8(ascii: "."):
             true
         default:
             false

@@ -108,6 +108,9 @@ struct FramingTests {
         let connection = try HTTPConnection(port: port, timeout: 5)
         try connection.send(Array("GET http://127.0.0.1:\(port)/healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(try connection.readResponse().status == 200)
+        // A container's name as the host: `_` is unreserved in a host name (RFC 3986 §3.2.2).
+        try connection.send(Array("GET http://navd_1:8080/healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try connection.readResponse().status == 200)
         try connection.send(Array("GET HTTPS://[::1]:8080/v1/graphs/news?version=1 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         let graph = try connection.readResponse()
         #expect(graph.status == 200, "\(graph)")

@@ -411,11 +411,45 @@ struct HTTPServerTests {
         #expect(check([host, ("Transfer-Encoding", "gzip")]) == .unsupportedCoding("gzip"))
         #expect(check([host, ("Transfer-Encoding", "chunked, br")]) == .unsupportedCoding("br"))
         #expect(check([host, ("Transfer-Encoding", " identity ,chunked")]) == .unsupportedCoding("identity"))
+        let authorization = ("Authorization", "Bearer a")
+        #expect(check([host, authorization]) == nil)
+        #expect(check([host, authorization, authorization]) == .malformed(reason: "the Authorization header field is sent more than once"))
         #expect(FramingFault.isToken(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
         for (name, token) in [("Content-Length", true), ("X-A_b.c~!", true), ("Content-Length ", false), ("A:B", false), ("Ä", false)] {
             var name = name
             #expect(name.withUTF8 { FramingFault.isToken(UnsafeRawBufferPointer($0)) } == token, "\(name)")
         }
+    }
+
+    /// What ``FramingFault/absoluteFormPath(_:)`` routes, as MHD hands the target over (the query
+    /// split off): nil for a target not in absolute-form, the path after a `host[:port]`
+    /// authority, and a refusal for any other authority.
+    @Test(
+        arguments: [
+            ("/healthz", nil), ("*", nil), ("http:/healthz", nil), ("httpx://x/healthz", nil), ("/http://x/healthz", nil),
+            ("http://x", "/"), ("HTTP://x/healthz", "/healthz"), ("hTtPs://x/v1/graphs", "/v1/graphs"),
+            ("http://127.0.0.1:8080/healthz", "/healthz"), ("http://[::1]:8080/v1/graphs", "/v1/graphs"),
+            ("http://[::ffff:127.0.0.1]/healthz", "/healthz"), ("http://navd_1.example:8080/healthz", "/healthz"),
+            ("http://x:/healthz", "/healthz"), ("http://x//healthz", "//healthz")
+        ] as [(String, String?)])
+    func anAbsoluteFormTargetRoutesByThePathAfterItsAuthority(target: String, path: String?) {
+        #expect(FramingFault.absoluteFormPath(target) == path.map { .path($0) })
+    }
+
+    /// An authority that is not `host[:port]` as RFC 3986 §3.2.2 writes one (less percent-encoding
+    /// and the sub-delimiters, which no host name needs) is refused, whatever a proxy may have
+    /// made of it: no host at all (RFC 9110 §4.2.1), a port that is not a number, brackets
+    /// around anything but an IPv6 address, user information.
+    @Test(arguments: [
+        "http:///healthz", "http://:80/healthz", "http://:/healthz", "https://[]/healthz", "http://x:8o/healthz",
+        "http://x:80:80/healthz", "http://::1/healthz", "http://[::1/healthz", "http://::1]/healthz", "http://a]b[/healthz",
+        "http://[x]/healthz", "http://[::1]x/healthz", "http://[::1]:8080]/healthz", "http://user@x/healthz",
+        "http://x%2F/healthz", "http://x;y/healthz", "http://x y/healthz", "http://x\\y/healthz", "http://x#y/healthz"
+    ])
+    func anAbsoluteFormTargetWithAnotherAuthorityIsRefused(target: String) {
+        #expect(
+            FramingFault.absoluteFormPath(target)
+                == .refused(.malformed(reason: "an absolute-form request target must name a host and an optional port, nothing else")))
     }
 
     /// Quiet unless something goes wrong; `.trace` shows what MHD reports.

@@ -62,6 +62,9 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
                 ("two Authorizations", "GET /v1/graphs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b", ""),
                 ("an absolute-form target with user information", "GET http://user@x/healthz HTTP/1.1\r\nHost: x", ""),
                 ("an absolute-form target with no host", "GET http:///healthz HTTP/1.1\r\nHost: x", ""),
+                ("an absolute-form target with a port but no host", "GET http://:80/healthz HTTP/1.1\r\nHost: x", ""),
+                ("an absolute-form target whose port is not a number", "GET http://x:8o/healthz HTTP/1.1\r\nHost: x", ""),
+                ("an absolute-form target with a stray bracket", "GET http://x]:80/healthz HTTP/1.1\r\nHost: x", ""),
                 ("a folded header line", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b", "")
             ])
         + refused(

@@ -20,12 +20,13 @@ import Testing
 /// builds from them the `Application` (store, graphs, limits, tokens) the binary would serve,
 /// logging as the binary logs (a `LineLogHandler`, here into a file). Each request is then what
 /// the HTTP server hands that application: an `HTTPRequest` with the path as sent, the query
-/// split off and decoded as the server decodes it, lowercased header fields and the body; and
-/// as the server does, a head with ambiguous framing (`FramingFault`) goes to `malformed` or
-/// `unsupportedTransferCoding` and a body over `--max-body` to `bodyTooLarge` instead of `handle`. The
-/// answer comes back as a client would read it off the wire (``HTTPMessage``), with the
-/// `Content-Length` and `Connection: close` libmicrohttpd adds (not its `Date`), and is
-/// validated against the spec like any other.
+/// split off and decoded as the server decodes it (a target in absolute-form cut to its path or
+/// refused), lowercased header fields and the body; and as the server does, a head with
+/// ambiguous framing (`FramingFault`) goes to `malformed` or `unsupportedTransferCoding` and a
+/// body over `--max-body` to `bodyTooLarge` instead of `handle`. The answer comes back as a
+/// client would read it off the wire (``HTTPMessage``), with the `Content-Length` and
+/// `Connection: close` libmicrohttpd adds (not its `Date`), and is validated against the spec
+/// like any other.
 ///
 /// What happens before the application sees a request — reading bytes off a socket, the request
 /// line and header limits, NUL bytes in the head, chunked bodies, time-outs, keep-alive — is
@@ -140,7 +141,15 @@ final class InProcessHarness: NavdHarness, Sendable {
             var name = field.name
             return !name.withUTF8 { FramingFault.isToken(UnsafeRawBufferPointer($0)) }
         }
-        if let fault = FramingFault.check(headers, http10: false, badName: badName) {
+        // The server reads the target before the header fields: an absolute-form target's
+        // authority is refused first, its path routed.
+        var fault: FramingFault?
+        switch FramingFault.absoluteFormPath(path) {
+        case .path(let routed)?: request.path = routed
+        case .refused(let refusal)?: fault = refusal
+        case nil: break
+        }
+        if let fault = fault ?? FramingFault.check(headers, http10: false, badName: badName) {
             // The server refuses ambiguous framing on the head alone, the body unread.
             request.body = []
             switch fault {

@@ -51,10 +51,15 @@ func read(
     )
     pending.contentLength = values.headers["content-length"].flatMap { Int($0) }
     let headEnd = method.map { UnsafeRawPointer($0) + navd_mhd_request_header_size(connection) }
-    guard requestLineIsClean, let method, let version, let headEnd, let check = values.check, check.endsHead(at: headEnd) else {
-        // A folded header (a line starting with a blank, obsolete since RFC 7230) moves what
-        // MHD parsed the same way a NUL does, so the answer names both.
-        return .malformed(reason: "the request line or a header contains a NUL byte, or a header is folded over several lines")
+    // MHD answers a request line it cannot split (a NUL in the version among them) itself, so
+    // a method or target that is not where MHD put it holds a NUL byte.
+    guard requestLineIsClean, let method, let version, let headEnd else {
+        return .malformed(reason: "the method or the request target holds a NUL byte")
+    }
+    guard let check = values.check, check.endsHead(at: headEnd) else {
+        // A folded header (a line starting with a blank, obsolete since RFC 7230) moves what MHD
+        // parsed as a NUL in a header does, and the check cannot tell which: the answer names both.
+        return .malformed(reason: "a header holds a NUL byte or is folded over several lines")
     }
     // A target in absolute-form routes by its path (RFC 9112 §3.2.2).
     switch FramingFault.absoluteFormPath(pending.request.path) {

@@ -221,9 +221,9 @@ func requestCompleted(
 /// parsed, while the URI is still whole (MHD has only ended it where the HTTP version
 /// begins), so its length up to a first NUL is the length of the URI exactly when it holds
 /// no NUL. It is also the one place the target is seen as sent, before MHD percent-decodes its
-/// path: a control byte in it (a bare CR or a tab) is the client's framing, not data, and is
-/// marked for ``read(_:connection:url:method:version:)`` to refuse. Its result is the
-/// request's `*con_cls`; ``requestCompleted`` releases it.
+/// path: a control byte in it (a bare CR or a tab) or a space is the client's framing, not
+/// data, and is marked for ``read(_:connection:url:method:version:)`` to refuse. Its result is
+/// the request's `*con_cls`; ``requestCompleted`` releases it.
 func uriLogged(
     _ cls: UnsafeMutableRawPointer?,
     _ uri: UnsafePointer<CChar>?,
@@ -232,7 +232,9 @@ func uriLogged(
     guard let uri else { return Unmanaged.passRetained(PendingRequest(uriLength: -1)).toOpaque() }
     let length = strlen(uri)
     let raw = UnsafeRawBufferPointer(start: UnsafeRawPointer(uri), count: length)
-    let pending = PendingRequest(uriLength: length, uriHasControlByte: raw.contains { $0 < 0x20 || $0 == 0x7F })
+    // A space too: MHD takes the line's last space for the one before the version, where a
+    // proxy may take the first and read another target and version.
+    let pending = PendingRequest(uriLength: length, uriHasStrayByte: raw.contains { $0 <= 0x20 || $0 == 0x7F })
     return Unmanaged.passRetained(pending).toOpaque()
 }
 

@@ -19,7 +19,7 @@ import Synchronization
 /// Fills in `pending` from what MHD parsed, and checks the head's framing.
 ///
 /// - Returns: what is wrong with the head, nil when nothing is: a NUL byte in the request line
-///   or a header (below), a method that is not a token or a control byte in the target, a line ended by a bare LF or a CR inside a value, or ambiguous framing
+///   or a header (below), a method that is not a token or a control byte or space in the target, a line ended by a bare LF or a CR inside a value, or ambiguous framing
 ///   (``FramingFault/check(_:http10:badName:)``). MHD parses the head
 ///   in place, ending each piece with a NUL, and hands over C strings: a NUL the client sent
 ///   silently cuts the method, the URI or a header value short (`DELETE /s/{id}\0/screens/…`
@@ -67,11 +67,12 @@ func read(
     case .refused(let fault)?: return fault
     case nil: break
     }
-    // The request line: a method is a token, a target holds no control byte (RFC 9112 §3).
-    // MHD splits the line at spaces only and keeps a bare CR or a tab in either piece, where a
-    // proxy may end the line or the piece instead.
-    if pending.uriHasControlByte || !FramingFault.isToken(UnsafeRawBufferPointer(start: method, count: strlen(method))) {
-        return .malformed(reason: "the request line holds a byte a method or target may not (a bare CR, a tab, a control character)")
+    // The request line: a method is a token, a target holds no control byte and no space
+    // (RFC 9112 §3). MHD splits the line at spaces only (the version at the last one) and keeps
+    // a bare CR or a tab in either piece, where a proxy may end the line or the piece instead.
+    if pending.uriHasStrayByte || !FramingFault.isToken(UnsafeRawBufferPointer(start: method, count: strlen(method))) {
+        return .malformed(
+            reason: "the request line holds a byte a method or target may not (a space, a bare CR, a tab, a control character)")
     }
     // MHD ends a line at a bare LF too, and keeps a bare CR inside a value: a proxy that ends
     // lines otherwise would see other fields (RFC 9112 §2.2).

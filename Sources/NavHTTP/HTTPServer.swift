@@ -432,8 +432,9 @@ final class PendingRequest {
     /// Bytes of the URI, query included, up to its first NUL, measured before MHD cut it up;
     /// -1 when MHD passed none.
     let uriLength: Int
-    /// The URI as sent holds a control byte (a CR, a tab, …): not a target any proxy agrees on.
-    let uriHasControlByte: Bool
+    /// The URI as sent holds a control byte (a CR, a tab, …) or a space: not a target any proxy
+    /// agrees on.
+    let uriHasStrayByte: Bool
     /// The access handler has seen the request (and counted it in `inFlight`).
     package var started = false
     /// Body bytes received past `maxBody` (counting what was kept before):
@@ -444,9 +445,9 @@ final class PendingRequest {
     /// The handler's answer is to come through this; the connection is suspended until it does.
     var deferred: DeferredResponse?
 
-    package init(uriLength: Int, uriHasControlByte: Bool = false) {
+    package init(uriLength: Int, uriHasStrayByte: Bool = false) {
         self.uriLength = uriLength
-        self.uriHasControlByte = uriHasControlByte
+        self.uriHasStrayByte = uriHasStrayByte
     }
 }
 

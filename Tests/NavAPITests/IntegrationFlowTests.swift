@@ -495,7 +495,7 @@ struct NewsFlowTests {
             #expect(answer.status == 400 && answer.code == "invalid_request", "\(method) \(target) \(body): \(answer)")
             #expect(try answer.json()["param"] == .string(param), "\(method) \(target) \(body): \(answer)")
         }
-        for query in ["after=9007199254740992", "after=%2B1", "after=1.0", "limit=1e2", "limit= 5"] {
+        for query in ["after=9007199254740992", "after=%2B1", "after=1.0", "limit=1e2", "limit=%205"] {
             let answer = try navd.send("GET", session.url + "/events?" + query, token: session.token)
             #expect(answer.status == 400 && answer.code == "invalid_request", "\(query): \(answer)")
         }

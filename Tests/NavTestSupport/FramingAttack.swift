@@ -58,6 +58,8 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
                 ("a bare CR in the target", "GET /healthz\rX HTTP/1.1\r\nHost: x", ""),
                 ("a bare CR in the method", "GE\rT /healthz HTTP/1.1\r\nHost: x", ""),
                 ("a tab in the target", "GET /healthz\tX HTTP/1.1\r\nHost: x", ""),
+                ("a space in the target", "GET /healthz X HTTP/1.1\r\nHost: x", ""),
+                ("a space after the target", "GET /healthz  HTTP/1.1\r\nHost: x", ""),
                 ("a method that is not a token", "G(T /healthz HTTP/1.1\r\nHost: x", ""),
                 ("two Authorizations", "GET /v1/graphs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b", ""),
                 ("an absolute-form target with user information", "GET http://user@x/healthz HTTP/1.1\r\nHost: x", ""),

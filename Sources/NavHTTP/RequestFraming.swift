@@ -26,7 +26,8 @@ package enum FramingFault: Equatable, Sendable {
     /// - `Transfer-Encoding` on HTTP/1.0 (which has no chunked coding), or other than exactly
     ///   `chunked` (empty, `chunked` twice, blanks around it); a coding other than `chunked` is
     ///   unsupported;
-    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice;
+    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice or other than empty or
+    ///   `host[:port]` (two hosts, user information);
     /// - `Authorization` sent twice: which credentials count would be a guess, and a proxy or
     ///   a log may pick the other one.
     ///
@@ -42,6 +43,11 @@ package enum FramingFault: Equatable, Sendable {
         let host = headers.occurrence("host")
         if host.repeated { return .malformed(reason: "the Host header field is sent more than once") }
         if !host.sent, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
+        // RFC 9112 §3.2 asks a 400 of a Host with an invalid value: empty (for a target with no
+        // authority, RFC 9110 §7.2) or `host[:port]` as an absolute-form target's authority is.
+        if let value = headers["host"], !value.isEmpty, !isHostAndPort(Substring(value).utf8) {
+            return .malformed(reason: "the Host header field must be a host and an optional port")
+        }
         if headers.occurrence("authorization").repeated {
             return .malformed(reason: "the Authorization header field is sent more than once")
         }

@@ -411,6 +411,14 @@ struct HTTPServerTests {
         #expect(check([host, ("Transfer-Encoding", "gzip")]) == .unsupportedCoding("gzip"))
         #expect(check([host, ("Transfer-Encoding", "chunked, br")]) == .unsupportedCoding("br"))
         #expect(check([host, ("Transfer-Encoding", " identity ,chunked")]) == .unsupportedCoding("identity"))
+        // Host names a host and an optional port, or nothing (RFC 9110 §7.2), and no more.
+        for value in ["", "localhost", "127.0.0.1:8080", "[::1]:8080", "navd_1", "Navd.Example:"] {
+            #expect(check([("Host", value)]) == nil, "\(value)")
+        }
+        for value in ["user@x", "x:8o", ":80", "x]:80", "[::1", "x y", "x,y", "x/y", "x%41"] {
+            #expect(
+                check([("Host", value)]) == .malformed(reason: "the Host header field must be a host and an optional port"), "\(value)")
+        }
         let authorization = ("Authorization", "Bearer a")
         #expect(check([host, authorization]) == nil)
         #expect(check([host, authorization, authorization]) == .malformed(reason: "the Authorization header field is sent more than once"))

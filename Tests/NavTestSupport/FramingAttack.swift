@@ -45,6 +45,8 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
                 ("a tab before a colon", post + "\r\nHost: x\r\nTransfer-Encoding\t: chunked", "0\r\n\r\n"),
                 ("no Host on HTTP/1.1", "GET /healthz HTTP/1.1", ""),
                 ("two Hosts", "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example", ""),
+                ("a Host with user information", "GET /healthz HTTP/1.1\r\nHost: user@a.example", ""),
+                ("a Host with two hosts", "GET /healthz HTTP/1.1\r\nHost: a.example, b.example", ""),
                 ("two Hosts on HTTP/1.0", "GET /healthz HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\nConnection: keep-alive", ""),
                 (
                     "Transfer-Encoding on HTTP/1.0",

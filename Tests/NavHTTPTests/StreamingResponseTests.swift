@@ -45,10 +45,7 @@ import Testing
     @Test func aClientThatLeavesIsNoticedOnTheNextWrites() throws {
         let (server, streams) = try Self.start()
         defer { server.stop() }
-        let client = try StreamClient(port: server.boundPort)
-        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-        _ = try client.readHead()
-        let stream = try streams.next()
+        let (client, stream) = try Self.openStream(server, streams)
         let closed = Atomic<Bool>(false)
         stream.onClose { closed.store(true, ordering: .relaxed) }
         client.close()
@@ -66,10 +63,7 @@ import Testing
     @Test func aReaderThatCannotKeepUpIsDropped() throws {
         let (server, streams) = try Self.start(bufferLimit: 4096)
         defer { server.stop() }
-        let client = try StreamClient(port: server.boundPort)
-        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-        _ = try client.readHead()
-        let stream = try streams.next()
+        let (client, stream) = try Self.openStream(server, streams)
         // The client reads nothing; the socket buffers fill, then the stream's own bound.
         let block = [UInt8](repeating: UInt8(ascii: "x"), count: 1024)
         var written = 0
@@ -85,10 +79,7 @@ import Testing
     @Test func aMessageLargerThanTheBufferGoesToAReaderThatKeepsUp() throws {
         let (server, streams) = try Self.start(bufferLimit: 4096)
         defer { server.stop() }
-        let client = try StreamClient(port: server.boundPort)
-        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-        _ = try client.readHead()
-        let stream = try streams.next()
+        let (client, stream) = try Self.openStream(server, streams)
         let large = String(repeating: "y", count: 10_000)
         let taken = stream.write(Array(large.utf8))
         #expect(taken)
@@ -101,10 +92,7 @@ import Testing
 
     @Test func stoppingTheServerEndsEveryStream() throws {
         let (server, streams) = try Self.start()
-        let client = try StreamClient(port: server.boundPort)
-        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-        _ = try client.readHead()
-        let stream = try streams.next()
+        let (client, stream) = try Self.openStream(server, streams)
         #expect(stream.write(Array("last words\n".utf8)))
         let started = ContinuousClock.now
         server.stop()
@@ -162,6 +150,15 @@ import Testing
         logger.logLevel = .warning
         return logger
     }()
+
+    /// A client on `server` that asked for `/stream` and read the head of its answer, and that
+    /// stream.
+    static func openStream(_ server: HTTPServer, _ streams: StreamHandler.Opened) throws -> (StreamClient, ResponseStream) {
+        let client = try StreamClient(port: server.boundPort)
+        try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try client.readHead()
+        return (client, try streams.next())
+    }
 
     static func start(bufferLimit: Int = 1 << 20, polling: HTTPServer.Polling = .poll) throws -> (HTTPServer, StreamHandler.Opened) {
         let handler = StreamHandler(bufferLimit: bufferLimit)

@@ -43,10 +43,16 @@ package enum FramingFault: Equatable, Sendable {
         let host = headers.occurrence("host")
         if host.repeated { return .malformed(reason: "the Host header field is sent more than once") }
         if !host.sent, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
-        // RFC 9112 §3.2 asks a 400 of a Host with an invalid value: empty (for a target with no
-        // authority, RFC 9110 §7.2) or `host[:port]` as an absolute-form target's authority is.
-        if let value = headers["host"], !value.isEmpty, !isHostAndPort(Substring(value).utf8) {
-            return .malformed(reason: "the Host header field must be a host and an optional port")
+        // RFC 9112 §3.2 asks a 400 of a Host with an invalid value. A valid one is empty (for a
+        // target with no authority, RFC 9110 §7.2) or `host[:port]` as an absolute-form target's
+        // authority is, less the blanks after it, which are not part of a value (MHD skips only
+        // those before).
+        if let sent = headers["host"] {
+            var value = Substring(sent).utf8
+            while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value.removeLast() }
+            if !value.isEmpty, !isHostAndPort(value) {
+                return .malformed(reason: "the Host header field must be a host and an optional port")
+            }
         }
         if headers.occurrence("authorization").repeated {
             return .malformed(reason: "the Authorization header field is sent more than once")

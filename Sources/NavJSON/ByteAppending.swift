@@ -56,3 +56,17 @@ extension String {
         version >= 0 ? String("\"", decimal: UInt64(version), "\"") : "\"\(version)\""
     }
 }
+
+extension Array where Element == UInt8 {
+    /// These bytes in a buffer of their own size, for bytes that are kept (an answer kept for a
+    /// retry, a feed record), whose budgets count their bytes: a buffer a writer grew doubles as
+    /// it goes, so up to half of it can be room nobody reads, held as long as the bytes are.
+    /// Copied only when the room is more than the allocator's rounding (an eighth, and 64
+    /// bytes); otherwise these very bytes.
+    package func fitted() -> [UInt8] {
+        guard capacity > count + count / 8 + 64 else { return self }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+        }
+    }
+}

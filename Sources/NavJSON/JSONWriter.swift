@@ -34,6 +34,12 @@ public struct JSONWriter {
         return result
     }
 
+    /// The JSON written, ending the writer, in a buffer of about its size (``Swift/Array/fitted()``):
+    /// for bytes that are kept, whose budgets count their bytes.
+    package consuming func finishFitted() -> [UInt8] {
+        finish().fitted()
+    }
+
     public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: writeLiteral("null")
@@ -148,16 +154,20 @@ public struct JSONWriter {
         count += source.count
     }
 
-    /// Quotes and escapes `utf8`.
+    /// Quotes and escapes `utf8`. Measured first when the room left is less than its worst case
+    /// (six bytes a byte), so the buffer grows by what the text needs: a 60 KB state value does
+    /// not leave a buffer of 360 KB behind it.
     mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-        reserve(utf8.count * 6 + 2)
+        let worst = utf8.count * 6 + 2
+        reserve(storage.count - count >= worst ? worst : Self.quotedCount(utf8))
         storage.withUnsafeMutableBufferPointer { out in
             guard let output = out.baseAddress else { return }
             count = Self.quote(utf8, at: output + count) - output
         }
     }
 
-    /// Writes `utf8` quoted and escaped at `output`, which has room for `utf8.count * 6 + 2` bytes.
+    /// Writes `utf8` quoted and escaped at `output`, which has room for ``quotedCount(_:)`` bytes
+    /// (`utf8.count * 6 + 2` at the most).
     /// Eight bytes at a time while none of them needs an escape. - Returns: the end of the writing.
     @usableFromInline
     static func quote(_ utf8: UnsafeBufferPointer<UInt8>, at output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {

@@ -463,3 +463,24 @@ import Testing
         #expect(error?.description == "expected ':' at byte 5")
     }
 }
+
+/// What a writer's buffer holds once written: about the text, never the worst case of escaping it.
+@Suite struct JSONWriterRoomTests {
+    /// A long string is written in a buffer grown by what it needs (at most doubling), every
+    /// escape in place; kept bytes (`finishFitted`) are cut to about their size.
+    @Test(arguments: [60_000, 5_000, 100])
+    func aLongStringGrowsTheBufferByWhatItNeeds(length: Int) throws {
+        let pieces = ["a", "\"", "\\", "\n", "\u{01}", "é", "\t", "xyzxyzxy"]
+        let text = (0..<length).map { pieces[$0 % 3 == 0 ? $0 % pieces.count : 0] }.joined()
+        var writer = JSONWriter(reservingCapacity: 64)
+        writer.write(["note": .string(text)])
+        let bytes = writer.finish()
+        #expect(try JSONValue(parsing: bytes) == ["note": .string(text)])
+        #expect(bytes.capacity <= 2 * bytes.count + 64, "\(bytes.count) bytes in \(bytes.capacity)")
+        var kept = JSONWriter(reservingCapacity: 64)
+        kept.write(.string(text))
+        let fitted = kept.finishFitted()
+        #expect(fitted.capacity <= fitted.count + max(256, fitted.count / 8), "\(fitted.count) bytes in \(fitted.capacity)")
+        #expect(fitted == Array(bytes.dropFirst(8).dropLast()))
+    }
+}

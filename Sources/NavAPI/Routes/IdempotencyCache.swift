@@ -1,4 +1,5 @@
 import NavHTTP
+import NavJSON
 import NavSessions
 import Synchronization
 
@@ -69,7 +70,7 @@ final class IdempotencyCache: Sendable {
     func store(_ key: String, _ record: Record) {
         // Held in a buffer of its own size, so it takes what ``cost(_:_:)`` counts.
         var record = record
-        record.response.body = KeptAnswer.exact(record.response.body)
+        record.response.body = record.response.body.fitted()
         let cost = Self.cost(key, record)
         state.withLock { state in
             if let replaced = state.records.updateValue(record, forKey: key) { state.bytes -= Self.cost(key, replaced) }

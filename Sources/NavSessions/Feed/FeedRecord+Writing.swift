@@ -169,14 +169,17 @@ extension FeedRecord {
         writer.writeLiteral("],\"attributes\":")
         if attributes.isEmpty { writer.writeLiteral("{}") } else { writer.write(.object(attributes)) }
         writer.writeLiteral("}")
-        let full = writer.finish()
+        // Kept until folded (SQLite) or for the retention (memory), and counted by their bytes
+        // (``cost``): a record of a large state patch must not hold twice its size.
+        let full = writer.finishFitted()
         var analytics = full
         if let intent, intent.carriesValues {
-            var reduced = JSONWriter(reservingCapacity: full.count)
+            // The reduced intent (keys only) is usually far smaller than the one sent.
+            var reduced = JSONWriter(reservingCapacity: full.count - (intentEnd - intentStart) + 256)
             reduced.writeRaw(bytes: Array(full[..<intentStart]))
             reduced.write(Self.analyticsIntent(intent.json))
             reduced.writeRaw(bytes: Array(full[intentEnd...]))
-            analytics = reduced.finish()
+            analytics = reduced.finishFitted()
         }
         let view = Self.view(before: before?.screens, after: after?.screens)
         self.init(

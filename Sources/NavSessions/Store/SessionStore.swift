@@ -230,19 +230,8 @@ package struct KeptAnswer: Sendable {
         self.fingerprint = fingerprint
         self.status = status
         self.headers = headers
-        self.body = Self.exact(body)
+        self.body = body.fitted()
         self.createdAt = createdAt
-    }
-
-    /// `body` in a buffer of its own size: a body from a `JSONWriter` keeps the writer's room
-    /// (six bytes reserved a byte of a string, for escapes), and a kept answer held that room for
-    /// as long as it was kept, several times its ``cost``. Copied only when the room is more than
-    /// the allocator's rounding: only answers that are kept pay for it.
-    package static func exact(_ body: [UInt8]) -> [UInt8] {
-        guard body.capacity > body.count + body.count / 8 + 64 else { return body }
-        return [UInt8](unsafeUninitializedCapacity: body.count) { buffer, initialized in
-            initialized = body.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
-        }
     }
 
     /// About the memory an answer takes where it is held (its body and header text, its key and

@@ -166,6 +166,21 @@ import Testing
         #expect(records[10]["intent"] == ["intents": [["context": ["keys": ["more"]]], ["navigate": "^/top"]]])
     }
 
+    /// A kept record holds about its own bytes, which is what the feed's budget counts
+    /// (`--max-feed-bytes`): a record of a large state patch is not kept in a buffer grown to
+    /// twice its size, nor is its analytics form kept in one sized for the patch.
+    @Test func aKeptRecordHoldsAboutItsOwnBytes() throws {
+        let fixture = try Fixture()
+        let session = try fixture.create(["user": "u1"], start: "/top/profile")
+        try fixture.apply(.navigate("edit_profile"), session)
+        let form = try #require(try fixture.sessions.store.load(session.id)?.state.top?.id)
+        try fixture.apply(.patchState(screen: form, patch: ["note": .string(String(repeating: "n", count: 60_000))]), session)
+        for form in [FeedForm.full, .analytics] {
+            let kept = try #require(try fixture.sessions.feed(from: .oldest, limit: 1000, form: form).entries.last).members
+            #expect(kept.capacity <= kept.count + max(256, kept.count / 8), "\(form): \(kept.count) bytes in \(kept.capacity)")
+        }
+    }
+
     /// Refusals, no-ops and stale writes leave no record; each version has exactly one.
     @Test func onlyAppliedChangesAreRecorded() throws {
         let fixture = try Fixture()

@@ -7,12 +7,12 @@ import Testing
 @testable import NavTestSupport
 
 /// What a kept answer holds is what its cost counts (`docs/design.md`, "Idempotency answers"):
-/// a body written by a `JSONWriter` has room far beyond its bytes (it reserves six bytes a byte
-/// of a string, for escapes), and an answer kept with that room took several times its cost.
+/// a body written by a `JSONWriter` keeps the writer's room beyond its bytes (reserved ahead, or
+/// left by doubling as it grew), and an answer kept with that room took several times its cost.
 @Suite struct KeptAnswerCapacityTests {
-    /// A view with a 60 KB screen state, written as a session view is.
+    /// A view with a 60 KB screen state, written in a buffer reserved for four times as much.
     static func writtenView() -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 512)
+        var writer = JSONWriter(reservingCapacity: 240_000)
         writer.write(.object(["id": .string("s"), "state": .object(["blob": .string(String(repeating: "y", count: 60_000))])]))
         return writer.finish()
     }

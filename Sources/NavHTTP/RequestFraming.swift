@@ -1,5 +1,13 @@
 import NavJSON
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 // Strict request framing (RFC 9112 §6): what a request's head says about where its body ends
 // and which host it is for must be unambiguous, or a proxy in front of navd and navd itself may
 // read the same bytes as different requests (request smuggling).
@@ -43,14 +51,14 @@ package enum FramingFault: Equatable, Sendable {
         let host = headers.occurrence("host")
         if host.repeated { return .malformed(reason: "the Host header field is sent more than once") }
         if !host.sent, !http10 { return .malformed(reason: "an HTTP/1.1 request needs a Host header field") }
-        // RFC 9112 §3.2 asks a 400 of a Host with an invalid value. A valid one is empty (for a
-        // target with no authority, RFC 9110 §7.2) or `host[:port]` as an absolute-form target's
-        // authority is, less the blanks after it, which are not part of a value (MHD skips only
-        // those before).
+        // RFC 9112 §3.2 asks a 400 of a Host with an invalid value. A valid one is `host[:port]`
+        // as an absolute-form target's authority is, less the blanks after it, which are not part
+        // of a value (MHD skips only those before). Not empty: that is for a target URI with no
+        // authority (RFC 9110 §7.2), and an `http` URI always has one (§4.2.1).
         if let sent = headers["host"] {
             var value = Substring(sent).utf8
             while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value.removeLast() }
-            if !value.isEmpty, !isHostAndPort(value) {
+            if !isHostAndPort(value) {
                 return .malformed(reason: "the Host header field must be a host and an optional port")
             }
         }
@@ -114,27 +122,52 @@ package enum FramingFault: Equatable, Sendable {
     }
 
     /// Whether `authority` is `host[:port]` (RFC 3986 §3.2.2, §3.2.3): a host name or IPv4
-    /// address of unreserved characters (letters, digits, `-`, `.`, `_`, `~`), or an IPv6
-    /// address in brackets, then optionally `:` and a port of digits only. Narrower than
-    /// RFC 3986 on purpose: no user information, no percent-encoding, no sub-delimiters (`;`,
-    /// `,`, `=`…), which no host name needs and which parsers split differently. An empty host
-    /// is refused as RFC 9110 §4.2.1 requires of an `http` URI.
-    private static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
+    /// address of unreserved characters (letters, digits, `-`, `.`, `_`, `~`) with no empty
+    /// label (a single trailing dot, a fully qualified name, aside), or an IPv6 address in
+    /// brackets as `inet_pton` reads one, then optionally `:` and a port, 0–65535 in at most five
+    /// digits. Narrower than RFC 3986 on purpose: no user information, no percent-encoding, no
+    /// sub-delimiters (`;`, `,`, `=`…), which no host name needs and which parsers split
+    /// differently. An empty host is refused as RFC 9110 §4.2.1 requires of an `http` URI.
+    package static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
         let port: Substring.UTF8View
         if authority.first == UInt8(ascii: "[") {
             guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return false }
             let address = authority[authority.index(after: authority.startIndex)..<close]
-            guard address.contains(UInt8(ascii: ":")), address.allSatisfy(isIPv6Byte) else { return false }
+            guard address.allSatisfy(isIPv6Byte), isIPv6Address(address) else { return false }
             port = authority[authority.index(after: close)...]
         } else {
             let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
             let name = authority[..<colon]
-            guard !name.isEmpty, name.allSatisfy(isNameByte) else { return false }
+            guard name.allSatisfy(isNameByte) else { return false }
+            // Labels between dots, none empty: `.`, `..x`, `a..b` name no host.
+            let labels = name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            let named = name.last == UInt8(ascii: ".") ? labels.dropLast() : labels[...]
+            guard !named.isEmpty, named.allSatisfy({ !$0.isEmpty }) else { return false }
             port = authority[colon...]
         }
         // RFC 3986 allows an empty port (`host:`), which means the scheme's default.
         guard let separator = port.first else { return true }
-        return separator == UInt8(ascii: ":") && port.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let digits = port.dropFirst()
+        guard separator == UInt8(ascii: ":"), digits.count <= 5 else { return false }
+        var number = 0
+        for digit in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return false }
+            number = number * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return number <= 65535
+    }
+
+    /// Whether `address` (its bytes already hex digits, colons and dots) is an IPv6 address as the
+    /// C library reads one: `[:]` or `[1::2::3]` is not.
+    private static func isIPv6Address(_ address: Substring.UTF8View) -> Bool {
+        // The longest text form, `ffff:…:255.255.255.255`, is 45 bytes.
+        guard address.count <= 45 else { return false }
+        var text = Array(address)
+        text.append(0)
+        var parsed = in6_addr()
+        return text.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { inet_pton(AF_INET6, $0.baseAddress, &parsed) == 1 }
+        }
     }
 
     /// A byte of a host name or IPv4 address: RFC 3986's unreserved characters.

@@ -414,10 +414,12 @@ struct HTTPServerTests {
         #expect(check([host, ("Transfer-Encoding", " identity ,chunked")]) == .unsupportedCoding("identity"))
         // Host names a host and an optional port, or nothing (RFC 9110 §7.2), and no more.
         // Blanks around a value are not part of it (RFC 9110 §5.5); MHD skips only those before.
-        for value in ["", "localhost", "127.0.0.1:8080", "[::1]:8080", "navd_1", "Navd.Example:", "x ", "[::1]:80\t", " "] {
+        for value in ["localhost", "127.0.0.1:8080", "[::1]:8080", "navd_1", "Navd.Example:", "x ", "[::1]:80\t", "x.:65535"] {
             #expect(check([("Host", value)]) == nil, "\(value)")
         }
-        for value in ["user@x", "x:8o", ":80", "x]:80", "[::1", "x y", "x,y", "x/y", "x%41"] {
+        for value in [
+            "", " ", "user@x", "x:8o", ":80", "x]:80", "[::1", "x y", "x,y", "x/y", "x%41", "x:65536", "x:000080", "a..b", ".", "[:]"
+        ] {
             #expect(
                 check([("Host", value)]) == .malformed(reason: "the Host header field must be a host and an optional port"), "\(value)")
         }
@@ -440,7 +442,8 @@ struct HTTPServerTests {
             ("http://x", "/"), ("HTTP://x/healthz", "/healthz"), ("hTtPs://x/v1/graphs", "/v1/graphs"),
             ("http://127.0.0.1:8080/healthz", "/healthz"), ("http://[::1]:8080/v1/graphs", "/v1/graphs"),
             ("http://[::ffff:127.0.0.1]/healthz", "/healthz"), ("http://navd_1.example:8080/healthz", "/healthz"),
-            ("http://x:/healthz", "/healthz"), ("http://x//healthz", "//healthz")
+            ("http://x:/healthz", "/healthz"), ("http://x//healthz", "//healthz"), ("http://x.example.:65535/a", "/a"),
+            ("http://[2001:db8::1]:0/a", "/a")
         ] as [(String, String?)])
     func anAbsoluteFormTargetRoutesByThePathAfterItsAuthority(target: String, path: String?) {
         #expect(FramingFault.absoluteFormPath(target) == path.map { .path($0) })
@@ -454,7 +457,9 @@ struct HTTPServerTests {
         "http:///healthz", "http://:80/healthz", "http://:/healthz", "https://[]/healthz", "http://x:8o/healthz",
         "http://x:80:80/healthz", "http://::1/healthz", "http://[::1/healthz", "http://::1]/healthz", "http://a]b[/healthz",
         "http://[x]/healthz", "http://[::1]x/healthz", "http://[::1]:8080]/healthz", "http://user@x/healthz",
-        "http://x%2F/healthz", "http://x;y/healthz", "http://x y/healthz", "http://x\\y/healthz", "http://x#y/healthz"
+        "http://x%2F/healthz", "http://x;y/healthz", "http://x y/healthz", "http://x\\y/healthz", "http://x#y/healthz",
+        "http://[:]/healthz", "http://[1::2::3]/healthz", "http://[1.2.3.4:]/healthz", "http://[::1.2]/healthz", "http://x:99999/healthz",
+        "http://x:123456/healthz", "http://a..b/healthz", "http://./healthz", "http://.x/healthz", "http://x../healthz"
     ])
     func anAbsoluteFormTargetWithAnotherAuthorityIsRefused(target: String) {
         #expect(

@@ -83,7 +83,14 @@ import Testing
         let large = String(repeating: "y", count: 10_000)
         let taken = stream.write(Array(large.utf8))
         #expect(taken)
-        #expect(try client.readChunk() == large)
+        // However libmicrohttpd cuts it into chunks, all of it arrives.
+        var received = ""
+        while received.utf8.count < large.utf8.count {
+            let chunk = try client.readChunk()
+            if chunk.isEmpty { break }
+            received += chunk
+        }
+        #expect(received == large)
         let offline = ResponseStream(bufferLimit: 4096)
         #expect(offline.write([UInt8](repeating: 1, count: 3000)))
         #expect(!offline.write([UInt8](repeating: 2, count: 10_000)))

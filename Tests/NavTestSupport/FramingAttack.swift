@@ -47,6 +47,8 @@ struct FramingAttack: Sendable, CustomTestStringConvertible {
                 ("two Hosts", "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example", ""),
                 ("a Host with user information", "GET /healthz HTTP/1.1\r\nHost: user@a.example", ""),
                 ("a Host with two hosts", "GET /healthz HTTP/1.1\r\nHost: a.example, b.example", ""),
+                ("an empty Host", "GET /healthz HTTP/1.1\r\nHost: ", ""),
+                ("a Host whose port is out of range", "GET /healthz HTTP/1.1\r\nHost: a.example:65536", ""),
                 ("two Hosts on HTTP/1.0", "GET /healthz HTTP/1.0\r\nHost: a.example\r\nHost: a.example\r\nConnection: keep-alive", ""),
                 (
                     "Transfer-Encoding on HTTP/1.0",

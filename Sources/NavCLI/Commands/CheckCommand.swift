@@ -133,9 +133,7 @@ struct CheckCommand: ParsableCommand {
         }
         var number = 0
         var messages: [String] = []
-        _ = try FeedPages(client: client, bearer: bearer, full: true).read(
-            from: since.map { "&since=" + Driver.escaped($0) } ?? "", wait: nil
-        ) {
+        _ = try FeedPages(client: client, bearer: bearer, full: true).read(after: nil, since: since, wait: nil) {
             records in
             for record in records {
                 number += 1

@@ -19,7 +19,9 @@ struct FeedCommand: ParsableCommand {
             each record on a line of its own. Without --follow it prints what is retained and \
             exits; with --follow it goes on printing records as changes are applied, until \
             interrupted. The last line on standard error names the cursor to go on from \
-            (--after). Exit 0; 1 when the daemon refuses (the problem is printed); 69 when no \
+            (--after), with --since too while no record at or after that time has come: \
+            given both, the feed starts at the first record at or after the time among those \
+            after the cursor. Exit 0; 1 when the daemon refuses (the problem is printed); 69 when no \
             daemon answers; 64 usage error.
             """
     )
@@ -46,7 +48,6 @@ struct FeedCommand: ParsableCommand {
     var timeout: Int = 30
 
     func validate() throws {
-        if after != nil, since != nil { throw ValidationError("give --after or --since, not both") }
         if let since, Timestamp.milliseconds(parsing: since) == nil {
             throw ValidationError("--since must be an RFC 3339 time such as 2026-11-27T16:00:00Z, not '\(since)'")
         }
@@ -65,12 +66,13 @@ struct FeedCommand: ParsableCommand {
         } catch {
             throw ClientExit.fail(ClientExit.usage, error.description)
         }
-        var query = ""
-        if let after { query = "&after=" + Driver.escaped(after) } else if let since { query = "&since=" + Driver.escaped(since) }
-        let next = try FeedPages(client: client, bearer: bearer, full: full).read(from: query, wait: follow ? wait : nil) { records in
+        let (next, since) = try FeedPages(client: client, bearer: bearer, full: full).read(
+            after: after, since: since, wait: follow ? wait : nil
+        ) { records in
             for record in records { StandardStream.output.write(line: record.jsonString) }
         }
-        StandardStream.error.write(line: "next: \(next ?? "")")
+        // Records written meanwhile may be older than a `--since` no record has reached yet.
+        StandardStream.error.write(line: "next: \(next ?? "")" + (since.map { " --since \($0)" } ?? ""))
     }
 }
 
@@ -81,20 +83,25 @@ struct FeedPages {
     /// `form=full`, else the analytics form.
     let full: Bool
 
-    /// Reads from where `start` (`&after=C`, `&since=T`, or empty for the oldest retained) says,
-    /// handing each page's records to `each`, until a page is empty, or with `wait` for ever (long
-    /// polls of that many seconds). Answers the cursor to go on from.
-    func read(from start: String, wait: Int?, _ each: ([JSONValue]) throws -> Void) throws -> String? {
+    /// Reads from the first record after `after` (a cursor; nil: the oldest retained) that is at
+    /// or after `since` (an RFC 3339 time; nil: any), handing each page's records to `each`, until
+    /// a page is empty, or with `wait` for ever (long polls of that many seconds).
+    /// - Returns: the cursor to go on from, and `since` while no record has reached it (to go on
+    ///   with as well).
+    func read(after: String?, since: String?, wait: Int?, _ each: ([JSONValue]) throws -> Void) throws -> (
+        next: String?, since: String?
+    ) {
         let paging = "limit=1000" + (full ? "&form=full" : "")
-        var next: String?
+        var next = after
         // `since` goes with `after` until a record has come: records written meanwhile can be
         // older than it. Once one has, `after` alone reads on (a later record may be a
         // millisecond older than an earlier one, and must not be skipped).
-        var since = start.hasPrefix("&since=") ? start : ""
+        var since = since
         while true {
             let answer: DaemonClient.Answer
             do {
-                let page = next.map { paging + "&after=" + Driver.escaped($0) + since } ?? paging + start
+                let page =
+                    paging + (next.map { "&after=" + Driver.escaped($0) } ?? "") + (since.map { "&since=" + Driver.escaped($0) } ?? "")
                 answer = try client.send(
                     "GET", "/v1/feed?" + page + (wait.map { "&wait=\($0)" } ?? ""),
                     headers: bearer.map { [("Authorization", "Bearer " + $0)] } ?? [])
@@ -109,9 +116,9 @@ struct FeedPages {
                 throw ClientExit.fail(ClientExit.refused, "the daemon refused the feed: \(code): \(problem?["detail"]?.stringValue ?? "")")
             }
             try each(records)
-            if !records.isEmpty { since = "" }
+            if !records.isEmpty { since = nil }
             next = cursor
-            if records.isEmpty, wait == nil { return next }
+            if records.isEmpty, wait == nil { return (next, since) }
         }
     }
 }

@@ -225,6 +225,14 @@ import Testing
         #expect(skipped["records"]?.array?.isEmpty == true)
         let movedOn = try #require(skipped["next"]?.string)
         #expect(movedOn != next)
+        // `navd feed` says to go on with the time as well as the cursor, and takes both.
+        let cli = try CLIProcess(environment: ["NAVD_URL": "http://127.0.0.1:\(navd.port)", "NAVD_ADMIN_TOKEN": Self.admin])
+        defer { cli.remove() }
+        let printed = try cli.run(["feed", "--since", since.text])
+        #expect(printed.status == 0 && printed.output.isEmpty, "\(printed)")
+        #expect(printed.errors.contains("next: \(movedOn) --since \(since.text)"), "\(printed)")
+        let resumed = try cli.run(["feed", "--after", next, "--since", since.text])
+        #expect(resumed.status == 0 && resumed.output.isEmpty, "the record older than --since: \(resumed)")
         Self.sleep(pastDate: since.date)
         _ = try navd.navigate(session, "show_news(id=2)")
         let answer = try poll.readResponse()

@@ -26,7 +26,8 @@ public struct JSONWriter {
     }
 
     /// The JSON written, ending the writer: its buffer cut to the written bytes in place, with
-    /// no copy (the buffer keeps its capacity: for answers and records that do not live long).
+    /// no copy (the buffer keeps its capacity: for answers that do not live long; what is kept
+    /// takes ``finishFitted()``).
     public consuming func finish() -> [UInt8] {
         var result = storage
         storage = []

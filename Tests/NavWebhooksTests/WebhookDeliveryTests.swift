@@ -22,6 +22,13 @@ import Testing
         try InProcessHarness(arguments: ["--admin-token", "webhook-admin-token-0123456789"])
     }
 
+    /// Waits (5 s at most) until `deliverer` has counted `count` records delivered: a receiver
+    /// counts a batch before its answer reaches the deliverer, whose status changes only then.
+    static func answered(_ deliverer: WebhookDeliverer, delivered count: Int) {
+        let deadline = Date().addingTimeInterval(5)
+        while deliverer.status.delivered < count, Date() < deadline { usleep(20_000) }
+    }
+
     static func deliverer(
         _ navd: InProcessHarness, _ receiver: WebhookReceiver, secrets: [[UInt8]], meta: (any MetaStore)? = nil, name: String = "hook",
         graph: String? = nil
@@ -108,6 +115,7 @@ import Testing
         #expect(event["subject"]?.string == event["data"]?["session"]?.string)
         #expect(event["time"]?.string == event["data"]?["time"]?.string)
         #expect(event["data"]?["form"]?.string == "analytics")
+        Self.answered(deliverer, delivered: expected.count)
         let status = deliverer.status
         #expect(status.delivered == expected.count)
         #expect(status.lastError == nil)
@@ -151,6 +159,7 @@ import Testing
         #expect(Set(deliveries[0..<4].map(\.webhookID)).count == 1)
         #expect(Set(deliveries[0..<4].map(\.ids)).count == 1)
         #expect(deliveries.allSatisfy { $0.signatureValid })
+        Self.answered(deliverer, delivered: expected.count)
         #expect(deliverer.status.lastError == nil)
         #expect(deliverer.status.failed == 3)
     }
@@ -298,6 +307,7 @@ import Testing
         #expect(deliverer.status.skipped == 1)
         let session = try navd.createSession()
         #expect(receiver.wait(seconds: 10) { $0.uniqueIDs.contains("\(session.id):1") })
+        Self.answered(deliverer, delivered: 1)
         #expect(deliverer.status.lastError == nil)
     }
 
@@ -317,6 +327,7 @@ import Testing
         let session = try navd.createSession()
         #expect(receiver.wait(seconds: 5) { $0.uniqueIDs.contains("\(session.id):1") })
         #expect(receiver.uniqueIDs == ["\(session.id):1"])
+        Self.answered(deliverer, delivered: 1)
         #expect(deliverer.status.lastError == nil)
     }
 

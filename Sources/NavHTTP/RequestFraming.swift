@@ -34,7 +34,7 @@ package enum FramingFault: Equatable, Sendable {
     /// - `Transfer-Encoding` on HTTP/1.0 (which has no chunked coding), or other than exactly
     ///   `chunked` (empty, `chunked` twice, blanks around it); a coding other than `chunked` is
     ///   unsupported;
-    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice or other than empty or
+    /// - on HTTP/1.1 no `Host`, and on any version `Host` sent twice, empty, or other than
     ///   `host[:port]` (two hosts, user information);
     /// - `Authorization` sent twice: which credentials count would be a guess, and a proxy or
     ///   a log may pick the other one.
@@ -128,7 +128,7 @@ package enum FramingFault: Equatable, Sendable {
     /// digits. Narrower than RFC 3986 on purpose: no user information, no percent-encoding, no
     /// sub-delimiters (`;`, `,`, `=`…), which no host name needs and which parsers split
     /// differently. An empty host is refused as RFC 9110 §4.2.1 requires of an `http` URI.
-    package static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
+    private static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
         let port: Substring.UTF8View
         if authority.first == UInt8(ascii: "[") {
             guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return false }
@@ -138,11 +138,14 @@ package enum FramingFault: Equatable, Sendable {
         } else {
             let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
             let name = authority[..<colon]
-            guard name.allSatisfy(isNameByte) else { return false }
-            // Labels between dots, none empty: `.`, `..x`, `a..b` name no host.
-            let labels = name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-            let named = name.last == UInt8(ascii: ".") ? labels.dropLast() : labels[...]
-            guard !named.isEmpty, named.allSatisfy({ !$0.isEmpty }) else { return false }
+            // Labels between dots, none empty (`.`, `..x`, `a..b` name no host), checked in the
+            // same pass as the bytes: this runs on every request's Host.
+            guard let first = name.first, first != UInt8(ascii: ".") else { return false }
+            var previous: UInt8 = 0
+            for byte in name {
+                guard isNameByte(byte), !(byte == UInt8(ascii: ".") && previous == byte) else { return false }
+                previous = byte
+            }
             port = authority[colon...]
         }
         // RFC 3986 allows an empty port (`host:`), which means the scheme's default.

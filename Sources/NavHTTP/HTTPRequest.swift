@@ -10,8 +10,11 @@ package struct HTTPRequest: Sendable {
     package var path: String
     /// Query arguments, decoded (`+` is a space, `%XX` a byte, invalid UTF-8
     /// repaired). A key without `=` maps to the empty string; of a repeated key
-    /// the last value wins.
+    /// the last value is here, and ``repeatedQuery`` names it.
     package var query: [String: String]
+    /// The first query argument given more than once, if any: a proxy or a log may read another of
+    /// its values than the last, so the application refuses the request rather than pick one.
+    package var repeatedQuery: String?
     /// Header fields with lowercased names. Repeated fields are joined with
     /// `", "` in the order received (RFC 9110 §5.3).
     package var headers: HTTPHeaders
@@ -22,12 +25,14 @@ package struct HTTPRequest: Sendable {
         method: String,
         path: String,
         query: [String: String] = [:],
+        repeatedQuery: String? = nil,
         headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) {
         self.method = method
         self.path = path
         self.query = query
+        self.repeatedQuery = repeatedQuery
         self.headers = headers
         self.body = body
     }

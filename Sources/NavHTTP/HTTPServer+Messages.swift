@@ -46,6 +46,7 @@ func read(
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
         query: values.query,
+        repeatedQuery: values.repeatedQuery,
         headers: values.headers,
         body: []
     )
@@ -90,6 +91,8 @@ struct ConnectionValues {
     /// Most clients send fewer than eight fields: one allocation, no regrowth.
     package var headers = HTTPHeaders(reservingCapacity: 8)
     package var query: [String: String] = [:]
+    /// The first query argument's name seen twice.
+    package var repeatedQuery: String?
     /// Follows the header lines through MHD's buffer; nil once one is found out of place.
     package var check: HeadCheck?
     /// A header field's name is not a token (``FramingFault/isToken(_:)``).
@@ -203,7 +206,11 @@ func collectValue(
         if let value, valueSize > 0, memchr(value, 0x0D, valueSize) != nil { values.pointee.bareCarriageReturn = true }
         values.pointee.headers.add(name: name, text)
     } else {
-        values.pointee.query[queryText(name)] = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
+        let key = queryText(name)
+        let text = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
+        if values.pointee.query.updateValue(text, forKey: key) != nil, values.pointee.repeatedQuery == nil {
+            values.pointee.repeatedQuery = key
+        }
     }
     return .YES
 }

@@ -154,6 +154,20 @@ struct HTTPServerTests {
         #expect(response.lines["query.enc"] == "+&=")
         #expect(response.lines["query.utf"] == "é")
         #expect(response.lines["query.bad"] == "%zz")
+        #expect(response.lines["repeated"] == nil)
+    }
+
+    /// A query argument given twice is named to the application, which refuses the request:
+    /// a proxy or a log may have read the other value. The first one repeated is named.
+    @Test func aRepeatedQueryArgumentIsNamed() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /a?x=1&b=2&b=3&x=4&flag&flag HTTP/1.1\r\nHost: test\r\n\r\n")
+        let response = try client.readResponse()
+
+        #expect(response.lines["repeated"] == "b")
+        #expect(response.lines["query.b"] == "3")
     }
 
     @Test func headerNamesAreLowercasedAndRepeatsJoined() throws {
@@ -502,6 +516,7 @@ private struct EchoHandler: HTTPHandler {
         }
         let lines =
             request.query.map { "query.\($0.key): \($0.value)" }
+            + (request.repeatedQuery.map { ["repeated: \($0)"] } ?? [])
             + request.headers.map { "header.\($0.name): \($0.value)" }
         return HTTPResponse(status: 200, headers: headers, body: Array(lines.sorted().joined(separator: "\n").utf8))
     }

@@ -134,8 +134,8 @@ final class InProcessHarness: NavdHarness, Sendable {
         headers.add("Host", "127.0.0.1")
         headers.add("Connection", "close")
         for (name, value) in fields { headers.add(name, Self.trimmed(value)) }
-        let (path, query) = Self.split(target)
-        var request = HTTPRequest(method: method, path: path, query: query, headers: headers, body: body)
+        let (path, query, repeatedQuery) = Self.split(target)
+        var request = HTTPRequest(method: method, path: path, query: query, repeatedQuery: repeatedQuery, headers: headers, body: body)
         let response: HTTPResponse
         let badName = fields.contains { field in
             var name = field.name
@@ -168,18 +168,22 @@ final class InProcessHarness: NavdHarness, Sendable {
 
     // MARK: What the HTTP server does around the application
 
-    /// The path as sent (its escapes kept) and the query arguments after the first `?`.
-    static func split(_ target: String) -> (path: String, query: [String: String]) {
-        guard let question = target.firstIndex(of: "?") else { return (target, [:]) }
-        return (String(target[..<question]), queryArguments(target[target.index(after: question)...]))
+    /// The path as sent (its escapes kept), the query arguments after the first `?`, and the
+    /// first of them given twice.
+    static func split(_ target: String) -> (path: String, query: [String: String], repeatedQuery: String?) {
+        guard let question = target.firstIndex(of: "?") else { return (target, [:], nil) }
+        let (query, repeated) = queryArguments(target[target.index(after: question)...])
+        return (String(target[..<question]), query, repeated)
     }
 
     /// Query arguments as libmicrohttpd splits them (`MHD_parse_arguments_`: at each `&`, then
     /// at the first `=`; a key without `=` has the empty string as its value; an empty string
     /// ends the list) and as the server decodes them: `+` is a space, then `%XX` escapes are
-    /// decoded leniently. Of a repeated key, the last value wins.
-    static func queryArguments(_ text: Substring) -> [String: String] {
+    /// decoded leniently. Of a repeated key, the last value is kept, and the first key repeated
+    /// is named.
+    static func queryArguments(_ text: Substring) -> (arguments: [String: String], repeated: String?) {
         var arguments: [String: String] = [:]
+        var repeated: String?
         var rest = text[...]
         while !rest.isEmpty {
             let piece: Substring
@@ -190,13 +194,15 @@ final class InProcessHarness: NavdHarness, Sendable {
                 piece = rest
                 rest = ""
             }
-            if let equals = piece.firstIndex(of: "=") {
-                arguments[decoded(piece[..<equals])] = decoded(piece[piece.index(after: equals)...])
-            } else {
-                arguments[decoded(piece)] = ""
-            }
+            let (key, value) =
+                if let equals = piece.firstIndex(of: "=") {
+                    (decoded(piece[..<equals]), decoded(piece[piece.index(after: equals)...]))
+                } else {
+                    (decoded(piece), "")
+                }
+            if arguments.updateValue(value, forKey: key) != nil, repeated == nil { repeated = key }
         }
-        return arguments
+        return (arguments, repeated)
     }
 
     private static func decoded(_ text: Substring) -> String {

@@ -148,6 +148,14 @@ package final class Application: HTTPHandler {
         case .found(let index, let template, let parameters):
             route = template
             routeIndex = index
+            if let name = request.repeatedQuery {
+                // Which of its values a proxy or a log read is not known: none is picked here.
+                let name = String(name.prefix(100))
+                let problem = APIError(.invalidRequest, "query parameter '\(name)' is given more than once", param: name)
+                if intentRoutes[index] { metrics.recordIntent(Self.intentResult(problem.code)) }
+                response = failure(problem, route: template, requestID: requestID)
+                break
+            }
             // The request moves into the context: a copy would retain (and later release) each
             // of its strings, headers and body.
             let context = RequestContext(request: request, parameters: parameters, requestID: requestID)

@@ -46,16 +46,20 @@ extension SessionService {
             if ending != nil { feedWriteFailed() }
             throw error
         }
+        // The sessions are gone from the store: their watchers and answers go too, whether or not
+        // the feed's sweep below succeeds.
+        defer {
+            if !expired.isEmpty { feedSignal() }
+            // The store deleted their answers, and every change's answer older than the TTL.
+            answers.forget(sessions: expired)
+            answers.expire(before: cutoff)
+            for id in expired { live.end(id, .expired) }
+        }
         if let settings = configuration.feed {
             _ = try storeCall { () throws(StoreError) in
                 try store.sweepFeed(olderThan: time - settings.retention, maxBytes: settings.maxBytes)
             }
         }
-        if !expired.isEmpty { feedSignal() }
-        // The store deleted their answers, and every change's answer older than the TTL.
-        answers.forget(sessions: expired)
-        answers.expire(before: cutoff)
-        for id in expired { live.end(id, .expired) }
         return expired.count
     }
 }

@@ -214,7 +214,13 @@ struct LiveSessionTests {
             let streamed = try watch(session, query: String(target.drop { $0 != "?" }), headers: [:])
             #expect(streamed.status == 401)
         }
-        // Another session's watch token opens nothing here.
+        // A token given twice is refused whichever comes last: a proxy may have checked the other.
+        for query in ["?access_token=\(watchToken)&access_token=\(session.token)", "?access_token=nonsense&access_token=\(watchToken)"] {
+            let answer = try navd.request("GET", session.url + "/events" + query)
+            #expect(answer.status == 400)
+            #expect(answer.code == "invalid_request")
+            #expect((try? answer.json())?["param"]?.string == "access_token")
+        }
         let other = try navd.createSession()
         #expect(
             try navd.request("GET", session.url, headers: ["Authorization": "Bearer \(other.created["watchToken"]?.string ?? "")"]).status

@@ -128,6 +128,18 @@ public struct JSONWriter {
         }
     }
 
+    /// An RFC 3339 time in UTC with milliseconds (``Timestamp``), quoted: written in place.
+    package mutating func writeTimestamp(milliseconds: Int64) {
+        reserve(26)
+        storage.withUnsafeMutableBufferPointer { out in
+            guard let base = out.baseAddress else { return }
+            base[count] = UInt8(ascii: "\"")
+            Timestamp.write(milliseconds: milliseconds, at: base + count + 1)
+            base[count + 25] = UInt8(ascii: "\"")
+        }
+        count += 26
+    }
+
     /// A JSON string: quotes, and the escapes RFC 8259 requires (`"`, `\\`, control characters).
     public mutating func writeString(_ text: String) {
         text.withUTF8Bytes { writeEscaped($0) }

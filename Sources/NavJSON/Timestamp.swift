@@ -11,36 +11,41 @@ public enum Timestamp {
 
     /// ``text(milliseconds:withMilliseconds:)`` as UTF-8 bytes.
     public static func bytes(milliseconds: Int64, withMilliseconds: Bool = true) -> [UInt8] {
+        let count = withMilliseconds ? 24 : 19
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.baseAddress.map { write(milliseconds: milliseconds, withMilliseconds: withMilliseconds, at: $0) }
+            initialized = count
+        }
+    }
+
+    /// Writes ``text(milliseconds:withMilliseconds:)``'s bytes at `output`, which has room for
+    /// 24 (19 without milliseconds): in place, as every feed record and log line has one.
+    package static func write(milliseconds: Int64, withMilliseconds: Bool = true, at output: UnsafeMutablePointer<UInt8>) {
         let (seconds, millisecond) = milliseconds.floorDivided(by: 1000)
         let (days, secondOfDay) = seconds.floorDivided(by: 86_400)
         let (year, month, day) = civil(fromDays: days)
-        let count = withMilliseconds ? 24 : 19
-        // Written in place: every feed record and log line has one.
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            func digits(_ value: Int64, _ width: Int, at offset: Int) {
-                var rest = max(0, value)
-                for position in stride(from: offset + width - 1, through: offset, by: -1) {
-                    buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
+        func digits(_ value: Int64, _ width: Int, at offset: Int) {
+            var rest = max(0, value)
+            for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                output[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
             }
-            digits(year, 4, at: 0)
-            buffer[4] = UInt8(ascii: "-")
-            digits(month, 2, at: 5)
-            buffer[7] = UInt8(ascii: "-")
-            digits(day, 2, at: 8)
-            buffer[10] = UInt8(ascii: "T")
-            digits(secondOfDay / 3600, 2, at: 11)
-            buffer[13] = UInt8(ascii: ":")
-            digits(secondOfDay / 60 % 60, 2, at: 14)
-            buffer[16] = UInt8(ascii: ":")
-            digits(secondOfDay % 60, 2, at: 17)
-            if withMilliseconds {
-                buffer[19] = UInt8(ascii: ".")
-                digits(millisecond, 3, at: 20)
-                buffer[23] = UInt8(ascii: "Z")
-            }
-            initialized = count
+        }
+        digits(year, 4, at: 0)
+        output[4] = UInt8(ascii: "-")
+        digits(month, 2, at: 5)
+        output[7] = UInt8(ascii: "-")
+        digits(day, 2, at: 8)
+        output[10] = UInt8(ascii: "T")
+        digits(secondOfDay / 3600, 2, at: 11)
+        output[13] = UInt8(ascii: ":")
+        digits(secondOfDay / 60 % 60, 2, at: 14)
+        output[16] = UInt8(ascii: ":")
+        digits(secondOfDay % 60, 2, at: 17)
+        if withMilliseconds {
+            output[19] = UInt8(ascii: ".")
+            digits(millisecond, 3, at: 20)
+            output[23] = UInt8(ascii: "Z")
         }
     }
 

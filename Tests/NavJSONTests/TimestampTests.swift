@@ -11,6 +11,16 @@ import Testing
         #expect(Timestamp.text(milliseconds: 1_800_000_000_123, withMilliseconds: false) == "2027-01-15T08:00:00")
     }
 
+    /// A writer writes the same text quoted, in place, after what it holds and into a full buffer.
+    @Test(arguments: [Int64(0), 951_782_400_000, -1, 1_800_000_000_123, 253_402_300_799_999])
+    func aWriterWritesTheSameTextQuoted(milliseconds: Int64) {
+        var writer = JSONWriter(reservingCapacity: 16)
+        writer.writeLiteral("[")
+        writer.writeTimestamp(milliseconds: milliseconds)
+        writer.writeLiteral("]")
+        #expect(String(decoding: writer.finish(), as: UTF8.self) == "[\"\(Timestamp.text(milliseconds: milliseconds))\"]")
+    }
+
     @Test func readsWhatItWritesAndOffsets() {
         for milliseconds: Int64 in [0, 1_800_000_000_123, 951_782_400_000, 4_102_444_799_999] {
             #expect(Timestamp.milliseconds(parsing: Timestamp.text(milliseconds: milliseconds)) == milliseconds)

@@ -182,6 +182,14 @@ import Testing
     }
 
     /// Refusals, no-ops and stale writes leave no record; each version has exactly one.
+    /// Each event type is written as its name, quoted, whatever kinds are added later.
+    @Test(arguments: LifecycleEvent.Kind.allCases)
+    func anEventTypeIsWrittenAsItsName(kind: LifecycleEvent.Kind) {
+        let quoted = FeedRecord.quoted(kind)
+        let text = quoted.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        #expect(text == "\"\(kind.rawValue)\"")
+    }
+
     @Test func onlyAppliedChangesAreRecorded() throws {
         let fixture = try Fixture()
         let session = try fixture.create()

@@ -55,12 +55,8 @@ package enum FramingFault: Equatable, Sendable {
         // as an absolute-form target's authority is, less the blanks after it, which are not part
         // of a value (MHD skips only those before). Not empty: that is for a target URI with no
         // authority (RFC 9110 §7.2), and an `http` URI always has one (§4.2.1).
-        if let sent = headers["host"] {
-            var value = Substring(sent).utf8
-            while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value.removeLast() }
-            if !isHostAndPort(value) {
-                return .malformed(reason: "the Host header field must be a host and an optional port")
-            }
+        if let sent = headers["host"], !isHostAndPort(Substring(sent).utf8, trimmingBlanks: true) {
+            return .malformed(reason: "the Host header field must be a host and an optional port")
         }
         if headers.occurrence("authorization").repeated {
             return .malformed(reason: "the Authorization header field is sent more than once")
@@ -128,32 +124,41 @@ package enum FramingFault: Equatable, Sendable {
     /// digits. Narrower than RFC 3986 on purpose: no user information, no percent-encoding, no
     /// sub-delimiters (`;`, `,`, `=`…), which no host name needs and which parsers split
     /// differently. An empty host is refused as RFC 9110 §4.2.1 requires of an `http` URI.
-    private static func isHostAndPort(_ authority: Substring.UTF8View) -> Bool {
-        let port: Substring.UTF8View
-        if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            let address = authority[authority.index(after: authority.startIndex)..<close]
+    /// - Parameter trimmingBlanks: spaces and tabs at the end are not part of it (a header
+    ///   field's value, whose blanks MHD keeps).
+    private static func isHostAndPort(_ authority: Substring.UTF8View, trimmingBlanks: Bool = false) -> Bool {
+        // Read in place: this runs on every request's Host, and walking a UTF-8 view index by
+        // index cost ~1,800 instructions for `127.0.0.1:8080`.
+        authority.withContiguousStorageIfAvailable { isHostAndPort($0, trimmingBlanks: trimmingBlanks) }
+            ?? Array(authority).withUnsafeBufferPointer { isHostAndPort($0, trimmingBlanks: trimmingBlanks) }
+    }
+
+    private static func isHostAndPort(_ bytes: UnsafeBufferPointer<UInt8>, trimmingBlanks: Bool) -> Bool {
+        var end = bytes.count
+        while trimmingBlanks, end > 0, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        var index = 0
+        if end > 0, bytes[0] == UInt8(ascii: "[") {
+            guard let close = bytes[..<end].firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let address = UnsafeBufferPointer(rebasing: bytes[1..<close])
             guard address.allSatisfy(isIPv6Byte), isIPv6Address(address) else { return false }
-            port = authority[authority.index(after: close)...]
+            index = close + 1
         } else {
-            let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
-            let name = authority[..<colon]
             // Labels between dots, none empty (`.`, `..x`, `a..b` name no host), checked in the
-            // same pass as the bytes: this runs on every request's Host.
-            guard let first = name.first, first != UInt8(ascii: ".") else { return false }
+            // same pass as the bytes.
+            guard end > 0, bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: ":") else { return false }
             var previous: UInt8 = 0
-            for byte in name {
+            while index < end, bytes[index] != UInt8(ascii: ":") {
+                let byte = bytes[index]
                 guard isNameByte(byte), !(byte == UInt8(ascii: ".") && previous == byte) else { return false }
                 previous = byte
+                index += 1
             }
-            port = authority[colon...]
         }
         // RFC 3986 allows an empty port (`host:`), which means the scheme's default.
-        guard let separator = port.first else { return true }
-        let digits = port.dropFirst()
-        guard separator == UInt8(ascii: ":"), digits.count <= 5 else { return false }
+        guard index < end else { return true }
+        guard bytes[index] == UInt8(ascii: ":"), end - index - 1 <= 5 else { return false }
         var number = 0
-        for digit in digits {
+        for digit in bytes[(index + 1)..<end] {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return false }
             number = number * 10 + Int(digit - UInt8(ascii: "0"))
         }
@@ -162,14 +167,15 @@ package enum FramingFault: Equatable, Sendable {
 
     /// Whether `address` (its bytes already hex digits, colons and dots) is an IPv6 address as the
     /// C library reads one: `[:]` or `[1::2::3]` is not.
-    private static func isIPv6Address(_ address: Substring.UTF8View) -> Bool {
+    private static func isIPv6Address(_ address: UnsafeBufferPointer<UInt8>) -> Bool {
         // The longest text form, `ffff:…:255.255.255.255`, is 45 bytes.
         guard address.count <= 45 else { return false }
-        var text = Array(address)
-        text.append(0)
-        var parsed = in6_addr()
-        return text.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { inet_pton(AF_INET6, $0.baseAddress, &parsed) == 1 }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 46) { text in
+            guard let base = text.baseAddress else { return false }
+            for (offset, byte) in address.enumerated() { base[offset] = CChar(bitPattern: byte) }
+            base[address.count] = 0
+            var parsed = in6_addr()
+            return inet_pton(AF_INET6, base, &parsed) == 1
         }
     }
 

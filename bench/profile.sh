@@ -10,7 +10,10 @@
 # (`perf stat -e instructions` is not supported on this VM, hence callgrind.)
 #
 # Environment: DURATION=20s CONNECTIONS=8 SESSIONS=1000 SCRIPT=navigate.lua STORE=memory
-#   (STORE=sqlite profiles the SQLite store on a file in the temporary folder)
+#   (STORE=sqlite profiles the SQLite store on a file in the temporary folder;
+#   SQLITE_SUFFIX is appended to its path: under callgrind navd makes ~150 changes a second,
+#   so the background fold of the change log, every 8,192 changes, only runs within the
+#   profile with e.g. SQLITE_SUFFIX='?compact=2048' DURATION=45s)
 #   START_PATH (the sessions' start path; default the graph's root)
 #   CACHE_SIM=1 (also simulate the caches: `callgrind_annotate --show=DLmr,DLmw`
 #   on the output then says which functions miss the last-level cache, e.g. with
@@ -57,7 +60,7 @@ objcopy --strip-debug "$NAVD" "$TMP/navd"
 mkdir -p "$BENCH_OUT"
 
 store=$STORE
-[[ $STORE == sqlite ]] && store="sqlite:$TMP/navd.db"
+[[ $STORE == sqlite ]] && store="sqlite:$TMP/navd.db${SQLITE_SUFFIX:-}"
 port=$(free_port)
 URL=http://127.0.0.1:$port
 OUT=$TMP/callgrind.out

@@ -396,7 +396,7 @@ extension PostgresStore {
                 String(floor.transaction), String(floor.position)
             ],
             prepare: true, reconnecting: false)
-        try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), on: connection)
+        try Self.sweepCheckpoints(maxBytes: FeedSettings.checkpointBytes(forFeedBytes: maxBytes), on: connection)
         return swept
     }
 

@@ -358,7 +358,7 @@ extension SQLiteStore {
                         try Self.recordRemoved(through: through, floor: true, connection)
                     }
                     // Also when no record went: a session that ended leaves its checkpoints behind.
-                    try Self.sweepCheckpoints(maxBytes: Self.checkpointBytes(forFeedBytes: maxBytes), connection)
+                    try Self.sweepCheckpoints(maxBytes: FeedSettings.checkpointBytes(forFeedBytes: maxBytes), connection)
                     return (count, bytes, through)
                 }
             }

@@ -42,6 +42,10 @@ package struct FeedSettings: Sendable {
         self.retention = retention
         self.maxBytes = maxBytes
     }
+
+    /// The most bytes of checkpoints (``CheckpointStore``, ``HistoryCheckpoints``) kept beside a
+    /// feed of at most `feedBytes`, in the store and in a process's memory alike.
+    package static func checkpointBytes(forFeedBytes feedBytes: Int) -> Int { feedBytes / 8 }
 }
 
 /// The intent a record tells, as the service has it: written into the record in the batch-item

@@ -69,8 +69,3 @@ package protocol CheckpointStore: Sendable {
     /// Session `id`'s newest checkpoint below `version`.
     func checkpoint(of id: String, below version: Int) throws(StoreError) -> (version: Int, snapshot: [UInt8])?
 }
-
-extension CheckpointStore {
-    /// The most bytes of checkpoints kept for a feed of at most `feedBytes`.
-    package static func checkpointBytes(forFeedBytes feedBytes: Int) -> Int { feedBytes / 8 }
-}

@@ -123,17 +123,18 @@ extension SessionService {
             let graph = try? recordedGraph(session.graphName, graphVersion, version: version),
             let state = try? SessionState(snapshot: json, graph: graph.graph)
         else { return kept }
-        checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, state: state)
-        return HistoryCheckpoints.Checkpoint(version: stored.version, graphVersion: graphVersion, state: state)
+        checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, state: state, bytes: stored.snapshot.count)
+        return HistoryCheckpoints.Checkpoint(
+            version: stored.version, graphVersion: graphVersion, state: state, bytes: stored.snapshot.count)
     }
 
     /// Keeps a checkpoint in this process and, on a durable store, in the store too, off the
     /// caller's thread (``HistoryCheckpoints/store(_:)``). Storing it is a shortcut for later, so
     /// a store that refuses it is let be: the next read replays more.
     func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
-        checkpoints.keep(id, version: version, graphVersion: graphVersion, state: state)
-        guard let durable = store as? any CheckpointStore else { return }
         let snapshot = state.snapshotBytes(graphVersion: graphVersion)
+        checkpoints.keep(id, version: version, graphVersion: graphVersion, state: state, bytes: snapshot.count)
+        guard let durable = store as? any CheckpointStore else { return }
         checkpoints.store { () throws(StoreError) in try durable.keepCheckpoint(of: id, version: version, snapshot: snapshot) }
     }
 
@@ -153,21 +154,28 @@ extension SessionService {
 
 /// Snapshots of sessions every ``SessionService/checkpointInterval`` versions, kept by this
 /// process as it writes changes (and replays them), so that a past version is rebuilt from the
-/// nearest one below it. Bounded: past ``limit`` checkpoints the oldest kept go first; a past
-/// version without one is rebuilt from the session's creation record.
+/// nearest one below it. Bounded by count and by bytes (a session's snapshot can be megabytes:
+/// 256 screens of 64 KiB of state each): past ``limit`` checkpoints, or past ``maxBytes`` of their
+/// snapshots, the oldest kept go first; a past version without one is rebuilt from the session's
+/// creation record.
 package final class HistoryCheckpoints: Sendable {
     package struct Checkpoint: Sendable {
         package var version: Int
         package var graphVersion: Int
         package var state: SessionState
+        /// Its snapshot's bytes: what it is counted as against ``HistoryCheckpoints/maxBytes``.
+        var bytes: Int
     }
 
     private struct Kept {
         /// Per session, in version order.
         var sessions: [String: [Checkpoint]] = [:]
-        /// Every checkpoint's session and version, oldest kept first.
+        /// Every checkpoint's session and version, oldest kept first (with those since forgotten).
         var order: [(session: String, version: Int)] = []
         var head = 0
+        /// The checkpoints in ``sessions`` and their bytes.
+        var count = 0
+        var bytes = 0
     }
 
     private let kept = Mutex(Kept())
@@ -177,10 +185,16 @@ package final class HistoryCheckpoints: Sendable {
     private let storing = DispatchQueue(label: "navd.checkpoints")
     /// The most checkpoints kept (about 2 KB each for a plain session).
     package let limit: Int
+    /// The most bytes of snapshots kept.
+    package let maxBytes: Int
 
-    package init(limit: Int = 16_384) {
+    package init(limit: Int = 16_384, maxBytes: Int) {
         self.limit = limit
+        self.maxBytes = maxBytes
     }
+
+    /// The checkpoints kept and their bytes (tests read it).
+    package var usage: (count: Int, bytes: Int) { kept.withLock { ($0.count, $0.bytes) } }
 
     /// The changes replayed to rebuild past versions so far (tests read it).
     package var changesReplayed: Int { replayed.load(ordering: .relaxed) }
@@ -225,19 +239,26 @@ package final class HistoryCheckpoints: Sendable {
         kept.withLock { kept in kept.sessions[id]?.last { $0.version < version } }
     }
 
-    func keep(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
+    /// Keeps session `id`'s `state` at `version`, whose snapshot takes `bytes`; one larger than
+    /// ``maxBytes`` is not kept.
+    func keep(_ id: String, version: Int, graphVersion: Int, state: SessionState, bytes: Int) {
+        guard bytes <= maxBytes else { return }
         kept.withLock { kept in
             var list = kept.sessions[id, default: []]
             guard !list.contains(where: { $0.version == version }) else { return }
             let index = list.firstIndex { $0.version > version } ?? list.count
-            list.insert(Checkpoint(version: version, graphVersion: graphVersion, state: state), at: index)
+            list.insert(Checkpoint(version: version, graphVersion: graphVersion, state: state, bytes: bytes), at: index)
             kept.sessions[id] = list
             kept.order.append((id, version))
-            while kept.order.count - kept.head > limit {
+            kept.count += 1
+            kept.bytes += bytes
+            while kept.count > limit || kept.bytes > maxBytes, kept.head < kept.order.count {
                 let (oldest, at) = kept.order[kept.head]
                 kept.head += 1
-                kept.sessions[oldest]?.removeAll { $0.version == at }
-                if kept.sessions[oldest]?.isEmpty == true { kept.sessions[oldest] = nil }
+                guard var list = kept.sessions[oldest], let found = list.firstIndex(where: { $0.version == at }) else { continue }
+                kept.count -= 1
+                kept.bytes -= list.remove(at: found).bytes
+                kept.sessions[oldest] = list.isEmpty ? nil : list
             }
             if kept.head > 1024, kept.head * 2 > kept.order.count {
                 kept.order.removeFirst(kept.head)
@@ -250,7 +271,15 @@ package final class HistoryCheckpoints: Sendable {
     /// session's with nil.
     func forget(_ id: String?) {
         kept.withLock { kept in
-            if let id { kept.sessions[id] = nil } else { kept.sessions = [:] }
+            if let id {
+                let list = kept.sessions.removeValue(forKey: id) ?? []
+                kept.count -= list.count
+                kept.bytes -= list.reduce(0) { $0 + $1.bytes }
+            } else {
+                kept.sessions = [:]
+                kept.count = 0
+                kept.bytes = 0
+            }
         }
     }
 }

@@ -62,8 +62,9 @@ package final class SessionService: Sendable {
     package let answers: KeptAnswerLedger
     /// What `/metrics` counts of the feed records this process writes.
     package let feedCounts = FeedCounts()
-    /// Snapshots every ``checkpointInterval`` versions, to rebuild past versions from.
-    package let checkpoints = HistoryCheckpoints()
+    /// Snapshots every ``checkpointInterval`` versions, to rebuild past versions from, within
+    /// the bytes the store keeps of its own (an eighth of `--max-feed-bytes`).
+    package let checkpoints: HistoryCheckpoints
     /// With a store several processes share: the timer that has the feed's watchers look again.
     let feedPoll = Mutex<FeedPoll?>(nil)
     private let now: @Sendable () -> Int64
@@ -84,6 +85,8 @@ package final class SessionService: Sendable {
         self.configuration = configuration
         self.now = now
         self.stripes = (0..<256).map { _ in Locked(()) }
+        self.checkpoints = HistoryCheckpoints(
+            maxBytes: FeedSettings.checkpointBytes(forFeedBytes: configuration.feed?.maxBytes ?? FeedSettings().maxBytes))
         self.live = LiveSessions(
             maxPerSession: configuration.maxWatchersPerSession,
             budget: configuration.watcherBudget ?? Budget(resource: "watchers", limit: Int.max)

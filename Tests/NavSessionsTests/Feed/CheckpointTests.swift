@@ -34,6 +34,43 @@ import Testing
         #expect(rebuilt.bytes == answers[2 * interval + 3])
     }
 
+    /// The checkpoints a process keeps are bounded by their bytes, not only by their count: a
+    /// client that fills its screens' state makes snapshots of many KB each, and kept 16,384 at a
+    /// time they would hold gigabytes. They stay within an eighth of `--max-feed-bytes`, the oldest
+    /// going first, and past versions still read (replayed from further back).
+    @Test func checkpointsKeptInMemoryStayWithinTheirBytes() throws {
+        let fixture = try FeedRecordTests.Fixture(maxFeedBytes: 512 << 10)
+        let budget = FeedSettings.checkpointBytes(forFeedBytes: 512 << 10)
+        let session = try fixture.create(["user": "u1"], start: "/top/profile")
+        try fixture.apply(.navigate("edit_profile"), session)
+        let form = try #require(try fixture.sessions.store.load(session.id)?.state.top?.id)
+        let interval = SessionService.checkpointInterval
+        var answers: [Int: [UInt8]] = [:]
+        let checked = [4 * interval, interval + 5]
+        for index in 0..<(4 * interval) {
+            // 30 KB of state once, then small changes: small records, snapshots of 30 KB each.
+            let patch: JSONValue = index == 0 ? ["note": .string(String(repeating: "n", count: 30_000))] : ["count": .int(index)]
+            try fixture.sessions.apply(
+                .intent(.patchState(screen: form, patch: patch)), to: session.id, credentials: session.owner, ifMatch: nil
+            ) {
+                mutation in
+                if checked.contains(mutation.session.state.version) {
+                    answers[mutation.session.state.version] = fixture.sessions.view(of: mutation.session)
+                }
+            }
+        }
+        let usage = fixture.sessions.checkpoints.usage
+        #expect(usage.bytes <= budget, "\(usage.count) checkpoints of \(usage.bytes) bytes against \(budget)")
+        #expect(usage.count >= 1 && usage.count < 4, "\(usage.count) checkpoints kept")
+        for version in checked {
+            let past = try fixture.sessions.view(of: session.id, credentials: session.owner, at: version)
+            #expect(past.bytes == answers[version], "version \(version)")
+        }
+        #expect(fixture.sessions.checkpoints.usage.bytes <= budget)
+        fixture.sessions.checkpoints.forget(session.id)
+        #expect(fixture.sessions.checkpoints.usage == (0, 0))
+    }
+
     /// Not a bound, a measurement: how long a past version of a 1,000-version history takes to
     /// rebuild on the memory store (printed; docs/design.md, "History", has the figure).
     @Test func aPastVersionOfAThousandVersionHistoryIsRebuiltQuickly() throws {

@@ -16,10 +16,10 @@ import Testing
         let sessions: SessionService
         let clock = Locked(Int64(1_800_000_000_000))
 
-        init(ttl: Int64 = 3_600_000) throws {
+        init(ttl: Int64 = 3_600_000, maxFeedBytes: Int = FeedSettings().maxBytes) throws {
             let graphs = try TestFixtures.graphs()
             var configuration = SessionService.Configuration(sessionTTL: ttl)
-            configuration.feed = FeedSettings(attributes: ["user"])
+            configuration.feed = FeedSettings(attributes: ["user"], maxBytes: maxFeedBytes)
             let clock = self.clock
             sessions = SessionService(
                 store: MemoryStore(), graphs: graphs, configuration: configuration, now: { clock.withLock { $0 } })

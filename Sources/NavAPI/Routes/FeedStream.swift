@@ -151,7 +151,7 @@ final class FeedStream: SessionWatcher {
                     if sent < page.entries.count { next = page.entries[sent - 1].cursor }
                 }
                 progress.start = page.entries.isEmpty ? start.continuing(after: page) : .after(next)
-                if page.entries.count == Self.page || next != page.next { return false }
+                if page.entries.count == Self.page || page.cut || next != page.next { return false }
                 if progress.again {
                     progress.again = false
                     return false

@@ -193,10 +193,37 @@ package struct FeedPage: Sendable {
     /// After the last record returned; the `after` given when there is none (or, without one,
     /// where the next record will be).
     package var next: FeedCursor
+    /// The page ended at ``maxBytes`` before its `limit`: more records may follow at once.
+    package var cut = false
 
     package init(entries: [FeedEntry], next: FeedCursor) {
         self.entries = entries
         self.next = next
+    }
+
+    /// The most bytes of records one answer holds, a feed page's or a history's: it ends before
+    /// the record that would take it past this, however many its `limit` allowed (but it always
+    /// holds one), so an answer a client leaves unread holds about a mebibyte, not `limit`
+    /// records of whatever size clients made them.
+    package static let maxBytes = 1 << 20
+
+    /// How many of `entries`, from the first, an answer holds (``maxBytes``).
+    package static func count(within entries: [FeedEntry]) -> Int {
+        var bytes = 0
+        for (index, entry) in entries.enumerated() {
+            bytes += entry.members.count
+            if bytes > maxBytes { return max(1, index) }
+        }
+        return entries.count
+    }
+
+    /// The page ended within ``maxBytes``, its `next` after its last record.
+    package func capped() -> FeedPage {
+        let count = Self.count(within: entries)
+        guard count < entries.count else { return self }
+        var page = FeedPage(entries: Array(entries.prefix(count)), next: entries[count - 1].cursor)
+        page.cut = true
+        return page
     }
 }
 

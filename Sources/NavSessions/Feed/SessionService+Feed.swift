@@ -85,8 +85,9 @@ extension SessionService {
         feedPoll.withLock { $0 = FeedPoll(timer: timer) }
     }
 
-    /// A page of the feed: records from `start`, at most `limit`, in `form`. `param` names where
-    /// an `after` cursor came from (`after`, or a stream's `Last-Event-ID`), for the refusals.
+    /// A page of the feed: records from `start`, at most `limit` and within ``FeedPage/maxBytes``,
+    /// in `form`. `param` names where an `after` cursor came from (`after`, or a stream's
+    /// `Last-Event-ID`), for the refusals.
     /// - Throws: 400 `invalid_request` for an `after` the feed never handed out (above every
     ///   cursor given, or in another store's form): an empty page would answer it forever; 410
     ///   `cursor_expired` for one older than the records retained (some after it were swept); 404
@@ -106,9 +107,9 @@ extension SessionService {
             // and the read: the floor only rises, so one still at or below the cursor now means no
             // record after it went before the read ended.
             try expireIfSwept(after: cursor, param: param)
-            return page
+            return page.capped()
         }
-        return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }
+        return try storeCall { () throws(StoreError) in try store.feed(from: start, limit: limit, form: form) }.capped()
     }
 
     /// 410 `cursor_expired` when records after `cursor` were swept (the floor is past it).

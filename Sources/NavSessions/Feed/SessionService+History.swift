@@ -13,7 +13,8 @@ extension SessionService {
         package var next: Int
     }
 
-    /// Session `id`'s records with a version above `after`, at most `limit`, in the full form.
+    /// Session `id`'s records with a version above `after`, at most `limit` and within
+    /// ``FeedPage/maxBytes``, in the full form.
     /// The session's token, its watch token or the admin token opens it, refused exactly as the
     /// view is (``read(_:credentials:access:forChange:)``); the admin token also reads an ended
     /// session's history while its records are retained.
@@ -30,7 +31,8 @@ extension SessionService {
         guard configuration.feed != nil else {
             throw ServiceError(.notFound, "the feed is off (--feed-retention 0): no history is kept")
         }
-        let entries = try storeCall { () throws(StoreError) in try store.history(of: id, after: after, limit: limit) }
+        var entries = try storeCall { () throws(StoreError) in try store.history(of: id, after: after, limit: limit) }
+        entries.removeLast(entries.count - FeedPage.count(within: entries))
         let oldest: Int?
         if after == 0, let first = entries.first {
             oldest = first.version

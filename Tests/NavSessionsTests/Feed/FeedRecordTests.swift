@@ -166,6 +166,45 @@ import Testing
         #expect(records[10]["intent"] == ["intents": [["context": ["keys": ["more"]]], ["navigate": "^/top"]]])
     }
 
+    /// A page of the feed or of a history holds at most about a mebibyte of records, whatever its
+    /// `limit`: an answer a client leaves unread holds that, not a thousand records of the size
+    /// clients made them. Paging on with `next` still reads every record once.
+    @Test func aPageEndsAtItsBytesAndPagingOnReadsEveryRecordOnce() throws {
+        let fixture = try Fixture()
+        let session = try fixture.create(["user": "u1"], start: "/top/profile")
+        try fixture.apply(.navigate("edit_profile"), session)
+        let form = try #require(try fixture.sessions.store.load(session.id)?.state.top?.id)
+        for index in 0..<40 {
+            let note = String(repeating: String(index % 10), count: 60_000)
+            try fixture.apply(.patchState(screen: form, patch: ["note": .string(note)]), session)
+        }
+        var start = FeedStart.oldest
+        var ids: [String] = []
+        var pages = 0
+        while true {
+            let page = try fixture.sessions.feed(from: start, limit: 1000, form: .full)
+            if page.entries.isEmpty { break }
+            pages += 1
+            let bytes = page.entries.reduce(0) { $0 + $1.members.count }
+            #expect(bytes <= FeedPage.maxBytes || page.entries.count == 1, "\(page.entries.count) records, \(bytes) bytes")
+            #expect(page.next == page.entries.last?.cursor)
+            ids += page.entries.map(\.id)
+            start = .after(page.next)
+        }
+        #expect(ids == (1...42).map { "\(session.id):\($0)" })
+        #expect(pages >= 3)
+        var versions: [Int] = []
+        var after = 0
+        while true {
+            let page = try fixture.sessions.history(of: session.id, credentials: session.owner, after: after, limit: 1000)
+            if page.entries.isEmpty { break }
+            #expect(page.entries.reduce(0) { $0 + $1.members.count } <= FeedPage.maxBytes)
+            versions += page.entries.map(\.version)
+            after = page.next
+        }
+        #expect(versions == Array(1...42))
+    }
+
     /// A kept record holds about its own bytes, which is what the feed's budget counts
     /// (`--max-feed-bytes`): a record of a large state patch is not kept in a buffer grown to
     /// twice its size, nor is its analytics form kept in one sized for the patch.

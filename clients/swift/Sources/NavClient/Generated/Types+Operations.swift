@@ -8056,7 +8056,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/query/after`.
                 public var after: Swift.Int?
-                /// The most records to return.
+                /// The most records to return. A page also ends before the record that would take it past 1 MiB of records (it always holds one), so a short page is not the end: page on with `next` until a page is empty.
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/history/GET/query/limit`.
                 public var limit: Swift.Int?
@@ -8064,7 +8064,7 @@ public enum Operations {
                 ///
                 /// - Parameters:
                 ///   - after: Return records with a version above this.
-                ///   - limit: The most records to return.
+                ///   - limit: The most records to return. A page also ends before the record that would take it past 1 MiB of records (it always holds one), so a short page is not the end: page on with `next` until a page is empty.
                 public init(
                     after: Swift.Int? = nil,
                     limit: Swift.Int? = nil
@@ -8407,7 +8407,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/feed/GET/query/since`.
                 public var since: Foundation.Date?
-                /// The most records to return.
+                /// The most records to return. A page also ends before the record that would take it past 1 MiB of records (it always holds one), so a short page is not the end: page on with `next` until a page is empty.
                 ///
                 /// - Remark: Generated from `#/paths/v1/feed/GET/query/limit`.
                 public var limit: Swift.Int?
@@ -8429,7 +8429,7 @@ public enum Operations {
                 /// - Parameters:
                 ///   - after: Records after this cursor (exclusive), one this feed handed out (else 400).
                 ///   - since: From the first record at or after this time (RFC 3339); with `after`, the first such record after that cursor (what a reader sends until it has had a record, since records written meanwhile may be older). A long poll or a stream started here sends nothing older. `Last-Event-ID` wins over it.
-                ///   - limit: The most records to return.
+                ///   - limit: The most records to return. A page also ends before the record that would take it past 1 MiB of records (it always holds one), so a short page is not the end: page on with `next` until a page is empty.
                 ///   - wait: A long poll's longest wait, in seconds (0, the default, answers at once).
                 ///   - form: `analytics` (the default) or `full` (every value; the admin token only).
                 public init(

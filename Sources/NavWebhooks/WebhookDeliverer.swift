@@ -34,7 +34,12 @@ package final class WebhookDeliverer: Sendable {
         /// The cursor delivered up to; nil before the first read of the store.
         package var position: String?
         /// Seconds since the oldest record not delivered yet was written; 0 when none waits.
+        /// Worked out when the status is read, so it grows while a receiver fails or hangs, not
+        /// only at each attempt (which a 30 s back-off and a 10 s time-out space out).
         package var lagSeconds: Double = 0
+        /// When the oldest record of the batch being delivered was written (ms since the epoch);
+        /// nil when none waits.
+        var waitingSince: Int64?
         /// Records acknowledged by the receiver, by this process.
         package var delivered = 0
         /// Attempts by outcome: acknowledged (2xx), rejected (4xx), failed (anything else, or no answer).
@@ -89,6 +94,7 @@ package final class WebhookDeliverer: Sendable {
     package var status: Status {
         var status = state.withLock { $0 }
         status.leaseHeld = lease.isHeld
+        if let since = status.waitingSince { status.lagSeconds = max(0, Double(now() - since) / 1000) }
         return status
     }
 
@@ -152,7 +158,7 @@ package final class WebhookDeliverer: Sendable {
             guard term >= 0 else {
                 progress.batch = nil
                 progress.position = nil
-                state.withLock { $0.lagSeconds = 0 }
+                state.withLock { $0.waitingSince = nil }
                 pause(timing.poll)
                 continue
             }
@@ -256,10 +262,11 @@ package final class WebhookDeliverer: Sendable {
                 progress.position = page.next
                 progress.unsaved = true
             }
-            state.withLock { $0.lagSeconds = 0 }
+            state.withLock { $0.waitingSince = nil }
             return false
         }
         progress.batch = batch
+        state.withLock { $0.waitingSince = batch.oldestTime }
         progress.attempts = 0
         progress.backoff = timing.backoff
         return true
@@ -272,7 +279,7 @@ package final class WebhookDeliverer: Sendable {
         progress.fromOldest = true
         state.withLock {
             $0.skipped += 1
-            $0.lagSeconds = 0
+            $0.waitingSince = nil
         }
         logger.error(
             "webhook records lost: skipping to the oldest retained",
@@ -299,7 +306,6 @@ package final class WebhookDeliverer: Sendable {
         ]
         let outcome = poster.post(endpoint.url, headers: headers, body: batch.body)
         progress.attempts += 1
-        let lag = max(0, Double(now() - batch.oldestTime) / 1000)
         guard case .status(let code) = outcome, (200...299).contains(code) else {
             if stopped.load(ordering: .relaxed) { return }
             let (message, rejected) =
@@ -310,7 +316,6 @@ package final class WebhookDeliverer: Sendable {
             state.withLock {
                 $0.lastAttempt = time
                 $0.lastError = message
-                $0.lagSeconds = lag
                 if rejected { $0.rejected += 1 } else { $0.failed += 1 }
             }
             note(message, &progress)
@@ -323,7 +328,7 @@ package final class WebhookDeliverer: Sendable {
             $0.lastError = nil
             $0.acknowledged += 1
             $0.delivered += batch.ids.count
-            $0.lagSeconds = 0
+            $0.waitingSince = nil
         }
         if progress.logged != nil {
             logger.notice("webhook delivering again", metadata: ["endpoint": "\(endpoint.name)"])
@@ -334,10 +339,14 @@ package final class WebhookDeliverer: Sendable {
         try save(&progress, to: batch.next)
     }
 
-    /// Logs a failure, once per change of error (not on every retry).
+    /// Logs a failure, once per change of error (not on every retry). Errors that differ only in
+    /// their numbers are one error: libcurl's words carry the milliseconds waited ("timed out after
+    /// 10001 milliseconds"), which differ from one try to the next; an HTTP status is one error
+    /// per status.
     private func note(_ message: String, _ progress: inout Progress) {
-        guard progress.logged != message else { return }
-        progress.logged = message
+        let error = message.hasPrefix("HTTP ") ? message : String(message.filter { !$0.isNumber })
+        guard progress.logged != error else { return }
+        progress.logged = error
         logger.warning("webhook delivery failed", metadata: ["endpoint": "\(endpoint.name)", "cause": "\(message)"])
     }
 

@@ -31,10 +31,11 @@ import Testing
 
     static func deliverer(
         _ navd: InProcessHarness, _ receiver: WebhookReceiver, secrets: [[UInt8]], meta: (any MetaStore)? = nil, name: String = "hook",
-        graph: String? = nil
+        graph: String? = nil, backoff: Duration = .seconds(1)
     ) -> WebhookDeliverer {
         var timing = WebhookDeliverer.Timing()
         timing.poll = .milliseconds(50)
+        timing.backoff = backoff
         return WebhookDeliverer(
             endpoint: WebhookEndpoint(name: name, url: receiver.url, secrets: secrets, graph: graph), sessions: navd.application.sessions,
             meta: meta, owner: "test-\(UUID().uuidString.prefix(8))", logger: Logger(label: "webhooks"), timing: timing)
@@ -162,6 +163,28 @@ import Testing
         Self.answered(deliverer, delivered: expected.count)
         #expect(deliverer.status.lastError == nil)
         #expect(deliverer.status.failed == 3)
+    }
+
+    /// The lag grows while the receiver fails, between attempts too: it is the age of the oldest
+    /// record not delivered, worked out when it is read, not when an attempt last failed (a 30 s
+    /// back-off and a 10 s time-out would leave it up to 40 s behind, on the gauge operators
+    /// alert on).
+    @Test func theLagGrowsBetweenAttempts() throws {
+        let navd = try Self.daemon()
+        let receiver = try WebhookReceiver(secrets: [Self.secret]) { _ in .answer(500) }
+        let deliverer = Self.deliverer(navd, receiver, secrets: [Self.secret], backoff: .seconds(30))
+        deliverer.start()
+        defer { deliverer.stop() }
+        try #require(Self.waitUntilReady(deliverer))
+        try Self.changes(navd, sessions: 1)
+        let deadline = Date().addingTimeInterval(5)
+        while deliverer.status.lastError == nil, Date() < deadline { usleep(20_000) }
+        #expect(deliverer.status.lastError == "HTTP 500")
+        let first = deliverer.status.lagSeconds
+        usleep(1_200_000)
+        let later = deliverer.status
+        #expect(later.failed == 1, "no second attempt within the back-off")
+        #expect(later.lagSeconds >= first + 1, "lag \(first) s, then \(later.lagSeconds) s")
     }
 
     /// A receiver that refuses every signature: each attempt is rejected, nothing is marked

@@ -206,6 +206,9 @@ func collectValue(
         if let value, valueSize > 0, memchr(value, 0x0D, valueSize) != nil { values.pointee.bareCarriageReturn = true }
         values.pointee.headers.add(name: name, text)
     } else {
+        // `?&&a=1` and `?=x`: an argument without a name names no parameter, and is let be as an
+        // unknown one is (two of them are not a parameter given twice).
+        guard keySize > 0 else { return .YES }
         let key = queryText(name)
         let text = queryText(UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
         if values.pointee.query.updateValue(text, forKey: key) != nil, values.pointee.repeatedQuery == nil {

@@ -170,6 +170,20 @@ struct HTTPServerTests {
         #expect(response.lines["query.b"] == "3")
     }
 
+    /// Arguments without a name (`?&&a=1`, `?=x&=y`) name no parameter: let be, as an unknown
+    /// argument is, not a parameter '' given twice.
+    @Test func argumentsWithoutANameAreLetBe() throws {
+        let server = try startServer()
+        let client = try RawClient(port: server.boundPort)
+
+        try client.send("GET /a?&&a=1&=x&=y& HTTP/1.1\r\nHost: test\r\n\r\n")
+        let response = try client.readResponse()
+
+        #expect(response.lines["repeated"] == nil)
+        #expect(response.lines["query.a"] == "1")
+        #expect(response.lines["query."] == nil)
+    }
+
     @Test func headerNamesAreLowercasedAndRepeatsJoined() throws {
         let server = try startServer()
         let client = try RawClient(port: server.boundPort)

@@ -200,6 +200,8 @@ final class InProcessHarness: NavdHarness, Sendable {
                 } else {
                     (decoded(piece), "")
                 }
+            // As the HTTP server does: an argument without a name names no parameter.
+            if key.isEmpty { continue }
             if arguments.updateValue(value, forKey: key) != nil, repeated == nil { repeated = key }
         }
         return (arguments, repeated)

@@ -7890,8 +7890,8 @@ public struct Client: APIProtocol {
     /// answers 410 `cursor_expired`; a malformed cursor or time, a cursor this feed never handed
     /// out (above the newest record's or empty page's `next`, or another store's form), or
     /// `limit`, `wait` or `form` out of range, 400 `invalid_request` with `param` (`after`, or
-    /// `Last-Event-ID`). A cursor whose record was purged or swept stays valid, and `0` always
-    /// is. With `--feed-retention 0` there is no feed: 404 `not_found`.
+    /// `Last-Event-ID`). A cursor whose record was purged, or was the newest swept, stays valid;
+    /// one below that (`0` too, once anything was swept) answers 410. With `--feed-retention 0` there is no feed: 404 `not_found`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/feed`.

@@ -196,6 +196,9 @@ package final class HistoryCheckpoints: Sendable {
     /// The checkpoints kept and their bytes (tests read it).
     package var usage: (count: Int, bytes: Int) { kept.withLock { ($0.count, $0.bytes) } }
 
+    /// The places in the order of keeping, forgotten checkpoints' included (tests read it).
+    package var ordered: Int { kept.withLock { $0.order.count - $0.head } }
+
     /// The changes replayed to rebuild past versions so far (tests read it).
     package var changesReplayed: Int { replayed.load(ordering: .relaxed) }
 
@@ -264,6 +267,15 @@ package final class HistoryCheckpoints: Sendable {
                 kept.order.removeFirst(kept.head)
                 kept.head = 0
             }
+            // Forgotten checkpoints leave their place in the order: once those outnumber the
+            // kept, the order keeps only the kept, so it stays within twice the limit.
+            if kept.order.count - kept.head > 2 * limit {
+                let sessions = kept.sessions
+                kept.order = kept.order[kept.head...].filter { entry in
+                    sessions[entry.session]?.contains { $0.version == entry.version } == true
+                }
+                kept.head = 0
+            }
         }
     }
 
@@ -276,9 +288,7 @@ package final class HistoryCheckpoints: Sendable {
                 kept.count -= list.count
                 kept.bytes -= list.reduce(0) { $0 + $1.bytes }
             } else {
-                kept.sessions = [:]
-                kept.count = 0
-                kept.bytes = 0
+                kept = Kept()
             }
         }
     }

@@ -71,6 +71,24 @@ import Testing
         #expect(fixture.sessions.checkpoints.usage == (0, 0))
     }
 
+    /// Checkpoints forgotten with their sessions (ended, purged) leave no trace: the order of
+    /// keeping stays within twice the limit however many sessions come and go, and the kept ones
+    /// are not evicted for the forgotten ones' sake.
+    @Test func forgottenCheckpointsLeaveNoTrace() throws {
+        let fixture = try FeedRecordTests.Fixture()
+        let session = try fixture.create()
+        let state = try #require(try fixture.sessions.store.load(session.id)?.state)
+        let checkpoints = HistoryCheckpoints(limit: 4, maxBytes: 1 << 20)
+        checkpoints.keep("kept", version: 64, graphVersion: 1, state: state, bytes: 100)
+        for index in 0..<1000 {
+            checkpoints.keep("gone-\(index)", version: 64, graphVersion: 1, state: state, bytes: 100)
+            checkpoints.forget("gone-\(index)")
+        }
+        #expect(checkpoints.ordered <= 8)
+        #expect(checkpoints.usage == (1, 100))
+        #expect(checkpoints.base(of: "kept", below: 65)?.version == 64)
+    }
+
     /// Not a bound, a measurement: how long a past version of a 1,000-version history takes to
     /// rebuild on the memory store (printed; docs/design.md, "History", has the figure).
     @Test func aPastVersionOfAThousandVersionHistoryIsRebuiltQuickly() throws {

@@ -109,12 +109,28 @@ extension Screen {
 }
 
 extension JSONWriter {
-    /// A page of the event log, `{events, next}`: `next` is the `after` of the following page.
-    package mutating func writeEventPage(_ events: [LifecycleEvent], next: Int) {
-        writeLiteral("{\"events\":")
-        writeEvents(events)
-        writeLiteral(",\"next\":")
-        writeInt(next)
+    /// A page of the event log, `{events, next}`, that ends once it holds `maxBytes` of events (it
+    /// always holds one): `next`, the `after` of the following page, is then the `seq` of its last
+    /// event, else the `next` given. - Returns: how many of `events` it holds.
+    @discardableResult
+    package mutating func writeEventPage(_ events: [LifecycleEvent], next: Int, maxBytes: Int = .max) -> Int {
+        let start = writtenCount
+        var written = 0
+        writeLiteral("{\"events\":[")
+        events.withUnsafeBufferPointer { events in
+            guard let first = events.baseAddress else { return }
+            for index in events.indices {
+                if index > 0 {
+                    if writtenCount - start >= maxBytes { break }
+                    writeLiteral(",")
+                }
+                writeEvent(first + index)
+                written += 1
+            }
+        }
+        writeLiteral("],\"next\":")
+        writeInt(written < events.count ? events[written - 1].seq : next)
         writeLiteral("}")
+        return written
     }
 }

@@ -86,6 +86,14 @@ import Testing
         var page = JSONWriter()
         page.writeEventPage(events, next: 3)
         #expect(page.finish() == Array("{\"events\":".utf8) + stored + Array(",\"next\":3}".utf8))
+        // A page that reached its bytes ends there, `next` naming its last event.
+        var cut = JSONWriter()
+        let held = cut.writeEventPage(events, next: 3, maxBytes: 400)
+        #expect(held >= 1 && held < events.count)
+        let cutPage = try JSON(parsing: cut.finish())
+        let storedEvents = try #require(try JSON(parsing: stored).array)
+        #expect(cutPage["events"]?.array == Array(storedEvents.prefix(held)))
+        #expect(cutPage["next"]?.int == events[held - 1].seq)
 
         var ends: [Int] = []
         #expect(events.jsonBytes(eventEnds: &ends) == stored)

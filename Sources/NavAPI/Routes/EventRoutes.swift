@@ -22,6 +22,11 @@ struct EventRoutes: Sendable {
     /// The longest long poll, in seconds.
     static let maxWait = 60
 
+    /// A page of the log ends once it holds this many bytes of events, however many `limit`
+    /// allowed, as a feed page does: a result's event carries up to 16 KiB of a client's value,
+    /// so a thousand made an answer of 16 MB that a client could ask for and never read.
+    static let pageBytes = FeedPage.maxBytes
+
     func register(in router: inout Routes) {
         router.on("GET", "/v1/sessions/{id}/events") { context in try events(context) }
     }
@@ -41,7 +46,7 @@ struct EventRoutes: Sendable {
         let page = { @Sendable (after: Int) throws(ServiceError) -> (HTTPResponse, Int) in
             let (version, events, from) = try sessions.events(of: id, credentials: credentials, after: after, limit: limit)
             var writer = JSONWriter(reservingCapacity: 64 + 128 * events.count)
-            writer.writeEventPage(events, next: events.last?.seq ?? from)
+            writer.writeEventPage(events, next: events.last?.seq ?? from, maxBytes: Self.pageBytes)
             return (.session(bytes: writer.finish(), version: version), from)
         }
         let (first, from) = try page(lastEventID ?? after)

@@ -84,6 +84,40 @@ import Testing
         #expect(try tooLarge.json()["param"] == "result")
     }
 
+    /// Results carry a client's values, up to 16 KiB each: a page of the event log ends once it
+    /// holds 1 MiB of events, whatever its `limit`, and paging on from `next` reads the rest.
+    @Test func anEventLogPageEndsAtItsBytesAndPagingOnReadsEveryEventOnce() throws {
+        let navd = try startNavd()
+        let session = try navd.createSession(start: "/top/list_news!pick_category")
+        let value = JSON.string(String(repeating: "r", count: 16_000))
+        var newest = 0
+        for round in 0..<70 {
+            if round > 0 { #expect(try navd.navigate(session, "!pick_category").status == 200) }
+            let picked = try navd.send("POST", session.url + "/exit", json: ["result": value], token: session.token)
+            try #require(picked.status == 200, "\(picked)")
+            newest = try #require(try picked.json()["events"]?.array?.last?["seq"]?.int)
+        }
+        var seqs: [Int] = []
+        var results = 0
+        var after = 0
+        var pages = 0
+        while true {
+            let answer = try navd.events(session, after: after, limit: 1000)
+            #expect(answer.body.count < (1 << 20) + 17_000, "a page of \(answer.body.count) bytes")
+            let page = try answer.json()
+            let events = try #require(page["events"]?.array)
+            if events.isEmpty { break }
+            seqs += events.compactMap { $0["seq"]?.int }
+            results += events.filter { $0["type"] == "result" && $0["value"] == value }.count
+            after = try #require(page["next"]?.int)
+            #expect(after == seqs.last)
+            pages += 1
+        }
+        #expect(pages >= 2)
+        #expect(seqs == Array(1...newest))
+        #expect(results == 70)
+    }
+
     @Test func aConfirmationTokenIsSingleUseAndDiesWithTheNextChange() throws {
         let navd = try startNavd()
         let session = try navd.createSession(start: "/top/edit_profile")

@@ -7158,8 +7158,9 @@ public struct Client: APIProtocol {
     /// One resource in three representations (docs/design.md, "Live sessions"):
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
-    ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new (the newest event's `seq` when `after` was past it).
+    ///   most `limit` of them; it also ends once it holds 1 MiB of events (it always holds one),
+    ///   so a short page is not the end. Pass `next` back as `after` to read on; `next` equals
+    ///   `after` when there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the

@@ -7431,8 +7431,9 @@ public enum Operations {
     /// One resource in three representations (docs/design.md, "Live sessions"):
     ///
     /// - **A page** of the retained events with `seq` greater than `after`, oldest first, at
-    ///   most `limit` of them. Pass `next` back as `after` to read on; `next` equals `after` when
-    ///   there is nothing new (the newest event's `seq` when `after` was past it).
+    ///   most `limit` of them; it also ends once it holds 1 MiB of events (it always holds one),
+    ///   so a short page is not the end. Pass `next` back as `after` to read on; `next` equals
+    ///   `after` when there is nothing new (the newest event's `seq` when `after` was past it).
     /// - **A long poll** with `wait=S` (1 to 60 seconds): when the page would be empty, the
     ///   answer waits until an event after `after` exists (then it is that page) or `S` seconds
     ///   pass (then it is the empty page). A session deleted or expired meanwhile answers as the
@@ -7487,7 +7488,7 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/query/after`.
                 public var after: Swift.Int?
-                /// The most events to return.
+                /// The most events to return. A page also ends once it holds 1 MiB of events (it always holds one): page on with `next` until a page is empty.
                 ///
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/events/GET/query/limit`.
                 public var limit: Swift.Int?
@@ -7499,7 +7500,7 @@ public enum Operations {
                 ///
                 /// - Parameters:
                 ///   - after: Return events with `seq` greater than this.
-                ///   - limit: The most events to return.
+                ///   - limit: The most events to return. A page also ends once it holds 1 MiB of events (it always holds one): page on with `next` until a page is empty.
                 ///   - wait: A long poll's longest wait, in seconds (0, the default, answers at once).
                 public init(
                     after: Swift.Int? = nil,

@@ -87,9 +87,8 @@ struct EventRoutes: Sendable {
     /// `Last-Event-ID`, which EventSource sends when it reconnects: it wins over `?after=`, since
     /// EventSource reconnects to the same URL. Not a number: 400.
     private static func lastEventID(_ context: RequestContext) throws(APIError) -> Int? {
-        guard let text = context.request.headers["last-event-id"] else { return nil }
-        let trimmed = text.trimmingCharacters(in: " \t")
-        guard let value = DecimalDigits.parse(trimmed.utf8), value <= Query.maxSafeInteger else {
+        guard let text = try context.request.singleHeader("Last-Event-ID") else { return nil }
+        guard let value = DecimalDigits.parse(text.utf8), value <= Query.maxSafeInteger else {
             throw APIError(.invalidRequest, "Last-Event-ID must be an event's seq (decimal digits)", param: "Last-Event-ID")
         }
         return value

@@ -94,8 +94,8 @@ struct FeedRoutes: Sendable {
     /// parameter a cursor came from (a cursor the feed never gave is refused naming it).
     private static func start(_ context: RequestContext) throws(APIError) -> (FeedStart, String) {
         var lastEventID: FeedCursor?
-        if let text = context.request.headers["last-event-id"] {
-            guard let cursor = FeedCursor(text.trimmingCharacters(in: " \t")) else {
+        if let text = try context.request.singleHeader("Last-Event-ID") {
+            guard let cursor = FeedCursor(text) else {
                 throw APIError(.invalidRequest, "Last-Event-ID must be a feed cursor, as a record's cursor", param: "Last-Event-ID")
             }
             lastEventID = cursor

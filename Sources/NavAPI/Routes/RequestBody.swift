@@ -124,3 +124,17 @@ struct Fields {
         if let unknown { throw APIError(.invalidRequest, "unknown field '\(unknown)'", param: unknown) }
     }
 }
+
+extension HTTPRequest {
+    /// The value of a header that names one thing (`Last-Event-ID`, `Idempotency-Key`), without
+    /// the blanks around it (RFC 9110 §5.5), if it was sent. Sent twice, its values would be
+    /// joined into a third (`a, b`) that neither names, and which one a proxy or a log read is
+    /// not known: refused, as a repeated query parameter is.
+    /// - Parameter name: the field's name as a client writes it; it is looked up lowercased.
+    func singleHeader(_ name: String) throws(APIError) -> String? {
+        let field = name.lowercased()
+        guard let sent = headers[field] else { return nil }
+        guard !headers.isRepeated(field) else { throw APIError(.invalidRequest, "\(name) is given more than once", param: name) }
+        return sent.trimmingCharacters(in: " \t")
+    }
+}

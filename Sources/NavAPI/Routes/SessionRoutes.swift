@@ -368,11 +368,7 @@ struct SessionRoutes: Sendable {
     /// something else), and sent once: two keys would be joined into a third (`a, b`) that
     /// neither retry names, so a request with two is refused rather than applied under it.
     static func idempotencyKey(_ request: HTTPRequest) throws(APIError) -> String? {
-        guard ["POST", "PUT", "PATCH"].contains(request.method), let sent = request.headers["idempotency-key"] else { return nil }
-        guard !request.headers.isRepeated("idempotency-key") else {
-            throw APIError(.invalidRequest, "Idempotency-Key was sent more than once", param: "Idempotency-Key")
-        }
-        let key = sent.trimmingCharacters(in: " \t")
+        guard ["POST", "PUT", "PATCH"].contains(request.method), let key = try request.singleHeader("Idempotency-Key") else { return nil }
         guard !key.isEmpty, key.utf8.count <= 200, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
             throw APIError(.invalidRequest, "Idempotency-Key must be 1 to 200 printable ASCII characters", param: "Idempotency-Key")
         }

@@ -83,6 +83,12 @@ import Testing
                 "GET", "/v1/feed?" + query, headers: ["Authorization": "Bearer \(Self.admin)", "Last-Event-ID": "0"])
             #expect(answer.status == 400, "\(query)")
         }
+        // Sent twice: which cursor a proxy or a log read is not known, so neither is taken.
+        let head = "GET /v1/feed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.admin)\r\n"
+        let twice = try navd.raw(Array((head + "Last-Event-ID: 0\r\nLast-Event-ID: 0\r\n\r\n").utf8), target: "/v1/feed")
+        #expect(twice.status == 400 && twice.code == "invalid_request")
+        #expect(try twice.json()["detail"]?.string == "Last-Event-ID is given more than once")
+        #expect(try twice.json()["param"]?.string == "Last-Event-ID")
         #expect(try navd.stop() == 0)
     }
 

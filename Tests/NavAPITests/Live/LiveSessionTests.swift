@@ -241,6 +241,15 @@ struct LiveSessionTests {
             #expect(answer.status == status)
             #expect((try? answer.json())?["param"]?.string == param)
         }
+        // Sent twice, even the same seq: which one a proxy or a log read is not known.
+        for accept in ["application/json", "text/event-stream"] {
+            let twice = try navd.raw(
+                Array(
+                    ("GET \(session.url)/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(session.token)\r\nAccept: \(accept)\r\n"
+                        + "Last-Event-ID: 1\r\nLast-Event-ID: 1\r\n\r\n").utf8), target: session.url + "/events")
+            #expect(twice.status == 400 && twice.code == "invalid_request", "\(accept)")
+            #expect((try? twice.json())?["detail"]?.string == "Last-Event-ID is given more than once")
+        }
         // An unknown session, a wrong token, no token: the same 401s as every session route.
         let unknown = try EventStreamClient(
             port: navd.port, target: "/v1/sessions/\(String(repeating: "0", count: 32))/events", headers: auth)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 
 @testable import NavCLI
@@ -48,6 +49,23 @@ import Testing
         } throws: { error in
             "\(error)".contains(message)
         }
+    }
+
+    /// A graph may be uploaded after navd starts, so an endpoint's graph that is not loaded is no
+    /// refusal; but a mistyped name would leave the endpoint silent for good, so it is logged.
+    @Test func anEndpointWhoseGraphIsNotLoadedIsWarnedOf() throws {
+        let collected = LogBackendTests.Collected()
+        let logger = Logger(label: "navd") { _ in LogBackendTests.CollectingHandler(collected: collected) }
+        let settings = try Self.settings([
+            "--store", "memory", "--graph", DaemonHarness.packageRoot.appendingPathComponent("Examples/news.json").path,
+            "--webhook", "orders=http://127.0.0.1:9/", "--webhook-secret", "orders=s", "--webhook-graph", "orders=nwes",
+            "--webhook", "audit=http://127.0.0.1:9/", "--webhook-secret", "audit=s", "--webhook-graph", "audit=news"
+        ])
+        let (_, store) = try Daemon.application(for: settings, logger: logger)
+        defer { store.close() }
+        let warnings = collected.records.withLock { $0 }.filter { $0.level == .warning && $0.metadata["webhook"] != nil }
+        #expect(warnings.map { $0.metadata["webhook"] } == ["orders"])
+        #expect(warnings.first?.metadata["graph"] == "nwes")
     }
 
     /// The binary exits 64 (EX_USAGE), naming the endpoint that lacks a secret.

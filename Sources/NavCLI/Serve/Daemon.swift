@@ -192,6 +192,13 @@ struct Daemon {
         if (try? application.graphs.defaultName()) == nil {
             logger.warning("no graph loaded: pass --graph FILE or upload one with PUT /v1/graphs/{name}")
         }
+        // A graph uploaded later starts its endpoint's deliveries then; a name mistyped never does.
+        for endpoint in settings.webhooks {
+            guard let graph = endpoint.graph, (try? application.graphs.latest(graph)).flatMap({ $0 }) == nil else { continue }
+            logger.warning(
+                "webhook endpoint's graph is not loaded: it is sent nothing until the graph is uploaded (check --webhook-graph)",
+                metadata: ["webhook": "\(endpoint.name)", "graph": "\(graph)"])
+        }
         return (application, store)
     }
 

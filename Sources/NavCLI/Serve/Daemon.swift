@@ -67,10 +67,12 @@ struct Daemon {
         application.sessions.live.startHeartbeat(every: Double(settings.heartbeatSeconds))
         application.sessions.followStore()
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "navd.sweeper"))
-        // A quarter of the shortest time anything is kept for: sessions, and feed records.
+        // A quarter of the shortest time anything is kept for: sessions, and feed records. The
+        // first at once: what expired while navd was down goes now, and a feed over a budget
+        // lowered since the last run is brought within it before a minute of writes passes.
         let kept = min(settings.sessionTTLMilliseconds, settings.feed?.retention ?? .max)
         let interval = max(1, min(60, Int(kept / 1000 / 4)))
-        sweeper.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(interval))
         sweeper.setEventHandler { [logger] in
             do throws(ServiceError) {
                 let removed = try application.sessions.sweep()

@@ -450,6 +450,32 @@ import Testing
         #expect(try navd.stop() == 0)
     }
 
+    /// A budget lowered across a restart holds at once, not from the first write after it.
+    @Test func aBudgetLoweredAcrossARestartHoldsWithoutAWrite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("navd-feed-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = "sqlite:\(directory.path)/navd.db"
+        func used(_ navd: DaemonHarness) throws -> Int {
+            let line = try navd.request("GET", "/metrics").text.split(separator: "\n")
+                .first { $0.hasPrefix(#"navd_budget_used{resource="feed_bytes"} "#) }
+            return try #require(line?.split(separator: " ").last.flatMap { Int($0) })
+        }
+        let first = try DaemonHarness(store: spec, arguments: ["--admin-token", Self.admin])
+        let session = try first.createSession()
+        for index in 0..<200 { _ = try first.navigate(session, index % 2 == 0 ? "list_news" : "^/top") }
+        #expect(try used(first) > 64 << 10)
+        #expect(try first.stop() == 0)
+
+        let second = try DaemonHarness(store: spec, arguments: ["--admin-token", Self.admin, "--max-feed-bytes", "64K"])
+        let deadline = Date().addingTimeInterval(10)
+        while try used(second) > 64 << 10, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try used(second) <= 64 << 10)
+        let records = try Self.feed(second, "limit=1000").json()["records"]?.array ?? []
+        #expect(records.last?["id"]?.string == "\(session.id):201")
+        #expect(try second.stop() == 0)
+    }
+
     @Test func withNoRetentionThereIsNoFeed() throws {
         let navd = try DaemonHarness(arguments: ["--admin-token", Self.admin, "--feed-retention", "0"])
         _ = try navd.createSession()

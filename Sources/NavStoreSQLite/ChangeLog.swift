@@ -53,7 +53,8 @@ package final class ChangeLog {
     private let files: any ChangeLogFiles
     private(set) var generation: Int
     private var descriptor: Int32 = -1
-    private var size = 0
+    /// The current generation's bytes: its records, back to back.
+    private(set) var size = 0
     private var buffer: [UInt8] = []
 
     /// Opens a new, empty generation after the existing ones (see ``read(prefix:)``).

@@ -247,13 +247,17 @@ extension SQLiteStore {
                 // Durable now: reads may see it.
                 withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) }
                 let heldBytes = append.pendingAnswerBytes + append.pendingFeedBytes
-                if append.pendingChanges >= compactionThreshold || heldBytes >= answerBytesPerGeneration {
+                if append.pendingChanges >= compactionThreshold || heldBytes >= answerBytesPerGeneration
+                    || append.log.size >= logBytesPerGeneration
+                {
                     startCompaction = sealGeneration(&append)
-                    // The database is far behind (a slow disk, a failing compaction): wait for it.
+                    // The database is far behind (a slow disk, a failing compaction, a previous
+                    // generation of large sessions still folding): wait for it.
                     // Divided, not multiplied: `&compact=N` may be any positive Int.
                     behind =
                         append.pendingChanges / 8 >= compactionThreshold
                         || (append.pendingAnswerBytes + append.pendingFeedBytes) / 2 >= answerBytesPerGeneration
+                        || append.log.size / 2 >= logBytesPerGeneration
                 }
                 return true
             }

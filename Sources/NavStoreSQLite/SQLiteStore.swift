@@ -23,7 +23,7 @@ import Synchronization
 /// `PREFIX`: the file's real path when it was created, so a symlink, a hard link or a `..` path
 /// finds the same log; `SQLiteStore+Location.swift`; one `pwrite` of one record) and acknowledged
 /// once that write has returned (with `sync=full`, once it is on disk). The database catches up in the background: every ``compactionThreshold`` changes (or
-/// ``answerBytesPerGeneration`` of kept answers) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
+/// ``answerBytesPerGeneration`` of kept answers, or ``logBytesPerGeneration`` of log) the log starts a new generation, and the compactor thread folds the previous one into `sessions`
 /// and `event_log` — each session's newest snapshot once, its events as one batch, and the answers
 /// its changes kept under an `Idempotency-Key` into `idempotency` — a chunk of
 /// sessions per transaction, the last of which also records the last change it holds
@@ -52,7 +52,7 @@ import Synchronization
 /// Start-up refuses damage instead of dropping acknowledged changes silently: a database that
 /// fails `PRAGMA quick_check`, or a change log with changes missing (seqs are consecutive, and a
 /// crash can only cut the last record short). `navd store repair --accept-loss` folds what is
-/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:answerBytesPerGeneration:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
+/// valid (``init(path:synchronousFull:retainedEvents:compactionThreshold:answerBytesPerGeneration:logBytesPerGeneration:foldChunk:cacheBytes:checkDatabase:acceptingLoss:files:decode:)``
 /// with `acceptingLoss`) and sets the damaged file aside. A database of a schema this navd does
 /// not know is refused before anything is written to it (``schemaVersion``).
 ///
@@ -108,6 +108,15 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// ``compactionThreshold`` changes: an answer is a whole session view, held in memory until
     /// folded, so changes sent with fresh `Idempotency-Key`s must not grow memory without bound.
     let answerBytesPerGeneration: Int
+    /// Start a new generation once its file takes this many bytes, even before
+    /// ``compactionThreshold`` changes. A change logs its session's whole snapshot, up to 256
+    /// screens of 64 KiB of state each, so a tiny change to a large session logs megabytes;
+    /// counted only by changes, a generation of such changes took gigabytes of disk, and its folds
+    /// as much memory (each session's newest snapshot waits there to be folded). By its bytes, the
+    /// log holds at most about four times this: the generation being folded, sealed at up to
+    /// twice this, and the current one, whose writers wait for that fold once it reaches twice
+    /// this. The folds in memory hold no more than the log.
+    let logBytesPerGeneration: Int
     /// How many sessions' changes one transaction of a fold writes: a create or a delete waits
     /// for at most one such chunk (about 10 ms), not for a whole generation (0.3–0.7 s for 4,000
     /// sessions), and a chunk is still large enough that its commit costs little.
@@ -120,6 +129,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     static let defaultFoldChunk = 128
     /// The default `--max-idempotency-bytes` (the daemon passes a quarter of its budget).
     package static let defaultAnswerBytesPerGeneration = 64 << 20
+    /// Some three generations of ordinary changes (about 2 KB each): only large sessions reach it.
+    package static let defaultLogBytesPerGeneration = 64 << 20
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"
     /// The decoded-session cache's default bound (`--cache-size`).
@@ -152,7 +163,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     package init(
         path: String, synchronousFull: Bool = false, retainedEvents: Int = 1000,
         compactionThreshold: Int = SQLiteStore.defaultCompactionThreshold,
-        answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
+        answerBytesPerGeneration: Int = SQLiteStore.defaultAnswerBytesPerGeneration,
+        logBytesPerGeneration: Int = SQLiteStore.defaultLogBytesPerGeneration, foldChunk: Int = SQLiteStore.defaultFoldChunk,
         cacheBytes: Int = SQLiteStore.defaultCacheBytes, checkDatabase: Bool = true, acceptingLoss: Bool = false,
         files: any ChangeLogFiles = SystemFiles(), decode: @escaping SnapshotDecoder
     ) throws(StoreError) {
@@ -160,6 +172,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
         self.retainedEvents = retainedEvents
         self.compactionThreshold = max(1, compactionThreshold)
         self.answerBytesPerGeneration = max(1, answerBytesPerGeneration)
+        self.logBytesPerGeneration = max(1, logBytesPerGeneration)
         self.foldChunk = max(1, foldChunk)
         self.decode = decode
         try FileSystem.createParentDirectory(of: path)

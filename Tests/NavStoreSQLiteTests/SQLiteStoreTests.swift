@@ -32,7 +32,8 @@ import Testing
             cacheBytes: Int = SQLiteStore.defaultCacheBytes,
             acceptingLoss: Bool = false, files: any ChangeLogFiles = SystemFiles(),
             now: @escaping @Sendable () -> Int64 = Clock.milliseconds,
-            answerBytes: Int = SQLiteStore.defaultAnswerBytesPerGeneration
+            answerBytes: Int = SQLiteStore.defaultAnswerBytesPerGeneration,
+            logBytes: Int = SQLiteStore.defaultLogBytesPerGeneration
         ) throws {
             let graphs = GraphRegistry()
             let document = try JSONValue(
@@ -40,7 +41,7 @@ import Testing
             _ = try graphs.add(document)
             store = try SQLiteStore(
                 path: path, synchronousFull: synchronousFull, retainedEvents: retained, compactionThreshold: threshold,
-                answerBytesPerGeneration: answerBytes, cacheBytes: cacheBytes,
+                answerBytesPerGeneration: answerBytes, logBytesPerGeneration: logBytes, cacheBytes: cacheBytes,
                 acceptingLoss: acceptingLoss, files: files, decode: StoreFactory.snapshotDecoder(graphs)
             )
             sessions = SessionService(store: store, graphs: graphs, configuration: .init(maxContextBytes: 64 * 1024), now: now)
@@ -96,6 +97,55 @@ import Testing
             #expect(try fixture.store.list(limit: 10).map(\.state.version).sorted() == ids.compactMap { expected[$0]?.version }.sorted())
             fixture.store.close()
         }
+    }
+
+    /// A change logs its session's whole snapshot, so a tiny change to a large session logs all
+    /// of it. A generation is sealed by its bytes as well as by its changes, and writers wait for
+    /// the fold when it falls behind: the log on disk and the snapshots waiting in memory to be
+    /// folded stay within about four times the bound, however many changes there are.
+    @Test func changesToLargeSessionsAreBoundedByTheLogsBytes() throws {
+        let folder = try TemporaryFolder()
+        let bound = 64 << 10
+        let fixture = try Fixture(path: "\(folder.path)/navd.db", threshold: 1_000_000, logBytes: bound)
+        func patch(_ id: String, _ patch: JSONValue) throws {
+            let loaded = try #require(try fixture.store.load(id))
+            _ = try fixture.sessions.mutate(id, change: .intent(.patchState(screen: "e1", patch: patch)), ifMatch: nil, loaded: loaded)
+        }
+        var ids: [String] = []
+        for _ in 0..<8 {
+            let id = try fixture.sessions.create(graph: nil, start: nil, context: [:]).session.id
+            let blob = JSONValue.string(String(repeating: "x", count: 20_000))
+            try patch(id, ["blob": blob])
+            ids.append(id)
+        }
+        func logBytes() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("-changes-") }.reduce(0) {
+                // A file the compactor removes meanwhile holds nothing.
+                $0 + ((try? FileManager.default.attributesOfItem(atPath: "\(folder.path)/\($1)"))?[.size] as? Int ?? 0)
+            }
+        }
+        var most = (log: 0, folds: 0)
+        for round in 0..<20 {
+            for id in ids {
+                try patch(id, ["n": .int(round)])
+            }
+            let folds = fixture.store.withPublished {
+                (($0.compacting?.folds.values.map(\.snapshot.count) ?? []) + $0.pending.values.map(\.snapshot.count)).reduce(0, +)
+            }
+            most = (max(most.log, try logBytes()), max(most.folds, folds))
+        }
+        // 160 changes of some 20 KB: 3.2 MB logged in all, never more than four bounds at once
+        // (with a record or two of slack).
+        #expect(most.log <= 4 * bound + 2 * 21_000, "the log held \(most.log) bytes")
+        #expect(most.folds <= 4 * bound + 2 * 21_000, "the folds held \(most.folds) bytes")
+        fixture.store.close()
+        let reopened = try Fixture(path: "\(folder.path)/navd.db", threshold: 1_000_000, logBytes: bound)
+        for id in ids {
+            let state = try #require(try reopened.store.load(id)).state
+            #expect(state.screens.first?.state["n"] == .int(19))
+            #expect(state.screens.first?.state["blob"]?.stringValue?.count == 20_000)
+        }
+        reopened.store.close()
     }
 
     @Test func aWriteBasedOnAnOldVersionIsRefusedWhileLogged() throws {

@@ -7,7 +7,7 @@ example graph, an admin token) while a prober opens a new connection for `GET /h
 /healthz p50, p99 and worst latency during the attack, failed probes, RSS before and at its
 peak, and the budgets navd reported at the end (navd_budget_used / navd_budget_limit).
 
-    bench/abuse.py [ATTACK ...]     ATTACK: longpolls streams buffers idempotency graphs
+    bench/abuse.py [ATTACK ...]     ATTACK: longpolls streams buffers idempotency fat graphs
                                     diagrams framing (default: all of them)
 
 Environment: NAVD (default .build/release/navd), SCALE (default 1.0: multiplies every count).
@@ -277,6 +277,52 @@ def attack_idempotency(daemon):
         ", ".join(f"{count}x{status}" for status, count in sorted(answered.items()))
 
 
+def attack_fat(daemon):
+    """Small patches to sessions of 32 screens of 60 KB of state each: every change logs the whole
+    2 MB snapshot, so the SQLite change log must end its generations by their bytes."""
+    sessions = []
+    path = "/top" + "".join(f"/show_news(id={index})" for index in range(30))
+    for _ in range(scaled(4)):
+        session, token, _ = daemon.session()
+        auth = {"Authorization": f"Bearer {token}"}
+        status, body = daemon.request("POST", f"/v1/sessions/{session}/navigate", {"path": path}, auth)
+        assert status == 200, body
+        screens = [screen["id"] for screen in json.loads(body)["screens"]]
+        patch = dict(auth, **{"Content-Type": "application/merge-patch+json"})
+        for screen in screens:
+            daemon.request("PATCH", f"/v1/sessions/{session}/screens/{screen}/state", {"blob": "z" * 60000}, patch)
+        sessions.append((session, patch, screens[-1]))
+    peak = [0]
+    running = [True]
+
+    def sample_log():
+        while running[0]:
+            logged = 0
+            for name in os.listdir(daemon.directory):
+                if "-changes-" in name:
+                    try:
+                        logged += os.path.getsize(os.path.join(daemon.directory, name))
+                    except OSError:
+                        pass  # folded and removed meanwhile
+            peak[0] = max(peak[0], logged)
+            time.sleep(0.05)
+    sampler = threading.Thread(target=sample_log)
+    sampler.start()
+    changes = scaled(3000)
+    changed = 0
+
+    def worker(index):
+        nonlocal changed
+        session, patch, top = sessions[index]
+        for number in range(changes // len(sessions)):
+            status, _ = daemon.request("PATCH", f"/v1/sessions/{session}/screens/{top}/state", {"n": number}, patch)
+            changed += status == 200
+    in_parallel(len(sessions), worker)
+    running[0] = False
+    sampler.join()
+    return f"{changed} patches of a few bytes to {len(sessions)} sessions of 2 MB; change log peak {peak[0] / 2**20:.0f} MB"
+
+
 def big_graph(name, scenes, global_links):
     document = {"name": name, "start": "/s0", "scenes": {f"s{i}": {} for i in range(scenes)},
                 "links": {f"g{i}": {"path": f"^/s{i % scenes}"} for i in range(global_links)}}
@@ -357,6 +403,7 @@ ATTACKS = {
     "streams": (attack_streams, ()),
     "buffers": (attack_buffers, ()),
     "idempotency": (attack_idempotency, ()),
+    "fat": (attack_fat, ()),
     "graphs": (attack_graphs, ()),
     "diagrams": (attack_diagrams, ("--max-body", "33554432")),
     "framing": (attack_framing, ()),

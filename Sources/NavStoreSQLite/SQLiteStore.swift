@@ -129,7 +129,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     static let defaultFoldChunk = 128
     /// The default `--max-idempotency-bytes` (the daemon passes a quarter of its budget).
     package static let defaultAnswerBytesPerGeneration = 64 << 20
-    /// Some three generations of ordinary changes (about 2 KB each): only large sessions reach it.
+    /// Some four generations of ordinary changes (8,192 of about 2 KB): only large sessions reach it.
     package static let defaultLogBytesPerGeneration = 64 << 20
     /// The VFS of both connections: `unix` with one lock on the file, held by the process.
     static let vfs = "unix-excl"

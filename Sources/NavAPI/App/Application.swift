@@ -97,6 +97,9 @@ package final class Application: HTTPHandler {
         sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
         let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
         let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
+        // Diagrams, uploads and long replays of a session's past share the heavy work's slots.
+        let graphWork = Budget(resource: "graph_work", limit: configuration.maxGraphWork)
+        sessionConfiguration.heavyWork = graphWork
         let sessions = SessionService(
             store: store, graphs: graphs, configuration: sessionConfiguration, answerBudget: answerBudget, now: now)
         self.sessions = sessions
@@ -111,7 +114,7 @@ package final class Application: HTTPHandler {
         FeedRoutes(sessions: sessions, adminToken: adminDigest, buffers: buffers).register(in: &routes)
         // Listed with the others at /metrics; the registry's memory budget too.
         budgets.add(graphs.memory)
-        let graphWork = budgets.make("graph_work", limit: configuration.maxGraphWork)
+        budgets.add(graphWork)
         GraphRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest, work: graphWork).register(in: &routes)
         WebhookRoutes(webhooks: webhooks, adminToken: adminDigest).register(in: &routes)
         TrafficRoutes(graphs: graphs, sessions: sessions, adminToken: adminDigest).register(in: &routes)

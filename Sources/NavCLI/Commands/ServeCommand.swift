@@ -77,7 +77,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help:
-            "Heavy graph jobs (drawing a diagram, validating an upload) run at once; more are refused (503). (NAVD_MAX_GRAPH_WORK; default: --threads minus one, at least 1, so that one HTTP thread is always free of them)"
+            "Heavy jobs (drawing a diagram, validating an upload, replaying more than 64 changes to rebuild a past version) run at once; more are refused (503). (NAVD_MAX_GRAPH_WORK; default: --threads minus one, at least 1, so that one HTTP thread is always free of them)"
     )
     var maxGraphWork: Int?
 

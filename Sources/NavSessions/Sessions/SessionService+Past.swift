@@ -32,6 +32,14 @@ extension SessionService {
     /// not the whole history.
     static let replayPage = 1024
 
+    /// The most changes one answer replays. Checkpoints are bounded by bytes, so a session whose
+    /// snapshots are megabytes keeps few of them, and its past versions may lie thousands of
+    /// changes from the nearest: each such read replayed them all (13 s of CPU for one, with
+    /// the session's own token). Further than this from a checkpoint, a version is answered
+    /// 410 `version_expired`; a replay longer than one interval also takes a slot of heavy
+    /// work (``Configuration/heavyWork``), so replays never hold every request thread.
+    package static let maxReplay = 2048
+
     /// `session` as it was at `version` (below its current one).
     func pastSession(_ session: StoredSession, at version: Int) throws(ServiceError) -> StoredSession {
         guard configuration.feed != nil else { throw Self.expired(version, "the feed is off (--feed-retention 0): no history is kept") }
@@ -42,6 +50,28 @@ extension SessionService {
             past.state = base.state
             at = base.version
         }
+        guard version - at <= Self.maxReplay else {
+            throw Self.expired(
+                version, "rebuilding it would replay \(version - at) changes from the nearest checkpoint kept, more than \(Self.maxReplay)")
+        }
+        guard version - at > Self.checkpointInterval, let heavy = configuration.heavyWork else {
+            return try replay(session, onto: past, from: at, to: version)
+        }
+        guard heavy.acquire() else {
+            var busy = ServiceError(.overCapacity, "navd is running its most \(heavy.resource) (\(heavy.limit)) at once; retry later")
+            busy.retryAfter = 1
+            throw busy
+        }
+        defer { heavy.release() }
+        return try replay(session, onto: past, from: at, to: version)
+    }
+
+    /// `start`, the session at version `base`, with its recorded changes up to `version` applied.
+    private func replay(_ session: StoredSession, onto start: StoredSession, from base: Int, to version: Int) throws(ServiceError)
+        -> StoredSession
+    {
+        var past = start
+        var at = base
         var replayed = 0
         while at < version {
             let wanted = min(version - at, Self.replayPage)
@@ -108,24 +138,29 @@ extension SessionService {
         }
     }
 
-    /// The nearest checkpoint below `version`: this process's, or the store's when it is nearer
-    /// (one kept before a restart, or by another process).
-    private func nearestCheckpoint(_ session: StoredSession, below version: Int) throws(ServiceError) -> HistoryCheckpoints.Checkpoint? {
-        let kept = checkpoints.base(of: session.id, below: version)
+    /// The nearest checkpoint below `version`, decoded: this process's, or the store's when it is
+    /// nearer (one kept before a restart, or by another process).
+    private func nearestCheckpoint(_ session: StoredSession, below version: Int) throws(ServiceError)
+        -> (version: Int, graphVersion: Int, state: SessionState)?
+    {
+        var kept = checkpoints.base(of: session.id, below: version)
         // Checkpoints fall on multiples of the interval: one this process holds at the last
         // multiple below `version` is as near as any the store could give.
         let nearest = (version - 1) / Self.checkpointInterval * Self.checkpointInterval
-        guard let durable = store as? any CheckpointStore, (kept?.version ?? 0) < nearest else { return kept }
-        let stored = try storeCall { () throws(StoreError) in try durable.checkpoint(of: session.id, below: version) }
-        guard let stored, stored.version > (kept?.version ?? 0) else { return kept }
+        if let durable = store as? any CheckpointStore, (kept?.version ?? 0) < nearest,
+            let stored = try storeCall({ () throws(StoreError) in try durable.checkpoint(of: session.id, below: version) }),
+            stored.version > (kept?.version ?? 0),
+            let graphVersion = (try? JSONValue(parsing: stored.snapshot))?["graphVersion"]?.intValue
+        {
+            checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, snapshot: stored.snapshot)
+            kept = HistoryCheckpoints.Checkpoint(version: stored.version, graphVersion: graphVersion, snapshot: stored.snapshot)
+        }
         // A snapshot that no longer reads (its graph version removed) is no base: replay instead.
-        guard let json = try? JSONValue(parsing: stored.snapshot), let graphVersion = json["graphVersion"]?.intValue,
-            let graph = try? recordedGraph(session.graphName, graphVersion, version: version),
+        guard let kept, let json = try? JSONValue(parsing: kept.snapshot),
+            let graph = try? recordedGraph(session.graphName, kept.graphVersion, version: version),
             let state = try? SessionState(snapshot: json, graph: graph.graph)
-        else { return kept }
-        checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, state: state, bytes: stored.snapshot.count)
-        return HistoryCheckpoints.Checkpoint(
-            version: stored.version, graphVersion: graphVersion, state: state, bytes: stored.snapshot.count)
+        else { return nil }
+        return (kept.version, kept.graphVersion, state)
     }
 
     /// Keeps a checkpoint in this process and, on a durable store, in the store too, off the
@@ -133,7 +168,7 @@ extension SessionService {
     /// a store that refuses it is let be: the next read replays more.
     func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
         let snapshot = state.snapshotBytes(graphVersion: graphVersion)
-        checkpoints.keep(id, version: version, graphVersion: graphVersion, state: state, bytes: snapshot.count)
+        checkpoints.keep(id, version: version, graphVersion: graphVersion, snapshot: snapshot)
         guard let durable = store as? any CheckpointStore else { return }
         checkpoints.store { () throws(StoreError) in try durable.keepCheckpoint(of: id, version: version, snapshot: snapshot) }
     }
@@ -158,13 +193,17 @@ extension SessionService {
 /// 256 screens of 64 KiB of state each): past ``limit`` checkpoints, or past ``maxBytes`` of their
 /// snapshots, the oldest kept go first; a past version without one is rebuilt from the session's
 /// creation record.
+///
+/// A checkpoint is kept as its snapshot's JSON, decoded when a read starts from it: the bytes
+/// counted are the bytes held. Kept decoded, a state of tiny values (`[0,0,…]`) held some twenty
+/// times its JSON, and 32 MiB of checkpoints took 740 MB.
 package final class HistoryCheckpoints: Sendable {
     package struct Checkpoint: Sendable {
         package var version: Int
         package var graphVersion: Int
-        package var state: SessionState
-        /// Its snapshot's bytes: what it is counted as against ``HistoryCheckpoints/maxBytes``.
-        var bytes: Int
+        /// The session's snapshot at ``version``: what is counted against ``HistoryCheckpoints/maxBytes``.
+        package var snapshot: [UInt8]
+        var bytes: Int { snapshot.count }
     }
 
     private struct Kept {
@@ -242,15 +281,15 @@ package final class HistoryCheckpoints: Sendable {
         kept.withLock { kept in kept.sessions[id]?.last { $0.version < version } }
     }
 
-    /// Keeps session `id`'s `state` at `version`, whose snapshot takes `bytes`; one larger than
-    /// ``maxBytes`` is not kept.
-    func keep(_ id: String, version: Int, graphVersion: Int, state: SessionState, bytes: Int) {
+    /// Keeps session `id`'s `snapshot` at `version`; one larger than ``maxBytes`` is not kept.
+    func keep(_ id: String, version: Int, graphVersion: Int, snapshot: [UInt8]) {
+        let bytes = snapshot.count
         guard bytes <= maxBytes else { return }
         kept.withLock { kept in
             var list = kept.sessions[id, default: []]
             guard !list.contains(where: { $0.version == version }) else { return }
             let index = list.firstIndex { $0.version > version } ?? list.count
-            list.insert(Checkpoint(version: version, graphVersion: graphVersion, state: state, bytes: bytes), at: index)
+            list.insert(Checkpoint(version: version, graphVersion: graphVersion, snapshot: snapshot), at: index)
             kept.sessions[id] = list
             kept.order.append((id, version))
             kept.count += 1

@@ -25,6 +25,9 @@ package final class SessionService: Sendable {
         package var maxWatchersPerSession: Int = 16
         /// The daemon-wide bound on watchers (resource `watchers`); none when nil.
         package var watcherBudget: Budget?
+        /// Heavy work run at once (resource `graph_work`, `--max-graph-work`): a past version
+        /// rebuilt from further than one checkpoint interval takes a slot; none when nil.
+        package var heavyWork: Budget?
         /// The most bytes one session's answers kept under an `Idempotency-Key` may take:
         /// `--max-idempotency-bytes-per-session` (``KeptAnswerLedger``).
         package var maxIdempotencyBytesPerSession: Int = 1 << 20

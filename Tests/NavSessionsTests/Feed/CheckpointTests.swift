@@ -74,19 +74,48 @@ import Testing
     /// Checkpoints forgotten with their sessions (ended, purged) leave no trace: the order of
     /// keeping stays within twice the limit however many sessions come and go, and the kept ones
     /// are not evicted for the forgotten ones' sake.
-    @Test func forgottenCheckpointsLeaveNoTrace() throws {
-        let fixture = try FeedRecordTests.Fixture()
-        let session = try fixture.create()
-        let state = try #require(try fixture.sessions.store.load(session.id)?.state)
+    @Test func forgottenCheckpointsLeaveNoTrace() {
+        let snapshot = Array(repeating: UInt8(ascii: " "), count: 100)
         let checkpoints = HistoryCheckpoints(limit: 4, maxBytes: 1 << 20)
-        checkpoints.keep("kept", version: 64, graphVersion: 1, state: state, bytes: 100)
+        checkpoints.keep("kept", version: 64, graphVersion: 1, snapshot: snapshot)
         for index in 0..<1000 {
-            checkpoints.keep("gone-\(index)", version: 64, graphVersion: 1, state: state, bytes: 100)
+            checkpoints.keep("gone-\(index)", version: 64, graphVersion: 1, snapshot: snapshot)
             checkpoints.forget("gone-\(index)")
         }
         #expect(checkpoints.ordered <= 8)
         #expect(checkpoints.usage == (1, 100))
         #expect(checkpoints.base(of: "kept", below: 65)?.version == 64)
+    }
+
+    /// Checkpoints are bounded by bytes, so a session of large snapshots keeps few, and its past
+    /// versions may lie thousands of changes from one: such a read is not replayed at any cost.
+    /// A replay longer than one interval takes a slot of heavy work (503 while none is free, so
+    /// replays never hold every request thread); one longer than `maxReplay` changes is 410.
+    @Test func aLongReplayTakesASlotOfHeavyWorkAndATooLongOneIsRefused() throws {
+        let heavy = Budget(resource: "graph_work", limit: 1)
+        let fixture = try FeedRecordTests.Fixture(heavyWork: heavy)
+        let session = try fixture.create()
+        for index in 0..<(SessionService.maxReplay + 100) {
+            try fixture.apply(.navigate(index % 2 == 0 ? "^/top/list_news(category=\(index))" : "^/top/help"), session)
+        }
+        func view(_ version: Int) throws(ServiceError) -> Int {
+            try fixture.sessions.view(of: session.id, credentials: session.owner, at: version).version
+        }
+        // What a session of large snapshots comes to: no checkpoint kept.
+        fixture.sessions.checkpoints.forget(session.id)
+        #expect(heavy.acquire())
+        #expect(try view(50) == 50)
+        #expect { try view(500) } throws: { ($0 as? ServiceError)?.code == .overCapacity && ($0 as? ServiceError)?.retryAfter == 1 }
+        heavy.release()
+        #expect(try view(500) == 500)
+        #expect(heavy.used == 0)
+        fixture.sessions.checkpoints.forget(session.id)
+        let far = SessionService.maxReplay + 50
+        #expect { try view(far) } throws: { ($0 as? ServiceError)?.code == .versionExpired && ($0 as? ServiceError)?.param == "version" }
+        #expect(heavy.used == 0)
+        // With the checkpoints a replay keeps on its way, the same version is near enough.
+        #expect(try view(2000) == 2000)
+        #expect(try view(far) == far)
     }
 
     /// Not a bound, a measurement: how long a past version of a 1,000-version history takes to

@@ -16,10 +16,11 @@ import Testing
         let sessions: SessionService
         let clock = Locked(Int64(1_800_000_000_000))
 
-        init(ttl: Int64 = 3_600_000, maxFeedBytes: Int = FeedSettings().maxBytes) throws {
+        init(ttl: Int64 = 3_600_000, maxFeedBytes: Int = FeedSettings().maxBytes, heavyWork: Budget? = nil) throws {
             let graphs = try TestFixtures.graphs()
             var configuration = SessionService.Configuration(sessionTTL: ttl)
             configuration.feed = FeedSettings(attributes: ["user"], maxBytes: maxFeedBytes)
+            configuration.heavyWork = heavyWork
             let clock = self.clock
             sessions = SessionService(
                 store: MemoryStore(), graphs: graphs, configuration: configuration, now: { clock.withLock { $0 } })

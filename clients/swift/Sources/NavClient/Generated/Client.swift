@@ -816,8 +816,11 @@ public struct Client: APIProtocol {
     /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
     /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
     /// version answers exactly the view without `version`. A past version is rebuilt from the
-    /// session's retained feed records; one whose records are no longer retained, or that ran on
-    /// a graph version since removed, answers 410 `version_expired`.
+    /// session's retained feed records, replayed from the nearest checkpoint below it; one whose
+    /// records are no longer retained, that ran on a graph version since removed, or that lies
+    /// more than 2,048 changes from any checkpoint kept, answers 410 `version_expired`. A replay
+    /// of more than 64 changes is heavy work: while `--max-graph-work` such jobs run, it answers
+    /// 503 `over_capacity` with `Retry-After`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
@@ -1115,7 +1118,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Operations.GetSession.Output.ServiceUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -1128,7 +1131,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Operations.GetSession.Output.ServiceUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [

@@ -789,8 +789,11 @@ public enum Operations {
     /// it, without its events (docs/design.md, "History"): path, screens, context, `pending`, the
     /// graph version it ran on and the actions that version offered, `ETag: "V"`. The current
     /// version answers exactly the view without `version`. A past version is rebuilt from the
-    /// session's retained feed records; one whose records are no longer retained, or that ran on
-    /// a graph version since removed, answers 410 `version_expired`.
+    /// session's retained feed records, replayed from the nearest checkpoint below it; one whose
+    /// records are no longer retained, that ran on a graph version since removed, or that lies
+    /// more than 2,048 changes from any checkpoint kept, answers 410 `version_expired`. A replay
+    /// of more than 64 changes is heavy work: while `--max-graph-work` such jobs run, it answers
+    /// 503 `over_capacity` with `Retry-After`.
     ///
     ///
     /// - Remark: HTTP `GET /v1/sessions/{id}`.
@@ -1063,7 +1066,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `version_expired`: the records that rebuild this version were swept or purged, or the graph version it ran on was removed.
+            /// `version_expired`: the records that rebuild this version were swept or purged, the graph version it ran on was removed, or it lies more than 2,048 changes from any checkpoint kept.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/410`.
             ///
@@ -1158,21 +1161,78 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Identifies this request in the daemon's logs. Present on every answer.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/headers/X-Request-Id`.
+                    public var xRequestId: Components.Headers.XRequestId
+                    /// Seconds after which a retry may succeed.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Components.Headers.RetryAfter?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                    ///   - retryAfter: Seconds after which a retry may succeed.
+                    public init(
+                        xRequestId: Components.Headers.XRequestId,
+                        retryAfter: Components.Headers.RetryAfter? = nil
+                    ) {
+                        self.xRequestId = xRequestId
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetSession.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSession.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetSession.Output.ServiceUnavailable.Headers,
+                    body: Operations.GetSession.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `store_unavailable` (the store cannot take a read now), or `over_capacity`: rebuilding
+            /// a past version far from a checkpoint is heavy work, and `--max-graph-work` such jobs
+            /// already run. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Operations.GetSession.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Operations.GetSession.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):

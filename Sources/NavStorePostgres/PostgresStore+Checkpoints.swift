@@ -5,11 +5,15 @@ import NavSessions
 /// of the checkpoint interval has committed (a checkpoint is a shortcut, not part of the change),
 /// removed with the records they stand before by the feed's purges and sweep.
 extension PostgresStore: CheckpointStore {
-    package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8]) throws(StoreError) {
+    package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8], within maxBytes: Int) throws(StoreError) {
+        let written = checkpointBytesWritten.add(snapshot.count, ordering: .relaxed).newValue
+        let trimming = written >= maxBytes / 8
+        if trimming { checkpointBytesWritten.store(0, ordering: .relaxed) }
         try pool.with { connection throws(StoreError) in
             _ = try connection.execute(
                 "INSERT INTO feed_checkpoints (session_id, version, snapshot) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                 [id, String(version), String(decoding: snapshot, as: UTF8.self)], prepare: true)
+            if trimming { try Self.trimCheckpoints(maxBytes: maxBytes, on: connection) }
         }
     }
 
@@ -35,6 +39,11 @@ extension PostgresStore: CheckpointStore {
                 OR c.version + 1 < COALESCE((SELECT min(f.version) FROM feed f WHERE f.session_id = c.session_id), 9223372036854775807)
             """,
             prepare: true, reconnecting: false)
+        try trimCheckpoints(maxBytes: maxBytes, on: connection)
+    }
+
+    /// The oldest checkpoints kept, while all of them take more than `maxBytes`.
+    static func trimCheckpoints(maxBytes: Int, on connection: PostgresConnection) throws(StoreError) {
         try connection.execute(
             """
             DELETE FROM feed_checkpoints WHERE kept <= (

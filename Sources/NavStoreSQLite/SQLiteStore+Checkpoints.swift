@@ -5,11 +5,15 @@ import NavSessions
 /// (outside the change's own write: a checkpoint is a shortcut, not the change), removed with the
 /// records they stand before by the feed's purges and sweep.
 extension SQLiteStore: CheckpointStore {
-    package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8]) throws(StoreError) {
+    package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8], within maxBytes: Int) throws(StoreError) {
+        let written = checkpointBytesWritten.add(snapshot.count, ordering: .relaxed).newValue
+        let trimming = written >= maxBytes / 8
+        if trimming { checkpointBytesWritten.store(0, ordering: .relaxed) }
         try withWriter { connection throws(StoreError) in
             try noting(.database) { () throws(StoreError) in
                 try connection.statement("INSERT OR IGNORE INTO feed_checkpoints (session_id, version, snapshot) VALUES (?, ?, ?)")
                     .bind(1, id).bind(2, Int64(version)).bind(3, utf8: snapshot).run()
+                if trimming { try Self.trimCheckpoints(maxBytes: maxBytes, connection) }
             }
         }
     }
@@ -37,6 +41,11 @@ extension SQLiteStore: CheckpointStore {
                     (SELECT MIN(version) FROM feed WHERE feed.session_id = feed_checkpoints.session_id), 9223372036854775807)
             """
         ).run()
+        try trimCheckpoints(maxBytes: maxBytes, connection)
+    }
+
+    /// The oldest checkpoints kept, while all of them take more than `maxBytes`.
+    static func trimCheckpoints(maxBytes: Int, _ connection: SQLiteConnection) throws(StoreError) {
         let newest = try connection.statement("SELECT rowid, length(snapshot) FROM feed_checkpoints ORDER BY rowid DESC")
         var total = 0
         var oldestOver: Int64?

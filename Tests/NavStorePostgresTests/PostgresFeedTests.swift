@@ -202,6 +202,23 @@ import Testing
         #expect(try connection.execute("SELECT count(*) FROM feed_checkpoints").int(0, 0) == 0)
     }
 
+    /// Checkpoints written fast stay near their budget between sweeps: each eighth of it a
+    /// process writes, the oldest go while all take more than it.
+    @Test func checkpointsWrittenBetweenSweepsStayNearTheirBytes() throws {
+        let database = try Database()
+        let store = try database.store()
+        let budget = 64 << 10
+        let snapshot = Array(repeating: UInt8(ascii: "x"), count: 10_000)
+        for version in 1...100 {
+            try store.keepCheckpoint(of: "s\(version % 7)", version: version * 64, snapshot: snapshot, within: budget)
+        }
+        let connection = try database.connection()
+        defer { connection.close() }
+        let bytes = try connection.execute("SELECT COALESCE(sum(octet_length(snapshot)), 0) FROM feed_checkpoints").int(0, 0)
+        #expect(Int(bytes) <= budget + budget / 8 + snapshot.count, "\(bytes) bytes of checkpoints")
+        #expect(try connection.execute("SELECT count(*) FROM feed_checkpoints WHERE version = 6400").int(0, 0) == 1)
+    }
+
     /// Only cursors the feed handed out are given, by whichever process: a record's, an empty
     /// page's `next`, one whose record was purged; not one of a transaction still running (its
     /// record is not handed out yet), nor one above the horizon or the sequence, nor one without

@@ -35,6 +35,23 @@ import Testing
         .sorted()
     }
 
+    /// Checkpoints written fast (large snapshots, many changes) stay near their budget between
+    /// sweeps: each eighth of it written, the oldest go while all take more than it.
+    @Test func checkpointsWrittenBetweenSweepsStayNearTheirBytes() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let fixture = try Fixture(path: path, threshold: 1000)
+        let budget = 64 << 10
+        let snapshot = Array(repeating: UInt8(ascii: "x"), count: 10_000)
+        for version in 1...100 {
+            try fixture.store.keepCheckpoint(of: "s\(version % 7)", version: version * 64, snapshot: snapshot, within: budget)
+        }
+        let kept = try Self.checkpoints(path)
+        #expect(kept.count * snapshot.count <= budget + budget / 8 + snapshot.count, "\(kept.count) checkpoints of 10 KB")
+        #expect(kept.contains(100 * 64), "the newest is kept")
+        fixture.store.close()
+    }
+
     @Test func aProcessStartedAgainReplaysFromTheStoredCheckpoint() throws {
         let folder = try TemporaryFolder()
         let path = "\(folder.path)/navd.db"

@@ -60,11 +60,14 @@ extension FeedStore {
 /// every process of a shared store reads. Never the truth: one missing costs a longer replay,
 /// nothing else. The store removes them with their session's records (its purges, and its sweep:
 /// a checkpoint whose next record is gone, or whose session is, can no longer be a base), and
-/// keeps their bytes within an eighth of the feed's byte budget, dropping the oldest kept first.
+/// keeps their bytes within an eighth of the feed's byte budget, dropping the oldest kept first:
+/// at its sweep, and as they are written.
 package protocol CheckpointStore: Sendable {
     /// Keeps session `id`'s snapshot (with its graph version) at `version`; a second one for the
-    /// same version changes nothing.
-    func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8]) throws(StoreError)
+    /// same version changes nothing. Once this process has written an eighth of `maxBytes` since
+    /// it last did so, the oldest kept go while all of them take more than `maxBytes`: between
+    /// sweeps, checkpoints of large snapshots written fast overshot their budget fourfold.
+    func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8], within maxBytes: Int) throws(StoreError)
 
     /// Session `id`'s newest checkpoint below `version`.
     func checkpoint(of id: String, below version: Int) throws(StoreError) -> (version: Int, snapshot: [UInt8])?

@@ -169,8 +169,11 @@ extension SessionService {
     func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
         let snapshot = state.snapshotBytes(graphVersion: graphVersion)
         checkpoints.keep(id, version: version, graphVersion: graphVersion, snapshot: snapshot)
-        guard let durable = store as? any CheckpointStore else { return }
-        checkpoints.store { () throws(StoreError) in try durable.keepCheckpoint(of: id, version: version, snapshot: snapshot) }
+        guard let durable = store as? any CheckpointStore, let feed = configuration.feed else { return }
+        let maxBytes = FeedSettings.checkpointBytes(forFeedBytes: feed.maxBytes)
+        checkpoints.store { () throws(StoreError) in
+            try durable.keepCheckpoint(of: id, version: version, snapshot: snapshot, within: maxBytes)
+        }
     }
 
     /// Graph version `number` of `name`, read through to the store; 410 when it was removed.

@@ -56,7 +56,7 @@ extension SQLiteStore {
                 throw error
             }
             withPublished { published in
-                if inserted { published.cache.put(session, cost: SessionCache.cost(snapshotBytes: snapshot.count)) }
+                if inserted { published.cache.put(session, cost: SessionCache.cost(snapshot: snapshot)) }
                 if let positions { published.feed.resolve(positions, shown: inserted ? feedRecord.map { [$0] } ?? [] : []) }
             }
             return inserted
@@ -93,11 +93,11 @@ extension SQLiteStore {
                 })
             else { return nil }
             // Decoded outside every lock.
-            let (stored, snapshotBytes) = try session(id: id, row, logged: logged)
+            let (stored, cost) = try session(id: id, row, logged: logged)
             let current = withPublished { published -> StoredSession? in
                 if let cached = published.cache.get(id) { return cached }
                 guard published.tableChanges == changes, published.newestLogged(id)?.version == logged?.version else { return nil }
-                published.cache.put(stored, cost: SessionCache.cost(snapshotBytes: snapshotBytes))
+                published.cache.put(stored, cost: cost)
                 return stored
             }
             if let current { return current }
@@ -143,7 +143,7 @@ extension SQLiteStore {
     }
 
     /// A session from its row, with its logged change laid over it when that is newer.
-    /// - Returns: the session and the size of its snapshot's JSON.
+    /// - Returns: the session and what it takes in the cache (``SessionCache/cost(snapshot:)``).
     private func session(id: String, _ row: StoredRow, logged: Fold?) throws(StoreError) -> (StoredSession, Int) {
         let newer = logged.flatMap { $0.version >= row.version ? $0 : nil }
         let bytes = newer?.snapshot ?? row.snapshot
@@ -158,7 +158,7 @@ extension SQLiteStore {
             id: id, graphName: row.graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash), state: state,
             createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
         )
-        return (session, bytes.count)
+        return (session, SessionCache.cost(snapshot: bytes))
     }
 
     /// Whether the session is in the decoded-session cache now.
@@ -201,7 +201,7 @@ extension SQLiteStore {
         guard try load(session.id) != nil else { return false }
         // Encode before taking the lock: only the append is serialised.
         let snapshot = session.snapshotBytes
-        let cost = SessionCache.cost(snapshotBytes: snapshot.count)
+        let cost = SessionCache.cost(snapshot: snapshot)
         var startCompaction = false
         var behind = false
         for _ in 0..<8 {

@@ -150,7 +150,7 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// - Parameters:
     ///   - path: the database file, by any of its names; its folder is created if missing. The
     ///     change log files sit where the database records them (``placeChangeLog(_:path:identity:adopting:)``).
-    ///   - cacheBytes: the bound of the decoded-session cache, by ``SessionCache/cost(snapshotBytes:)``.
+    ///   - cacheBytes: the bound of the decoded-session cache, by ``SessionCache/cost(snapshot:)``.
     ///   - checkDatabase: run `PRAGMA quick_check` first and refuse a damaged database.
     ///   - acceptingLoss: when the change log is damaged, fold the changes that are still whole
     ///     and consistent, rename the damaged files to `….damaged`, and say what was lost in

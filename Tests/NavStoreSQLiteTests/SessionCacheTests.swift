@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Testing
 
 @testable import NavSessions
@@ -15,6 +16,28 @@ import Testing
         var session = Self.session
         session.id = id
         return session
+    }
+
+    /// A session is counted for at least what decoding its snapshot must take, whatever the
+    /// shape of its state: each value its slot (a `JSONValue`'s stride), each array or object an
+    /// allocation with a header, each string of more than 15 bytes one of its own. 64 KB of text
+    /// made of tiny values decodes to megabytes, which the text's size alone understated.
+    @Test(arguments: ["0,", "[0],", "{\"a\":0},", "\"ab\",", "\"" + String(repeating: "x", count: 60) + "\","])
+    func aSessionIsCountedForWhatItsDecodedStateMustTake(_ element: String) throws {
+        let bytes = Array(("[" + String(repeating: element, count: 64_000 / element.utf8.count).dropLast() + "]").utf8)
+        let slot = MemoryLayout<JSONValue>.stride
+        func floor(_ value: JSONValue) -> Int {
+            switch value {
+            case .array(let items): 32 + items.reduce(0) { $0 + slot + floor($1) }
+            case .object(let members): 32 + members.reduce(0) { $0 + 16 + slot + $1.key.utf8.count + floor($1.value) }
+            case .string(let text): text.utf8.count > 15 ? 32 + text.utf8.count : 0
+            default: 0
+            }
+        }
+        let least = floor(try JSONValue(parsing: bytes))
+        let counted = SessionCache.cost(snapshot: bytes)
+        #expect(counted >= least, "counted \(counted) bytes for a state that takes at least \(least)")
+        #expect(counted <= 8 * least, "counted \(counted) bytes for a state that takes at least \(least)")
     }
 
     @Test func theLeastRecentlyUsedLeaveFirstAndTheBoundHolds() {

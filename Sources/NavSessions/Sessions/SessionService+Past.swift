@@ -147,20 +147,29 @@ extension SessionService {
         // Checkpoints fall on multiples of the interval: one this process holds at the last
         // multiple below `version` is as near as any the store could give.
         let nearest = (version - 1) / Self.checkpointInterval * Self.checkpointInterval
+        var parsed: JSONValue?
         if let durable = store as? any CheckpointStore, (kept?.version ?? 0) < nearest,
             let stored = try storeCall({ () throws(StoreError) in try durable.checkpoint(of: session.id, below: version) }),
-            stored.version > (kept?.version ?? 0),
-            let graphVersion = (try? JSONValue(parsing: stored.snapshot))?["graphVersion"]?.intValue
+            stored.version > (kept?.version ?? 0), let json = Self.parsedSnapshot(stored.snapshot),
+            let graphVersion = json["graphVersion"]?.intValue
         {
             checkpoints.keep(session.id, version: stored.version, graphVersion: graphVersion, snapshot: stored.snapshot)
             kept = HistoryCheckpoints.Checkpoint(version: stored.version, graphVersion: graphVersion, snapshot: stored.snapshot)
+            parsed = json
         }
         // A snapshot that no longer reads (its graph version removed) is no base: replay instead.
-        guard let kept, let json = try? JSONValue(parsing: kept.snapshot),
+        guard let kept, let json = parsed ?? Self.parsedSnapshot(kept.snapshot),
             let graph = try? recordedGraph(session.graphName, kept.graphVersion, version: version),
             let state = try? SessionState(snapshot: json, graph: graph.graph)
         else { return nil }
         return (kept.version, kept.graphVersion, state)
+    }
+
+    /// A checkpoint's snapshot parsed as a store reads a session's: it may hold more values than
+    /// a client's document may (31 screens of 32,000 tiny values), and one parsed with a request's
+    /// bounds was no base, so every read of such a session replayed from its creation.
+    private static func parsedSnapshot(_ bytes: [UInt8]) -> JSONValue? {
+        try? JSONValue(parsing: bytes, maximumDepth: StoredSession.snapshotDepth)
     }
 
     /// Keeps a checkpoint in this process and, on a durable store, in the store too, off the

@@ -118,6 +118,30 @@ import Testing
         #expect(try view(far) == far)
     }
 
+    /// A snapshot may hold more values than a client's document may (1,000,000: 31 screens of
+    /// 32,000 tiny values each): a checkpoint of one is decoded with a snapshot's bounds, as a
+    /// store reads a session, and is a base; read with a request's, it failed, and every read of
+    /// such a session replayed from its creation.
+    @Test func aCheckpointOfMoreValuesThanARequestMayHoldIsABase() throws {
+        let fixture = try FeedRecordTests.Fixture()
+        let session = try fixture.create()
+        let path = "/top" + String(repeating: "/help", count: 30)
+        try fixture.apply(.navigate(path), session)
+        let screens = try #require(try fixture.sessions.store.load(session.id)).state.screens.map(\.id)
+        let tiny = JSONValue.array(Array(repeating: .int(0), count: 32_000))
+        for screen in screens { try fixture.apply(.patchState(screen: screen, patch: ["a": tiny]), session) }
+        let top = try #require(screens.last)
+        var version = try #require(try fixture.sessions.store.load(session.id)).state.version
+        while version < SessionService.checkpointInterval + 3 {
+            try fixture.apply(.patchState(screen: top, patch: ["n": .int(version)]), session)
+            version += 1
+        }
+        let before = fixture.sessions.checkpoints.changesReplayed
+        let past = try fixture.sessions.view(of: session.id, credentials: session.owner, at: SessionService.checkpointInterval + 2)
+        #expect(past.version == SessionService.checkpointInterval + 2)
+        #expect(fixture.sessions.checkpoints.changesReplayed - before == 2, "replayed from the checkpoint at 64")
+    }
+
     /// Not a bound, a measurement: how long a past version of a 1,000-version history takes to
     /// rebuild on the memory store (printed; docs/design.md, "History", has the figure).
     @Test func aPastVersionOfAThousandVersionHistoryIsRebuiltQuickly() throws {

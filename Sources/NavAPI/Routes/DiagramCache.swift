@@ -112,8 +112,6 @@ final class DiagramCache: Sendable {
 extension APIError {
     /// 503 `over_capacity` for a daemon-wide budget that is full, with `Retry-After`.
     static func overCapacity(_ budget: Budget) -> APIError {
-        var error = APIError(.overCapacity, "navd is running its most \(budget.resource) (\(budget.limit)) at once; retry later")
-        error.headers = [("Retry-After", "1")]
-        return error
+        APIError(ServiceError.overCapacity(budget))
     }
 }

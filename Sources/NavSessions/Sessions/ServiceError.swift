@@ -71,6 +71,13 @@ package struct ServiceError: Error, Sendable {
         self.issues = issues
     }
 
+    /// 503 `over_capacity` for a daemon-wide budget that is full, to be retried after a second.
+    package static func overCapacity(_ budget: Budget) -> ServiceError {
+        var error = ServiceError(.overCapacity, "navd is running its most \(budget.resource) (\(budget.limit)) at once; retry later")
+        error.retryAfter = 1
+        return error
+    }
+
     /// NavCore's refusal, as it is.
     package init(_ error: NavError) {
         self.init(.navigation(error.code), error.message, offset: error.offset, param: error.param)

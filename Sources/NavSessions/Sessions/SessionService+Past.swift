@@ -54,24 +54,9 @@ extension SessionService {
             throw Self.expired(
                 version, "rebuilding it would replay \(version - at) changes from the nearest checkpoint kept, more than \(Self.maxReplay)")
         }
-        guard version - at > Self.checkpointInterval, let heavy = configuration.heavyWork else {
-            return try replay(session, onto: past, from: at, to: version)
-        }
-        guard heavy.acquire() else {
-            var busy = ServiceError(.overCapacity, "navd is running its most \(heavy.resource) (\(heavy.limit)) at once; retry later")
-            busy.retryAfter = 1
-            throw busy
-        }
-        defer { heavy.release() }
-        return try replay(session, onto: past, from: at, to: version)
-    }
-
-    /// `start`, the session at version `base`, with its recorded changes up to `version` applied.
-    private func replay(_ session: StoredSession, onto start: StoredSession, from base: Int, to version: Int) throws(ServiceError)
-        -> StoredSession
-    {
-        var past = start
-        var at = base
+        let heavy = version - at > Self.checkpointInterval ? configuration.heavyWork : nil
+        if let heavy, !heavy.acquire() { throw ServiceError.overCapacity(heavy) }
+        defer { heavy?.release() }
         var replayed = 0
         while at < version {
             let wanted = min(version - at, Self.replayPage)

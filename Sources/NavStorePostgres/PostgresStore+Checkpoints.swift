@@ -6,9 +6,7 @@ import NavSessions
 /// removed with the records they stand before by the feed's purges and sweep.
 extension PostgresStore: CheckpointStore {
     package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8], within maxBytes: Int) throws(StoreError) {
-        let written = checkpointBytesWritten.add(snapshot.count, ordering: .relaxed).newValue
-        let trimming = written >= maxBytes / 8
-        if trimming { checkpointBytesWritten.store(0, ordering: .relaxed) }
+        let trimming = checkpointTrimming.isDue(writing: snapshot.count, within: maxBytes)
         try pool.with { connection throws(StoreError) in
             _ = try connection.execute(
                 "INSERT INTO feed_checkpoints (session_id, version, snapshot) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",

@@ -25,8 +25,8 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let processTag: String
     /// Set by `close()`: the notice listener stops.
     let closing = Atomic<Bool>(false)
-    /// Bytes of checkpoints this process wrote since it last trimmed their bytes (``keepCheckpoint(of:version:snapshot:within:)``).
-    let checkpointBytesWritten = Atomic<Int>(0)
+    /// When ``keepCheckpoint(of:version:snapshot:within:)`` trims the checkpoints' bytes.
+    let checkpointTrimming = CheckpointTrimming()
     /// The last session count and when it was taken (monotonic seconds): see ``statistics()``.
     private let countCache = Mutex<(at: Double, count: Int?)>((-.infinity, nil))
     /// The feed's usage and when it was taken (monotonic seconds): see ``feedUsage()``.

@@ -6,9 +6,7 @@ import NavSessions
 /// records they stand before by the feed's purges and sweep.
 extension SQLiteStore: CheckpointStore {
     package func keepCheckpoint(of id: String, version: Int, snapshot: [UInt8], within maxBytes: Int) throws(StoreError) {
-        let written = checkpointBytesWritten.add(snapshot.count, ordering: .relaxed).newValue
-        let trimming = written >= maxBytes / 8
-        if trimming { checkpointBytesWritten.store(0, ordering: .relaxed) }
+        let trimming = checkpointTrimming.isDue(writing: snapshot.count, within: maxBytes)
         try withWriter { connection throws(StoreError) in
             try noting(.database) { () throws(StoreError) in
                 try connection.statement("INSERT OR IGNORE INTO feed_checkpoints (session_id, version, snapshot) VALUES (?, ?, ?)")

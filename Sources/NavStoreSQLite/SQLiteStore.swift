@@ -102,8 +102,8 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     /// Which part could not take its last write (``Part`` bits): set by a write the disk could not
     /// take, cleared by the next write to that part that succeeds (or a probe of both).
     private let failing = Atomic<UInt8>(0)
-    /// Bytes of checkpoints written since their bytes were last trimmed (``keepCheckpoint(of:version:snapshot:within:)``).
-    let checkpointBytesWritten = Atomic<Int>(0)
+    /// When ``keepCheckpoint(of:version:snapshot:within:)`` trims the checkpoints' bytes.
+    let checkpointTrimming = CheckpointTrimming()
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
     /// Start a new generation once its kept answers take this many bytes, even before

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a store keeps of the feed (docs/design.md, "Navigation analytics"): the records its
 /// session writes carry (``SessionStore/update(_:expectedVersion:events:eventsJSON:keeping:record:)``
 /// and the others) read back in cursor order, a session's own records, purges and the sweep.
@@ -71,4 +73,19 @@ package protocol CheckpointStore: Sendable {
 
     /// Session `id`'s newest checkpoint below `version`.
     func checkpoint(of id: String, below version: Int) throws(StoreError) -> (version: Int, snapshot: [UInt8])?
+}
+
+/// When a ``CheckpointStore`` trims its checkpoints' bytes between sweeps: each time this process
+/// has written an eighth of their budget since it last did.
+package final class CheckpointTrimming: Sendable {
+    private let written = Atomic<Int>(0)
+
+    package init() {}
+
+    /// Counts a checkpoint of `bytes` written. - Returns: whether to trim now (counting starts again).
+    package func isDue(writing bytes: Int, within maxBytes: Int) -> Bool {
+        guard written.add(bytes, ordering: .relaxed).newValue >= maxBytes / 8 else { return false }
+        written.store(0, ordering: .relaxed)
+        return true
+    }
 }

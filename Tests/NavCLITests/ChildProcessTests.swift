@@ -23,13 +23,14 @@ import Testing
         defer { close(ends[0]) }
         let child = try ChildProcess("/bin/sleep", ["30"])
         defer { child.send(SIGKILL) }
-        // /proc shows the child's descriptors once it runs sleep (not while it is still ours).
+        // /proc shows the child's descriptors once it runs sleep, not while it is still a copy of
+        // this process closing what it inherited: they are read only after it is seen to run sleep.
         var descriptors: [Int] = []
         for _ in 0..<200 {
-            descriptors = Self.openDescriptors(of: child.processIdentifier)
             if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.processIdentifier)/exe"))?.hasSuffix("sleep")
                 == true
             {
+                descriptors = Self.openDescriptors(of: child.processIdentifier)
                 break
             }
             usleep(10_000)

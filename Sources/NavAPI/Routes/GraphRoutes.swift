@@ -10,8 +10,9 @@ struct GraphRoutes: Sendable {
     let graphs: GraphRegistry
     let sessions: SessionService
     let adminToken: TokenDigest?
-    /// The `graph_work` budget: drawing a diagram and reading and validating an upload each hold
-    /// a slot while they run, so that such work never holds every HTTP thread
+    /// The `graph_work` budget: drawing a diagram, reading and validating an upload, and an
+    /// upgrade or a version's removal (each reads every session of the graph) hold a slot while
+    /// they run, so that such work never holds every HTTP thread
     /// (docs/design.md, "Heavy graph work").
     let work: Budget
     /// Diagrams already drawn, by graph version.
@@ -77,6 +78,9 @@ struct GraphRoutes: Sendable {
             }
             let number = try Query.int(context, "version", default: 1, range: 1...Int(Int32.max))
             let name = context.parameter("name")
+            // Every session of the graph is read to see that none runs on the version.
+            guard work.acquire() else { throw APIError.overCapacity(work) }
+            defer { work.release() }
             guard try sessions.removeGraphVersion(name, version: number) else {
                 throw APIError(.notFound, "no version \(number) of graph '\(name)'")
             }
@@ -129,6 +133,9 @@ struct GraphRoutes: Sendable {
             let fields = Fields(object: try context.jsonObject(optional: true))
             try fields.only(["version"])
             let version = try fields.int("version", range: 1...Int(Int32.max))
+            // A change of every session of the graph: as much work as it has sessions.
+            guard work.acquire() else { throw APIError.overCapacity(work) }
+            defer { work.release() }
             let report = try sessions.upgradeAll(graph: context.parameter("name"), to: version, credentials: context.credentials)
             return .json([
                 "upgraded": .array(report.upgraded.map(JSONValue.string)),

@@ -36,15 +36,37 @@ package struct SessionCache {
     /// takes its 24-byte slot whatever its text, two bytes for `0,`, and an array or object its
     /// own allocation. Counted by the text alone, states of tiny values (`[0,0,…]`, `[[0],…]`)
     /// held 11 times `--cache-size`. Values are counted by their commas, containers by their
-    /// opening brackets, inside strings too (an estimate above the truth, never below), in one
-    /// pass the compiler vectorises.
+    /// opening brackets, inside strings too (an estimate above the truth, never below), sixteen
+    /// bytes at a time: every change's snapshot is counted so.
     package static func cost(snapshot: [UInt8]) -> Int {
-        var commas = 0
-        var openings = 0
-        for byte in snapshot {
-            commas &+= byte == UInt8(ascii: ",") ? 1 : 0
+        let (commas, openings) = snapshot.withUnsafeBytes { bytes -> (Int, Int) in
+            let comma = SIMD16<UInt8>(repeating: UInt8(ascii: ","))
             // `[` (0x5B) and `{` (0x7B) differ in one bit.
-            openings &+= byte | 0x20 == UInt8(ascii: "{") ? 1 : 0
+            let brace = SIMD16<UInt8>(repeating: UInt8(ascii: "{"))
+            let bit = SIMD16<UInt8>(repeating: 0x20)
+            let one = SIMD16<UInt8>(repeating: 1)
+            var commas = 0
+            var openings = 0
+            var offset = 0
+            while offset + 16 <= bytes.count {
+                // Lane counts of up to 255 chunks, then added up.
+                var commaLanes = SIMD16<UInt8>()
+                var openingLanes = SIMD16<UInt8>()
+                let end = min(bytes.count - 15, offset + 255 * 16)
+                while offset < end {
+                    let chunk = bytes.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+                    commaLanes &+= one.replacing(with: 0, where: chunk .!= comma)
+                    openingLanes &+= one.replacing(with: 0, where: chunk | bit .!= brace)
+                    offset += 16
+                }
+                commas += SIMD16<Int>(truncatingIfNeeded: commaLanes).wrappedSum()
+                openings += SIMD16<Int>(truncatingIfNeeded: openingLanes).wrappedSum()
+            }
+            for byte in bytes[offset...] {
+                commas &+= byte == UInt8(ascii: ",") ? 1 : 0
+                openings &+= byte | 0x20 == UInt8(ascii: "{") ? 1 : 0
+            }
+            return (commas, openings)
         }
         return 512 + snapshot.count * 2 + commas * 40 + openings * 160
     }

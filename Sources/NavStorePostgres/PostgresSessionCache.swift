@@ -30,13 +30,13 @@ final class PostgresSessionCache: Sendable {
         return session
     }
 
-    /// Keeps `session` unless a newer version of it is cached already.
+    /// Keeps `session` (not a snapshot it carries) unless a newer version of it is cached already.
     func put(_ session: StoredSession) {
         let perShard = self.perShard
         shard(session.id).withLock { map in
             if let cached = map[session.id], cached.state.version > session.state.version { return }
             if map[session.id] == nil, map.count >= perShard, let any = map.keys.first { map[any] = nil }
-            var kept = session
+            var kept = session.withoutEncodedSnapshot
             kept.mayBeStale = false
             map[session.id] = kept
         }

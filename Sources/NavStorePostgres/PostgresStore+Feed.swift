@@ -74,23 +74,23 @@ extension PostgresStore {
     /// change moves them on); a session whose snapshot no longer decodes is deleted without a
     /// record, as nothing can be said of its stage.
     func deleteExpired(touchedBefore cutoff: Int64, recording ending: @Sendable (StoredSession) -> FeedRecord) throws(StoreError)
-        -> [String]
+        -> [ExpiredSession]
     {
-        var ids: [String] = []
+        var ids: [ExpiredSession] = []
         while true {
             let batch = try pool.with { connection throws(StoreError) in
-                try Self.inTransaction(on: connection) { () throws(StoreError) -> [String]? in
+                try Self.inTransaction(on: connection) { () throws(StoreError) -> [ExpiredSession]? in
                     try expireBatch(before: cutoff, ending: ending, on: connection)
                 }
             }
-            for id in batch { cache.remove(id) }
+            for expired in batch { cache.remove(expired.id) }
             ids += batch
             if batch.count < Self.expiryBatch { return ids }
         }
     }
 
     private func expireBatch(before cutoff: Int64, ending: @Sendable (StoredSession) -> FeedRecord, on connection: PostgresConnection)
-        throws(StoreError) -> [String]?
+        throws(StoreError) -> [ExpiredSession]?
     {
         let result = try connection.execute(
             """
@@ -108,11 +108,11 @@ extension PostgresStore {
         let rows = 0..<result.rowCount
         // Before any record is made: `ending` counts what it makes, and this batch goes again.
         if rows.contains(where: { result.text($0, 7) == "t" }) { return nil }
-        var ids: [String] = []
+        var ids: [ExpiredSession] = []
         var records: [FeedRecord] = []
         for row in rows {
             let id = result.text(row, 0)
-            ids.append(id)
+            ids.append(ExpiredSession(id: id, bytes: result.bytes(row, 4).count))
             if let session = try? session(id: id, result, row, offset: 1) { records.append(ending(session)) }
         }
         guard !records.isEmpty else { return ids }

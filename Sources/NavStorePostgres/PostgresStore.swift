@@ -161,17 +161,20 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     func session(id: String, _ result: PostgresResult, _ row: Int, offset: Int) throws(StoreError) -> StoredSession {
         let graph = result.text(row, offset)
         let graphVersion = Int(result.int(row, offset + 1))
+        let bytes = result.bytes(row, offset + 3)
         let snapshot: JSONValue
         do {
-            snapshot = try JSONValue(parsing: result.bytes(row, offset + 3), maximumDepth: StoredSession.snapshotDepth)
+            snapshot = try JSONValue(parsing: bytes, maximumDepth: StoredSession.snapshotDepth)
         } catch {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
         let (state, current) = try decode(snapshot, graph, graphVersion)
-        return StoredSession(
+        var session = StoredSession(
             id: id, graphName: graph, graphVersion: current, tokenDigest: TokenDigest(bytes: Hex.bytes(result.text(row, offset + 2)) ?? []),
             state: state, createdAt: result.int(row, offset + 4), touchedAt: result.int(row, offset + 5)
         )
+        session.storedBytes = bytes.count
+        return session
     }
 
     package func update(_ session: StoredSession, expectedVersion: Int, events: [LifecycleEvent], eventsJSON: [UInt8]) throws(StoreError)
@@ -367,23 +370,23 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     /// One statement without records; with them (`ending`), batches of ``expiryBatch``
     /// sessions, each deleted, read back and ended in a transaction of its own.
     package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
-        -> [String]
+        -> [ExpiredSession]
     {
         if let ending { return try deleteExpired(touchedBefore: cutoff, recording: ending) }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
-                WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id),
+                WITH d AS (DELETE FROM sessions WHERE touched_at < $1 RETURNING id, octet_length(snapshot) AS bytes),
                 e AS (DELETE FROM event_log WHERE session_id IN (SELECT id FROM d)),
                 k AS (DELETE FROM idempotency WHERE session_id IN (SELECT id FROM d) OR (created_at < $1 AND key NOT LIKE 'create %')),
                 notified AS (SELECT pg_notify('navd_changes', $2 || ' ' || id || ' expired') FROM d)
-                SELECT id, (SELECT count(*) FROM notified) FROM d
+                SELECT id, bytes, (SELECT count(*) FROM notified) FROM d
                 """,
                 [String(cutoff), processTag], prepare: true)
         }
-        let ids = (0..<result.rowCount).map { result.text($0, 0) }
-        for id in ids { cache.remove(id) }
-        return ids
+        let expired = (0..<result.rowCount).map { ExpiredSession(id: result.text($0, 0), bytes: Int(result.int($0, 1))) }
+        for session in expired { cache.remove(session.id) }
+        return expired
     }
 
     package func list(limit: Int) throws(StoreError) -> [StoredSession] {
@@ -405,6 +408,15 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
 
     package func count() throws(StoreError) -> Int {
         let result = try pool.with { connection throws(StoreError) in try connection.execute("SELECT count(*) FROM sessions", prepare: true)
+        }
+        return Int(result.int(0, 0))
+    }
+
+    /// The bytes of every session's snapshot, read from the table (a scan of it: navd asks when it
+    /// starts and at each sweep, not per change).
+    package func storedSessionBytes() throws(StoreError) -> Int {
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute("SELECT coalesce(sum(octet_length(snapshot)), 0) FROM sessions", prepare: true)
         }
         return Int(result.int(0, 0))
     }

@@ -154,10 +154,11 @@ extension SQLiteStore {
             throw StoreError(message: "session \(id): stored snapshot is not JSON: \(error)")
         }
         let (state, graphVersion) = try decode(snapshot, row.graph, row.graphVersion)
-        let session = StoredSession(
+        var session = StoredSession(
             id: id, graphName: row.graph, graphVersion: graphVersion, tokenDigest: TokenDigest(bytes: row.tokenHash), state: state,
             createdAt: row.createdAt, touchedAt: newer?.touchedAt ?? row.touchedAt
         )
+        session.storedBytes = bytes.count
         return (session, SessionCache.cost(snapshot: bytes))
     }
 
@@ -449,18 +450,25 @@ extension SQLiteStore {
     /// transaction that deletes it; a session that no longer decodes (its graph changed under it)
     /// is deleted without one.
     package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
-        -> [String]
+        -> [ExpiredSession]
     {
         // `touched_at` in `sessions` is current once the log is folded in (a chunk at a time:
         // creates and deletes go on between chunks).
         try folding { fold throws(StoreError) in try compactEverything(fold) }
-        return try withWriter { connection throws(StoreError) -> [String] in
-            let expired = try connection.statement("SELECT id FROM sessions WHERE touched_at < ?")
+        return try withWriter { connection throws(StoreError) -> [ExpiredSession] in
+            // The snapshot's bytes, not its characters (`length` of text counts those).
+            let expired = try connection.statement("SELECT id, length(CAST(snapshot AS BLOB)) FROM sessions WHERE touched_at < ?")
             try expired.bind(1, cutoff)
             var candidates: [String] = []
-            while try expired.step() { candidates.append(expired.text(0)) }
+            // What each counts (``sessionBytes(of:)``): a session changed since is not deleted.
+            var bytes: [String: Int] = [:]
+            while try expired.step() {
+                let id = expired.text(0)
+                candidates.append(id)
+                bytes[id] = Int(expired.int(1))
+            }
             expired.reset()
-            var deleted: [String] = []
+            var deleted: [ExpiredSession] = []
             // A chunk at a time, like a fold: updates wait for one chunk's check and deletion, not
             // for a sweep of many expired sessions.
             for start in stride(from: 0, to: candidates.count, by: foldChunk) {
@@ -506,7 +514,7 @@ extension SQLiteStore {
                         published.remove(ids, append)
                         if let positions { published.feed.resolve(positions, shown: shown) }
                     }
-                    deleted += ids
+                    deleted += ids.map { ExpiredSession(id: $0, bytes: bytes[$0] ?? 0) }
                 }
             }
             // A change's answer is kept for the session TTL (a create's while its session lives):
@@ -562,6 +570,16 @@ extension SQLiteStore {
     package func count() throws(StoreError) -> Int {
         try withWriter { connection throws(StoreError) -> Int in
             let statement = try connection.statement("SELECT COUNT(*) FROM sessions")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return Int(statement.int(0))
+        }
+    }
+    /// The bytes of every session's newest snapshot: the table's, with the log folded in first.
+    package func storedSessionBytes() throws(StoreError) -> Int {
+        try folding { fold throws(StoreError) in try compactEverything(fold) }
+        return try withWriter { connection throws(StoreError) -> Int in
+            let statement = try connection.statement("SELECT coalesce(sum(length(CAST(snapshot AS BLOB))), 0) FROM sessions")
             defer { statement.reset() }
             _ = try statement.step()
             return Int(statement.int(0))

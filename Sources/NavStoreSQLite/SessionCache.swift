@@ -99,8 +99,9 @@ package struct SessionCache {
     }
 
     /// Adds or replaces a session as the most recently used, then evicts the least recently used
-    /// while over the limit (never this one).
-    package mutating func put(_ session: StoredSession, cost: Int) {
+    /// while over the limit (never this one). A snapshot the session carries is not kept.
+    package mutating func put(_ stored: StoredSession, cost: Int) {
+        let session = stored.encodedSnapshot == nil ? stored : stored.withoutEncodedSnapshot
         let slot: Int
         if let existing = slots[session.id] {
             slot = existing

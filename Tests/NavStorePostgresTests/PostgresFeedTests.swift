@@ -114,7 +114,7 @@ import Testing
             ended.withLock { $0.append(session) }
             return Self.record(session.id, session.state.version + 1, end: true, time: 40)
         }
-        #expect(expired == [idle.id])
+        #expect(expired.map(\.id) == [idle.id])
         // The end record is made of the session as it was deleted.
         #expect(ended.withLock { $0.map(\.id) } == [idle.id])
         #expect(ended.withLock { $0.first?.state.version } == idle.state.version)
@@ -166,6 +166,29 @@ import Testing
         #expect(try services[0].purgeFeed(.attribute("tenant", .string("t1"))) == 3)
         #expect(try services[1].feed(from: .after(full.next), limit: 10, form: .full).entries.isEmpty)
         #expect(try services[1].feed(from: .oldest, limit: 10, form: .full).entries.isEmpty)
+    }
+
+    /// The `session_bytes` budget of each process counts its own changes as they are made, and
+    /// what every process's sessions take at each sweep (docs/design.md, "Sessions' bytes").
+    @Test func eachProcessCountsEverySessionsBytesAtTheSweep() throws {
+        let database = try Database()
+        let services = try (0..<2).map { _ in
+            SessionService(store: try database.store(), graphs: database.graphs, configuration: .init(), now: Clock.milliseconds)
+        }
+        let mine = try services[0].create(graph: nil, start: nil, context: [:])
+        let theirs = try services[1].create(graph: nil, start: nil, context: ["user": .string("u1")])
+        let mineBytes = mine.session.snapshotBytes.count
+        let theirBytes = theirs.session.snapshotBytes.count
+        #expect(services[0].sessionBytes.used == mineBytes)
+        #expect(services[1].sessionBytes.used == theirBytes)
+        // What a store reads is what was counted when it was written.
+        #expect(try services[0].store.load(theirs.session.id)?.storedBytes == theirBytes)
+        _ = try services[0].sweep()
+        #expect(services[0].sessionBytes.used == mineBytes + theirBytes)
+        try services[1].delete(theirs.session.id, credentials: Credentials(bearer: Token.digest(theirs.token)), ifMatch: nil)
+        #expect(services[1].sessionBytes.used == 0)
+        _ = try services[0].sweep()
+        #expect(services[0].sessionBytes.used == mineBytes)
     }
 
     /// A checkpoint one process keeps is a base for the other (docs/design.md, "The session at a

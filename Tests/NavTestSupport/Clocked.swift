@@ -17,11 +17,15 @@ final class Clocked: Sendable {
     let clock = Locked(Int64(1_700_000_000_000))
 
     /// - Parameter addGraph: false for a store that holds the graph already (restore it after).
-    init(store: any SessionStore, graphs: GraphRegistry, perSession: Int, total: Int, addGraph: Bool = true) throws {
+    /// - Parameter sessionBytes: `--max-session-bytes`.
+    init(
+        store: any SessionStore, graphs: GraphRegistry, perSession: Int, total: Int, sessionBytes: Int = 1 << 30, addGraph: Bool = true
+    ) throws {
         let clock = clock
         var configuration = Application.Configuration()
         configuration.sessions.maxIdempotencyBytesPerSession = perSession
         configuration.sessions.maxIdempotencyBytes = total
+        configuration.sessions.maxSessionBytes = sessionBytes
         configuration.sessions.maxContextBytes = 64 * 1024
         application = Application(
             graphs: graphs, configuration: configuration, store: store, logger: Logger(label: "test"), now: { clock.withLock { $0 } })
@@ -77,11 +81,11 @@ final class Clocked: Sendable {
         return try #require(Int(line.split(separator: " ")[1]))
     }
 
-    /// `navd_budget_used` and `navd_budget_limit` of `idempotency_bytes` as `/metrics` shows them.
-    func budget() throws -> (used: Int, limit: Int) {
+    /// `navd_budget_used` and `navd_budget_limit` of `resource` as `/metrics` shows them.
+    func budget(_ resource: String = "idempotency_bytes") throws -> (used: Int, limit: Int) {
         let text = String(decoding: send("GET", "/metrics").body, as: UTF8.self)
         func value(_ metric: String) throws -> Int {
-            let prefix = "\(metric){resource=\"idempotency_bytes\"} "
+            let prefix = "\(metric){resource=\"\(resource)\"} "
             let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) })
             return try #require(Int(line.dropFirst(prefix.count)))
         }

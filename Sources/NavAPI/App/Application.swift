@@ -97,6 +97,7 @@ package final class Application: HTTPHandler {
         sessionConfiguration.watcherBudget = budgets.make("watchers", limit: configuration.maxWatchers)
         let buffers = StreamBuffers(budget: budgets.make("watcher_buffer_bytes", limit: configuration.maxWatcherBuffer))
         let answerBudget = budgets.make("idempotency_bytes", limit: sessionConfiguration.maxIdempotencyBytes)
+        sessionConfiguration.sessionBudget = budgets.make("session_bytes", limit: sessionConfiguration.maxSessionBytes)
         // Diagrams, uploads and long replays of a session's past share the heavy work's slots.
         let graphWork = Budget(resource: "graph_work", limit: configuration.maxGraphWork)
         sessionConfiguration.heavyWork = graphWork

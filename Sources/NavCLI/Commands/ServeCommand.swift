@@ -86,6 +86,12 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help:
+            "Most bytes all sessions may take together: their snapshots' bytes (SQLite, PostgreSQL) or their decoded states' memory by estimate (memory store); bytes, or with K, M, G. A create or change that would pass it is 503 over_capacity with Retry-After and writes nothing; changes that add nothing are never refused. (NAVD_MAX_SESSION_BYTES; default 1G)"
+    )
+    var maxSessionBytes: String?
+
+    @Option(
+        help:
             "Most bytes one session's answers kept under an Idempotency-Key may take (memory and store alike): bytes, or with K, M, G. Past it the session's oldest answers are forgotten first, never one younger than 60 s: then a keyed request is 429 too_many_requests with Retry-After. (NAVD_MAX_IDEMPOTENCY_BYTES_PER_SESSION; default 1M)"
     )
     var maxIdempotencyBytesPerSession: String?

@@ -39,6 +39,8 @@ struct ServeSettings: Sendable {
     var maxIdempotencyBytesPerSession: Int
     /// The most bytes all kept answers may take (`--max-idempotency-bytes`).
     var maxIdempotencyBytes: Int
+    /// The most bytes all sessions may take (`--max-session-bytes`).
+    var maxSessionBytes: Int
     var sessionTTLMilliseconds: Int64
     /// What feed records carry and how long they are kept; nil with `--feed-retention 0`.
     var feed: FeedSettings?
@@ -147,6 +149,8 @@ struct ServeSettings: Sendable {
             "1M", 4096...(1 << 40))
         maxIdempotencyBytes = try Self.byteSize(
             value(command.maxIdempotencyBytes, "NAVD_MAX_IDEMPOTENCY_BYTES"), "--max-idempotency-bytes", "64M", 4096...(1 << 40))
+        maxSessionBytes = try Self.byteSize(
+            value(command.maxSessionBytes, "NAVD_MAX_SESSION_BYTES"), "--max-session-bytes", "1G", (64 << 10)...(1 << 40))
         maxConnections = try number(command.maxConnections, "NAVD_MAX_CONNECTIONS", 8192, 1...1_000_000)
         maxWatchersPerSession = try number(command.maxWatchersPerSession, "NAVD_MAX_WATCHERS_PER_SESSION", 16, 1...100_000)
         maxWatcherBuffer = try Self.byteSize(

@@ -157,6 +157,7 @@ struct Daemon {
                     maxSessions: settings.maxSessions, sessionTTL: settings.sessionTTLMilliseconds, maxContextBytes: settings.maxContext,
                     maxIdempotencyBytesPerSession: settings.maxIdempotencyBytesPerSession,
                     maxIdempotencyBytes: settings.maxIdempotencyBytes,
+                    maxSessionBytes: settings.maxSessionBytes,
                     feed: settings.feed
                 ),
                 corsOrigins: settings.corsOrigins,

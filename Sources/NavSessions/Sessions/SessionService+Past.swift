@@ -161,7 +161,12 @@ extension SessionService {
     /// caller's thread (``HistoryCheckpoints/store(_:)``). Storing it is a shortcut for later, so
     /// a store that refuses it is let be: the next read replays more.
     func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, state: SessionState) {
-        let snapshot = state.snapshotBytes(graphVersion: graphVersion)
+        keepCheckpoint(id, version: version, graphVersion: graphVersion, snapshot: state.snapshotBytes(graphVersion: graphVersion))
+    }
+
+    /// ``keepCheckpoint(_:version:graphVersion:state:)`` with the state's snapshot written already
+    /// (``StoredSession/snapshotBytes``: the one the store wrote, where it wrote one).
+    func keepCheckpoint(_ id: String, version: Int, graphVersion: Int, snapshot: [UInt8]) {
         checkpoints.keep(id, version: version, graphVersion: graphVersion, snapshot: snapshot)
         guard let durable = store as? any CheckpointStore, let feed = configuration.feed else { return }
         let maxBytes = FeedSettings.checkpointBytes(forFeedBytes: feed.maxBytes)

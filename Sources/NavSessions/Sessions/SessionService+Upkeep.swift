@@ -39,13 +39,20 @@ extension SessionService {
                 return record
             }
         }
-        let expired: [String]
+        let ended: [ExpiredSession]
         do {
-            expired = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
+            ended = try storeCall { () throws(StoreError) in try store.deleteExpired(touchedBefore: cutoff, ending: ending) }
         } catch {
             if ending != nil { feedWriteFailed() }
             throw error
         }
+        sessionBytes.release(ended.reduce(0) { $0 + $1.bytes })
+        // Other processes' sessions count too: their total is read again (what changes while it
+        // is read may be off by those changes until the next sweep).
+        if store is any ChangeFeed, let total = try? store.storedSessionBytes() {
+            sessionBytes.recount(total)
+        }
+        let expired = ended.map(\.id)
         // The sessions are gone from the store: their watchers and answers go too, whether or not
         // the feed's sweep below succeeds.
         defer {

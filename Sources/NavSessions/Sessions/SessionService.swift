@@ -34,6 +34,12 @@ package final class SessionService: Sendable {
         /// The most bytes all kept answers may take: `--max-idempotency-bytes`, the budget
         /// `idempotency_bytes` (used when the service is given no budget of its own).
         package var maxIdempotencyBytes: Int = 64 << 20
+        /// The most bytes all sessions may take together (``SessionStore/sessionBytes(of:)``):
+        /// `--max-session-bytes`, the budget `session_bytes` (used when not given one: ``sessionBudget``).
+        package var maxSessionBytes: Int = 1 << 30
+        /// The daemon's `session_bytes` budget, listed at `/metrics`; one of
+        /// ``maxSessionBytes`` of its own when nil.
+        package var sessionBudget: Budget?
         /// What every applied change's feed record carries, and how long records are kept
         /// (docs/design.md, "Navigation analytics"); no records are written when nil.
         package var feed: FeedSettings? = FeedSettings()
@@ -41,9 +47,10 @@ package final class SessionService: Sendable {
         package init(
             maxSessions: Int = 100_000, sessionTTL: Int64 = 24 * 3600 * 1000, maxEventsPerPage: Int = 1000, maxContextBytes: Int = 4096,
             adminToken: TokenDigest? = nil, backendToken: TokenDigest? = nil, maxIdempotencyBytesPerSession: Int = 1 << 20,
-            maxIdempotencyBytes: Int = 64 << 20, feed: FeedSettings? = FeedSettings()
+            maxIdempotencyBytes: Int = 64 << 20, maxSessionBytes: Int = 1 << 30, feed: FeedSettings? = FeedSettings()
         ) {
             self.feed = feed
+            self.maxSessionBytes = maxSessionBytes
             self.maxIdempotencyBytesPerSession = maxIdempotencyBytesPerSession
             self.maxIdempotencyBytes = maxIdempotencyBytes
             self.maxSessions = maxSessions
@@ -60,6 +67,11 @@ package final class SessionService: Sendable {
     package let configuration: Configuration
     /// The watchers of each session, told of every change applied here (docs/design.md, "Live sessions").
     package let live: LiveSessions
+    /// What all sessions take (docs/design.md, "Sessions' bytes"): a create is charged its
+    /// session, a change what it adds (``StoredSession/storedBytes``); one that would pass the
+    /// limit is refused, 503 `over_capacity`, and writes nothing. A change that adds nothing is
+    /// never refused.
+    package let sessionBytes: Budget
     /// The bytes of answers kept under an `Idempotency-Key`, per session and in all: a keyed
     /// change makes room for its answer here before it is applied (``admit(_:)``).
     package let answers: KeptAnswerLedger
@@ -102,6 +114,38 @@ package final class SessionService: Sendable {
         if store.keepsAnswers, let kept = try? store.keptAnswerEntries() {
             answers.rebuild(kept)
         }
+        sessionBytes = configuration.sessionBudget ?? Budget(resource: "session_bytes", limit: configuration.maxSessionBytes)
+        // Whatever the limit: what is held is counted, and only growth is refused.
+        sessionBytes.force((try? store.storedSessionBytes()) ?? 0)
+    }
+
+    /// Counts `session` in the `session_bytes` budget (``SessionStore/sessionBytes(of:)``, keeping
+    /// a snapshot written for it for the store to write: ``StoredSession/encodedSnapshot``), and
+    /// takes what it adds to what the session counted before (its ``StoredSession/storedBytes``).
+    /// - Returns: what was taken (0 for a change that adds nothing), to give back if the write
+    ///   does not happen, or minus what the write, once made, gives back.
+    /// - Throws: 503 `over_capacity` when the budget cannot take what it adds.
+    private func charge(_ session: inout StoredSession) throws(ServiceError) -> Int {
+        let before = session.storedBytes
+        session.encodedSnapshot = nil
+        (session.storedBytes, session.encodedSnapshot) = store.sessionBytes(of: session)
+        let growth = session.storedBytes - before
+        guard growth > 0 else { return growth }
+        guard sessionBytes.acquire(growth) else {
+            var refusal = ServiceError(
+                .overCapacity,
+                "the daemon's sessions fill their \(sessionBytes.limit) bytes (--max-session-bytes): this would add \(growth); retry once sessions are deleted or expire"
+            )
+            refusal.retryAfter = 60
+            throw refusal
+        }
+        return growth
+    }
+
+    /// Settles ``charge(_:)``'s `growth` once the write is known: given back when nothing was
+    /// written; when it was, what the session no longer takes is given back.
+    private func settle(_ growth: Int, written: Bool) {
+        if written ? growth < 0 : growth > 0 { sessionBytes.release(abs(growth)) }
     }
 
     /// Makes room for `answer` among the kept answers (``KeptAnswerLedger``) before its change is
@@ -197,7 +241,7 @@ package final class SessionService: Sendable {
         }
         let token = Token.generate()
         let time = now()
-        let session = StoredSession(
+        var session = StoredSession(
             id: Self.newID(), graphName: graph.graph.name, graphVersion: graph.version, tokenDigest: Token.digest(token),
             state: outcome.state, createdAt: time, touchedAt: time
         )
@@ -210,10 +254,18 @@ package final class SessionService: Sendable {
         if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
+        let charged = try charge(&session)
         let created = Created(
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
-        if let answer { try admit(answer, at: time) }
+        if let answer {
+            do {
+                try admit(answer, at: time)
+            } catch {
+                settle(charged, written: false)
+                throw error
+            }
+        }
         let record = configuration.feed.map { settings in
             FeedRecord(
                 session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
@@ -228,9 +280,11 @@ package final class SessionService: Sendable {
                 }
             }
         } catch {
+            settle(charged, written: false)
             if let answer { answers.remove(answer.key) }
             throw error
         }
+        settle(charged, written: inserted)
         if !inserted, let answer { answers.remove(answer.key) }
         if inserted, let record { feedWritten(record, kind: .create) }
         return inserted ? created : nil
@@ -493,11 +547,19 @@ package final class SessionService: Sendable {
         session.graphVersion = graphVersion
         // Never back in time, even if the clock is set back: a session's records keep their order.
         session.touchedAt = max(now(), session.touchedAt)
+        // Room for the session and for the answer first: a refusal writes nothing.
+        let charged = try charge(&session)
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
-        // Room for the answer first: a refusal writes nothing.
-        if let kept { try admit(kept, at: session.touchedAt) }
+        if let kept {
+            do {
+                try admit(kept, at: session.touchedAt)
+            } catch {
+                settle(charged, written: false)
+                throw error
+            }
+        }
         // After the swap above, `outcome.state` is the stage before.
         let record = configuration.feed.map { settings in
             FeedRecord(
@@ -514,9 +576,11 @@ package final class SessionService: Sendable {
                 }
             }
         } catch {
+            settle(charged, written: false)
             if let kept { answers.remove(kept.key) }
             throw error
         }
+        settle(charged, written: written)
         guard written else {
             if let kept { answers.remove(kept.key) }
             return nil
@@ -524,7 +588,7 @@ package final class SessionService: Sendable {
         if let record {
             feedWritten(record, kind: change.feedKind)
             if session.state.version % Self.checkpointInterval == 0 {
-                keepCheckpoint(session.id, version: session.state.version, graphVersion: graphVersion, state: session.state)
+                keepCheckpoint(session.id, version: session.state.version, graphVersion: graphVersion, snapshot: session.snapshotBytes)
             }
         }
         session.mayBeStale = false
@@ -625,6 +689,7 @@ package final class SessionService: Sendable {
             let deleted = try writing(record) { () throws(ServiceError) in
                 try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
             }
+            if deleted { sessionBytes.release(session.storedBytes) }
             if deleted, let record { feedWritten(record, kind: .end) }
         }
         answers.forget(sessions: [id])

@@ -1,4 +1,5 @@
 import NavCore
+import NavJSON
 import Synchronization
 
 /// Sessions in this process's memory (`--store memory`): for tests and throwaway runs.
@@ -86,6 +87,7 @@ package final class MemoryStore: SessionStore {
             guard let entry = entries[key], entry.session.state.version == expectedVersion else { return false }
             // One copy, compacted in place (`compacted()` would copy it once more on the way).
             entry.session = session
+            entry.session.encodedSnapshot = nil
             entry.session.state.compactScreens()
             entry.events.append(events)
             entry.events.retain(retained)
@@ -111,9 +113,9 @@ package final class MemoryStore: SessionStore {
     }
 
     package func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
-        -> [String]
+        -> [ExpiredSession]
     {
-        var removed: [String] = []
+        var removed: [ExpiredSession] = []
         for shard in shards {
             removed += shard.withLock { entries in
                 let expired = entries.filter { $0.value.session.touchedAt < cutoff }
@@ -121,7 +123,7 @@ package final class MemoryStore: SessionStore {
                     entries.removeValue(forKey: key)
                     if let ending { feed.withLock { _ = $0.append(ending(entry.session)) } }
                 }
-                return expired.values.map { $0.session.id }
+                return expired.values.map { ExpiredSession(id: $0.session.id, bytes: $0.session.storedBytes) }
             }
         }
         return removed
@@ -149,6 +151,16 @@ package final class MemoryStore: SessionStore {
 
     package func count() throws(StoreError) -> Int {
         shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
+    }
+
+    /// Sessions are kept decoded here: each counts the memory its state takes, by estimate
+    /// (``SessionState/memoryEstimate``), and no snapshot is written for it.
+    package func sessionBytes(of session: StoredSession) -> (bytes: Int, snapshot: [UInt8]?) {
+        (session.state.memoryEstimate, nil)
+    }
+
+    package func storedSessionBytes() throws(StoreError) -> Int {
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.values.reduce(0) { $0 + $1.session.storedBytes } } }
     }
 
     package func close() {}
@@ -210,11 +222,57 @@ extension StoredSession {
     /// The same session with its screen array at about its size (`SessionState.compactScreens()`):
     /// arrays grown by appending keep spare capacity, and a million idle sessions would hold all of it.
     func compacted() -> StoredSession {
-        var copy = self
+        var copy = withoutEncodedSnapshot
         // Not `copy.state.screens = …`: that would also drop the stage's cached path text, which
         // saves the next navigation of this session writing it again.
         copy.state.compactScreens()
         return copy
+    }
+}
+
+extension SessionState {
+    /// About the memory this state takes decoded, never less than its values must allocate: 512
+    /// bytes for the session and its entry, 256 for each screen, twice the bytes of its strings,
+    /// and ``JSONValue/heapEstimate`` of every context, dependency and state value. Worked out
+    /// from the values rather than from a snapshot written for it: a change of the memory store
+    /// costs this walk (about 1,800 instructions a navigation), not a snapshot's writing.
+    package var memoryEstimate: Int {
+        var bytes = 512 + 2 * (pending?.utf8.count ?? 0)
+        for (key, value) in context { bytes += 48 + 2 * key.utf8.count + value.heapEstimate }
+        return bytes + Self.memoryEstimate(of: screens)
+    }
+
+    private static func memoryEstimate(of screens: [Screen]) -> Int {
+        var bytes = 64
+        for index in screens.indices {
+            let screen = screens[index]
+            bytes += 256 + 2 * (screen.id.utf8.count + screen.scene.utf8.count) + screen.state.heapEstimate
+            for (key, value) in screen.deps { bytes += 48 + 2 * key.utf8.count + value.heapEstimate }
+            for (key, value) in screen.params {
+                bytes += 48 + 2 * key.utf8.count
+                if case .string(let text) = value { bytes += 2 * text.utf8.count }
+            }
+            if let tabs = screen.tabs {
+                bytes += 96 + 2 * tabs.selected.utf8.count
+                for (name, stack) in tabs.saved { bytes += 48 + 2 * name.utf8.count + memoryEstimate(of: stack) }
+            }
+        }
+        return bytes
+    }
+}
+
+extension JSONValue {
+    /// About the memory this value takes decoded beyond its own slot: an array 160 bytes and 40
+    /// for each element, an object 160 and 48 for each member with twice its key's bytes, a string
+    /// twice its bytes. At least what decoding it must allocate, whatever its shape: a state of
+    /// tiny values (`[0,0,…]`, `[[0],…]`) counts the megabytes it takes, not its text's size.
+    package var heapEstimate: Int {
+        switch self {
+        case .string(let text): 2 * text.utf8.count
+        case .array(let items): items.reduce(160) { $0 + 40 + $1.heapEstimate }
+        case .object(let members): members.reduce(160) { $0 + 48 + 2 * $1.key.utf8.count + $1.value.heapEstimate }
+        default: 0
+        }
     }
 }
 

@@ -18,6 +18,14 @@ package struct StoredSession: Sendable {
     /// and only its compare-and-set can confirm it: every other outcome is worked out again on a
     /// fresh read.
     package var mayBeStale = false
+    /// What the session counts in the daemon's `session_bytes` budget
+    /// (``SessionStore/sessionBytes(of:)``), as it was last written or read:
+    /// a change is charged what it adds to this and gives back what it takes off.
+    package var storedBytes = 0
+    /// The snapshot of `state`, when the service has written it already to count it: a store
+    /// writes these bytes rather than encoding the state again. Set only after the last change to
+    /// `state`, and never kept: every cache drops it (``withoutEncodedSnapshot``).
+    package var encodedSnapshot: [UInt8]? = nil
 
     package init(
         id: String, graphName: String, graphVersion: Int, tokenDigest: TokenDigest, state: SessionState, createdAt: Int64,
@@ -42,7 +50,27 @@ extension StoredSession {
     /// The snapshot a store keeps: the state, and the graph version it runs on (which a graph
     /// upgrade changes: a snapshot's `graphVersion` wins over the version a row was created with).
     package var snapshotBytes: [UInt8] {
-        state.snapshotBytes(graphVersion: graphVersion)
+        encodedSnapshot ?? state.snapshotBytes(graphVersion: graphVersion)
+    }
+
+    /// The same session without ``encodedSnapshot``: what a cache or the memory store keeps, so
+    /// that a session held for long holds its decoded state only.
+    package var withoutEncodedSnapshot: StoredSession {
+        var copy = self
+        copy.encodedSnapshot = nil
+        return copy
+    }
+}
+
+/// A session the sweep deleted, and what it counted in the `session_bytes` budget.
+package struct ExpiredSession: Sendable, Equatable {
+    package var id: String
+    /// ``StoredSession/storedBytes`` of its last version.
+    package var bytes: Int
+
+    package init(id: String, bytes: Int) {
+        self.id = id
+        self.bytes = bytes
     }
 }
 
@@ -134,8 +162,9 @@ package protocol SessionStore: FeedStore, MetaStore {
     func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent]
 
     /// Deletes sessions not touched since `cutoff` (ms since the epoch), writing with each the end
-    /// record `ending` makes of it (when given: the feed is on). - Returns: their ids.
-    func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError) -> [String]
+    /// record `ending` makes of it (when given: the feed is on). - Returns: them, with their bytes.
+    func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
+        -> [ExpiredSession]
 
     /// Up to `limit` sessions, for the admin listing.
     func list(limit: Int) throws(StoreError) -> [StoredSession]
@@ -146,6 +175,16 @@ package protocol SessionStore: FeedStore, MetaStore {
 
     /// How many sessions the store holds.
     func count() throws(StoreError) -> Int
+
+    /// What `session` counts in the `session_bytes` budget where this store keeps it: its
+    /// snapshot's bytes where sessions are kept as snapshots (SQLite, PostgreSQL), then with the
+    /// snapshot, which the store writes (``StoredSession/encodedSnapshot``); the memory its decoded
+    /// state takes, by estimate, where they are kept decoded (the memory store).
+    func sessionBytes(of session: StoredSession) -> (bytes: Int, snapshot: [UInt8]?)
+
+    /// What all the sessions the store holds count in the `session_bytes` budget: read once when
+    /// navd starts, and again at every sweep where other processes share the store.
+    func storedSessionBytes() throws(StoreError) -> Int
 
     /// Flushes and closes; later calls fail.
     func close()
@@ -183,8 +222,13 @@ extension SessionStore {
         try delete(id, record: nil)
     }
 
+    package func sessionBytes(of session: StoredSession) -> (bytes: Int, snapshot: [UInt8]?) {
+        let snapshot = session.snapshotBytes
+        return (snapshot.count, snapshot)
+    }
+
     /// ``deleteExpired(touchedBefore:ending:)`` with no records.
-    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [String] {
+    package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [ExpiredSession] {
         try deleteExpired(touchedBefore: cutoff, ending: nil)
     }
 

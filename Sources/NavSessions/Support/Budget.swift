@@ -48,6 +48,11 @@ package final class Budget: Sendable {
         held.wrappingAdd(amount, ordering: .acquiringAndReleasing).newValue
     }
 
+    /// Sets what is held to `amount`, counted anew elsewhere (a store several processes share).
+    package func recount(_ amount: Int) {
+        held.store(amount, ordering: .releasing)
+    }
+
     /// Gives back `amount` taken by ``acquire(_:)`` or ``force(_:)``.
     package func release(_ amount: Int = 1) {
         held.wrappingSubtract(amount, ordering: .acquiringAndReleasing)

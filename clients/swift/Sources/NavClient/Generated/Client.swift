@@ -1959,7 +1959,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -1972,7 +1972,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -2491,7 +2491,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -2504,7 +2504,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -2993,7 +2993,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -3006,7 +3006,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -3496,7 +3496,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -3509,7 +3509,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -3965,7 +3965,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -3978,7 +3978,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -4438,7 +4438,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -4451,7 +4451,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -4974,7 +4974,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -4987,7 +4987,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -5509,7 +5509,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -5522,7 +5522,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -6041,7 +6041,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -6054,7 +6054,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -6577,7 +6577,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -6590,7 +6590,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -7108,7 +7108,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.ChangeUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -7121,7 +7121,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.ChangeUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -9933,7 +9933,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.GraphUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -9946,7 +9946,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.GraphUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -10310,7 +10310,7 @@ public struct Client: APIProtocol {
                         body: body
                     ))
                 case 503:
-                    let headers: Components.Responses.StoreUnavailable.Headers = .init(
+                    let headers: Components.Responses.GraphUnavailable.Headers = .init(
                         xRequestId: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "X-Request-Id",
@@ -10323,7 +10323,7 @@ public struct Client: APIProtocol {
                         )
                     )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
-                    let body: Components.Responses.StoreUnavailable.Body
+                    let body: Components.Responses.GraphUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [

@@ -1181,6 +1181,64 @@ extension Components {
                 self.body = body
             }
         }
+        public struct ChangeUnavailable: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ChangeUnavailable/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Identifies this request in the daemon's logs. Present on every answer.
+                ///
+                /// - Remark: Generated from `#/components/responses/ChangeUnavailable/headers/X-Request-Id`.
+                public var xRequestId: Components.Headers.XRequestId
+                /// Seconds after which a retry may succeed.
+                ///
+                /// - Remark: Generated from `#/components/responses/ChangeUnavailable/headers/Retry-After`.
+                public var retryAfter: Components.Headers.RetryAfter?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xRequestId: Identifies this request in the daemon's logs. Present on every answer.
+                ///   - retryAfter: Seconds after which a retry may succeed.
+                public init(
+                    xRequestId: Components.Headers.XRequestId,
+                    retryAfter: Components.Headers.RetryAfter? = nil
+                ) {
+                    self.xRequestId = xRequestId
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.ChangeUnavailable.Headers
+            /// - Remark: Generated from `#/components/responses/ChangeUnavailable/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ChangeUnavailable/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.ChangeUnavailable.Body
+            /// Creates a new `ChangeUnavailable`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.ChangeUnavailable.Headers,
+                body: Components.Responses.ChangeUnavailable.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
         public struct StoreUnavailable: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/StoreUnavailable/headers`.
             public struct Headers: Sendable, Hashable {

@@ -720,9 +720,11 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
-            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may), `over_capacity`
+            /// (a new session would take the daemon's sessions past `--max-session-bytes`, or a keyed
+            /// request's answer cannot be kept within `--max-idempotency-bytes`) or `store_unavailable`
+            /// (the store cannot take work now, e.g. its disk is full or PostgreSQL is down); nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/post(createSession)/responses/503`.
@@ -2098,21 +2100,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/navigate/post(navigate)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -2646,21 +2649,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/transitions/post(applyTransition)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3167,21 +3171,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/exit/post(exitScene)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3689,21 +3694,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/back/post(goBack)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -4183,21 +4189,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/params/put(setParams)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -4676,21 +4683,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/state/patch(patchState)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -5236,21 +5244,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/screens/{screen}/commands/post(runCommand)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -5777,21 +5786,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/context/patch(patchContext)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6325,21 +6335,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/intents/post(applyBatch)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -6875,21 +6886,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/upgrade/post(upgradeSession)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -7422,21 +7434,22 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
-            /// `Retry-After` seconds.
+            /// 503: `store_unavailable` (the store cannot take a write now: its disk is full or failing,
+            /// PostgreSQL is down or restarting) or `over_capacity` (the change would take the daemon's
+            /// sessions past `--max-session-bytes`, or a keyed request's answer cannot be kept within
+            /// `--max-idempotency-bytes`); nothing was changed. Retry after `Retry-After` seconds. A
+            /// change that adds nothing to its session is never refused for the sessions' bytes.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/confirm/post(confirm)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.ChangeUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.ChangeUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -8358,9 +8371,11 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
-            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may), `over_capacity`
+            /// (a new session would take the daemon's sessions past `--max-session-bytes`, or a keyed
+            /// request's answer cannot be kept within `--max-idempotency-bytes`) or `store_unavailable`
+            /// (the store cannot take work now, e.g. its disk is full or PostgreSQL is down); nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/history/get(readHistory)/responses/503`.
@@ -8858,9 +8873,11 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
-            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may), `over_capacity`
+            /// (a new session would take the daemon's sessions past `--max-session-bytes`, or a keyed
+            /// request's answer cannot be kept within `--max-idempotency-bytes`) or `store_unavailable`
+            /// (the store cannot take work now, e.g. its disk is full or PostgreSQL is down); nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/feed/get(readFeed)/responses/503`.
@@ -10478,8 +10495,9 @@ public enum Operations {
                 }
             }
             /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
-            /// `--max-graph-work` heavy graph jobs already run) or `store_unavailable`; nothing was
-            /// changed. Retry after `Retry-After` seconds.
+            /// `--max-graph-work` heavy graph jobs already run: diagrams, uploads, upgrades of a graph's
+            /// sessions, removals of a version) or `store_unavailable`; nothing was changed. Retry after
+            /// `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/put(putGraph)/responses/503`.
@@ -10835,21 +10853,21 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
+            /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
+            /// `--max-graph-work` heavy graph jobs already run: diagrams, uploads, upgrades of a graph's
+            /// sessions, removals of a version) or `store_unavailable`; nothing was changed. Retry after
             /// `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/delete(deleteGraphVersion)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.GraphUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.GraphUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -11222,21 +11240,21 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `store_unavailable`: the store cannot take a read or write now (its disk is full or
-            /// failing, PostgreSQL is down or restarting); nothing was changed. The daemon recovers by
-            /// itself once the store answers again (`/readyz` answers 503 meanwhile); retry after
+            /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
+            /// `--max-graph-work` heavy graph jobs already run: diagrams, uploads, upgrades of a graph's
+            /// sessions, removals of a version) or `store_unavailable`; nothing was changed. Retry after
             /// `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/upgrade/post(upgradeGraphSessions)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.StoreUnavailable)
+            case serviceUnavailable(Components.Responses.GraphUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.StoreUnavailable {
+            public var serviceUnavailable: Components.Responses.GraphUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -11688,8 +11706,9 @@ public enum Operations {
                 }
             }
             /// 503: `over_capacity` (loaded graph versions would take more than `--max-graph-memory`, or
-            /// `--max-graph-work` heavy graph jobs already run) or `store_unavailable`; nothing was
-            /// changed. Retry after `Retry-After` seconds.
+            /// `--max-graph-work` heavy graph jobs already run: diagrams, uploads, upgrades of a graph's
+            /// sessions, removals of a version) or `store_unavailable`; nothing was changed. Retry after
+            /// `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/diagram/get(getGraphDiagram)/responses/503`.
@@ -12070,9 +12089,11 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
-            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may), `over_capacity`
+            /// (a new session would take the daemon's sessions past `--max-session-bytes`, or a keyed
+            /// request's answer cannot be kept within `--max-idempotency-bytes`) or `store_unavailable`
+            /// (the store cannot take work now, e.g. its disk is full or PostgreSQL is down); nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/traffic/get(getGraphTraffic)/responses/503`.
@@ -12482,9 +12503,11 @@ public enum Operations {
                     }
                 }
             }
-            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may) or
-            /// `store_unavailable` (the store cannot take work now, e.g. its disk is full or PostgreSQL is
-            /// down; nothing was changed). Retry after `Retry-After` seconds.
+            /// 503: `too_many_sessions` (the daemon holds as many sessions as it may), `over_capacity`
+            /// (a new session would take the daemon's sessions past `--max-session-bytes`, or a keyed
+            /// request's answer cannot be kept within `--max-idempotency-bytes`) or `store_unavailable`
+            /// (the store cannot take work now, e.g. its disk is full or PostgreSQL is down); nothing was
+            /// changed. Retry after `Retry-After` seconds.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/graphs/{name}/funnel/get(getGraphFunnel)/responses/503`.

@@ -55,7 +55,8 @@ func accessHandler(
         if let fault = read(pending, connection: connection, url: url, method: method, version: version) {
             return refuse(pending, fault, context: context, connection: connection)
         }
-        if let declared = pending.contentLength, declared > context.maxBody {
+        pending.maxBody = context.handler.bodyLimit(for: pending.request, configured: context.maxBody)
+        if let declared = pending.contentLength, declared > pending.maxBody {
             // Queued on the first call, like the answer above: MHD then reads
             // none of the body and closes the connection after the response,
             // which is what a body that will not be read needs.
@@ -78,16 +79,16 @@ func accessHandler(
     if size > 0 {
         if pending.discarded > 0 {
             pending.discarded += size
-            guard pending.discarded <= context.maxBody + discardAllowance else {
+            guard pending.discarded <= pending.maxBody + discardAllowance else {
                 context.logger.info(
                     "dropping a connection whose chunked body goes on far past the limit",
-                    metadata: ["limit": "\(context.maxBody)", "received": "\(pending.discarded)"]
+                    metadata: ["limit": "\(pending.maxBody)", "received": "\(pending.discarded)"]
                 )
                 return .NO
             }
             return .YES
         }
-        guard pending.request.body.count + size <= context.maxBody else {
+        guard pending.request.body.count + size <= pending.maxBody else {
             // Too large, as a chunked body or one longer than it announced: MHD
             // will not take a response before the body has ended, so read the
             // rest, keep none of it, and answer then.
@@ -170,7 +171,7 @@ func answerTooLarge(
     pending.answered = true
     guard startAnswering(connection, context: context) else { return .NO }
     pending.request.body = []
-    let response = context.handler.bodyTooLarge(pending.request, limit: context.maxBody)
+    let response = context.handler.bodyTooLarge(pending.request, limit: pending.maxBody)
     return queue(response, on: connection, context: context)
 }
 

@@ -48,8 +48,17 @@ package protocol HTTPHandler: Sendable {
     ///
     /// - Parameters:
     ///   - request: the request with an empty body.
-    ///   - limit: the configured `maxBody`.
+    ///   - limit: the request's limit (``bodyLimit(for:configured:)``).
     func bodyTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
+
+    /// The most body bytes `request` may send, from its method and target (its body not read
+    /// yet): `configured`, the server's `maxBody`, unless a route takes what another answer gave
+    /// and so may need more.
+    func bodyLimit(for request: HTTPRequest, configured: Int) -> Int
+}
+
+extension HTTPHandler {
+    package func bodyLimit(for request: HTTPRequest, configured: Int) -> Int { configured }
 }
 
 /// Why ``HTTPServer/start()`` failed.
@@ -437,9 +446,11 @@ final class PendingRequest {
     let uriHasStrayByte: Bool
     /// The access handler has seen the request (and counted it in `inFlight`).
     package var started = false
-    /// Body bytes received past `maxBody` (counting what was kept before):
+    /// Body bytes received past its `maxBody` (counting what was kept before):
     /// nonzero once the body is known to be too large and is being discarded.
     var discarded = 0
+    /// The most body bytes this request may send (``HTTPHandler/bodyLimit(for:configured:)``).
+    var maxBody = 0
     /// A response has been queued; anything still uploaded is ignored.
     package var answered = false
     /// The handler's answer is to come through this; the connection is suspended until it does.

@@ -156,10 +156,12 @@ final class InProcessHarness: NavdHarness, Sendable {
             case .malformed(let reason): response = application.malformed(request, reason: reason)
             case .unsupportedCoding(let coding): response = application.unsupportedTransferCoding(request, coding: coding)
             }
-        } else if let declared = headers["content-length"].flatMap({ Int($0) }), declared > settings.maxBody {
-            // The server answers a body announced over the limit without reading it.
+        } else if let declared = headers["content-length"].flatMap({ Int($0) }),
+            case let limit = application.bodyLimit(for: request, configured: settings.maxBody), declared > limit
+        {
+            // The server answers a body announced over the route's limit without reading it.
             request.body = []
-            response = application.bodyTooLarge(request, limit: settings.maxBody)
+            response = application.bodyTooLarge(request, limit: limit)
         } else {
             response = application.handle(request)
         }

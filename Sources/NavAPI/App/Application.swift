@@ -255,6 +255,16 @@ package final class Application: HTTPHandler {
         return response
     }
 
+    /// A confirmation's token carries the intent it confirms, as base64 (docs/design.md, "Leave
+    /// confirmation"): an intent as large as `--max-body` allows makes a token a third larger,
+    /// so `POST …/confirm` takes half as much again, and a kilobyte for the rest of the token.
+    package func bodyLimit(for request: HTTPRequest, configured: Int) -> Int {
+        guard request.method == "POST", request.path.hasPrefix("/v1/sessions/"), request.path.hasSuffix("/confirm") else {
+            return configured
+        }
+        return configured + configured / 2 + 1024
+    }
+
     package func malformed(_ request: HTTPRequest, reason: String) -> HTTPResponse {
         refused(request, APIError(.malformedRequest, reason))
     }

@@ -118,6 +118,30 @@ import Testing
         #expect(results == 70)
     }
 
+    /// A token carries the intent it confirms as base64, a third larger than the intent: one
+    /// refused for an intent near `--max-body` is still confirmed, by the server's own framing.
+    @Test(arguments: [Transport.process, .inProcess])
+    func aConfirmationOfAnIntentNearTheBodyLimitIsTaken(_ transport: Transport) throws {
+        let navd = try startNavd(arguments: ["--max-body", "4096"], transport: transport)
+        defer { _ = try? navd.stop() }
+        let session = try navd.createSession(start: "/top/edit_profile")
+        let typed = try navd.send(
+            "POST", session.url + "/screens/e2/commands", json: ["name": "type", "args": ["text": "draft"]], token: session.token)
+        #expect(typed.status == 200, "\(typed)")
+        let result = String(repeating: "r", count: 3_900)
+        let asked = try navd.send("POST", session.url + "/back", json: ["result": .string(result)], token: session.token)
+        #expect(asked.status == 409 && asked.code == "confirmation_required", "\(asked)")
+        let token = try #require(try asked.json()["confirmation"]?["token"]?.string)
+        #expect(token.utf8.count > 4096)
+        let confirmed = try navd.send("POST", session.url + "/confirm", json: ["token": .string(token)], token: session.token)
+        #expect(confirmed.status == 200, "\(confirmed.status) \(confirmed.text.prefix(200))")
+        // Other routes keep the configured limit.
+        let other = try navd.send(
+            "POST", session.url + "/navigate", json: ["path": .string("/top/" + String(repeating: "x", count: 4_200))], token: session.token
+        )
+        #expect(other.status == 413, "\(other.status)")
+    }
+
     @Test func aConfirmationTokenIsSingleUseAndDiesWithTheNextChange() throws {
         let navd = try startNavd()
         let session = try navd.createSession(start: "/top/edit_profile")

@@ -6955,7 +6955,8 @@ public enum Operations {
     ///
     /// Applies the intent of a `confirmation_required` refusal without asking again, if the
     /// session is still at the version the refusal was given at. A token that is unknown, used
-    /// or stale answers 412 `version_conflict`.
+    /// or stale answers 412 `version_conflict`. The token carries the intent as base64, so this
+    /// route takes bodies of up to one and a half times `--max-body` and a kilobyte more.
     ///
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/confirm`.

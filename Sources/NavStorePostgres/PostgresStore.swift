@@ -389,14 +389,31 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return expired
     }
 
-    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
-        let result = try pool.with { connection throws(StoreError) in
-            try connection.execute(
-                "SELECT id, graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions ORDER BY created_at LIMIT $1",
-                [String(limit)], prepare: true)
+    /// A page of ``listPage`` rows at a time, each page's snapshots dropped before the next is
+    /// read: a result holds every row's text, and a thousand sessions of megabytes each would take
+    /// gigabytes in one.
+    package func list(limit: Int, _ each: (StoredSession) -> Void) throws(StoreError) {
+        var after: (createdAt: Int64, id: String)?
+        var listed = 0
+        while listed < limit {
+            let page = min(Self.listPage, limit - listed)
+            let result = try pool.with { connection throws(StoreError) in
+                try connection.execute(
+                    "SELECT id, graph, graph_version, encode(token_hash, 'hex'), snapshot, created_at, touched_at FROM sessions WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3",
+                    [String(after?.createdAt ?? Int64.min), after?.id ?? "", String(page)], prepare: true)
+            }
+            for row in 0..<result.rowCount {
+                let id = result.text(row, 0)
+                after = (result.int(row, 5), id)
+                if let session = try? session(id: id, result, row, offset: 1) { each(session) }
+            }
+            listed += result.rowCount
+            if result.rowCount < page { return }
         }
-        return (0..<result.rowCount).compactMap { row in try? session(id: result.text(row, 0), result, row, offset: 1) }
     }
+
+    /// Sessions a listing reads at once (``list(limit:_:)``).
+    static let listPage = 16
 
     package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {
         let result = try pool.with { connection throws(StoreError) in

@@ -541,26 +541,24 @@ extension SQLiteStore {
         }
     }
 
-    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
+    package func list(limit: Int, _ each: (StoredSession) -> Void) throws(StoreError) {
         try folding { fold throws(StoreError) in try compactEverything(fold) }
-        return try withWriter { connection throws(StoreError) -> [StoredSession] in
+        try withWriter { connection throws(StoreError) in
             let statement = try connection.statement("SELECT id, \(StoredRow.columns) FROM sessions ORDER BY created_at LIMIT ?")
             try statement.bind(1, Int64(limit))
             defer { statement.reset() }
-            var sessions: [StoredSession] = []
             while try statement.step() {
                 let id = statement.text(0)
                 // The cache and the log are newer than the row for a session changed since the
                 // compaction above.
                 let (cached, logged) = withPublished { ($0.cache.peek(id), $0.newestLogged(id)) }
                 if let cached {
-                    sessions.append(cached)
+                    each(cached)
                 } else if let listed = try? session(id: id, StoredRow(statement, offset: 1), logged: logged) {
                     // A session that no longer fits its graph is left out of the listing, not fatal to it.
-                    sessions.append(listed.0)
+                    each(listed.0)
                 }
             }
-            return sessions
         }
     }
 

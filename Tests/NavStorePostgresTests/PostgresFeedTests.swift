@@ -168,6 +168,25 @@ import Testing
         #expect(try services[1].feed(from: .oldest, limit: 10, form: .full).entries.isEmpty)
     }
 
+    /// The admin listing reads a page of sessions at a time, oldest first: every session once,
+    /// those made in the same millisecond too, however many pages it takes.
+    @Test func aListingReadsPagesOfSessionsOldestFirst() throws {
+        let database = try Database()
+        let store = try database.store()
+        var made: [(Int64, String)] = []
+        for index in 0..<(2 * PostgresStore.listPage + 7) {
+            var (session, events) = try database.session()
+            session.createdAt = 1_000 + Int64(index / 3)  // three to a millisecond
+            try store.insert(session, events: events)
+            made.append((session.createdAt, session.id))
+        }
+        made.sort { $0 < $1 }
+        var listed: [String] = []
+        try store.list(limit: made.count - 2) { listed.append($0.id) }
+        #expect(listed == made.prefix(made.count - 2).map(\.1))
+        #expect(try store.list(limit: 1000).map(\.id) == made.map(\.1))
+    }
+
     /// The `session_bytes` budget of each process counts its own changes as they are made, and
     /// what every process's sessions take at each sweep (docs/design.md, "Sessions' bytes").
     @Test func eachProcessCountsEverySessionsBytesAtTheSweep() throws {

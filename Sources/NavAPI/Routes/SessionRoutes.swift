@@ -169,8 +169,10 @@ struct SessionRoutes: Sendable {
     private func list(_ context: RequestContext) throws -> HTTPResponse {
         try Admin.require(context, adminToken: adminToken)
         let limit = try Query.int(context, "limit", default: 100, range: 1...1000)
-        let listed = try sessions.storeCall { () throws(StoreError) in try sessions.store.list(limit: limit) }
-        return .json(["sessions": .array(listed.map(Wire.summary))])
+        // Summed up as they are read: one decoded session is held at a time.
+        var summaries: [JSONValue] = []
+        try sessions.storeCall { () throws(StoreError) in try sessions.store.list(limit: limit) { summaries.append(Wire.summary($0)) } }
+        return .json(["sessions": .array(summaries)])
     }
 
     private func read(_ context: RequestContext) throws -> HTTPResponse {

@@ -129,13 +129,15 @@ package final class MemoryStore: SessionStore {
         return removed
     }
 
-    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
+    /// Sessions here are decoded already: the listing shares them rather than decoding any.
+    package func list(limit: Int, _ each: (StoredSession) -> Void) throws(StoreError) {
         var result: [StoredSession] = []
         for shard in shards where result.count < limit {
             let remaining = limit - result.count
             result += shard.withLock { entries in entries.values.prefix(remaining).map { $0.session } }
         }
-        return result.sorted { $0.createdAt < $1.createdAt }
+        result.sort { $0.createdAt < $1.createdAt }
+        for session in result { each(session) }
     }
 
     package func ids(ofGraph name: String, after: String, limit: Int) throws(StoreError) -> [String] {

@@ -166,8 +166,10 @@ package protocol SessionStore: FeedStore, MetaStore {
     func deleteExpired(touchedBefore cutoff: Int64, ending: (@Sendable (StoredSession) -> FeedRecord)?) throws(StoreError)
         -> [ExpiredSession]
 
-    /// Up to `limit` sessions, for the admin listing.
-    func list(limit: Int) throws(StoreError) -> [StoredSession]
+    /// Up to `limit` sessions, oldest first, for the admin listing: each handed to `each` as it is
+    /// read, so that a listing holds one decoded session at a time (a thousand sessions of
+    /// megabytes each would take gigabytes together), not all it lists.
+    func list(limit: Int, _ each: (StoredSession) -> Void) throws(StoreError)
 
     /// The ids of graph `name`'s sessions after `after` in id order, at most `limit`: a page of
     /// every session of a graph (an admin's graph upgrade), without reading their snapshots.
@@ -215,6 +217,13 @@ extension SessionStore {
         -> Bool
     {
         try update(session, expectedVersion: expectedVersion, events: events, eventsJSON: eventsJSON, keeping: nil, record: nil)
+    }
+
+    /// ``list(limit:_:)``, gathered (for tests and small listings).
+    package func list(limit: Int) throws(StoreError) -> [StoredSession] {
+        var sessions: [StoredSession] = []
+        try list(limit: limit) { sessions.append($0) }
+        return sessions
     }
 
     /// ``delete(_:record:)`` with no record.

@@ -237,7 +237,7 @@ extension SessionState {
     /// bytes for the session and its entry, 256 for each screen, twice the bytes of its strings,
     /// and ``JSONValue/heapEstimate`` of every context, dependency and state value. Worked out
     /// from the values rather than from a snapshot written for it: a change of the memory store
-    /// costs this walk (about 1,800 instructions a navigation), not a snapshot's writing.
+    /// costs this walk (about 1,700 instructions a navigation), not a snapshot's writing.
     package var memoryEstimate: Int {
         var bytes = 512 + 2 * (pending?.utf8.count ?? 0)
         for (key, value) in context { bytes += 48 + 2 * key.utf8.count + value.heapEstimate }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A bound for the whole daemon on one resource that clients can make navd hold: watchers,
-/// bytes buffered for them, idempotency answers, graph memory, heavy graph work.
+/// bytes buffered for them, idempotency answers, sessions' bytes, graph memory, heavy graph work.
 ///
 /// Every such resource also has a bound per item (a session's watchers, one answer's size); the
 /// budget is what keeps many items within reach of one machine. Taking is a compare-and-swap on

@@ -119,63 +119,6 @@ package final class SessionService: Sendable {
         sessionBytes.force((try? store.storedSessionBytes()) ?? 0)
     }
 
-    /// Counts `session` in the `session_bytes` budget (``SessionStore/sessionBytes(of:)``, keeping
-    /// a snapshot written for it for the store to write: ``StoredSession/encodedSnapshot``), and
-    /// takes what it adds to what the session counted before (its ``StoredSession/storedBytes``).
-    /// - Returns: what was taken (0 for a change that adds nothing), to give back if the write
-    ///   does not happen, or minus what the write, once made, gives back.
-    /// - Throws: 503 `over_capacity` when the budget cannot take what it adds.
-    private func charge(_ session: inout StoredSession) throws(ServiceError) -> Int {
-        let before = session.storedBytes
-        session.encodedSnapshot = nil
-        (session.storedBytes, session.encodedSnapshot) = store.sessionBytes(of: session)
-        let growth = session.storedBytes - before
-        guard growth > 0 else { return growth }
-        guard sessionBytes.acquire(growth) else {
-            var refusal = ServiceError(
-                .overCapacity,
-                "the daemon's sessions fill their \(sessionBytes.limit) bytes (--max-session-bytes): this would add \(growth); retry once sessions are deleted or expire"
-            )
-            refusal.retryAfter = 60
-            throw refusal
-        }
-        return growth
-    }
-
-    /// Settles ``charge(_:)``'s `growth` once the write is known: given back when nothing was
-    /// written; when it was, what the session no longer takes is given back.
-    private func settle(_ growth: Int, written: Bool) {
-        if written ? growth < 0 : growth > 0 { sessionBytes.release(abs(growth)) }
-    }
-
-    /// Makes room for `answer` among the kept answers (``KeptAnswerLedger``) before its change is
-    /// written, deleting from the store the answers forgotten for it; refused (429, or 503 when
-    /// the daemon's budget is full) when that would forget one younger than a minute.
-    private func admit(_ answer: KeptAnswer, at time: Int64) throws(ServiceError) {
-        let forgotten: [String]
-        do {
-            forgotten = try answers.admit(.init(key: answer.key, session: answer.session, cost: answer.cost, createdAt: time), now: time)
-        } catch {
-            var refusal: ServiceError
-            switch error {
-            case .session(let wait):
-                refusal = ServiceError(
-                    .tooManyRequests,
-                    "this session's answers kept under an Idempotency-Key fill its \(answers.perSession) bytes, none old enough to be forgotten; retry later"
-                )
-                refusal.retryAfter = Int((wait + 999) / 1000)
-            case .daemon(let wait):
-                refusal = ServiceError(
-                    .overCapacity,
-                    "the daemon's answers kept under an Idempotency-Key fill its budget, none old enough to be forgotten; retry later")
-                refusal.retryAfter = Int((wait + 999) / 1000)
-            }
-            throw refusal
-        }
-        guard !forgotten.isEmpty, store.keepsAnswers else { return }
-        try storeCall { () throws(StoreError) in try store.forget(answers: forgotten) }
-    }
-
     private func stripe(_ id: String) -> Locked<Void> {
         var hasher = Hasher()
         hasher.combine(id)
@@ -258,14 +201,7 @@ package final class SessionService: Sendable {
         let created = Created(
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
-        if let answer {
-            do {
-                try admit(answer, at: time)
-            } catch {
-                settle(charged, written: false)
-                throw error
-            }
-        }
+        try admit(answer, at: time, charged: charged)
         let record = configuration.feed.map { settings in
             FeedRecord(
                 session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
@@ -552,14 +488,7 @@ package final class SessionService: Sendable {
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
-        if let kept {
-            do {
-                try admit(kept, at: session.touchedAt)
-            } catch {
-                settle(charged, written: false)
-                throw error
-            }
-        }
+        try admit(kept, at: session.touchedAt, charged: charged)
         // After the swap above, `outcome.state` is the stage before.
         let record = configuration.feed.map { settings in
             FeedRecord(

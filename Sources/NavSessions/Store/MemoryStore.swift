@@ -87,7 +87,6 @@ package final class MemoryStore: SessionStore {
             guard let entry = entries[key], entry.session.state.version == expectedVersion else { return false }
             // One copy, compacted in place (`compacted()` would copy it once more on the way).
             entry.session = session
-            entry.session.encodedSnapshot = nil
             entry.session.state.compactScreens()
             entry.events.append(events)
             entry.events.retain(retained)
@@ -224,7 +223,7 @@ extension StoredSession {
     /// The same session with its screen array at about its size (`SessionState.compactScreens()`):
     /// arrays grown by appending keep spare capacity, and a million idle sessions would hold all of it.
     func compacted() -> StoredSession {
-        var copy = withoutEncodedSnapshot
+        var copy = self
         // Not `copy.state.screens = …`: that would also drop the stage's cached path text, which
         // saves the next navigation of this session writing it again.
         copy.state.compactScreens()

@@ -24,7 +24,8 @@ package struct StoredSession: Sendable {
     package var storedBytes = 0
     /// The snapshot of `state`, when the service has written it already to count it: a store
     /// writes these bytes rather than encoding the state again. Set only after the last change to
-    /// `state`, and never kept: every cache drops it (``withoutEncodedSnapshot``).
+    /// `state`, and only for a store that counts sessions by their snapshot
+    /// (``SessionStore/sessionBytes(of:)``), whose caches drop it (``withoutEncodedSnapshot``).
     package var encodedSnapshot: [UInt8]? = nil
 
     package init(
@@ -53,8 +54,8 @@ extension StoredSession {
         encodedSnapshot ?? state.snapshotBytes(graphVersion: graphVersion)
     }
 
-    /// The same session without ``encodedSnapshot``: what a cache or the memory store keeps, so
-    /// that a session held for long holds its decoded state only.
+    /// The same session without ``encodedSnapshot``: what a cache keeps, so that a session held
+    /// for long holds its decoded state only.
     package var withoutEncodedSnapshot: StoredSession {
         var copy = self
         copy.encodedSnapshot = nil

@@ -48,12 +48,16 @@ extension PostgresStore {
             SELECT u.id, $7, $8, $6 FROM u WHERE $6 <> '[]' RETURNING 1)
         """
 
-    private static let countWritten = "SELECT (SELECT count(*) FROM u)"
+    /// Whether the compare-and-set won, and the bytes of the events it trimmed (none here).
+    private static let countWritten = "SELECT (SELECT count(*) FROM u), 0"
+
+    /// ``countWritten`` for a change that trims the log: with the bytes of the batches it trimmed.
+    private static let countWrittenAndTrimmed = "SELECT (SELECT count(*) FROM u), (SELECT coalesce(sum(bytes), 0) FROM trimmed)"
 
     /// ``plainUpdateSQL``, then the trim of the session's log (up to $9) and the kept answer (key
     /// $10, fingerprint, status, headers, body: all NULL without a key). A key already kept (by
     /// another process) makes the update write nothing.
-    static let updateSQL = updateWrites + "\n" + countWritten
+    static let updateSQL = updateWrites + "\n" + countWrittenAndTrimmed
 
     private static let updateWrites = """
         WITH u AS (
@@ -65,7 +69,8 @@ extension PostgresStore {
             INSERT INTO event_log (session_id, last_seq, first_seq, body)
             SELECT u.id, $7, $8, $6 FROM u WHERE $6 <> '[]' RETURNING 1),
         trimmed AS (
-            DELETE FROM event_log WHERE session_id = $1 AND last_seq <= $9 AND EXISTS (SELECT 1 FROM u) RETURNING 1),
+            DELETE FROM event_log WHERE session_id = $1 AND last_seq <= $9 AND EXISTS (SELECT 1 FROM u)
+            RETURNING octet_length(body) AS bytes),
         kept AS (
             INSERT INTO idempotency (key, session_id, fingerprint, status, headers, body, created_at)
             SELECT $10, u.id, decode($11, 'hex'), $12, $13, $14, $4 FROM u WHERE $10::text IS NOT NULL RETURNING 1)
@@ -89,7 +94,7 @@ extension PostgresStore {
     /// ``updateSQL`` that also writes the change's feed record ($15 on), as ``plainRecordedUpdateSQL``.
     static let recordedUpdateSQL =
         updateWrites + ",\nrecorded AS (" + recordInsert(session: "u.id", from: "u", first: 15) + ")\n"
-        + countWritten
+        + countWrittenAndTrimmed
 
     /// `touched_at` as the change writes it: its time rounded up to the next whole second, so
     /// that a session's changes within one second leave the indexed column as it was and
@@ -141,9 +146,12 @@ extension PostgresStore {
             return sent ? recover(writes, error, on: connection) : writes.map { _ in .failed(error) }
         }
         var outcomes: [GroupOutcome] = []
+        var trimmed = 0
         for result in results.prefix(writes.count) {
             switch result {
-            case .rows(let rows): outcomes.append(rows.int(0, 0) == 1 ? .written : .lost)
+            case .rows(let rows):
+                outcomes.append(rows.int(0, 0) == 1 ? .written : .lost)
+                trimmed += Int(rows.int(0, 1))
             case .failed(let error): outcomes.append(.failed(error))
             }
         }
@@ -152,7 +160,10 @@ extension PostgresStore {
             outcomes.append(.failed(StoreError(message: "PostgreSQL answered fewer statements than the group sent", kind: .unavailable)))
         }
         let failed = outcomes.contains { if case .failed = $0 { true } else { false } }
-        guard failed else { return outcomes }
+        guard failed else {
+            releasedEvents.add(trimmed)
+            return outcomes
+        }
         // One statement failed, so the transaction rolled back: nothing of the group was written.
         // Each change goes again alone, so that only the failing one fails.
         guard writes.count > 1 else { return outcomes }

@@ -15,6 +15,9 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     let pool: PostgresPool
     /// The sessions this process last wrote or read, for changes (``loadForChange(_:)``).
     let cache = PostgresSessionCache()
+    /// Retained events' bytes let go (``takeReleasedEventBytes()``): trimmed by a change, or
+    /// deleted with their session.
+    let releasedEvents = ReleasedBytes()
     /// Sends committed groups' notices (nil with `NAVD_PG_NOTIFY=off`, which measures without them).
     let notifier: PostgresNotifier?
     /// Changes waiting for a connection, committed together (``PostgresGroupCommit``).
@@ -119,7 +122,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                     SELECT $1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, $9 WHERE $13::text IS NULL OR EXISTS (SELECT 1 FROM k)
                     RETURNING id),
                 e AS (
-                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s),
+                    INSERT INTO event_log (session_id, last_seq, first_seq, body) SELECT s.id, $11, $12, $10 FROM s WHERE $10 <> '[]'),
                 f AS (\(Self.recordInsert(session: "s.id", from: "s", first: 18)) WHERE $18::bigint IS NOT NULL)
                 SELECT count(*) FROM s
                 """,
@@ -311,30 +314,39 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
             let result = try pool.with { connection throws(StoreError) in
                 try connection.execute(
                     """
-                    WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id), e AS (DELETE FROM event_log WHERE session_id = $1),
+                    WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id),
+                    e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes),
                     k AS (DELETE FROM idempotency WHERE session_id = $1),
                     notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
-                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified)
+                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified), (SELECT coalesce(sum(bytes), 0) FROM e)
                     """,
                     parameters, prepare: true)
             }
+            releasedEvents.add(Int(result.int(0, 2)))
             return result.int(0, 0) > 0
         }
-        return try pool.with { connection throws(StoreError) in
+        var eventBytes = 0
+        let existed = try pool.with { connection throws(StoreError) in
             try Self.inTransaction(on: connection) { () throws(StoreError) -> Bool? in
                 let result = try connection.execute(
                     """
                     WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id, age(xmin) < 0 AS newer),
-                    e AS (DELETE FROM event_log WHERE session_id = $1),
+                    e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes),
                     k AS (DELETE FROM idempotency WHERE session_id = $1),
                     f AS (\(Self.recordInsert(session: "d.id", from: "d", first: 3))),
                     notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
-                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM d WHERE newer), (SELECT count(*) FROM notified)
+                    SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM d WHERE newer), (SELECT count(*) FROM notified),
+                        (SELECT coalesce(sum(bytes), 0) FROM e)
                     """,
                     parameters + Self.recordParameters(record), prepare: true, reconnecting: false)
-                return result.int(0, 1) > 0 ? nil : result.int(0, 0) > 0
+                guard result.int(0, 1) == 0 else { return nil }
+                // Committed once this returns: ``inTransaction(on:_:)`` goes again only on a nil.
+                eventBytes = Int(result.int(0, 3))
+                return result.int(0, 0) > 0
             }
         }
+        releasedEvents.add(eventBytes)
+        return existed
     }
 
     package func events(of id: String, after: Int, limit: Int) throws(StoreError) -> [LifecycleEvent] {
@@ -429,14 +441,22 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
         return Int(result.int(0, 0))
     }
 
-    /// The bytes of every session's snapshot, read from the table (a scan of it: navd asks when it
-    /// starts and at each sweep, not per change).
+    /// The bytes of every session's snapshot and retained events, read from the tables (a scan of
+    /// them: navd asks when it starts and at each sweep, not per change).
     package func storedSessionBytes() throws(StoreError) -> Int {
         let result = try pool.with { connection throws(StoreError) in
-            try connection.execute("SELECT coalesce(sum(octet_length(snapshot)), 0) FROM sessions", prepare: true)
+            try connection.execute(
+                """
+                SELECT (SELECT coalesce(sum(octet_length(snapshot)), 0) FROM sessions)
+                    + (SELECT coalesce(sum(octet_length(body)), 0) FROM event_log)
+                """, prepare: true)
         }
         return Int(result.int(0, 0))
     }
+
+    /// A change's events count their JSON, which `event_log` keeps as it is. Those of expired
+    /// sessions are not told here: the sweep counts the tables again after it.
+    package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
 
     /// The pool's waits and the session count, which `count(*)` reads the whole table for: counted
     /// at most every ``StoreStatistics/sessionCountSeconds`` (one scrape pays for it, the others

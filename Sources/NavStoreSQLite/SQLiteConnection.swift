@@ -240,6 +240,15 @@ package final class SQLiteConnection {
             _ = try step()
         }
 
+        /// Runs the statement to its end, adding up its rows' first column (a `DELETE … RETURNING`
+        /// of what each deleted row took), and ends the run.
+        package func sum() throws(StoreError) -> Int {
+            defer { reset() }
+            var total = 0
+            while try step() { total += Int(sqlite3_column_int64(pointer, 0)) }
+            return total
+        }
+
         /// The column's text bytes, in place (valid only inside `body`, until the next step).
         package func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
             guard let text = sqlite3_column_text(pointer, column) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }

@@ -16,6 +16,16 @@ extension SQLiteStore {
         /// The answers kept by its changes, by key (``KeptAnswer/key``): the newest under each,
         /// found without a scan (a retry looks here first).
         package var answers: [String: KeptAnswer] = [:]
+        /// Its session was deleted while the fold waited to be written (``Published/remove(_:_:)``):
+        /// reads no longer see it, and its write finds no row.
+        var removed = false
+        /// Its batches' bytes are accounted for in the `session_bytes` budget: written to
+        /// `event_log`, or told released for a session that was gone (``SQLiteStore/releasedEvents``).
+        /// A fold written again (a retry after a failure between chunks) tells nothing again.
+        var settled = false
+
+        /// What its batches took when they were charged: their JSON's bytes.
+        var batchBytes: Int { batches.reduce(0) { $0 + $1.body.count } }
     }
 
     /// A generation of the log closed for compaction.
@@ -31,7 +41,10 @@ extension SQLiteStore {
         var feed: [LoggedFeedRecord] = []
     }
 
-    static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) {
+    /// - Returns: the bytes of the batches it dropped, older than the retained events.
+    @discardableResult
+    static func fold(_ record: ChangeLog.Record, into folds: inout [String: Fold], retainedEvents: Int) -> Int {
+        var dropped = 0
         var entry =
             folds.removeValue(forKey: record.sessionID)
             ?? Fold(version: record.version, snapshot: record.snapshot, touchedAt: record.touchedAt)
@@ -46,10 +59,12 @@ extension SQLiteStore {
             let retained = Int64(retainedEvents)
             while let oldest = entry.batches.first, entry.eventCount - (oldest.last - oldest.first + 1) >= retained {
                 entry.eventCount -= oldest.last - oldest.first + 1
+                dropped += oldest.body.count
                 entry.batches.removeFirst()
             }
         }
         folds[record.sessionID] = entry
+        return dropped
     }
 
     /// Closes the current generation for the compactor, if it holds changes and none is being
@@ -117,11 +132,14 @@ extension SQLiteStore {
         repeat {
             let end = min(start + foldChunk, folds.count)
             try withWriter(closing: closing) { connection throws(StoreError) in
-                try noting(.database) { () throws(StoreError) in
+                let released = try noting(.database) { () throws(StoreError) -> Int in
                     try Self.write(
                         folds[start..<end], through: end == folds.count ? generation.lastSeq : nil, connection,
                         retainedEvents: retainedEvents, repeating: generation.partlyWritten)
                 }
+                // Committed: told once, under the writer lock a delete of these sessions waits for.
+                releasedEvents.add(released)
+                withPublished { $0.settle(folds[start..<end].lazy.map(\.key), fold) }
             }
             start = end
             // A retry after a failure from here on may repeat a chunk written above.
@@ -174,19 +192,32 @@ extension SQLiteStore {
     ///   by a crash or a failure between its chunks): a session's batches are then first removed
     ///   from its first logged seq on, so each is stored once. Rows are set, not added to, either way.
     /// - Parameter feed: feed records to set by their positions in the same transaction (start-up's fold).
+    /// - Returns: the bytes of retained events it let go (``SessionStore/takeReleasedEventBytes()``),
+    ///   once committed: batches of sessions deleted since, the bytes joining a session's batches
+    ///   into one saved, and the batches trimmed from the table.
+    @discardableResult
     package static func write(
         _ folds: some Sequence<(key: String, value: Fold)>, through lastSeq: Int64?, _ connection: SQLiteConnection, retainedEvents: Int,
         repeating: Bool, feed: [LoggedFeedRecord] = []
-    ) throws(StoreError) {
+    ) throws(StoreError) -> Int {
         let retained = Int64(retainedEvents)
-        try connection.transaction { () throws(StoreError) in
+        return try connection.transaction { () throws(StoreError) -> Int in
+            var released = 0
             // Whether or not the session still has a row: a deleted session's records stay.
             for logged in feed { try insertFeed(logged, connection) }
             for (id, entry) in folds {
+                let charged = entry.settled ? 0 : entry.batchBytes
+                guard !entry.removed else {
+                    released += charged
+                    continue
+                }
                 try connection.statement("UPDATE sessions SET version = ?, snapshot = ?, touched_at = ? WHERE id = ?")
                     .bind(1, entry.version).bind(2, utf8: entry.snapshot).bind(3, entry.touchedAt).bind(4, id).run()
                 // A session deleted since its change was logged stays deleted, and so do its answers.
-                guard connection.changes == 1 else { continue }
+                guard connection.changes == 1 else {
+                    released += charged
+                    continue
+                }
                 // Set, not added to: a repeated fold writes each once. The newest answer under a key
                 // replaces an older one, as the log answered before this fold (a key used again once
                 // its answer was older than the TTL, before the sweep, applied anew).
@@ -201,15 +232,19 @@ extension SQLiteStore {
                 for batch in entry.batches.dropFirst() { appendJSONArray(batch.body, to: &body) }
                 try connection.statement("INSERT INTO event_log (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)")
                     .bind(1, id).bind(2, first.first).bind(3, last.last).bind(4, utf8: body).run()
+                if charged > 0 { released += charged - body.count }
                 // Whole batches leave once all their events are older than the retained ones.
                 if last.last > retained {
-                    try connection.statement("DELETE FROM event_log WHERE session_id = ? AND last_seq <= ?")
-                        .bind(1, id).bind(2, last.last - retained).run()
+                    released += try connection.statement(
+                        "DELETE FROM event_log WHERE session_id = ? AND last_seq <= ? RETURNING length(CAST(body AS BLOB))"
+                    )
+                    .bind(1, id).bind(2, last.last - retained).sum()
                 }
             }
             if let lastSeq {
                 try connection.statement("UPDATE store_meta SET value = ? WHERE key = 'compacted_seq'").bind(1, lastSeq).run()
             }
+            return released
         }
     }
 

@@ -246,7 +246,7 @@ extension SQLiteStore {
                         key: answer.key, fingerprint: answer.fingerprint, headers: answer.headers, body: answer.body)
                 }
                 // Durable now: reads may see it.
-                withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) }
+                releasedEvents.add(withPublished { $0.publish(record, session, cost: cost, retainedEvents: retainedEvents, append) })
                 let heldBytes = append.pendingAnswerBytes + append.pendingFeedBytes
                 if append.pendingChanges >= compactionThreshold || heldBytes >= answerBytesPerGeneration
                     || append.log.size >= logBytesPerGeneration
@@ -294,7 +294,7 @@ extension SQLiteStore {
         if let space = key.firstIndex(of: " ") {
             let id = String(key[..<space])
             // The newer generation first: a key kept again replaces its older answer.
-            let logged = withPublished { $0.pending[id]?.answers[key] ?? $0.compacting?.folds[id]?.answers[key] }
+            let logged = withPublished { $0.pending[id]?.answers[key] ?? $0.foldBeingWritten(id)?.answers[key] }
             if let logged { return logged }
         }
         return try withReader { reader throws(StoreError) -> KeptAnswer? in
@@ -366,29 +366,31 @@ extension SQLiteStore {
         return try withWriter { connection throws(StoreError) -> Bool in
             let positions = feedRecord.map { _ in withPublished { $0.feed.allocate(1) } }
             let existed: Bool
+            let eventBytes: Int
             do throws(StoreError) {
-                existed = try noting(.database) { () throws(StoreError) -> Bool in
-                    try connection.transaction { () throws(StoreError) -> Bool in
-                        try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                (existed, eventBytes) = try noting(.database) { () throws(StoreError) -> (Bool, Int) in
+                    try connection.transaction { () throws(StoreError) -> (Bool, Int) in
+                        let eventBytes = try Self.deleteEvents(of: id, connection)
                         try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
                         try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
-                        guard connection.changes > 0 else { return false }
+                        guard connection.changes > 0 else { return (false, eventBytes) }
                         if let feedRecord, let positions {
                             try Self.insertFeed(LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection)
                         }
-                        return true
+                        return (true, eventBytes)
                     }
                 }
             } catch {
                 if let positions { withPublished { $0.feed.resolve(positions, shown: []) } }
                 throw error
             }
+            releasedEvents.add(eventBytes)
             // Only once the row is gone (a failed delete keeps every logged change). Its logged
             // changes stay in the log files; compaction (or recovery) finds no row for them. Under
             // the append lock: an update in flight publishes first, and is removed here, not after.
             try appending { append throws(StoreError) in
                 withPublished { published in
-                    published.remove(CollectionOfOne(id), append)
+                    releasedEvents.add(published.remove(CollectionOfOne(id), append))
                     if let positions { published.feed.resolve(positions, shown: existed ? feedRecord.map { [$0] } ?? [] : []) }
                 }
             }
@@ -408,7 +410,7 @@ extension SQLiteStore {
         let newest = try load(id)?.state.eventCounter ?? 0
         let after = max(after, newest - retainedEvents)
         // Newer than every compacted batch: the log's, oldest generation first.
-        let logged = withPublished { ($0.compacting?.folds[id]?.batches ?? []) + ($0.pending[id]?.batches ?? []) }
+        let logged = withPublished { ($0.foldBeingWritten(id)?.batches ?? []) + ($0.pending[id]?.batches ?? []) }
         // The bodies are copied out and parsed after: the reader is held for the copy only. A
         // batch holds the events `first_seq...last_seq`, so its count says when there are enough.
         let stored = try withReader { reader throws(StoreError) -> [[UInt8]] in
@@ -490,13 +492,15 @@ extension SQLiteStore {
                     }
                     let positions = records.isEmpty ? nil : withPublished { $0.feed.allocate(records.count) }
                     var shown: [FeedRecord] = []
+                    var eventBytes = 0
                     do throws(StoreError) {
                         try noting(.database) { () throws(StoreError) in
                             try connection.transaction { () throws(StoreError) in
                                 shown = []
+                                eventBytes = 0
                                 var position = positions?.lowerBound ?? 0
                                 for id in ids {
-                                    try connection.statement("DELETE FROM event_log WHERE session_id = ?").bind(1, id).run()
+                                    eventBytes += try Self.deleteEvents(of: id, connection)
                                     try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
                                     try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                                     guard connection.changes > 0, let record = records[id] else { continue }
@@ -510,8 +514,9 @@ extension SQLiteStore {
                         if let positions { withPublished { $0.feed.resolve(positions, shown: []) } }
                         throw error
                     }
+                    releasedEvents.add(eventBytes)
                     withPublished { published in
-                        published.remove(ids, append)
+                        releasedEvents.add(published.remove(ids, append))
                         if let positions { published.feed.resolve(positions, shown: shown) }
                     }
                     deleted += ids.map { ExpiredSession(id: $0, bytes: bytes[$0] ?? 0) }
@@ -573,14 +578,25 @@ extension SQLiteStore {
             return Int(statement.int(0))
         }
     }
-    /// The bytes of every session's newest snapshot: the table's, with the log folded in first.
+    /// The bytes of every session's newest snapshot and of its retained events: the tables', with
+    /// the log folded in first.
     package func storedSessionBytes() throws(StoreError) -> Int {
         try folding { fold throws(StoreError) in try compactEverything(fold) }
         return try withWriter { connection throws(StoreError) -> Int in
-            let statement = try connection.statement("SELECT coalesce(sum(length(CAST(snapshot AS BLOB))), 0) FROM sessions")
-            defer { statement.reset() }
-            _ = try statement.step()
-            return Int(statement.int(0))
+            try connection.statement(
+                """
+                SELECT (SELECT coalesce(sum(length(CAST(snapshot AS BLOB))), 0) FROM sessions)
+                    + (SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM event_log)
+                """
+            ).sum()
         }
+    }
+
+    /// A change's events count their JSON, which the log and `event_log` keep as it is.
+    package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
+
+    /// Deletes a session's retained events from `event_log`. - Returns: the bytes they took.
+    static func deleteEvents(of id: String, _ connection: SQLiteConnection) throws(StoreError) -> Int {
+        try connection.statement("DELETE FROM event_log WHERE session_id = ? RETURNING length(CAST(body AS BLOB))").bind(1, id).sum()
     }
 }

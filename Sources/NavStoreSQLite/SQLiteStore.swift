@@ -104,6 +104,9 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     private let failing = Atomic<UInt8>(0)
     /// When ``keepCheckpoint(of:version:snapshot:within:)`` trims the checkpoints' bytes.
     let checkpointTrimming = CheckpointTrimming()
+    /// Retained events' bytes let go (``takeReleasedEventBytes()``): batches trimmed or joined
+    /// by a fold, dropped from the log's folds, or deleted with their session.
+    let releasedEvents = ReleasedBytes()
     /// Start a new generation after this many changes.
     let compactionThreshold: Int
     /// Start a new generation once its kept answers take this many bytes, even before
@@ -526,16 +529,24 @@ extension SQLiteStore {
 
         /// A session's newest change in the log, if it has one there.
         func newestLogged(_ id: String) -> Fold? {
-            pending[id] ?? compacting?.folds[id]
+            pending[id] ?? foldBeingWritten(id)
+        }
+
+        /// The session's fold in the generation being folded, unless the session was deleted since.
+        func foldBeingWritten(_ id: String) -> Fold? {
+            guard let fold = compacting?.folds[id], !fold.removed else { return nil }
+            return fold
         }
 
         /// A change whose append has returned: reads see it from now on.
+        /// - Returns: the bytes of the logged batches it made older than the retained events.
         mutating func publish(
             _ record: ChangeLog.Record, _ session: StoredSession, cost: Int, retainedEvents: Int, _ witness: borrowing AppendState
-        ) {
-            SQLiteStore.fold(record, into: &pending, retainedEvents: retainedEvents)
+        ) -> Int {
+            let dropped = SQLiteStore.fold(record, into: &pending, retainedEvents: retainedEvents)
             if let logged = record.feed { feed.showLogged(logged) }
             cache.put(session, cost: cost)
+            return dropped
         }
 
         /// The current generation's changes become the one being folded, written to `file`.
@@ -556,14 +567,29 @@ extension SQLiteStore {
             compacting?.partlyWritten = true
         }
 
-        /// Sessions whose rows were deleted: their cached and logged states go too.
-        mutating func remove(_ ids: some Sequence<String>, _ witness: borrowing AppendState) {
+        /// Sessions whose rows were deleted: their cached and logged states go too. A fold of the
+        /// generation being folded whose events are not accounted for yet stays, marked removed,
+        /// for the compactor to tell them released (it may be writing a copy of it now); the
+        /// current generation's go at once.
+        /// - Returns: the bytes of the logged batches dropped here.
+        mutating func remove(_ ids: some Sequence<String>, _ witness: borrowing AppendState) -> Int {
+            var dropped = 0
             for id in ids {
                 cache.remove(id)
-                pending[id] = nil
-                compacting?.folds[id] = nil
+                dropped += pending.removeValue(forKey: id)?.batchBytes ?? 0
+                if compacting?.folds[id]?.settled == false {
+                    compacting?.folds[id]?.removed = true
+                } else {
+                    compacting?.folds[id] = nil
+                }
             }
             tableChanges += 1
+            return dropped
+        }
+
+        /// Folds of the generation being folded whose events a committed chunk accounted for.
+        mutating func settle(_ ids: some Sequence<String>, _ witness: borrowing FoldState) {
+            for id in ids { compacting?.folds[id]?.settled = true }
         }
 
         /// Drops the kept answers under `keys` from the current generation, and from the one being

@@ -35,8 +35,9 @@ import Testing
         }
 
         /// A store on the database: each stands for a navd process.
-        func store(connections: Int = 2) throws -> PostgresStore {
-            let store = try PostgresStore(url: cluster.url, connections: connections, decode: StoreFactory.snapshotDecoder(graphs))
+        func store(connections: Int = 2, retainedEvents: Int = 1000) throws -> PostgresStore {
+            let store = try PostgresStore(
+                url: cluster.url, connections: connections, retainedEvents: retainedEvents, decode: StoreFactory.snapshotDecoder(graphs))
             opened.withLock { $0.append(store) }
             return store
         }
@@ -196,12 +197,13 @@ import Testing
         }
         let mine = try services[0].create(graph: nil, start: nil, context: [:])
         let theirs = try services[1].create(graph: nil, start: nil, context: ["user": .string("u1")])
-        let mineBytes = mine.session.snapshotBytes.count
-        let theirBytes = theirs.session.snapshotBytes.count
+        // A session counts its snapshot and its retained events (its creation's, as JSON).
+        let mineBytes = mine.session.snapshotBytes.count + mine.events.jsonBytes.count
+        let theirBytes = theirs.session.snapshotBytes.count + theirs.events.jsonBytes.count
         #expect(services[0].sessionBytes.used == mineBytes)
         #expect(services[1].sessionBytes.used == theirBytes)
         // What a store reads is what was counted when it was written.
-        #expect(try services[0].store.load(theirs.session.id)?.storedBytes == theirBytes)
+        #expect(try services[0].store.load(theirs.session.id)?.storedBytes == theirs.session.snapshotBytes.count)
         _ = try services[0].sweep()
         #expect(services[0].sessionBytes.used == mineBytes + theirBytes)
         try services[1].delete(theirs.session.id, credentials: Credentials(bearer: Token.digest(theirs.token)), ifMatch: nil)

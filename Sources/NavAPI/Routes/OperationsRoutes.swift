@@ -28,7 +28,8 @@ struct OperationsRoutes: Sendable {
             return .json(["status": "ready"])
         }
         router.on("GET", "/metrics") { _ in
-            HTTPResponse(
+            sessions.releaseEventBytes()
+            return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                 body: Array(
                     (metrics.exposition(

@@ -86,7 +86,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help:
-            "Most bytes all sessions may take together: their snapshots' bytes (SQLite, PostgreSQL) or their decoded states' memory by estimate (memory store); bytes, or with K, M, G. A create or change that would pass it is 503 over_capacity with Retry-After and writes nothing; changes that add nothing are never refused. (NAVD_MAX_SESSION_BYTES; default 1G)"
+            "Most bytes all sessions may take together: their snapshots' bytes (SQLite, PostgreSQL) or their decoded states' memory by estimate (memory store), with their retained events; bytes, or with K, M, G. A create or change that would pass it is 503 over_capacity with Retry-After and writes nothing; changes that add nothing are never refused. (NAVD_MAX_SESSION_BYTES; default 1G)"
     )
     var maxSessionBytes: String?
 

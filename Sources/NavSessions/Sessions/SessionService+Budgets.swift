@@ -4,15 +4,19 @@
 extension SessionService {
     /// Counts `session` in the `session_bytes` budget (``SessionStore/sessionBytes(of:)``, keeping
     /// a snapshot written for it for the store to write: ``StoredSession/encodedSnapshot``), and
-    /// takes what it adds to what the session counted before (its ``StoredSession/storedBytes``).
+    /// takes what it adds to what the session counted before (its ``StoredSession/storedBytes``),
+    /// with what its change's events add to its retained ones (`eventBytes`:
+    /// ``SessionStore/retainedBytes(ofEvents:json:)``). What the store let go of its retained
+    /// events since the last change is given back first.
     /// - Returns: what was taken (0 for a change that adds nothing), to give back if the write
     ///   does not happen, or minus what the write, once made, gives back.
     /// - Throws: 503 `over_capacity` when the budget cannot take what it adds.
-    func charge(_ session: inout StoredSession) throws(ServiceError) -> Int {
+    func charge(_ session: inout StoredSession, events eventBytes: Int) throws(ServiceError) -> Int {
+        releaseEventBytes()
         let before = session.storedBytes
         session.encodedSnapshot = nil
         (session.storedBytes, session.encodedSnapshot) = store.sessionBytes(of: session)
-        let growth = session.storedBytes - before
+        let growth = session.storedBytes - before + eventBytes
         guard growth > 0 else { return growth }
         guard sessionBytes.acquire(growth) else {
             var refusal = ServiceError(
@@ -25,10 +29,19 @@ extension SessionService {
         return growth
     }
 
-    /// Settles ``charge(_:)``'s `growth` once the write is known: given back when nothing was
-    /// written; when it was, what the session no longer takes is given back.
+    /// Settles ``charge(_:events:)``'s `growth` once the write is known: given back when nothing
+    /// was written; when it was, what the session no longer takes is given back.
     func settle(_ growth: Int, written: Bool) {
         if written ? growth < 0 : growth > 0 { sessionBytes.release(abs(growth)) }
+        releaseEventBytes()
+    }
+
+    /// Gives back to `session_bytes` what the store let go of sessions' retained events
+    /// (``SessionStore/takeReleasedEventBytes()``): before and after every change, at every
+    /// delete and sweep, and before `/metrics` shows the budget.
+    package func releaseEventBytes() {
+        let released = store.takeReleasedEventBytes()
+        if released != 0 { sessionBytes.release(released) }
     }
 
     /// Makes room for `answer` among the kept answers (``KeptAnswerLedger``) before its change is
@@ -59,7 +72,7 @@ extension SessionService {
         try storeCall { () throws(StoreError) in try store.forget(answers: forgotten) }
     }
 
-    /// ``admit(_:at:)`` for the answer of a change that took `charged` (``charge(_:)``), if it
+    /// ``admit(_:at:)`` for the answer of a change that took `charged` (``charge(_:events:)``), if it
     /// keeps one: what it took is given back when the answer is refused.
     func admit(_ answer: KeptAnswer?, at time: Int64, charged: Int) throws(ServiceError) {
         guard let answer else { return }

@@ -47,9 +47,11 @@ extension SessionService {
             throw error
         }
         sessionBytes.release(ended.reduce(0) { $0 + $1.bytes })
+        releaseEventBytes()
         // Other processes' sessions count too: their total is read again (what changes while it
         // is read may be off by those changes until the next sweep).
         if store is any ChangeFeed, let total = try? store.storedSessionBytes() {
+            _ = store.takeReleasedEventBytes()
             sessionBytes.recount(total)
         }
         let expired = ended.map(\.id)

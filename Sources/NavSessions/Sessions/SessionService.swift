@@ -116,6 +116,8 @@ package final class SessionService: Sendable {
         }
         sessionBytes = configuration.sessionBudget ?? Budget(resource: "session_bytes", limit: configuration.maxSessionBytes)
         // Whatever the limit: what is held is counted, and only growth is refused.
+        // What the store let go while it opened (folding its log) is in its count already.
+        _ = store.takeReleasedEventBytes()
         sessionBytes.force((try? store.storedSessionBytes()) ?? 0)
     }
 
@@ -197,7 +199,7 @@ package final class SessionService: Sendable {
         if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
-        let charged = try charge(&session)
+        let charged = try charge(&session, events: store.retainedBytes(ofEvents: outcome.events, json: outcome.events.jsonBytes))
         let created = Created(
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
@@ -484,9 +486,9 @@ package final class SessionService: Sendable {
         // Never back in time, even if the clock is set back: a session's records keep their order.
         session.touchedAt = max(now(), session.touchedAt)
         // Room for the session and for the answer first: a refusal writes nothing.
-        let charged = try charge(&session)
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
+        let charged = try charge(&session, events: store.retainedBytes(ofEvents: outcome.events, json: eventsJSON))
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
         try admit(kept, at: session.touchedAt, charged: charged)
         // After the swap above, `outcome.state` is the stage before.
@@ -619,6 +621,7 @@ package final class SessionService: Sendable {
                 try storeCall { () throws(StoreError) in try store.delete(id, record: record) }
             }
             if deleted { sessionBytes.release(session.storedBytes) }
+            releaseEventBytes()
             if deleted, let record { feedWritten(record, kind: .end) }
         }
         answers.forget(sessions: [id])

@@ -128,14 +128,26 @@ package struct EventLog: Sendable {
     }
 
     /// Keeps the newest `limit` events; trims in batches so appends stay cheap.
-    package mutating func retain(_ limit: Int) {
-        guard count > limit + limit / 4 else { return }
+    /// - Returns: the bytes dropped (0 when it kept them all).
+    @discardableResult
+    package mutating func retain(_ limit: Int) -> Int {
+        guard count > limit + limit / 4 else { return 0 }
         var reader = Reader(bytes: bytes)
         // Skipped, not decoded: decoding would build each dropped event's strings only to free them.
         for _ in 0..<(count - limit) where !reader.skip() { break }
         bytes.removeFirst(reader.offset)
         bytes.reserveCapacity(0)
         count = limit
+        return reader.offset
+    }
+
+    /// The bytes ``append(_:)`` adds for `events`.
+    package static func packedSize(of events: [LifecycleEvent]) -> Int {
+        events.withUnsafeBufferPointer { events in
+            var size = 0
+            for index in events.indices { size += Self.size(of: events[index]) }
+            return size
+        }
     }
 
     /// Drops spare capacity (a buffer grown by appending may hold up to twice its bytes). Room

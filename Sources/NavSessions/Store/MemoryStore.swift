@@ -15,6 +15,9 @@ package final class MemoryStore: SessionStore {
     private let feed = Locked(MemoryFeed())
     /// Small named values (``MetaStore``): webhook positions and leases.
     let meta = Locked([String: String]())
+    /// Retained events' bytes let go (trimmed, or deleted with their session), for the
+    /// `session_bytes` budget (``takeReleasedEventBytes()``).
+    private let released = ReleasedBytes()
 
     /// A class, so a shard's dictionary holds one word per session: dictionaries keep up to
     /// half their buckets empty, and empty buckets of a 150-byte value cost more than the boxes.
@@ -63,7 +66,7 @@ package final class MemoryStore: SessionStore {
         let inserted = shard(key).withLock { entries in
             guard entries[key] == nil else { return false }
             var log = EventLog(events)
-            log.retain(retained)
+            released.add(log.retain(retained))
             entries[key] = Entry(session: session.compacted(), events: log.compacted())
             if let record { feed.withLock { _ = $0.append(record) } }
             return true
@@ -89,7 +92,7 @@ package final class MemoryStore: SessionStore {
             entry.session = session
             entry.session.state.compactScreens()
             entry.events.append(events)
-            entry.events.retain(retained)
+            released.add(entry.events.retain(retained))
             if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
@@ -98,7 +101,8 @@ package final class MemoryStore: SessionStore {
     package func delete(_ id: String, record: FeedRecord?) throws(StoreError) -> Bool {
         guard let key = Key(id) else { return false }
         return shard(key).withLock { entries in
-            guard entries.removeValue(forKey: key) != nil else { return false }
+            guard let removed = entries.removeValue(forKey: key) else { return false }
+            released.add(removed.events.bytes.count)
             if let record { feed.withLock { _ = $0.append(record) } }
             return true
         }
@@ -120,6 +124,7 @@ package final class MemoryStore: SessionStore {
                 let expired = entries.filter { $0.value.session.touchedAt < cutoff }
                 for (key, entry) in expired {
                     entries.removeValue(forKey: key)
+                    released.add(entry.events.bytes.count)
                     if let ending { feed.withLock { _ = $0.append(ending(entry.session)) } }
                 }
                 return expired.values.map { ExpiredSession(id: $0.session.id, bytes: $0.session.storedBytes) }
@@ -161,8 +166,17 @@ package final class MemoryStore: SessionStore {
     }
 
     package func storedSessionBytes() throws(StoreError) -> Int {
-        shards.reduce(0) { total, shard in total + shard.withLock { $0.values.reduce(0) { $0 + $1.session.storedBytes } } }
+        shards.reduce(0) { total, shard in
+            total + shard.withLock { $0.values.reduce(0) { $0 + $1.session.storedBytes + $1.events.bytes.count } }
+        }
     }
+
+    /// Events are kept packed here (``EventLog``): a change's count what packing adds.
+    package func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int {
+        EventLog.packedSize(of: events)
+    }
+
+    package func takeReleasedEventBytes() -> Int { released.take() }
 
     package func close() {}
 

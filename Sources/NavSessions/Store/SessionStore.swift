@@ -185,9 +185,21 @@ package protocol SessionStore: FeedStore, MetaStore {
     /// state takes, by estimate, where they are kept decoded (the memory store).
     func sessionBytes(of session: StoredSession) -> (bytes: Int, snapshot: [UInt8]?)
 
-    /// What all the sessions the store holds count in the `session_bytes` budget: read once when
-    /// navd starts, and again at every sweep where other processes share the store.
+    /// What all the sessions the store holds count in the `session_bytes` budget, their retained
+    /// events included: read once when navd starts, and again at every sweep where other
+    /// processes share the store.
     func storedSessionBytes() throws(StoreError) -> Int
+
+    /// What a change's `events` add where this store retains them, in the `session_bytes` budget:
+    /// their JSON (`json`) where it is written as it is (SQLite, PostgreSQL), their packed bytes
+    /// on the memory store. A session's retained events count with it, so that a thousand
+    /// results of 16 KiB each take room like a state of as many bytes would.
+    func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int
+
+    /// The bytes of retained events (as ``retainedBytes(ofEvents:json:)`` counted them) the store
+    /// has let go since it was last asked: trimmed once older than the retained ones, or deleted
+    /// with their session; the service gives them back to the budget. Each byte is told once.
+    func takeReleasedEventBytes() -> Int
 
     /// Flushes and closes; later calls fail.
     func close()
@@ -236,6 +248,10 @@ extension SessionStore {
         let snapshot = session.snapshotBytes
         return (snapshot.count, snapshot)
     }
+
+    package func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int { events.isEmpty ? 0 : json.count }
+
+    package func takeReleasedEventBytes() -> Int { 0 }
 
     /// ``deleteExpired(touchedBefore:ending:)`` with no records.
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [ExpiredSession] {

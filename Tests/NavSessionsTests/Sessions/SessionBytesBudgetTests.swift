@@ -7,6 +7,7 @@ import Testing
 @testable import NavAPI
 @testable import NavCLI
 @testable import NavSessions
+@testable import NavStoreSQLite
 @testable import NavTestSupport
 
 /// All sessions together are bounded by `--max-session-bytes`, the budget `session_bytes`
@@ -14,7 +15,8 @@ import Testing
 /// sessions past it is 503 `over_capacity` with `Retry-After` and changes nothing; a change that
 /// adds nothing always goes through; what a deleted or expired session held is given back, and a
 /// restart counts what the store holds. Without it, 100,000 sessions (`--max-sessions`) of up to
-/// 16 MiB each (the engine's bounds on one session) could take a terabyte.
+/// 16 MiB each (the engine's bounds on one session) could take a terabyte. A session's retained
+/// events count with it: a thousand results of 16 KiB each take room as a state would.
 @Suite struct SessionBytesBudgetTests {
     typealias Kind = IdempotencyBudgetTests.Kind
 
@@ -61,9 +63,9 @@ import Testing
         #expect(refusal.status == 503 && IdempotencyBudgetTests.code(refusal) == "over_capacity", "\(Self.status(refusal))")
         #expect(IdempotencyBudgetTests.header(refusal, "retry-after") != nil)
         // What is counted is what the store holds, within the limit.
-        let used = navd.application.sessions.sessionBytes.used
+        let (used, stored) = try Self.counted(navd, store)
         #expect(used <= limit)
-        #expect(used == (try store.storedSessionBytes()))
+        #expect(used == stored)
         #expect(try navd.budget("session_bytes") == (used, limit))
 
         // Full: a change that would grow a session is refused and changes nothing ...
@@ -77,20 +79,135 @@ import Testing
         #expect(navd.navigate(first, "^/top/list_news(category=1)", key: nil).status == 200)
         #expect(Self.patch(navd, first, #"{"blob":null}"#).status == 200)
         #expect(navd.application.sessions.sessionBytes.used < used - 19_000)
-        #expect(navd.application.sessions.sessionBytes.used == (try store.storedSessionBytes()))
+        try Self.expectExactCount(navd, store)
 
         // A deleted session gives back what it held: a new one of the same size fits again.
         let last = try #require(sessions.last)
         #expect(navd.send("DELETE", "/v1/sessions/\(last.id)", token: last.token).status == 204)
         let (again, refusedAgain) = try Self.fatSession(navd, stateBytes: 20_000)
         #expect(again != nil && refusedAgain == nil, "\(refusedAgain.map(Self.status) ?? "")")
-        #expect(navd.application.sessions.sessionBytes.used == (try store.storedSessionBytes()))
+        try Self.expectExactCount(navd, store)
 
         // Expired sessions give back theirs.
         navd.advance(seconds: 25 * 3600)
         #expect(try navd.application.sessions.sweep() > 0)
-        #expect(navd.application.sessions.sessionBytes.used == 0)
-        #expect(try store.storedSessionBytes() == 0)
+        #expect(try Self.counted(navd, store) == (0, 0))
+    }
+
+    /// Leaves the session's top screen (a list pushed for it) with a result of `bytes` of text.
+    static func exit(_ navd: Clocked, _ session: (id: String, token: String), resultBytes bytes: Int) -> HTTPResponse {
+        let pushed = navd.navigate(session, "list_news(category=1)", key: nil)
+        guard pushed.status == 200 else { return pushed }
+        return navd.send(
+            "POST", "/v1/sessions/\(session.id)/exit", token: session.token,
+            body: #"{"result":"\#(String(repeating: "r", count: bytes))"}"#)
+    }
+
+    /// What the store holds (read first: SQLite folds its log to read it), then what the daemon
+    /// counts, once it has taken back what the store let go meanwhile.
+    static func counted(_ navd: Clocked, _ store: any SessionStore) throws -> (used: Int, stored: Int) {
+        let stored = try store.storedSessionBytes()
+        navd.application.sessions.releaseEventBytes()
+        return (navd.application.sessions.sessionBytes.used, stored)
+    }
+
+    /// The daemon counts what the store holds, to the byte.
+    static func expectExactCount(_ navd: Clocked, _ store: any SessionStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (used, stored) = try counted(navd, store)
+        #expect(used == stored, sourceLocation: sourceLocation)
+    }
+
+    /// Results fill the budget as a state would: the events that carry them are retained with
+    /// their session, so a session of a few hundred bytes of state that hands over result after
+    /// result is refused once they would pass the limit, and gives them all back when deleted.
+    @Test(arguments: Kind.allCases)
+    func retainedResultsCountUntilTheirSessionIsDeleted(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (store, graphs) = try IdempotencyBudgetTests.open(kind, folder)
+        defer { store.close() }
+        let limit = 256 << 10
+        let navd = try Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20, sessionBytes: limit)
+        let session = try navd.session(stateBytes: 10)
+        var refused: HTTPResponse?
+        for _ in 0..<64 {
+            let answer = Self.exit(navd, session, resultBytes: 8_000)
+            guard answer.status == 200 else {
+                refused = answer
+                break
+            }
+        }
+        let refusal = try #require(refused, "64 results of 8 KB fitted in a budget of 256 KiB")
+        #expect(refusal.status == 503 && IdempotencyBudgetTests.code(refusal) == "over_capacity", "\(Self.status(refusal))")
+        let (used, stored) = try Self.counted(navd, store)
+        #expect(used <= limit && used > limit - 20_000)
+        #expect(used == stored)
+        // Gone with their session.
+        #expect(navd.send("DELETE", "/v1/sessions/\(session.id)", token: session.token).status == 204)
+        #expect(try Self.counted(navd, store) == (0, 0))
+    }
+
+    /// The store with 20 events retained a session (SQLite folding every 8 changes), so that a
+    /// few changes trim them.
+    static func openRetainingFew(_ kind: Kind, _ folder: TemporaryFolder) throws -> (any SessionStore, GraphRegistry) {
+        let graphs = GraphRegistry()
+        switch kind {
+        case .memory: return (MemoryStore(retainedEvents: 20), graphs)
+        case .sqlite:
+            let store = try SQLiteStore(
+                path: "\(folder.path)/navd.db", retainedEvents: 20, compactionThreshold: 8, decode: StoreFactory.snapshotDecoder(graphs))
+            return (store, graphs)
+        }
+    }
+
+    /// Retained events count until the store lets them go: trimmed once older than the retained
+    /// ones (in memory, in the log's folds and in the table), deleted or expired with their
+    /// session. The daemon's count is the store's at every step, to the byte.
+    @Test(arguments: Kind.allCases)
+    func trimmedEventsAreGivenBack(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (store, graphs) = try Self.openRetainingFew(kind, folder)
+        defer { store.close() }
+        let navd = try Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20, sessionBytes: 1 << 20)
+        let sessions = try (0..<3).map { _ in try navd.session(stateBytes: 10) }
+        for round in 0..<40 {
+            for session in sessions {
+                let answer = Self.exit(navd, session, resultBytes: 4_000)
+                #expect(answer.status == 200, "\(Self.status(answer))")
+            }
+            if round % 7 == 0 { try Self.expectExactCount(navd, store) }
+        }
+        // 40 results of 4 KB a session were handed over; about two are retained.
+        let (used, stored) = try Self.counted(navd, store)
+        #expect(used == stored)
+        #expect(used < 3 * 30_000, "retained events: \(used) bytes counted")
+        let first = try #require(sessions.first)
+        #expect(navd.send("DELETE", "/v1/sessions/\(first.id)", token: first.token).status == 204)
+        try Self.expectExactCount(navd, store)
+        navd.advance(seconds: 25 * 3600)
+        #expect(try navd.application.sessions.sweep() == 2)
+        #expect(try Self.counted(navd, store) == (0, 0))
+    }
+
+    /// On SQLite, a session deleted while its changes wait in a generation sealed for the
+    /// compactor (held here by the fold lock) and in the current one: what both logged of its
+    /// events is given back once, whenever the compactor gets to them.
+    @Test func aSessionDeletedBeforeItsChangesAreFoldedGivesTheirEventsBack() throws {
+        let folder = try TemporaryFolder()
+        let (opened, graphs) = try Self.openRetainingFew(.sqlite, folder)
+        let store = try #require(opened as? SQLiteStore)
+        defer { store.close() }
+        let navd = try Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20, sessionBytes: 1 << 20)
+        let (doomed, kept) = (try navd.session(stateBytes: 10), try navd.session(stateBytes: 10))
+        try store.folding { _ throws(StoreError) in
+            // Twelve changes: the first eight sealed (the compactor waits for this lock), four in the current generation.
+            for _ in 0..<3 {
+                for session in [doomed, kept] { #expect(Self.exit(navd, session, resultBytes: 2_000).status == 200) }
+            }
+            #expect(navd.send("DELETE", "/v1/sessions/\(doomed.id)", token: doomed.token).status == 204)
+        }
+        try Self.expectExactCount(navd, store)
+        #expect(navd.send("DELETE", "/v1/sessions/\(kept.id)", token: kept.token).status == 204)
+        #expect(try Self.counted(navd, store) == (0, 0))
     }
 
     /// What the store holds counts from the start: sessions made before a restart fill the budget

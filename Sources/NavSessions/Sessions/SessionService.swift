@@ -116,9 +116,10 @@ package final class SessionService: Sendable {
         }
         sessionBytes = configuration.sessionBudget ?? Budget(resource: "session_bytes", limit: configuration.maxSessionBytes)
         // Whatever the limit: what is held is counted, and only growth is refused.
-        // What the store let go while it opened (folding its log) is in its count already.
+        let stored = (try? store.storedSessionBytes()) ?? 0
+        // What the store let go while it opened and counted (folding its log) is out of its count already.
         _ = store.takeReleasedEventBytes()
-        sessionBytes.force((try? store.storedSessionBytes()) ?? 0)
+        sessionBytes.force(stored)
     }
 
     private func stripe(_ id: String) -> Locked<Void> {

@@ -141,15 +141,6 @@ package struct EventLog: Sendable {
         return reader.offset
     }
 
-    /// The bytes ``append(_:)`` adds for `events`.
-    package static func packedSize(of events: [LifecycleEvent]) -> Int {
-        events.withUnsafeBufferPointer { events in
-            var size = 0
-            for index in events.indices { size += Self.size(of: events[index]) }
-            return size
-        }
-    }
-
     /// Drops spare capacity (a buffer grown by appending may hold up to twice its bytes). Room
     /// that an allocator's size classes leave an exact buffer (up to a quarter of it and its
     /// 32-byte header, with jemalloc) is kept: a copy would get it again.

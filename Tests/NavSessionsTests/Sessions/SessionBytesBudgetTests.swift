@@ -219,9 +219,13 @@ import Testing
             let (store, graphs) = try IdempotencyBudgetTests.open(.sqlite, folder)
             defer { store.close() }
             let navd = try Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20)
-            for _ in 0..<5 { _ = try Self.fatSession(navd, stateBytes: 10_000) }
-            held = navd.application.sessions.sessionBytes.used
-            #expect(held > 50_000)
+            for _ in 0..<5 {
+                let session = try #require(try Self.fatSession(navd, stateBytes: 10_000).session)
+                // Events in several batches, some folded into the table and some only logged.
+                for _ in 0..<3 { #expect(Self.exit(navd, session, resultBytes: 1_000).status == 200) }
+            }
+            held = try Self.counted(navd, store).stored
+            #expect(held > 65_000)
         }
         let (store, graphs) = try IdempotencyBudgetTests.open(.sqlite, folder)
         defer { store.close() }
@@ -229,6 +233,7 @@ import Testing
             store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20, sessionBytes: held + 5_000, addGraph: false)
         try StoreFactory.restoreGraphs(from: store, into: graphs, logger: Logger(label: "test"))
         #expect(navd.application.sessions.sessionBytes.used == held)
+        try Self.expectExactCount(navd, store)
         let (_, refusal) = try Self.fatSession(navd, stateBytes: 10_000)
         let refused = try #require(refusal, "a session fitted into what the stored sessions already take")
         #expect(refused.status == 503, "\(Self.status(refused))")

@@ -190,10 +190,11 @@ package protocol SessionStore: FeedStore, MetaStore {
     /// processes share the store.
     func storedSessionBytes() throws(StoreError) -> Int
 
-    /// What a change's `events` add where this store retains them, in the `session_bytes` budget:
-    /// their JSON (`json`) where it is written as it is (SQLite, PostgreSQL), their packed bytes
-    /// on the memory store. A session's retained events count with it, so that a thousand
-    /// results of 16 KiB each take room like a state of as many bytes would.
+    /// What a change's `events` add where this store retains them, in the `session_bytes` budget,
+    /// charged before they are written: their JSON (`json`), which SQLite and PostgreSQL keep as it
+    /// is (the memory store packs it, and gives back what packing saved as it writes them). A
+    /// session's retained events count with it, so that a thousand results of 16 KiB each take
+    /// room as a state of as many bytes would.
     func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int
 
     /// The bytes of retained events (as ``retainedBytes(ofEvents:json:)`` counted them) the store

@@ -458,6 +458,18 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     /// sessions are not told here: the sweep counts the tables again after it.
     package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
 
+    package func dropRetainedEvents(of id: String) throws(StoreError) {
+        guard SessionID.isValid(id) else { return }
+        let result = try pool.with { connection throws(StoreError) in
+            try connection.execute(
+                """
+                WITH e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes)
+                SELECT coalesce(sum(bytes), 0) FROM e
+                """, [id], prepare: true)
+        }
+        releasedEvents.add(Int(result.int(0, 0)))
+    }
+
     /// The pool's waits and the session count, which `count(*)` reads the whole table for: counted
     /// at most every ``StoreStatistics/sessionCountSeconds`` (one scrape pays for it, the others
     /// reuse it), so that scraping every replica does not scan the table each time.

@@ -595,6 +595,16 @@ extension SQLiteStore {
     /// A change's events count their JSON, which the log and `event_log` keep as it is.
     package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
 
+    /// The table's; the log's stay until they are folded (a generation at most), as the
+    /// compactor may be writing them now.
+    package func dropRetainedEvents(of id: String) throws(StoreError) {
+        guard SessionID.isValid(id) else { return }
+        let dropped = try withWriter { connection throws(StoreError) -> Int in
+            try noting(.database) { () throws(StoreError) -> Int in try Self.deleteEvents(of: id, connection) }
+        }
+        releasedEvents.add(dropped)
+    }
+
     /// Deletes a session's retained events from `event_log`. - Returns: the bytes they took.
     static func deleteEvents(of id: String, _ connection: SQLiteConnection) throws(StoreError) -> Int {
         try connection.statement("DELETE FROM event_log WHERE session_id = ? RETURNING length(CAST(body AS BLOB))").bind(1, id).sum()

@@ -5,8 +5,9 @@ import Testing
 @testable import NavTestSupport
 
 /// On PostgreSQL a session's retained events count in `session_bytes` with its snapshot
-/// (docs/design.md, "Sessions' bytes"): what a change trims from the log and what a delete
-/// removes are given back at once, not only when the sweep counts the tables again.
+/// (docs/design.md, "Sessions' bytes"): what a change trims from the log, what a full budget
+/// drops and what a delete removes are given back at once, not only when the sweep counts the
+/// tables again.
 @Suite(.needsPostgres) struct PostgresSessionBytesTests {
     @Test func trimmedAndDeletedEventsAreGivenBackAtOnce() throws {
         let database = try PostgresFeedTests.Database()
@@ -26,6 +27,11 @@ import Testing
         let connection = try database.connection()
         defer { connection.close() }
         #expect(try connection.execute("SELECT max(last_seq) - min(first_seq) FROM event_log WHERE session_id = $1", [id]).int(0, 0) < 100)
+        // Dropped to make room in a full budget: given back, to the byte.
+        try store.dropRetainedEvents(of: id)
+        service.releaseEventBytes()
+        #expect(try connection.execute("SELECT count(*) FROM event_log WHERE session_id = $1", [id]).int(0, 0) == 0)
+        #expect(service.sessionBytes.used == (try store.storedSessionBytes()))
         try service.delete(id, credentials: credentials, ifMatch: nil)
         #expect(service.sessionBytes.used == 0)
         #expect(try store.storedSessionBytes() == 0)

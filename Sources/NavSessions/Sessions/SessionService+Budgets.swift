@@ -18,7 +18,7 @@ extension SessionService {
         (session.storedBytes, session.encodedSnapshot) = store.sessionBytes(of: session)
         let growth = session.storedBytes - before + eventBytes
         guard growth > 0 else { return growth }
-        guard sessionBytes.acquire(growth) else {
+        guard sessionBytes.acquire(growth) || makeRoom(growth, droppingEventsOf: session.id) else {
             var refusal = ServiceError(
                 .overCapacity,
                 "the daemon's sessions fill their \(sessionBytes.limit) bytes (--max-session-bytes): this would add \(growth); retry once sessions are deleted or expire"
@@ -27,6 +27,18 @@ extension SessionService {
             throw refusal
         }
         return growth
+    }
+
+    /// A full budget's room for a change of session `id`: its own retained events are dropped,
+    /// and `growth` taken if that made room. Retained events are a replay buffer that only new
+    /// events trim: counted in a full budget they would otherwise block the very changes that
+    /// trim them, and every session would stay refused until some were deleted. The session
+    /// pays with its own history, never another's; a refused change may still have dropped it.
+    /// - Returns: whether `growth` was taken.
+    private func makeRoom(_ growth: Int, droppingEventsOf id: String) -> Bool {
+        guard (try? store.dropRetainedEvents(of: id)) != nil else { return false }
+        releaseEventBytes()
+        return sessionBytes.acquire(growth)
     }
 
     /// Settles ``charge(_:events:)``'s `growth` once the write is known: given back when nothing

@@ -182,6 +182,15 @@ package final class MemoryStore: SessionStore {
 
     package func takeReleasedEventBytes() -> Int { released.take() }
 
+    package func dropRetainedEvents(of id: String) throws(StoreError) {
+        guard let key = Key(id) else { return }
+        shard(key).withLock { entries in
+            guard let entry = entries[key] else { return }
+            released.add(entry.events.bytes.count)
+            entry.events = EventLog()
+        }
+    }
+
     package func close() {}
 
     // MARK: Feed

@@ -202,6 +202,13 @@ package protocol SessionStore: FeedStore, MetaStore {
     /// with their session; the service gives them back to the budget. Each byte is told once.
     func takeReleasedEventBytes() -> Int
 
+    /// Drops the session's retained events, as far as the store can at once, to make room in a
+    /// full `session_bytes` budget for a change of it: what it drops is told released
+    /// (``takeReleasedEventBytes()``). The memory store drops them all; SQLite and PostgreSQL
+    /// those in their tables (SQLite keeps those its log has not folded yet). Watchers that
+    /// resume from before then get the session's view, as after any trim.
+    func dropRetainedEvents(of id: String) throws(StoreError)
+
     /// Flushes and closes; later calls fail.
     func close()
 
@@ -253,6 +260,8 @@ extension SessionStore {
     package func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int { events.isEmpty ? 0 : json.count }
 
     package func takeReleasedEventBytes() -> Int { 0 }
+
+    package func dropRetainedEvents(of id: String) throws(StoreError) {}
 
     /// ``deleteExpired(touchedBefore:ending:)`` with no records.
     package func deleteExpired(touchedBefore cutoff: Int64) throws(StoreError) -> [ExpiredSession] {

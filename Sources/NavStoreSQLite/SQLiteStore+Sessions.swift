@@ -595,12 +595,14 @@ extension SQLiteStore {
     /// A change's events count their JSON, which the log and `event_log` keep as it is.
     package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
 
-    /// The table's; the log's stay until they are folded (a generation at most), as the
-    /// compactor may be writing them now.
+    /// The table's and the current generation's; those of the generation being folded stay
+    /// until it is (the compactor may be writing them now). A crash brings the current
+    /// generation's back from the log file, counted again at start-up.
     package func dropRetainedEvents(of id: String) throws(StoreError) {
         guard SessionID.isValid(id) else { return }
         let dropped = try withWriter { connection throws(StoreError) -> Int in
-            try noting(.database) { () throws(StoreError) -> Int in try Self.deleteEvents(of: id, connection) }
+            let stored = try noting(.database) { () throws(StoreError) -> Int in try Self.deleteEvents(of: id, connection) }
+            return try stored + appending { append throws(StoreError) -> Int in withPublished { $0.dropBatches(of: id, append) } }
         }
         releasedEvents.add(dropped)
     }

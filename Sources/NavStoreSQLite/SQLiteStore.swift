@@ -587,6 +587,15 @@ extension SQLiteStore {
             return dropped
         }
 
+        /// Drops the batches of the session's fold in the current generation (not the one being
+        /// folded: the compactor may be writing a copy of it). - Returns: their bytes.
+        mutating func dropBatches(of id: String, _ witness: borrowing AppendState) -> Int {
+            guard let bytes = pending[id]?.batchBytes, bytes > 0 else { return 0 }
+            pending[id]?.batches = []
+            pending[id]?.eventCount = 0
+            return bytes
+        }
+
         /// Folds of the generation being folded whose events a committed chunk accounted for.
         mutating func settle(_ ids: some Sequence<String>, _ witness: borrowing FoldState) {
             for id in ids { compacting?.folds[id]?.settled = true }

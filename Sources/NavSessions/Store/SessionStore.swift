@@ -204,8 +204,8 @@ package protocol SessionStore: FeedStore, MetaStore {
 
     /// Drops the session's retained events, as far as the store can at once, to make room in a
     /// full `session_bytes` budget for a change of it: what it drops is told released
-    /// (``takeReleasedEventBytes()``). The memory store drops them all; SQLite and PostgreSQL
-    /// those in their tables (SQLite keeps those its log has not folded yet). Watchers that
+    /// (``takeReleasedEventBytes()``). The memory store and PostgreSQL drop them all; SQLite all
+    /// but those of the generation its compactor is folding. Watchers that
     /// resume from before then get the session's view, as after any trim.
     func dropRetainedEvents(of id: String) throws(StoreError)
 

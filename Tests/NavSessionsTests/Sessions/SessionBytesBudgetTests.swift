@@ -227,6 +227,26 @@ import Testing
         #expect(try Self.counted(navd, store) == (0, 0))
     }
 
+    /// What a session drops to make room goes from everywhere it is kept but a generation being
+    /// folded: on SQLite the table's and the log's current generation, given back to the byte.
+    @Test(arguments: Kind.allCases)
+    func droppedEventsGoFromTheTableAndTheLog(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (store, graphs) = try Self.openRetainingFew(kind, folder)
+        defer { store.close() }
+        let navd = try Clocked(store: store, graphs: graphs, perSession: 1 << 20, total: 64 << 20, sessionBytes: 1 << 20)
+        let session = try navd.session(stateBytes: 10)
+        // Folded every 8 changes: the create's events in the table, the last two changes' in the log.
+        for _ in 0..<5 { #expect(Self.exit(navd, session, resultBytes: 1_000).status == 200) }
+        #expect(try store.events(of: session.id, after: 0, limit: 1000).count >= 20)
+        try store.dropRetainedEvents(of: session.id)
+        #expect(try store.events(of: session.id, after: 0, limit: 1000).isEmpty)
+        try Self.expectExactCount(navd, store)
+        #expect(Self.exit(navd, session, resultBytes: 1_000).status == 200)
+        #expect(try store.events(of: session.id, after: 0, limit: 1000).count > 5)
+        try Self.expectExactCount(navd, store)
+    }
+
     /// What the store holds counts from the start: sessions made before a restart fill the budget
     /// as they did before it.
     @Test func aRestartCountsTheSessionsTheStoreHolds() throws {

@@ -315,7 +315,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 try connection.execute(
                     """
                     WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id),
-                    e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes),
+                    \(Self.deleteEvents),
                     k AS (DELETE FROM idempotency WHERE session_id = $1),
                     notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
                     SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM notified), (SELECT coalesce(sum(bytes), 0) FROM e)
@@ -331,7 +331,7 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
                 let result = try connection.execute(
                     """
                     WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING id, age(xmin) < 0 AS newer),
-                    e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes),
+                    \(Self.deleteEvents),
                     k AS (DELETE FROM idempotency WHERE session_id = $1),
                     f AS (\(Self.recordInsert(session: "d.id", from: "d", first: 3))),
                     notified AS (SELECT pg_notify('navd_changes', $2) FROM d)
@@ -458,12 +458,15 @@ package final class PostgresStore: SessionStore, GraphStore, ChangeFeed {
     /// sessions are not told here: the sweep counts the tables again after it.
     package func takeReleasedEventBytes() -> Int { releasedEvents.take() }
 
+    /// `e`: the deletion of session $1's retained events, with the bytes of each (`bytes`).
+    static let deleteEvents = "e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes)"
+
     package func dropRetainedEvents(of id: String) throws(StoreError) {
         guard SessionID.isValid(id) else { return }
         let result = try pool.with { connection throws(StoreError) in
             try connection.execute(
                 """
-                WITH e AS (DELETE FROM event_log WHERE session_id = $1 RETURNING octet_length(body) AS bytes)
+                WITH \(Self.deleteEvents)
                 SELECT coalesce(sum(bytes), 0) FROM e
                 """, [id], prepare: true)
         }

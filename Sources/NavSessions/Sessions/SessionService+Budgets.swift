@@ -1,3 +1,5 @@
+import NavCore
+
 /// What a create or a change must make room for before it is written, in the daemon's budgets:
 /// the session's bytes (`session_bytes`) and the answer kept under its `Idempotency-Key`
 /// (`idempotency_bytes`). A refusal writes nothing.
@@ -5,18 +7,20 @@ extension SessionService {
     /// Counts `session` in the `session_bytes` budget (``SessionStore/sessionBytes(of:)``, keeping
     /// a snapshot written for it for the store to write: ``StoredSession/encodedSnapshot``), and
     /// takes what it adds to what the session counted before (its ``StoredSession/storedBytes``),
-    /// with what its change's events add to its retained ones (`eventBytes`:
-    /// ``SessionStore/retainedBytes(ofEvents:json:)``). What the store let go of its retained
-    /// events since the last change is given back first.
+    /// with what its change's `events` add to its retained ones: their JSON (`json`), which
+    /// SQLite and PostgreSQL keep as it is (the memory store packs it, and gives back what packing
+    /// saved as it writes them). A session's retained events count with it, so that a thousand
+    /// results of 16 KiB each take room as a state of as many bytes would. What the store let go
+    /// of its retained events since the last change is given back first.
     /// - Returns: what was taken (0 for a change that adds nothing), to give back if the write
     ///   does not happen, or minus what the write, once made, gives back.
     /// - Throws: 503 `over_capacity` when the budget cannot take what it adds.
-    func charge(_ session: inout StoredSession, events eventBytes: Int) throws(ServiceError) -> Int {
+    func charge(_ session: inout StoredSession, events: [LifecycleEvent], json: [UInt8]) throws(ServiceError) -> Int {
         releaseEventBytes()
         let before = session.storedBytes
         session.encodedSnapshot = nil
         (session.storedBytes, session.encodedSnapshot) = store.sessionBytes(of: session)
-        let growth = session.storedBytes - before + eventBytes
+        let growth = session.storedBytes - before + (events.isEmpty ? 0 : json.count)
         guard growth > 0 else { return growth }
         guard sessionBytes.acquire(growth) || makeRoom(growth, droppingEventsOf: session.id) else {
             var refusal = ServiceError(
@@ -41,7 +45,7 @@ extension SessionService {
         return sessionBytes.acquire(growth)
     }
 
-    /// Settles ``charge(_:events:)``'s `growth` once the write is known: given back when nothing
+    /// Settles ``charge(_:events:json:)``'s `growth` once the write is known: given back when nothing
     /// was written; when it was, what the session no longer takes is given back.
     func settle(_ growth: Int, written: Bool) {
         if written ? growth < 0 : growth > 0 { sessionBytes.release(abs(growth)) }
@@ -84,7 +88,7 @@ extension SessionService {
         try storeCall { () throws(StoreError) in try store.forget(answers: forgotten) }
     }
 
-    /// ``admit(_:at:)`` for the answer of a change that took `charged` (``charge(_:events:)``), if it
+    /// ``admit(_:at:)`` for the answer of a change that took `charged` (``charge(_:events:json:)``), if it
     /// keeps one: what it took is given back when the answer is refused.
     func admit(_ answer: KeptAnswer?, at time: Int64, charged: Int) throws(ServiceError) {
         guard let answer else { return }

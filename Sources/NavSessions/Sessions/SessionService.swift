@@ -200,7 +200,7 @@ package final class SessionService: Sendable {
         if try storeCall({ () throws(StoreError) in try store.count() }) + others >= configuration.maxSessions {
             throw ServiceError(.tooManySessions, "the daemon holds its maximum of \(configuration.maxSessions) sessions")
         }
-        let charged = try charge(&session, events: store.retainedBytes(ofEvents: outcome.events, json: outcome.events.jsonBytes))
+        let charged = try charge(&session, events: outcome.events, json: outcome.events.jsonBytes)
         let created = Created(
             session: session, token: token, watchToken: Token.watchToken(for: session.tokenDigest), events: outcome.events)
         let answer = keep.flatMap { $0(created) }
@@ -489,7 +489,7 @@ package final class SessionService: Sendable {
         // Room for the session and for the answer first: a refusal writes nothing.
         var eventEnds: [Int] = []
         let eventsJSON = live.isWatched(session.id) ? outcome.events.jsonBytes(eventEnds: &eventEnds) : outcome.events.jsonBytes
-        let charged = try charge(&session, events: store.retainedBytes(ofEvents: outcome.events, json: eventsJSON))
+        let charged = try charge(&session, events: outcome.events, json: eventsJSON)
         let kept = keep.map { $0(Mutation(session: session, events: outcome.events, eventsJSON: eventsJSON, eventEnds: eventEnds)) }
         try admit(kept, at: session.touchedAt, charged: charged)
         // After the swap above, `outcome.state` is the stage before.

@@ -18,7 +18,7 @@ package final class MemoryStore: SessionStore {
     /// Retained events' bytes let go (trimmed, or deleted with their session), for the
     /// `session_bytes` budget (``takeReleasedEventBytes()``). Events are kept packed here
     /// (``EventLog``), in fewer bytes than their JSON: a change is charged their JSON, which the
-    /// service has written anyway (``SessionStore/retainedBytes(ofEvents:json:)``), and its write
+    /// service has written anyway (``SessionService/charge(_:events:json:)``), and its write
     /// gives back at once what packing saved (measuring the packing first cost 2% of a
     /// navigation's instructions).
     private let released = ReleasedBytes()
@@ -70,7 +70,7 @@ package final class MemoryStore: SessionStore {
         let inserted = shard(key).withLock { entries in
             guard entries[key] == nil else { return false }
             var log = EventLog(events)
-            // Charged as JSON (``retainedBytes(ofEvents:json:)``): what packing saves is given back.
+            // Charged as JSON: what packing saves is given back.
             released.add(events.isEmpty ? 0 : events.jsonBytes.count - log.bytes.count)
             released.add(log.retain(retained))
             entries[key] = Entry(session: session.compacted(), events: log.compacted())
@@ -99,7 +99,7 @@ package final class MemoryStore: SessionStore {
             entry.session.state.compactScreens()
             let packed = entry.events.bytes.count
             entry.events.append(events)
-            // Charged as JSON (``retainedBytes(ofEvents:json:)``): what packing saves is given back.
+            // Charged as JSON: what packing saves is given back.
             released.add(events.isEmpty ? 0 : eventsJSON.count - (entry.events.bytes.count - packed))
             released.add(entry.events.retain(retained))
             if let record { feed.withLock { _ = $0.append(record) } }

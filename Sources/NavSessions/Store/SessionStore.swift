@@ -190,15 +190,8 @@ package protocol SessionStore: FeedStore, MetaStore {
     /// processes share the store.
     func storedSessionBytes() throws(StoreError) -> Int
 
-    /// What a change's `events` add where this store retains them, in the `session_bytes` budget,
-    /// charged before they are written: their JSON (`json`), which SQLite and PostgreSQL keep as it
-    /// is (the memory store packs it, and gives back what packing saved as it writes them). A
-    /// session's retained events count with it, so that a thousand results of 16 KiB each take
-    /// room as a state of as many bytes would.
-    func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int
-
-    /// The bytes of retained events (as ``retainedBytes(ofEvents:json:)`` counted them) the store
-    /// has let go since it was last asked: trimmed once older than the retained ones, or deleted
+    /// The bytes of retained events the store has let go (a change's events are charged their
+    /// JSON: ``SessionService/charge(_:events:json:)``) since it was last asked: trimmed once older than the retained ones, or deleted
     /// with their session; the service gives them back to the budget. Each byte is told once.
     func takeReleasedEventBytes() -> Int
 
@@ -256,8 +249,6 @@ extension SessionStore {
         let snapshot = session.snapshotBytes
         return (snapshot.count, snapshot)
     }
-
-    package func retainedBytes(ofEvents events: [LifecycleEvent], json: [UInt8]) -> Int { events.isEmpty ? 0 : json.count }
 
     package func takeReleasedEventBytes() -> Int { 0 }
 

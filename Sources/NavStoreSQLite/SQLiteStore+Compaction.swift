@@ -115,18 +115,7 @@ extension SQLiteStore {
         let started = ContinuousClock.now
         // The feed records first, each set by its position, so a repeated fold writes each once;
         // a record stays in the tail reads merge in until the whole generation is folded.
-        let records = generation.feed
-        for start in stride(from: 0, to: records.count, by: foldChunk * 4) {
-            try withWriter(closing: closing) { connection throws(StoreError) in
-                try noting(.database) { () throws(StoreError) in
-                    try connection.transaction { () throws(StoreError) in
-                        for logged in records[start..<min(start + foldChunk * 4, records.count)] {
-                            try Self.insertFeed(logged, connection)
-                        }
-                    }
-                }
-            }
-        }
+        try writeFeed(generation.feed, closing: closing)
         let folds = Array(generation.folds)
         var start = 0
         repeat {
@@ -161,6 +150,34 @@ extension SQLiteStore {
         // (0.3–0.4 s for 4,000 sessions), and creates and deletes go on meanwhile (a passive
         // checkpoint never blocks the writer).
         try fold.checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Inserts a sealed generation's feed records, in transactions that each take at least
+    /// four ``foldChunk``s of them (512 by default) and then go on while no other thread waits for the writer lock.
+    ///
+    /// A record adds an entry to the `feed_session` index at its session's place, so a
+    /// transaction writes about one index page for each session among its records, however many
+    /// records of that session it holds: the fewer transactions a generation's records take, the
+    /// fewer pages the fold writes, and the checkpoint copies. Chunks of 512 records wrote about
+    /// 11 KB a navigation with 1,000 busy sessions (BENCHMARKS.md, "Navigation analytics"). A
+    /// create or a delete still waits for at most one chunk.
+    func writeFeed(_ records: [LoggedFeedRecord], closing: Bool) throws(StoreError) {
+        var start = records.startIndex
+        while start < records.endIndex {
+            start = try withWriter(closing: closing) { connection throws(StoreError) -> Int in
+                try noting(.database) { () throws(StoreError) -> Int in
+                    try connection.transaction { () throws(StoreError) -> Int in
+                        var index = start
+                        repeat {
+                            try Self.insertFeed(records[index], connection)
+                            index += 1
+                        } while index < records.endIndex
+                            && (index - start < foldChunk * 4 || writersWaiting.load(ordering: .relaxed) == 0)
+                        return index
+                    }
+                }
+            }
+        }
     }
 
     /// The backlog, the compactions and the cache, for `/metrics`; the session count as ``count()``.

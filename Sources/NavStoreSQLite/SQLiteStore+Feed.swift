@@ -393,13 +393,14 @@ extension SQLiteStore {
         Array(("[" + tail.map { String($0.position) }.joined(separator: ",") + "]").utf8)
     }
 
-    /// Read from the `feed_views` index alone (the scenes are in it) and counted here by pair of
-    /// scenes, from the column bytes in place: no string is made for a row whose pair was seen.
+    /// Read from the `feed_session` index alone (the graph, time and scenes are in it) and
+    /// counted here by pair of scenes, from the column bytes in place: no string is made for a
+    /// row whose pair was seen.
     package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
         let (tail, visible) = visibleTail()
         var traffic = try withReader { reader throws(StoreError) -> FeedTraffic in
             let statement = try reader.statement(
-                "SELECT from_scene, to_scene FROM feed INDEXED BY feed_views WHERE graph = ? AND to_scene IS NOT NULL "
+                "SELECT from_scene, to_scene FROM feed INDEXED BY feed_session WHERE graph = ? AND to_scene IS NOT NULL "
                     + "AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail))")
             try statement.bind(1, graph).bind(2, range.lowerBound).bind(3, range.upperBound).bind(4, visible)
             if !tail.isEmpty { try statement.bind(5, utf8: Self.positionsJSON(tail)) }
@@ -415,7 +416,7 @@ extension SQLiteStore {
         return traffic
     }
 
-    /// The step scenes' views from the `feed_views` index, session by session in version order;
+    /// The step scenes' views from the `feed_session` index, session by session in version order;
     /// the tail's records of a session right after its rows (they are its newest: a session's
     /// changes are folded in order, and a record written straight to the table after them is an
     /// end, never a view), then those of sessions with no row.
@@ -440,7 +441,7 @@ extension SQLiteStore {
         try withReader { reader throws(StoreError) in
             let marks = Array(repeating: "?", count: scenes.count).joined(separator: ",")
             let statement = try reader.statement(
-                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_views WHERE graph = ? AND to_scene IS NOT NULL "
+                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_session WHERE graph = ? AND to_scene IS NOT NULL "
                     + "AND to_scene IN (\(marks)) AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail)) "
                     + "ORDER BY session_id, version")
             try statement.bind(1, query.graph)

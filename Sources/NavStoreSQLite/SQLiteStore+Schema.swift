@@ -1,7 +1,7 @@
 import NavSessions
 
-/// The SQLite store's tables: created in one step, with upgrades that only add tables, and nothing
-/// else accepted.
+/// The SQLite store's tables: created in one step, with upgrades that add tables, columns and
+/// indexes (and version 10, which replaces two indexes by one), and nothing else accepted.
 ///
 /// The schema version is the highest `version` in the `migrations` table. A new database gets
 /// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
@@ -9,10 +9,11 @@ import NavSessions
 /// 1…4; version 6 added the `idempotency` table (answers kept under an `Idempotency-Key`, so a
 /// retry after a restart replays), version 7 the `feed` table (the analytics feed's records),
 /// version 8 the feed's view columns and their index (traffic and funnels), version 9 the
-/// `feed_checkpoints` table (sessions' snapshots at past versions). A file of an earlier
-/// version's tables — recorded as 8, 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
-/// created (version 8's columns filled from the records kept) and the versions recorded, nothing
-/// else changed. Any other
+/// `feed_checkpoints` table (sessions' snapshots at past versions), version 10 one index of the
+/// feed by session in place of the two by session and by graph. A file of an earlier version's
+/// tables — recorded as 9, 8, 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
+/// created (version 8's columns filled from the records kept, version 10's index built from
+/// them) and the versions recorded, nothing else changed. Any other
 /// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
 /// navd's, another program's — is refused with what was found, before anything is written to it.
 ///
@@ -21,7 +22,7 @@ import NavSessions
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 9
+    static let schemaVersion = 10
     /// The first schema navd upgrades from: ``tables`` without ``additions``.
     static let previousSchemaVersion = 5
     /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
@@ -142,10 +143,24 @@ extension SQLiteStore {
 
         """
 
+    /// Schema version 10's change: the feed's one index, by session in version order, which
+    /// also holds what traffic and funnels read of each record (its graph, time and view), so
+    /// they read it alone, as they read `feed_views` before. Each index takes an entry at its
+    /// session's place with every record: one index instead of two halves the pages a fold
+    /// writes for them (BENCHMARKS.md, "Navigation analytics"). Traffic now reads the entries of
+    /// every graph, which a million records read within its second.
+    static let feedIndex = """
+        DROP INDEX feed_views;
+        DROP INDEX feed_session;
+        CREATE INDEX feed_session ON feed (session_id, version, graph, time, to_scene, from_scene);
+
+        """
+
     /// What each schema version after ``previousSchemaVersion`` added, in order: an upgrade from
     /// version `v` runs the scripts of the versions after it.
     static let additions: [(version: Int, script: String)] = [
-        (6, idempotencyTables), (7, feedTables), (8, feedViewColumns), (9, checkpointTable)
+        (6, idempotencyTables), (7, feedTables), (8, feedViewColumns), (9, checkpointTable),
+        (10, feedIndex)
     ]
 
     /// The current tables, as one script.
@@ -324,14 +339,17 @@ extension SQLiteStore {
         case .create: return ("schema: none yet (navd creates version \(schemaVersion))", false)
         case .current: return ("schema: version \(schemaVersion)", false)
         case .upgrade(let from):
-            let tables =
+            let added =
                 from < 6
-                ? "the idempotency, feed and checkpoint tables"
+                ? "adds the idempotency, feed and checkpoint tables and "
                 : from < 7
-                    ? "the feed and checkpoint tables"
-                    : from < 8 ? "the feed's view columns and their index, and the checkpoint table" : "the checkpoint table"
+                    ? "adds the feed and checkpoint tables and "
+                    : from < 8
+                        ? "adds the feed's view columns and the checkpoint table and "
+                        : from < 9 ? "adds the checkpoint table and " : ""
             return (
-                "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it adds \(tables), changing nothing else)",
+                "schema: version \(from) (navd upgrades it to \(schemaVersion) when it next starts: it \(added)builds the feed's "
+                    + "one index, changing nothing else)",
                 false
             )
         case nil: return ("schema: NOT ONE NAVD OPENS: \(describe(found, against: current))", true)

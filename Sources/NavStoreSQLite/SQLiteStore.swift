@@ -90,6 +90,9 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
     package let name: String
     private let fold: Mutex<FoldState>
     private let writer: Mutex<WriterState>
+    /// Threads waiting for ``writer`` (``withWriter(closing:_:)``): a fold's transaction of feed
+    /// records, which runs on while nobody waits, commits early for them.
+    let writersWaiting = Atomic<Int>(0)
     private let appender: Mutex<AppendState>
     private let reader: Mutex<ReaderState>
     private let published: Mutex<Published>
@@ -304,7 +307,9 @@ package final class SQLiteStore: SessionStore, GraphStore, Sendable {
             let outer = LockOrder.enter(.writer)
             defer { LockOrder.leave(to: outer) }
         #endif
+        writersWaiting.add(1, ordering: .relaxed)
         return try writer.withLock { state throws(StoreError) -> T in
+            writersWaiting.subtract(1, ordering: .relaxed)
             guard closing || !withPublished({ $0.closed }) else { throw Self.closedError }
             return try body(state.connection)
         }

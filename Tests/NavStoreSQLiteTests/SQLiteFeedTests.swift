@@ -138,6 +138,37 @@ import Testing
         #expect(past.entries.isEmpty && past.next == full.next)
     }
 
+    /// A fold writes a generation's records in transactions of at least 512 that go on while no
+    /// other thread waits to write: all 1,300 records of one generation come back once, in order,
+    /// after a reopening, whether the fold wrote them in one transaction or, with a writer
+    /// waiting throughout, in three.
+    @Test(arguments: [false, true])
+    func aFoldWritesEveryRecordOnceWhetherOrNotAWriterWaits(writerWaits: Bool) throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var expected: [String] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 10_000)
+            let ids = try (0..<10).map { _ in try fixture.create() }
+            expected = ids.map { "\($0):1" }
+            if writerWaits { fixture.store.writersWaiting.add(1, ordering: .relaxed) }
+            for round in 0..<130 {
+                for id in ids {
+                    try fixture.navigate(id, round.isMultiple(of: 2) ? Self.pathA : Self.pathB)
+                    expected.append("\(id):\(round + 2)")
+                }
+            }
+            fixture.store.close()
+            if writerWaits { fixture.store.writersWaiting.subtract(1, ordering: .relaxed) }
+        }
+        let reopened = try Fixture(path: path, threshold: 10_000)
+        defer { reopened.store.close() }
+        let entries = try reopened.everything()
+        #expect(entries.map(\.id) == expected)
+        #expect(Self.increasing(entries))
+        #expect(try SQLiteSchemaTests.rows("feed", at: path).count == 1_310)
+    }
+
     /// A reader paging two at a time while changes go on (and generations are folded) sees every
     /// record once, in cursor order.
     @Test func pagingWithNextSeesEachRecordOnce() throws {

@@ -131,6 +131,12 @@ import Testing
     }
 
     /// Every row of `table`, each as its columns' SQL literals (`quote()`), sorted.
+    /// The `migrations` rows, in the order of their versions (``rows(_:at:)`` orders rows as text).
+    static func migrations(at path: String) throws -> [String] {
+        func version(_ row: String) -> Int { Int(row.prefix { $0 != "|" }) ?? 0 }
+        return try rows("migrations", at: path).sorted { version($0) < version($1) }
+    }
+
     static func rows(_ table: String, at path: String) throws -> [String] {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
@@ -179,14 +185,13 @@ extension SQLiteSchemaTests {
         #expect(
             try Self.objects(at: path) == [
                 "table event_log", "index event_log_session", "table feed", "table feed_checkpoints", "index feed_session",
-                "index feed_views",
                 "table graphs",
                 "table idempotency",
                 "index idempotency_created_at", "index idempotency_session", "table migrations", "table sessions",
                 "index sessions_touched_at", "table store_meta"
             ]
         )
-        #expect(try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["9"], "one step, version 9")
+        #expect(try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["10"], "one step, version 10")
         // And where the change log lives (docs/design.md, "A store is named by what it is").
         let meta = try Self.rows("store_meta", at: path)
         #expect(meta.count == 4 && meta[0] == "'compacted_seq'|0", "\(meta)")
@@ -212,7 +217,7 @@ extension SQLiteSchemaTests {
             objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true,
             "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 9"))
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 10"))
     }
 
     /// A file navd wrote before schema version 5 — built here by that navd's own statements, with
@@ -251,14 +256,14 @@ extension SQLiteSchemaTests {
         let tables = ["sessions", "event_log", "graphs", "store_meta"]
         let before = try tables.map { try Self.rows($0, at: path) }
         #expect(before[0].count == 3 && before[1].count >= 3 && before[2].count == 1, "\(before)")
-        let oldVersions = try Self.rows("migrations", at: path)
+        let oldVersions = try Self.migrations(at: path)
         #expect(oldVersions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4"])
         let check = try SQLiteStore.inspect(path: path)
         #expect(!check.damaged)
         #expect(
             check.lines.contains {
                 $0.hasPrefix(
-                    "  schema: version 4 (navd upgrades it to 9 when it next starts: it adds the idempotency, feed and checkpoint tables")
+                    "  schema: version 4 (navd upgrades it to 10 when it next starts: it adds the idempotency, feed and checkpoint tables")
             }, "\(check.lines)")
 
         do {
@@ -279,10 +284,10 @@ extension SQLiteSchemaTests {
         // Opening changed no row; it only recorded where the change log lives.
         #expect(try tables.map { try Self.rows($0, at: path).filter { !$0.hasPrefix("'log_") } } == before, "opening changed no row")
         #expect(try Self.rows("store_meta", at: path).contains("'log_prefix'|'\(path)'"))
-        let versions = try Self.rows("migrations", at: path)
+        let versions = try Self.migrations(at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
-        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"], "\(versions)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 9"))
+        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"], "\(versions)")
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 10"))
 
         // And they go on: each takes a change, which survives reopening.
         do {
@@ -301,7 +306,7 @@ extension SQLiteSchemaTests {
             #expect(try reopened.allEvents(id) == entry.events)
         }
         reopened.store.close()
-        #expect(try Self.rows("migrations", at: path).count == 9, "upgraded once")
+        #expect(try Self.migrations(at: path).count == 10, "upgraded once")
     }
 
     /// A file of schema version 5 (the tables before the idempotency table) gets that table and the
@@ -311,7 +316,7 @@ extension SQLiteSchemaTests {
         let path = "\(folder.path)/navd.db"
         try Self.makeOldDatabase(at: path, through: 4)
         try Self.execute("INSERT INTO migrations VALUES (5, 0)", at: path)
-        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 9") })
+        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 10") })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
@@ -320,12 +325,12 @@ extension SQLiteSchemaTests {
             try Self.objects(at: path)
                 == (before + [
                     "table idempotency", "index idempotency_created_at", "index idempotency_session", "table feed", "index feed_session",
-                    "index feed_views", "table feed_checkpoints"
+                    "table feed_checkpoints"
                 ]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
         #expect(
-            try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
+            try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
         #expect(try Self.rows("sessions", at: path).count == 1)
         #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
     }
@@ -339,7 +344,8 @@ extension SQLiteSchemaTests {
         try Self.execute("BEGIN; \(SQLiteStore.idempotencyTables); INSERT INTO migrations VALUES (5, 0), (6, 0); COMMIT", at: path)
         #expect(
             try SQLiteStore.inspect(path: path).lines.contains {
-                $0.hasPrefix("  schema: version 6 (navd upgrades it to 9 when it next starts: it adds the feed and checkpoint tables,")
+                $0.hasPrefix(
+                    "  schema: version 6 (navd upgrades it to 10 when it next starts: it adds the feed and checkpoint tables and builds")
             })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
@@ -348,11 +354,11 @@ extension SQLiteSchemaTests {
         fixture.store.close()
         #expect(
             try Self.objects(at: path)
-                == (before + ["table feed", "index feed_session", "index feed_views", "table feed_checkpoints"]).sorted {
+                == (before + ["table feed", "index feed_session", "table feed_checkpoints"]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
         #expect(
-            try Self.rows("migrations", at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9"])
+            try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
         #expect(try Self.rows("feed", at: path).count == 1)
     }
 
@@ -396,7 +402,7 @@ extension SQLiteSchemaTests {
         }
         fixture.store.close()
         #expect(ChangeLog.files(prefix: path).isEmpty, "folded into the database")
-        #expect(try Self.rows("migrations", at: path).last?.hasPrefix("9|") == true)
+        #expect(try Self.migrations(at: path).last?.hasPrefix("10|") == true)
     }
 }
 
@@ -434,8 +440,8 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "a newer navd's version",
-            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0)"),
-            found: ["found schema version 10 (migrations 1…10), newer than this navd's 9"]
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0), (11, 0)"),
+            found: ["found schema version 11 (migrations 1…11), newer than this navd's 10"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
@@ -462,8 +468,8 @@ extension SQLiteSchemaTests {
             },
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
-                    + "index feed_session, index feed_views, index idempotency_created_at, index idempotency_session, "
-                    + "index sessions_touched_at and 8 more"
+                    + "index feed_session, index idempotency_created_at, index idempotency_session, index sessions_touched_at, "
+                    + "table event_log and 7 more"
             ]
         )
     ]

@@ -16,6 +16,15 @@ static inline int navd_sqlite3_bind_text_transient(sqlite3_stmt *statement, int 
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
 }
 
+/// The same, read in place (`SQLITE_STATIC`): the caller keeps the bytes until the statement has run.
+static inline int navd_sqlite3_bind_text_static(sqlite3_stmt *statement, int index, const char *text, int length) {
+    if (text == NULL) {
+        text = "";
+        length = 0;
+    }
+    return sqlite3_bind_text(statement, index, text, length, SQLITE_STATIC);
+}
+
 static inline int navd_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int length) {
     return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
 }

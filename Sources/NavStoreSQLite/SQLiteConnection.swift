@@ -13,6 +13,9 @@ import NavSessions
 package final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
+    /// The same statements, for SQL known when navd is built, by its text's address
+    /// (``statement(static:)``): hashing a long text took 3,000 instructions a statement.
+    private var staticStatements: [UInt: Statement] = [:]
     /// The statements every transaction runs, kept at hand rather than looked up by their text.
     private var begin: Statement?
     private var commit: Statement?
@@ -62,6 +65,7 @@ package final class SQLiteConnection {
     package func close() {
         for statement in statements.values { statement.finalize() }
         statements = [:]
+        staticStatements = [:]
         begin = nil
         commit = nil
         if let handle { sqlite3_close_v2(handle) }
@@ -95,6 +99,18 @@ package final class SQLiteConnection {
         }
         let statement = Statement(pointer, connection: self)
         statements[sql] = statement
+        return statement
+    }
+
+    /// ``statement(_:)`` for SQL written into navd, found by its text's address, not its text.
+    package func statement(static sql: StaticString) throws(StoreError) -> Statement {
+        let key = UInt(bitPattern: sql.utf8Start)
+        if let cached = staticStatements[key] {
+            cached.reset()
+            return cached
+        }
+        let statement = try self.statement(sql.description)
+        staticStatements[key] = statement
         return statement
     }
 
@@ -206,6 +222,18 @@ package final class SQLiteConnection {
                 buffer.withMemoryRebound(to: CChar.self) {
                     navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count))
                 }
+            }
+            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
+            return self
+        }
+
+        /// Binds text SQLite reads in place, without copying it: only for a statement run before
+        /// `bytes` goes away (inside the closure that lent it), and reset before it runs again.
+        @discardableResult
+        package func bind(_ index: Int32, lending bytes: UnsafeBufferPointer<UInt8>) throws(StoreError) -> Statement {
+            guard bytes.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
+            let result = bytes.withMemoryRebound(to: CChar.self) {
+                navd_sqlite3_bind_text_static(pointer, index, $0.baseAddress, Int32($0.count))
             }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self

@@ -39,6 +39,9 @@ extension SQLiteStore {
         var partlyWritten = false
         /// Its changes' feed records, in position order.
         var feed: [LoggedFeedRecord] = []
+        /// How many of ``feed``, from the first, are committed in `feed`: a retry after a failure
+        /// goes on from there, so the fold inserts each record once and needs no `OR REPLACE`.
+        var feedWritten = 0
     }
 
     /// - Returns: the bytes of the batches it dropped, older than the retained events.
@@ -115,7 +118,7 @@ extension SQLiteStore {
         let started = ContinuousClock.now
         // The feed records first, each set by its position, so a repeated fold writes each once;
         // a record stays in the tail reads merge in until the whole generation is folded.
-        try writeFeed(generation.feed, closing: closing)
+        try writeFeed(generation.feed, from: generation.feedWritten, fold, closing: closing)
         let folds = Array(generation.folds)
         var start = 0
         repeat {
@@ -152,7 +155,8 @@ extension SQLiteStore {
         try fold.checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
-    /// Inserts a sealed generation's feed records, in transactions that each take at least
+    /// Inserts a sealed generation's feed records from the first not committed yet, in
+    /// transactions that each take at least
     /// four ``foldChunk``s of them (512 by default) and then go on while no other thread waits for the writer lock.
     ///
     /// A record adds an entry to the `feed_session` index at its session's place, so a
@@ -161,21 +165,25 @@ extension SQLiteStore {
     /// fewer pages the fold writes, and the checkpoint copies. Chunks of 512 records wrote about
     /// 11 KB a navigation with 1,000 busy sessions (BENCHMARKS.md, "Navigation analytics"). A
     /// create or a delete still waits for at most one chunk.
-    func writeFeed(_ records: [LoggedFeedRecord], closing: Bool) throws(StoreError) {
-        var start = records.startIndex
+    func writeFeed(
+        _ records: [LoggedFeedRecord], from written: Int, _ fold: borrowing FoldState, closing: Bool
+    ) throws(StoreError) {
+        var start = written
         while start < records.endIndex {
             start = try withWriter(closing: closing) { connection throws(StoreError) -> Int in
-                try noting(.database) { () throws(StoreError) -> Int in
+                let end = try noting(.database) { () throws(StoreError) -> Int in
                     try connection.transaction { () throws(StoreError) -> Int in
                         var index = start
                         repeat {
-                            try Self.insertFeed(records[index], connection)
+                            try Self.insertFeed(records[index], connection, replacing: false)
                             index += 1
                         } while index < records.endIndex
                             && (index - start < foldChunk * 4 || writersWaiting.load(ordering: .relaxed) == 0)
                         return index
                     }
                 }
+                withPublished { $0.feedWritten(through: end, fold) }
+                return end
             }
         }
     }
@@ -221,7 +229,7 @@ extension SQLiteStore {
         return try connection.transaction { () throws(StoreError) -> Int in
             var released = 0
             // Whether or not the session still has a row: a deleted session's records stay.
-            for logged in feed { try insertFeed(logged, connection) }
+            for logged in feed { try insertFeed(logged, connection, replacing: true) }
             for (id, entry) in folds {
                 let charged = entry.settled ? 0 : entry.batchBytes
                 guard !entry.removed else {

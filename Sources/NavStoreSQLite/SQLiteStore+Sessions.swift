@@ -46,7 +46,8 @@ extension SQLiteStore {
                                 .run()
                         }
                         if let feedRecord, let positions {
-                            try Self.insertFeed(LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection)
+                            try Self.insertFeed(
+                                LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection, replacing: true)
                         }
                         return true
                     }
@@ -375,7 +376,8 @@ extension SQLiteStore {
                         try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                         guard connection.changes > 0 else { return (false, eventBytes) }
                         if let feedRecord, let positions {
-                            try Self.insertFeed(LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection)
+                            try Self.insertFeed(
+                                LoggedFeedRecord(position: positions.lowerBound, record: feedRecord), connection, replacing: true)
                         }
                         return (true, eventBytes)
                     }
@@ -504,7 +506,7 @@ extension SQLiteStore {
                                     try connection.statement("DELETE FROM idempotency WHERE session_id = ?").bind(1, id).run()
                                     try connection.statement("DELETE FROM sessions WHERE id = ?").bind(1, id).run()
                                     guard connection.changes > 0, let record = records[id] else { continue }
-                                    try Self.insertFeed(LoggedFeedRecord(position: position, record: record), connection)
+                                    try Self.insertFeed(LoggedFeedRecord(position: position, record: record), connection, replacing: true)
                                     shown.append(record)
                                     position += 1
                                 }

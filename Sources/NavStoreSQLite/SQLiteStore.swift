@@ -567,6 +567,11 @@ extension SQLiteStore {
             tableChanges += 1
         }
 
+        /// The first `count` feed records of the generation being folded are committed.
+        mutating func feedWritten(through count: Int, _ witness: borrowing FoldState) {
+            compacting?.feedWritten = count
+        }
+
         /// A chunk of the generation being folded is in the tables: a retry may repeat it.
         mutating func partlyWritten(_ witness: borrowing FoldState) {
             compacting?.partlyWritten = true

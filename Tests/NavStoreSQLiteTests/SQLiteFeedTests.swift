@@ -169,6 +169,44 @@ import Testing
         #expect(try SQLiteSchemaTests.rows("feed", at: path).count == 1_310)
     }
 
+    /// A fold whose transaction of records fails goes on, when it is tried again, from the first
+    /// record not committed: each is inserted once (a second insert of a position would fail),
+    /// and reads see every record meanwhile, from the table or the log.
+    @Test func aFoldThatFailsMidwayGoesOnFromItsFirstRecordNotWritten() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        var expected: [String] = []
+        do {
+            let fixture = try Fixture(path: path, threshold: 10_000)
+            let ids = try (0..<10).map { _ in try fixture.create() }
+            expected = ids.map { "\($0):1" }
+            for round in 0..<130 {
+                for id in ids {
+                    try fixture.navigate(id, round.isMultiple(of: 2) ? Self.pathA : Self.pathB)
+                    expected.append("\(id):\(round + 2)")
+                }
+            }
+            // Chunks of 512 (a writer waits), and the second fails: records 523… are not written.
+            let store = fixture.store
+            store.writersWaiting.add(1, ordering: .relaxed)
+            try store.withWriter { connection throws(StoreError) in
+                try connection.execute(
+                    "CREATE TEMP TRIGGER refuse BEFORE INSERT ON feed WHEN NEW.position = 600 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            }
+            #expect(throws: StoreError.self) { try store.folding { fold throws(StoreError) in try store.compactEverything(fold) } }
+            #expect(try SQLiteSchemaTests.rowCount("feed", of: store) == 10 + 512)
+            #expect(try fixture.everything().map(\.id) == expected)
+            try store.withWriter { connection throws(StoreError) in try connection.execute("DROP TRIGGER refuse") }
+            try store.folding { fold throws(StoreError) in try store.compactEverything(fold) }
+            #expect(try SQLiteSchemaTests.rowCount("feed", of: store) == 1_310)
+            store.writersWaiting.subtract(1, ordering: .relaxed)
+            store.close()
+        }
+        let reopened = try Fixture(path: path, threshold: 10_000)
+        defer { reopened.store.close() }
+        #expect(try reopened.everything().map(\.id) == expected)
+    }
+
     /// A reader paging two at a time while changes go on (and generations are folded) sees every
     /// record once, in cursor order.
     @Test func pagingWithNextSeesEachRecordOnce() throws {

@@ -137,6 +137,17 @@ import Testing
         return try rows("migrations", at: path).sorted { version($0) < version($1) }
     }
 
+    /// How many rows `table` holds, read on the store's own reading connection (the file is
+    /// the store's alone while it is open).
+    static func rowCount(_ table: String, of store: SQLiteStore) throws -> Int {
+        try store.withReader { reader throws(StoreError) -> Int in
+            let statement = try reader.statement("SELECT COUNT(*) FROM \(table)")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return Int(statement.int(0))
+        }
+    }
+
     static func rows(_ table: String, at path: String) throws -> [String] {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }

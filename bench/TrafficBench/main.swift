@@ -154,7 +154,7 @@ do {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("BEGIN")
         for (index, record) in records.enumerated() {
-            try SQLiteStore.insertFeed(LoggedFeedRecord(position: Int64(index + 1), record: record), connection)
+            try SQLiteStore.insertFeed(LoggedFeedRecord(position: Int64(index + 1), record: record), connection, replacing: false)
         }
         try connection.execute("COMMIT")
         try connection.execute("ANALYZE")

@@ -104,6 +104,8 @@ package final class SQLiteConnection {
 
     /// ``statement(_:)`` for SQL written into navd, found by its text's address, not its text.
     package func statement(static sql: StaticString) throws(StoreError) -> Statement {
+        // A one-scalar literal has no address (and is no SQL statement).
+        guard sql.hasPointerRepresentation else { return try statement(sql.description) }
         let key = UInt(bitPattern: sql.utf8Start)
         if let cached = staticStatements[key] {
             cached.reset()

@@ -116,8 +116,9 @@ extension SQLiteStore {
     func writeSealedGeneration(_ fold: borrowing FoldState, closing: Bool = false) throws(StoreError) {
         guard let generation = withPublished({ $0.compacting }) else { return }
         let started = ContinuousClock.now
-        // The feed records first, each set by its position, so a repeated fold writes each once;
-        // a record stays in the tail reads merge in until the whole generation is folded.
+        // The feed records first, each inserted once (a retry goes on from the first not
+        // committed); a record stays in the tail reads merge in until the whole generation is
+        // folded.
         try writeFeed(generation.feed, from: generation.feedWritten, fold, closing: closing)
         let folds = Array(generation.folds)
         var start = 0
@@ -156,8 +157,8 @@ extension SQLiteStore {
     }
 
     /// Inserts a sealed generation's feed records from the first not committed yet, in
-    /// transactions that each take at least
-    /// four ``foldChunk``s of them (512 by default) and then go on while no other thread waits for the writer lock.
+    /// transactions that each take at least four ``foldChunk``s of them (512 by default) and then
+    /// go on while no other thread waits for the writer lock.
     ///
     /// A record adds an entry to the `feed_session` index at its session's place, so a
     /// transaction writes about one index page for each session among its records, however many

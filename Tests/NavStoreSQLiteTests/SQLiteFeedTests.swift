@@ -81,6 +81,20 @@ import Testing
         }
 
         func ids() throws -> [String] { try everything().map(\.id) }
+
+        /// Ten sessions created, then 1,300 navigations among them, all in the log's current
+        /// generation (with a threshold above that): the ids of their 1,310 records, in order.
+        func busyGeneration() throws -> [String] {
+            let ids = try (0..<10).map { _ in try create() }
+            var records = ids.map { "\($0):1" }
+            for round in 0..<130 {
+                for id in ids {
+                    try navigate(id, round.isMultiple(of: 2) ? SQLiteFeedTests.pathA : SQLiteFeedTests.pathB)
+                    records.append("\(id):\(round + 2)")
+                }
+            }
+            return records
+        }
     }
 
     static func text(_ entry: FeedEntry) -> String { String(decoding: entry.json, as: UTF8.self) }
@@ -149,15 +163,8 @@ import Testing
         var expected: [String] = []
         do {
             let fixture = try Fixture(path: path, threshold: 10_000)
-            let ids = try (0..<10).map { _ in try fixture.create() }
-            expected = ids.map { "\($0):1" }
             if writerWaits { fixture.store.writersWaiting.add(1, ordering: .relaxed) }
-            for round in 0..<130 {
-                for id in ids {
-                    try fixture.navigate(id, round.isMultiple(of: 2) ? Self.pathA : Self.pathB)
-                    expected.append("\(id):\(round + 2)")
-                }
-            }
+            expected = try fixture.busyGeneration()
             fixture.store.close()
             if writerWaits { fixture.store.writersWaiting.subtract(1, ordering: .relaxed) }
         }
@@ -178,14 +185,7 @@ import Testing
         var expected: [String] = []
         do {
             let fixture = try Fixture(path: path, threshold: 10_000)
-            let ids = try (0..<10).map { _ in try fixture.create() }
-            expected = ids.map { "\($0):1" }
-            for round in 0..<130 {
-                for id in ids {
-                    try fixture.navigate(id, round.isMultiple(of: 2) ? Self.pathA : Self.pathB)
-                    expected.append("\(id):\(round + 2)")
-                }
-            }
+            expected = try fixture.busyGeneration()
             // Chunks of 512 (a writer waits), and the second fails: records 523… are not written.
             let store = fixture.store
             store.writersWaiting.add(1, ordering: .relaxed)

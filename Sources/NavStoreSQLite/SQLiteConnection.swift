@@ -206,37 +206,36 @@ package final class SQLiteConnection {
         /// Binds `text` by its UTF-8 length, never as a C string: a NUL inside it is kept, not an end.
         @discardableResult
         package func bind(_ index: Int32, _ text: String) throws(StoreError) -> Statement {
-            guard text.utf8.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
-            let result = text.withUTF8Bytes { bytes in
-                bytes.withMemoryRebound(to: CChar.self) {
-                    navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count))
-                }
-            }
-            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
-            return self
+            try checkedText(text.withUTF8Bytes { bindText(index, $0, lending: false) })
         }
 
         /// Binds UTF-8 bytes (JSON written by navd) as text, without making a `String` first.
         @discardableResult
         package func bind(_ index: Int32, utf8 bytes: [UInt8]) throws(StoreError) -> Statement {
-            guard bytes.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
-            let result = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) {
-                    navd_sqlite3_bind_text_transient(pointer, index, $0.baseAddress, Int32($0.count))
-                }
-            }
-            guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
-            return self
+            try checkedText(bytes.withUnsafeBufferPointer { bindText(index, $0, lending: false) })
         }
 
         /// Binds text SQLite reads in place, without copying it: only for a statement run before
         /// `bytes` goes away (inside the closure that lent it), and reset before it runs again.
         @discardableResult
         package func bind(_ index: Int32, lending bytes: UnsafeBufferPointer<UInt8>) throws(StoreError) -> Statement {
-            guard bytes.count <= Int(Int32.max) else { throw StoreError(message: "sqlite3_bind_text: text too long") }
-            let result = bytes.withMemoryRebound(to: CChar.self) {
-                navd_sqlite3_bind_text_static(pointer, index, $0.baseAddress, Int32($0.count))
+            try checkedText(bindText(index, bytes, lending: true))
+        }
+
+        /// `sqlite3_bind_text` of UTF-8 bytes by their length, copied (`SQLITE_TRANSIENT`) or lent
+        /// (`SQLITE_STATIC`); nil, and nothing bound, for more bytes than SQLite takes.
+        private func bindText(_ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>, lending: Bool) -> Int32? {
+            guard bytes.count <= Int(Int32.max) else { return nil }
+            return bytes.withMemoryRebound(to: CChar.self) { text in
+                lending
+                    ? navd_sqlite3_bind_text_static(pointer, index, text.baseAddress, Int32(text.count))
+                    : navd_sqlite3_bind_text_transient(pointer, index, text.baseAddress, Int32(text.count))
             }
+        }
+
+        /// This statement, once ``bindText(_:_:lending:)`` bound its text; the error otherwise.
+        private func checkedText(_ result: Int32?) throws(StoreError) -> Statement {
+            guard let result else { throw StoreError(message: "sqlite3_bind_text: text too long") }
             guard result == SQLITE_OK else { throw StoreError(message: "sqlite3_bind_text: \(connection.lastError)") }
             return self
         }

@@ -28,17 +28,19 @@ extension SQLiteStore: CheckpointStore {
     }
 
     /// In the sweep's transaction, after its records are gone: the checkpoints that can no longer
-    /// be a base — their session ended, or a record after them swept — and then the oldest kept
+    /// be a base — their session ended, or the record after them swept (`swept`: each session's
+    /// newest version whose record the sweep removed; a session's records go oldest first, so
+    /// what is left of its records starts right after that version) — and then the oldest kept
     /// while their bytes exceed `maxBytes`.
-    static func sweepCheckpoints(maxBytes: Int, _ connection: SQLiteConnection) throws(StoreError) {
+    static func sweepCheckpoints(after swept: [String: Int64] = [:], maxBytes: Int, _ connection: SQLiteConnection)
+        throws(StoreError)
+    {
         try connection.statement(
-            """
-            DELETE FROM feed_checkpoints
-            WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE sessions.id = feed_checkpoints.session_id)
-                OR version + 1 < COALESCE(
-                    (SELECT MIN(version) FROM feed WHERE feed.session_id = feed_checkpoints.session_id), 9223372036854775807)
-            """
+            "DELETE FROM feed_checkpoints WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE sessions.id = feed_checkpoints.session_id)"
         ).run()
+        for (id, version) in swept.sorted(by: { $0.key < $1.key }) {
+            try connection.statement("DELETE FROM feed_checkpoints WHERE session_id = ? AND version < ?").bind(1, id).bind(2, version).run()
+        }
         try trimCheckpoints(maxBytes: maxBytes, connection)
     }
 

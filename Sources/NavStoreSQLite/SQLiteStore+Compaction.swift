@@ -160,12 +160,12 @@ extension SQLiteStore {
     /// transactions that each take at least four ``foldChunk``s of them (512 by default) and then
     /// go on while no other thread waits for the writer lock.
     ///
-    /// A record adds an entry to the `feed_session` index at its session's place, so a
-    /// transaction writes about one index page for each session among its records, however many
-    /// records of that session it holds: the fewer transactions a generation's records take, the
-    /// fewer pages the fold writes, and the checkpoint copies. Chunks of 512 records wrote about
-    /// 11 KB a navigation with 1,000 busy sessions (BENCHMARKS.md, "Navigation analytics"). A
-    /// create or a delete still waits for at most one chunk.
+    /// Each transaction writes every index page its records' entries land on, once: with the
+    /// `feed_blocks` index those are the newest block's few dozen pages, where an index led by
+    /// session took a page for each session among the records. The fewer transactions a
+    /// generation's records take, the fewer times the fold writes those pages, and the checkpoint
+    /// copies them (BENCHMARKS.md, "Navigation analytics"). A create or a delete still waits for
+    /// at most one chunk.
     func writeFeed(
         _ records: [LoggedFeedRecord], from written: Int, _ fold: borrowing FoldState, closing: Bool
     ) throws(StoreError) {

@@ -251,6 +251,35 @@ extension SQLiteStore {
         withPublished { $0.feed.gave(cursor) }
     }
 
+    /// The table's records of session `id` after `version`, at most `limit`, in version order:
+    /// `body` steps the statement `SELECT position, session_id, version, <columns>` of each block
+    /// of the feed's index (``feedBlockIndex``), oldest first, and answers how many rows it has
+    /// taken so far; the blocks stop once that is `limit`. A session's records take positions in
+    /// the order of its versions, so its blocks, oldest first, hold them in that order.
+    ///
+    /// One seek a block: a million records are about a thousand blocks, read in a few
+    /// milliseconds, where a scan of the table would take a second.
+    static func sessionRecords(
+        of id: String, after version: Int, limit: Int, columns: StaticString, _ connection: SQLiteConnection,
+        _ body: (SQLiteConnection.Statement) throws(StoreError) -> Int
+    ) throws(StoreError) {
+        guard limit > 0 else { return }
+        let bounds = try connection.statement(static: "SELECT (SELECT MIN(position) FROM feed), (SELECT MAX(position) FROM feed)")
+        defer { bounds.reset() }
+        guard try bounds.step(), !bounds.isNull(0) else { return }
+        let (first, last) = (bounds.int(0) >> feedBlockShift, bounds.int(1) >> feedBlockShift)
+        let statement = try connection.statement(
+            "SELECT position, session_id, version, \(columns) FROM feed INDEXED BY feed_blocks "
+                + "WHERE position >> \(feedBlockShift) = ? AND session_id = ? AND version > ? ORDER BY version LIMIT ?")
+        var taken = 0
+        for block in first...last {
+            try statement.bind(1, block).bind(2, id).bind(3, Int64(version)).bind(4, Int64(min(limit - taken, Int(Int64.max))))
+            defer { statement.reset() }
+            taken = try body(statement)
+            if taken >= limit { return }
+        }
+    }
+
     /// The tail first, then the table, as ``feed(from:limit:form:)`` does.
     package func history(of id: String, after version: Int, limit: Int) throws(StoreError) -> [FeedEntry] {
         let limit = max(0, limit)
@@ -258,12 +287,13 @@ extension SQLiteStore {
             published.feedTail.filter { $0.record.session == id && $0.record.version > version }
         }
         let fromTable = try withReader { reader throws(StoreError) -> [FeedEntry] in
-            let statement = try reader.statement(
-                "SELECT position, session_id, version, is_end, time, full FROM feed WHERE session_id = ? AND version > ? ORDER BY version, position LIMIT ?"
-            )
-            try statement.bind(1, id).bind(2, Int64(version)).bind(3, Int64(limit))
-            defer { statement.reset() }
-            return try Self.entries(statement, form: .full)
+            var entries: [FeedEntry] = []
+            try Self.sessionRecords(of: id, after: version, limit: limit, columns: "is_end, time, full", reader) {
+                statement throws(StoreError) in
+                entries += try Self.entries(statement, form: .full)
+                return entries.count
+            }
+            return entries
         }
         var seen = Set(fromTable.map(\.cursor.position))
         var entries = fromTable
@@ -287,10 +317,10 @@ extension SQLiteStore {
                         var sessions: Set<String> = []
                         switch purge {
                         case .session(let id):
-                            let rows = try connection.statement("SELECT position, cost FROM feed WHERE session_id = ?")
-                            try rows.bind(1, id)
-                            while try rows.step() { found.append((rows.int(0), Int(rows.int(1)))) }
-                            rows.reset()
+                            try Self.sessionRecords(of: id, after: 0, limit: .max, columns: "cost", connection) { rows throws(StoreError) in
+                                while try rows.step() { found.append((rows.int(0), Int(rows.int(3)))) }
+                                return found.count
+                            }
                             sessions.insert(id)
                         case .attribute(let key, _):
                             let rows = try connection.statement(
@@ -352,13 +382,16 @@ extension SQLiteStore {
             }
             let (count, bytes, through) = try noting(.database) { () throws(StoreError) -> (Int, Int, Int64) in
                 try connection.transaction { () throws(StoreError) -> (Int, Int, Int64) in
-                    let rows = try connection.statement("SELECT position, time, cost FROM feed WHERE position < ? ORDER BY position")
+                    let rows = try connection.statement(
+                        "SELECT position, time, cost, session_id, version FROM feed WHERE position < ? ORDER BY position")
                     try rows.bind(1, below)
                     var (count, bytes, through) = (0, 0, Int64(0))
+                    var swept: [String: Int64] = [:]
                     while try rows.step(), rows.int(1) < cutoff || total - bytes > maxBytes {
                         count += 1
                         bytes += Int(rows.int(2))
                         through = rows.int(0)
+                        swept[rows.text(3)] = rows.int(4)
                     }
                     rows.reset()
                     if count > 0 {
@@ -366,7 +399,7 @@ extension SQLiteStore {
                         try Self.recordRemoved(through: through, floor: true, connection)
                     }
                     // Also when no record went: a session that ended leaves its checkpoints behind.
-                    try Self.sweepCheckpoints(maxBytes: FeedSettings.checkpointBytes(forFeedBytes: maxBytes), connection)
+                    try Self.sweepCheckpoints(after: swept, maxBytes: FeedSettings.checkpointBytes(forFeedBytes: maxBytes), connection)
                     return (count, bytes, through)
                 }
             }
@@ -401,14 +434,14 @@ extension SQLiteStore {
         Array(("[" + tail.map { String($0.position) }.joined(separator: ",") + "]").utf8)
     }
 
-    /// Read from the `feed_session` index alone (the graph, time and scenes are in it) and
+    /// Read from the `feed_blocks` index alone (the graph, time and scenes are in it) and
     /// counted here by pair of scenes, from the column bytes in place: no string is made for a
     /// row whose pair was seen.
     package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
         let (tail, visible) = visibleTail()
         var traffic = try withReader { reader throws(StoreError) -> FeedTraffic in
             let statement = try reader.statement(
-                "SELECT from_scene, to_scene FROM feed INDEXED BY feed_session WHERE graph = ? AND to_scene IS NOT NULL "
+                "SELECT from_scene, to_scene FROM feed INDEXED BY feed_blocks WHERE graph = ? AND to_scene IS NOT NULL "
                     + "AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail))")
             try statement.bind(1, graph).bind(2, range.lowerBound).bind(3, range.upperBound).bind(4, visible)
             if !tail.isEmpty { try statement.bind(5, utf8: Self.positionsJSON(tail)) }
@@ -424,34 +457,22 @@ extension SQLiteStore {
         return traffic
     }
 
-    /// The step scenes' views from the `feed_session` index, session by session in version order;
-    /// the tail's records of a session right after its rows (they are its newest: a session's
-    /// changes are folded in order, and a record written straight to the table after them is an
-    /// end, never a view), then those of sessions with no row.
+    /// The step scenes' views from the `feed_blocks` index, a block at a time and in each block
+    /// session by session in version order, which hands each session's views in version order
+    /// (``sessionRecords(of:after:limit:columns:_:)``); then the tail's, which are newer than
+    /// every row of their session (a session's changes are folded in order, and a record written
+    /// straight to the table after them is an end, never a view).
     package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
         var counter = FunnelCounter(steps: query.steps, within: query.within)
         let scenes = Array(Set(query.steps)).sorted()
         let sceneBytes = scenes.map { Array($0.utf8) }
         let (tail, visible) = visibleTail()
-        var tailBySession: [String: [FeedRecord]] = [:]
-        var tailSessions: [String] = []
-        for logged in tail {
-            let record = logged.record
-            guard record.toScene != nil, record.graph == query.graph, query.range.contains(record.time) else { continue }
-            if tailBySession[record.session] == nil { tailSessions.append(record.session) }
-            tailBySession[record.session, default: []].append(record)
-        }
-        func addTail(of session: String) {
-            for record in tailBySession.removeValue(forKey: session) ?? [] {
-                counter.add(session: session, time: record.time, scene: record.toScene ?? "")
-            }
-        }
         try withReader { reader throws(StoreError) in
             let marks = Array(repeating: "?", count: scenes.count).joined(separator: ",")
             let statement = try reader.statement(
-                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_session WHERE graph = ? AND to_scene IS NOT NULL "
+                "SELECT session_id, time, to_scene FROM feed INDEXED BY feed_blocks WHERE graph = ? AND to_scene IS NOT NULL "
                     + "AND to_scene IN (\(marks)) AND time >= ? AND time < ? AND position < ?\(Self.excluding(tail)) "
-                    + "ORDER BY session_id, version")
+                    + "ORDER BY position >> \(Self.feedBlockShift), session_id, version")
             try statement.bind(1, query.graph)
             for (index, scene) in scenes.enumerated() { try statement.bind(Int32(2 + index), scene) }
             let next = Int32(2 + scenes.count)
@@ -461,19 +482,20 @@ extension SQLiteStore {
             var session = ""
             var sessionBytes: [UInt8] = []
             while try statement.step() {
-                let same = statement.withBytes(0) { $0.elementsEqual(sessionBytes) }
-                if !same {
-                    if !session.isEmpty { addTail(of: session) }
+                let scene = statement.withBytes(2) { bytes in sceneBytes.firstIndex { $0.elementsEqual(bytes) } }
+                guard let scene else { continue }
+                if !statement.withBytes(0, { $0.elementsEqual(sessionBytes) }) {
                     sessionBytes = statement.withBytes(0) { Array($0) }
                     session = String(decoding: sessionBytes, as: UTF8.self)
                 }
-                let scene = statement.withBytes(2) { bytes in sceneBytes.firstIndex { $0.elementsEqual(bytes) } }
-                guard let scene else { continue }
                 counter.add(session: session, time: statement.int(1), scene: scenes[scene])
             }
-            if !session.isEmpty { addTail(of: session) }
         }
-        for session in tailSessions where tailBySession[session] != nil { addTail(of: session) }
+        for logged in tail {
+            let record = logged.record
+            guard let scene = record.toScene, record.graph == query.graph, query.range.contains(record.time) else { continue }
+            counter.add(session: record.session, time: record.time, scene: scene)
+        }
         return counter.counts
     }
 }

@@ -1,7 +1,7 @@
 import NavSessions
 
 /// The SQLite store's tables: created in one step, with upgrades that add tables, columns and
-/// indexes (and version 10, which replaces two indexes by one), and nothing else accepted.
+/// indexes (and versions 10 and 11, which replace the feed's indexes), and nothing else accepted.
 ///
 /// The schema version is the highest `version` in the `migrations` table. A new database gets
 /// ``tables`` and version ``schemaVersion`` in one transaction. navd before version 5 reached the
@@ -10,10 +10,11 @@ import NavSessions
 /// retry after a restart replays), version 7 the `feed` table (the analytics feed's records),
 /// version 8 the feed's view columns and their index (traffic and funnels), version 9 the
 /// `feed_checkpoints` table (sessions' snapshots at past versions), version 10 one index of the
-/// feed by session in place of the two by session and by graph. A file of an earlier version's
-/// tables — recorded as 9, 8, 7, 6, as 5, or as 1…4 — is upgraded: what was added since is
-/// created (version 8's columns filled from the records kept, version 10's index built from
-/// them) and the versions recorded, nothing else changed. Any other
+/// feed by session in place of the two by session and by graph, version 11 that index led by
+/// the record's block of positions. A file of an earlier version's tables — recorded as 10, 9,
+/// 8, 7, 6, as 5, or as 1…4 — is upgraded: what was added since is created (version 8's columns
+/// filled from the records kept, version 11's index built from them) and the versions recorded,
+/// nothing else changed. Any other
 /// file — a development build's shape (an `events`, `event_batches` or `journal` table), a newer
 /// navd's, another program's — is refused with what was found, before anything is written to it.
 ///
@@ -22,7 +23,7 @@ import NavSessions
 /// create tables that already exist.
 extension SQLiteStore {
     /// The schema this navd creates and opens.
-    static let schemaVersion = 10
+    static let schemaVersion = 11
     /// The first schema navd upgrades from: ``tables`` without ``additions``.
     static let previousSchemaVersion = 5
     /// Before ``previousSchemaVersion``, navd recorded the same tables as versions 1…4.
@@ -156,11 +157,29 @@ extension SQLiteStore {
 
         """
 
+    /// Schema version 11's change: the feed's one index led by the record's block
+    /// (``feedBlockShift``: `position >> 10`, 1,024 positions a block), then session and
+    /// version, with the graph, time and view traffic and funnels read. A fold inserts each
+    /// record's entry in the newest block, a few dozen pages that each transaction of the fold
+    /// writes once, instead of at its session's place, one page for each session among its
+    /// records (BENCHMARKS.md, "Navigation analytics"). A session's records are read a block at a
+    /// time, oldest first (``SQLiteStore/sessionRecords(of:after:limit:columns:_:)``).
+    static let feedBlockIndex = """
+        DROP INDEX feed_session;
+        CREATE INDEX feed_blocks ON feed (position >> 10, session_id, version, graph, time, to_scene, from_scene);
+
+        """
+
+    /// How many of a position's low bits the feed's index leaves out of its block
+    /// (``feedBlockIndex``): every query that seeks a block writes `position >> 10`, the
+    /// indexed expression, word for word.
+    static let feedBlockShift = 10
+
     /// What each schema version after ``previousSchemaVersion`` added, in order: an upgrade from
     /// version `v` runs the scripts of the versions after it.
     static let additions: [(version: Int, script: String)] = [
         (6, idempotencyTables), (7, feedTables), (8, feedViewColumns), (9, checkpointTable),
-        (10, feedIndex)
+        (10, feedIndex), (11, feedBlockIndex)
     ]
 
     /// The current tables, as one script.

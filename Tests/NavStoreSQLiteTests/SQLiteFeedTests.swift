@@ -617,3 +617,57 @@ import Testing
         #expect(try fixture.store.history(of: "0123", after: 0, limit: 100).isEmpty)
     }
 }
+
+extension SQLiteFeedTests {
+    /// The feed's index is by block of positions first: a session's records spread over several
+    /// blocks still come back in version order, by history pages of any size, to a purge, and to
+    /// a funnel, which must see a session's early view before its late one however many blocks
+    /// lie between them. Read while the newest records are still in the log, and again once all
+    /// of them are in the table.
+    @Test func aSessionsRecordsInSeveralBlocksAreReadInVersionOrder() throws {
+        let folder = try TemporaryFolder()
+        let path = "\(folder.path)/navd.db"
+        let fixture = try Fixture(path: path, threshold: 64)
+        let early = try fixture.create()
+        try fixture.navigate(early, "^/top/list_news(category=1)")
+        let busy = try (0..<10).map { _ in try fixture.create() }
+        for round in 0..<220 {
+            for id in busy { try fixture.navigate(id, round.isMultiple(of: 2) ? Self.pathA : Self.pathB) }
+        }
+        try fixture.navigate(early, "show_news(id=3)")
+
+        func check(_ store: SQLiteStore, _ context: Comment) throws {
+            #expect(try store.history(of: early, after: 0, limit: 10).map(\.version) == [1, 2, 3], context)
+            #expect(try store.history(of: early, after: 1, limit: 1).map(\.version) == [2], context)
+            #expect(try store.history(of: early, after: 2, limit: 5).map(\.version) == [3], context)
+            var versions: [Int] = []
+            while case let page = try store.history(of: busy[3], after: versions.last ?? 0, limit: 7), !page.isEmpty {
+                versions += page.map(\.version)
+            }
+            #expect(versions == Array(1...221), context)
+            // Only `early` views list_news, in the first block, and show_news after it, in the third.
+            let range = fixture.clock.withLock { 0..<$0 + 1 }
+            let query = FunnelQuery(graph: "news", steps: ["list_news", "show_news"], within: 86_400_000, range: range)
+            #expect(try store.funnel(query) == [1, 1], context)
+            let traffic = try store.traffic(graph: "news", in: range)
+            #expect(traffic.scenes["list_news"] == 1 && traffic.scenes["show_news"] == 1 + 10 * 110, context)
+        }
+        try check(fixture.store, "partly in the log")
+        fixture.store.close()
+        let reopened = try Fixture(path: path, threshold: 64, clock: fixture.clock)
+        defer { reopened.store.close() }
+        #expect(try SQLiteSchemaTests.rows("feed", at: path).count == 3 + 10 * 221)
+        let blocks = try SQLiteConnection(path: path)
+        let spread = try blocks.statement(
+            "SELECT MIN(position >> \(SQLiteStore.feedBlockShift)), MAX(position >> \(SQLiteStore.feedBlockShift)) FROM feed WHERE session_id = ?"
+        ).bind(1, early)
+        _ = try spread.step()
+        #expect(spread.int(0) == 0 && spread.int(1) >= 2, "its first and last records two blocks apart")
+        spread.reset()
+        blocks.close()
+        try check(reopened.store, "all in the table")
+        #expect(try reopened.store.purgeFeed(.session(early)) == 3)
+        #expect(try reopened.store.history(of: early, after: 0, limit: 10).isEmpty)
+        #expect(try reopened.store.history(of: busy[0], after: 0, limit: 300).count == 221)
+    }
+}

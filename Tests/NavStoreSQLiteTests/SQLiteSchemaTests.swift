@@ -195,14 +195,14 @@ extension SQLiteSchemaTests {
 
         #expect(
             try Self.objects(at: path) == [
-                "table event_log", "index event_log_session", "table feed", "table feed_checkpoints", "index feed_session",
+                "table event_log", "index event_log_session", "table feed", "index feed_blocks", "table feed_checkpoints",
                 "table graphs",
                 "table idempotency",
                 "index idempotency_created_at", "index idempotency_session", "table migrations", "table sessions",
                 "index sessions_touched_at", "table store_meta"
             ]
         )
-        #expect(try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["10"], "one step, version 10")
+        #expect(try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["11"], "one step, version 11")
         // And where the change log lives (docs/design.md, "A store is named by what it is").
         let meta = try Self.rows("store_meta", at: path)
         #expect(meta.count == 4 && meta[0] == "'compacted_seq'|0", "\(meta)")
@@ -228,7 +228,7 @@ extension SQLiteSchemaTests {
             objects["sessions"]?.hasPrefix("table sessions (id TEXT, graph TEXT NOT NULL, graph_version INTEGER NOT NULL,") == true,
             "\(objects)")
         #expect(objects["event_log_session"] == "index event_log_session ON event_log (session_id, first_seq)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 10"))
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 11"))
     }
 
     /// A file navd wrote before schema version 5 — built here by that navd's own statements, with
@@ -274,7 +274,7 @@ extension SQLiteSchemaTests {
         #expect(
             check.lines.contains {
                 $0.hasPrefix(
-                    "  schema: version 4 (navd upgrades it to 10 when it next starts: it adds the idempotency, feed and checkpoint tables")
+                    "  schema: version 4 (navd upgrades it to 11 when it next starts: it adds the idempotency, feed and checkpoint tables")
             }, "\(check.lines)")
 
         do {
@@ -297,8 +297,8 @@ extension SQLiteSchemaTests {
         #expect(try Self.rows("store_meta", at: path).contains("'log_prefix'|'\(path)'"))
         let versions = try Self.migrations(at: path)
         #expect(Array(versions.prefix(4)) == oldVersions)
-        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"], "\(versions)")
-        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 10"))
+        #expect(versions.map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"], "\(versions)")
+        #expect(try SQLiteStore.inspect(path: path).lines.contains("  schema: version 11"))
 
         // And they go on: each takes a change, which survives reopening.
         do {
@@ -317,7 +317,7 @@ extension SQLiteSchemaTests {
             #expect(try reopened.allEvents(id) == entry.events)
         }
         reopened.store.close()
-        #expect(try Self.migrations(at: path).count == 10, "upgraded once")
+        #expect(try Self.migrations(at: path).count == 11, "upgraded once")
     }
 
     /// A file of schema version 5 (the tables before the idempotency table) gets that table and the
@@ -327,7 +327,7 @@ extension SQLiteSchemaTests {
         let path = "\(folder.path)/navd.db"
         try Self.makeOldDatabase(at: path, through: 4)
         try Self.execute("INSERT INTO migrations VALUES (5, 0)", at: path)
-        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 10") })
+        #expect(try SQLiteStore.inspect(path: path).lines.contains { $0.hasPrefix("  schema: version 5 (navd upgrades it to 11") })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
         let created = try fixture.sessions.create(graph: nil, start: nil, context: [:])
@@ -335,13 +335,15 @@ extension SQLiteSchemaTests {
         #expect(
             try Self.objects(at: path)
                 == (before + [
-                    "table idempotency", "index idempotency_created_at", "index idempotency_session", "table feed", "index feed_session",
+                    "table idempotency", "index idempotency_created_at", "index idempotency_session", "table feed", "index feed_blocks",
                     "table feed_checkpoints"
                 ]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
         #expect(
-            try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
+            try Self.migrations(at: path).map { $0.split(separator: "|").first } == [
+                "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"
+            ])
         #expect(try Self.rows("sessions", at: path).count == 1)
         #expect(try Fixture(path: path, threshold: 4).store.load(created.session.id) != nil)
     }
@@ -356,7 +358,7 @@ extension SQLiteSchemaTests {
         #expect(
             try SQLiteStore.inspect(path: path).lines.contains {
                 $0.hasPrefix(
-                    "  schema: version 6 (navd upgrades it to 10 when it next starts: it adds the feed and checkpoint tables and builds")
+                    "  schema: version 6 (navd upgrades it to 11 when it next starts: it adds the feed and checkpoint tables and builds")
             })
         let before = try Self.objects(at: path)
         let fixture = try Fixture(path: path, threshold: 4)
@@ -365,11 +367,13 @@ extension SQLiteSchemaTests {
         fixture.store.close()
         #expect(
             try Self.objects(at: path)
-                == (before + ["table feed", "index feed_session", "table feed_checkpoints"]).sorted {
+                == (before + ["table feed", "index feed_blocks", "table feed_checkpoints"]).sorted {
                     $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
                 })
         #expect(
-            try Self.migrations(at: path).map { $0.split(separator: "|").first } == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"])
+            try Self.migrations(at: path).map { $0.split(separator: "|").first } == [
+                "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"
+            ])
         #expect(try Self.rows("feed", at: path).count == 1)
     }
 
@@ -413,7 +417,7 @@ extension SQLiteSchemaTests {
         }
         fixture.store.close()
         #expect(ChangeLog.files(prefix: path).isEmpty, "folded into the database")
-        #expect(try Self.migrations(at: path).last?.hasPrefix("10|") == true)
+        #expect(try Self.migrations(at: path).last?.hasPrefix("11|") == true)
     }
 }
 
@@ -451,8 +455,8 @@ extension SQLiteSchemaTests {
         ),
         UnknownShape(
             name: "a newer navd's version",
-            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0), (11, 0)"),
-            found: ["found schema version 11 (migrations 1…11), newer than this navd's 10"]
+            make: version4(then: "INSERT INTO migrations VALUES (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0), (11, 0), (12, 0)"),
+            found: ["found schema version 12 (migrations 1…12), newer than this navd's 11"]
         ),
         UnknownShape(
             name: "version 5 with a column navd does not know",
@@ -479,7 +483,7 @@ extension SQLiteSchemaTests {
             },
             found: [
                 "found no schema version (no migrations table); unexpected: table notes; missing: index event_log_session, "
-                    + "index feed_session, index idempotency_created_at, index idempotency_session, index sessions_touched_at, "
+                    + "index feed_blocks, index idempotency_created_at, index idempotency_session, index sessions_touched_at, "
                     + "table event_log and 7 more"
             ]
         )

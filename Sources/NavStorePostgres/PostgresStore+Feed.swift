@@ -400,12 +400,9 @@ extension PostgresStore {
         return swept
     }
 
-    /// The records and bytes the sweep counted, and those written since: read at most every
-    /// ``StoreStatistics/sessionCountSeconds`` (a scrape of every replica does not read the table
-    /// each time); the last reading, or none, while PostgreSQL cannot be reached.
-    /// Counted by PostgreSQL from the `feed_views` index alone (an index-only scan of the graph's
-    /// views, the time checked in it), grouped by edge. What is committed is counted: traffic
-    /// needs no horizon, since it hands out no cursor.
+    /// Counted by PostgreSQL from the `feed_session` index alone (an index-only scan of every
+    /// graph's records, the graph, view and time checked in it), grouped by edge. What is
+    /// committed is counted: traffic needs no horizon, since it hands out no cursor.
     package func traffic(graph: String, in range: Range<Int64>) throws(StoreError) -> FeedTraffic {
         try pool.with { connection throws(StoreError) -> FeedTraffic in
             let result = try connection.execute(
@@ -424,7 +421,7 @@ extension PostgresStore {
         }
     }
 
-    /// The step scenes' views from the `feed_views` index, session by session in version order,
+    /// The step scenes' views from the `feed_session` index, session by session in version order,
     /// each scene as its place in the steps: a string is made per session, not per row.
     package func funnel(_ query: FunnelQuery) throws(StoreError) -> [Int] {
         let scenes = Array(Set(query.steps)).sorted()
@@ -452,6 +449,9 @@ extension PostgresStore {
         }
     }
 
+    /// The records and bytes the sweep counted, and those written since: read at most every
+    /// ``StoreStatistics/sessionCountSeconds`` (a scrape of every replica does not read the table
+    /// each time); the last reading, or none, while PostgreSQL cannot be reached.
     package func feedUsage() -> (records: Int, bytes: Int) {
         let now = Clock.seconds()
         let (due, last) = feedUsageCache.withLock { cache -> (Bool, (records: Int, bytes: Int)) in

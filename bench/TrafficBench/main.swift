@@ -8,7 +8,8 @@ import NavStoreSQLite
 #endif
 
 // Fills a store's feed with RECORDS synthetic records of the news graph and times traffic and a
-// three-step funnel over all of them (bench/traffic.sh, BENCHMARKS.md "Traffic and funnels").
+// three-step funnel over all of them, and one session's history page among them (bench/traffic.sh,
+// BENCHMARKS.md "Traffic and funnels").
 //
 //     navd-traffic-bench memory|sqlite:PATH|postgres://… [RECORDS] [RUNS]
 //
@@ -34,6 +35,13 @@ func now() -> Double {
 
 func whole(_ value: Double) -> String { String(Int(value.rounded())) }
 func tenths(_ value: Double) -> String { String(Double(Int((value * 10).rounded())) / 10) }
+/// `value` as 16 hex digits.
+func hex16(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}
+/// Milliseconds, to a tenth below ten.
+func ms(_ value: Double) -> String { value < 10 ? tenths(value) : whole(value) }
 
 /// A fixed-seed generator (SplitMix64), so every run fills the same records.
 struct Random {
@@ -79,7 +87,8 @@ func makeRecords(_ count: Int) -> [FeedRecord] {
     records.reserveCapacity(count)
     for index in 0..<count {
         let s = index / (concurrent * 10) * concurrent + index % concurrent
-        let id = String(UInt64(s) &* 0x9E37_79B9_7F4A_7C15 | 1, radix: 16)
+        // 32 hex digits, as navd's session ids are (a store reads no other's history).
+        let id = hex16(UInt64(s) &* 0x9E37_79B9_7F4A_7C15 | 1) + hex16(UInt64(s) &* 0xBF58_476D_1CE4_E5B9)
         let time = start + Int64(index) * span / Int64(count)
         version[s] += 1
         let from = scene[s]
@@ -120,7 +129,7 @@ func time(_ name: String, _ body: () throws -> String) rethrows {
     }
     samples.sort()
     print(
-        "\(name): median \(whole(samples[samples.count / 2])) ms (min \(whole(samples[0])), max \(whole(samples[samples.count - 1]))) — \(answer)"
+        "\(name): median \(ms(samples[samples.count / 2])) ms (min \(ms(samples[0])), max \(ms(samples[samples.count - 1]))) — \(answer)"
     )
 }
 
@@ -136,6 +145,10 @@ let funnel = FunnelQuery(graph: "news", steps: ["top", "list_news", "show_news"]
 func summary(_ traffic: FeedTraffic) -> String {
     "\(traffic.scenes.values.reduce(0, +)) views, \(traffic.edges.count) edges"
 }
+
+/// A session in the middle of the fill, whose history page is timed: its records are among
+/// every other session's.
+let sampleSession = records[records.count / 2].session
 
 do {
     if spec == "memory" {
@@ -163,6 +176,7 @@ do {
         let store = try SQLiteStore(path: path, decode: noSessions)
         try time("sqlite traffic") { summary(try store.traffic(graph: "news", in: range)) }
         try time("sqlite funnel") { "\(try store.funnel(funnel))" }
+        try time("sqlite history") { "\(try store.history(of: sampleSession, after: 0, limit: 100).count) records" }
         store.close()
     } else {
         let fill = now()
@@ -190,6 +204,7 @@ do {
         print("postgres filled in \(tenths(now() - fill)) s")
         try time("postgres traffic") { summary(try store.traffic(graph: "news", in: range)) }
         try time("postgres funnel") { "\(try store.funnel(funnel))" }
+        try time("postgres history") { "\(try store.history(of: sampleSession, after: 0, limit: 100).count) records" }
         store.close()
     }
 } catch {

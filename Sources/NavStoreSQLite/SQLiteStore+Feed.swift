@@ -59,17 +59,22 @@ struct FeedState: Sendable {
     /// The write that took `range` is durable with `shown`, the records at its first positions
     /// (none: it failed, or wrote no record).
     mutating func resolve(_ range: ClosedRange<Int64>, shown: [FeedRecord]) {
+        resolve(range, count: shown.count, bytes: shown.reduce(0) { $0 + $1.cost })
+    }
+
+    /// ``resolve(_:shown:)`` of `count` records that cost `cost`.
+    private mutating func resolve(_ range: ClosedRange<Int64>, count: Int, bytes cost: Int) {
         inFlight.removeAll { $0 == range }
-        guard !shown.isEmpty else { return }
-        records += shown.count
-        for record in shown { bytes += record.cost }
-        lastShown = max(lastShown, range.lowerBound + Int64(shown.count) - 1)
+        guard count > 0 else { return }
+        records += count
+        bytes += cost
+        lastShown = max(lastShown, range.lowerBound + Int64(count) - 1)
     }
 
     /// An update's record, published with its change.
     mutating func showLogged(_ logged: LoggedFeedRecord) {
         pending.append(logged)
-        resolve(logged.position...logged.position, shown: [logged.record])
+        resolve(logged.position...logged.position, count: 1, bytes: logged.record.cost)
     }
 
     /// Positions below this are visible, and no record will appear below it any more.

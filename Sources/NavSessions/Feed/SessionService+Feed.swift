@@ -13,7 +13,7 @@ extension SessionService {
 
     /// The end record of `session`: its last stage as `from`, no stage as `to`.
     static func endRecord(of session: StoredSession, reason: FeedEndReason, settings: FeedSettings) -> FeedRecord {
-        FeedRecord(
+        FeedRecord.make(
             session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: session.touchedAt, kind: .end,
             intent: nil, before: session.state, after: nil, events: [], endReason: reason, settings: settings)
     }

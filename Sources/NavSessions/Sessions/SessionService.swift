@@ -206,7 +206,7 @@ package final class SessionService: Sendable {
         let answer = keep.flatMap { $0(created) }
         try admit(answer, at: time, charged: charged)
         let record = configuration.feed.map { settings in
-            FeedRecord(
+            FeedRecord.make(
                 session: session.id, graph: session.graphName, graphVersion: session.graphVersion, time: time, kind: .create,
                 intent: .create(graph: session.graphName, start: start, context: context),
                 before: nil, after: session.state, events: outcome.events, settings: settings)
@@ -494,7 +494,7 @@ package final class SessionService: Sendable {
         try admit(kept, at: session.touchedAt, charged: charged)
         // After the swap above, `outcome.state` is the stage before.
         let record = configuration.feed.map { settings in
-            FeedRecord(
+            FeedRecord.make(
                 session: session.id, graph: session.graphName, graphVersion: graphVersion, time: session.touchedAt,
                 kind: change.feedKind, intent: intent, before: outcome.state, after: session.state, events: outcome.events,
                 settings: settings)

@@ -144,7 +144,8 @@ machine_info() {
 
 # postgres_start NAME: a throwaway PostgreSQL cluster for this script (initdb/pg_ctl as the
 # postgres user, fsync and synchronous_commit on, as shipped) on a free loopback port; sets
-# PG_BIN, PG_PORT and PG_DIR. bench_exit stops it and removes its folder.
+# PG_BIN, PG_PORT and PG_DIR. PG_OPTIONS adds server options (`-c name=value …`). bench_exit
+# stops it and removes its folder.
 PG_DIR=""
 postgres_start() {
     PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
@@ -155,7 +156,7 @@ postgres_start() {
     chown postgres "$PG_DIR"
     runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 start \
-        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
+        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200 ${PG_OPTIONS:-}" >/dev/null
     log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
 }
 

@@ -77,6 +77,10 @@ import Testing
                 }
             }
             fixture.store.waitForCompaction()
+            // A checkpoint (every 64th version) is written on a queue of its own, which holds the
+            // store until it is: a process killed meanwhile would lose it and free the file, an
+            // object dropped here would hold the file for the next name until the write is done.
+            fixture.sessions.checkpoints.flush()
         }
         // One log, at the file's real path; no name left a log of its own.
         let logs = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.contains("-changes-") }

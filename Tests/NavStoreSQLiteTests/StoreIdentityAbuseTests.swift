@@ -47,7 +47,10 @@ import Testing
     /// Each of ~90 names of one file opened in turn, a change acknowledged through it and the
     /// store dropped without closing (as by `kill -9`): the next name sees every change, while one
     /// is open every other name is in use, and the only change log is at the file's real path.
-    @Test(.timeLimit(.minutes(1))) func manyNamesOfOneFileAreOneStore() throws {
+    /// Within three minutes: alone it takes under a second, beside the SQLite store's other tests
+    /// about 8 s, among the whole suite's parallel tests on two cores 62 s was seen: a minute was a
+    /// limit on the machine's load, not on navd.
+    @Test(.timeLimit(.minutes(3))) func manyNamesOfOneFileAreOneStore() throws {
         let started = Date()
         let folder = try TemporaryFolder()
         let path = "\(folder.path)/x.db"
@@ -89,7 +92,7 @@ import Testing
         #expect(try fixture.store.load(id)?.state.version == version)
         #expect(version == names.count + 1)
         fixture.store.close()
-        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(Date().timeIntervalSince(started) < 180)
     }
 
     /// A raw request to a daemon on `port`.

@@ -160,6 +160,10 @@ postgres_start() {
     log "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync=on, synchronous_commit=on)"
 }
 
+# psql_run ARGS…: psql as the postgres user on the cluster postgres_start started, quiet,
+# stopping at the first error.
+psql_run() { runuser -u postgres -- "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -q "$@"; }
+
 postgres_stop() {
     [[ -n $PG_DIR ]] || return 0
     runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true

@@ -25,7 +25,6 @@ ensure_wrk
 private_navd
 
 PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements" postgres_start pg-statements
-psql_run() { runuser -u postgres -- psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -q "$@"; }
 psql_run -c "CREATE DATABASE navd"
 psql_run -d navd -c "CREATE EXTENSION pg_stat_statements"
 

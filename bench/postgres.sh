@@ -60,7 +60,6 @@ if [[ $PIN == 1 ]]; then
     log "pinned: PostgreSQL on CPU 0, pgbench, navd and wrk on CPU 1"
 fi
 [[ -x $PG_BIN/pgbench ]] || die "pgbench is missing (make test-deps installs PostgreSQL's client programs)"
-psql_run() { runuser -u postgres -- "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 # pgbench's table and script: the same row size as a navd session's snapshot (~1.5 KB).
 SNAPSHOT=$(python3 -c 'print("x" * 1536)')
